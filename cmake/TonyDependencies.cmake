@@ -1,0 +1,17 @@
+# Every C/C++ dependency comes from Debian's packages (see scripts/install-deps).
+find_package(Threads REQUIRED)
+find_package(absl CONFIG REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(CURL REQUIRED)
+find_package(yaml-cpp CONFIG REQUIRED)
+find_package(fmt CONFIG REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(GSASL REQUIRED IMPORTED_TARGET libgsasl)
+
+find_program(TONY_PROTOC protoc REQUIRED)
+find_program(TONY_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+
+if(TONY_BUILD_TESTS)
+  find_package(GTest CONFIG REQUIRED)
+endif()

@@ -1,0 +1,36 @@
+# The installed library: one archive `tony` (alias tony::tony) holding every concern's objects.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+get_property(concerns GLOBAL PROPERTY TONY_CONCERNS)
+get_property(external_libs GLOBAL PROPERTY TONY_EXTERNAL_LIBS)
+list(REMOVE_DUPLICATES external_libs)
+
+add_library(tony)
+add_library(tony::tony ALIAS tony)
+foreach(c IN LISTS concerns)
+  target_sources(tony PRIVATE $<TARGET_OBJECTS:tony_${c}>)
+endforeach()
+target_include_directories(tony PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_link_libraries(tony PUBLIC ${external_libs})
+set_target_properties(tony PROPERTIES VERSION ${PROJECT_VERSION} EXPORT_NAME tony)
+
+install(TARGETS tony EXPORT tonyTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY include/tony DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT tonyTargets NAMESPACE tony:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony)
+configure_package_config_file(cmake/tonyConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/tonyConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/tonyConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/tonyConfig.cmake ${PROJECT_BINARY_DIR}/tonyConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony)
+foreach(tool IN ITEMS ytf-submit ytf tony-am tony-executor)
+  if(TARGET ${tool})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()

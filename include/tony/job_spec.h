@@ -1,0 +1,148 @@
+// Copyright libtony authors.
+//
+// JobSpec: the complete, backend-independent description of a distributed job — its job types
+// (roles such as ps, worker, chief), how many tasks each has, what each task needs and runs.
+// Built from ytf-submit's options, from a YAML file (docs/job-spec.md), or directly in C++.
+//
+// Resources resolve from the most specific level that sets them:
+//   task level (JobTypeSpec::task_resources[i]) > job level (JobTypeSpec::resources)
+//   > general (JobSpec::task_defaults) > built-in defaults (kDefault* below).
+//
+// Plain value types: not thread-safe to mutate concurrently; const access is safe.
+
+#ifndef TONY_JOB_SPEC_H_
+#define TONY_JOB_SPEC_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace tony {
+
+inline constexpr int kDefaultVcores = 1;
+inline constexpr int64_t kDefaultMemoryMb = 8192;  // as in ytf-submit's original design
+inline constexpr int kDefaultGpus = 0;
+
+enum class Framework { kTensorFlow, kPyTorch, kHorovod, kCustom };
+
+// "tensorflow", "pytorch", "horovod", "custom".
+std::string_view FrameworkName(Framework framework);
+absl::StatusOr<Framework> ParseFramework(std::string_view name);
+
+// A partially specified resource set: unset fields come from the less specific level.
+struct Resources {
+  std::optional<int> vcores;
+  std::optional<int64_t> memory_mb;
+  std::optional<int> gpus;
+
+  bool empty() const { return !vcores && !memory_mb && !gpus; }
+  friend bool operator==(const Resources& a, const Resources& b) {
+    return a.vcores == b.vcores && a.memory_mb == b.memory_mb && a.gpus == b.gpus;
+  }
+};
+
+// One job type (a TensorFlow "job"): a role with `instances` identical tasks.
+struct JobTypeSpec {
+  std::string name;  // [a-z][a-z0-9_]*, unique within the JobSpec
+  int instances = 1;
+  Resources resources;                      // job level
+  std::map<int, Resources> task_resources;  // task level, by task index
+  std::string node_label;                   // Default: "" (the queue's default partition)
+  std::string docker_image;                 // Default: "" (JobSpec::docker_image)
+  std::string command;                      // Default: "" (JobSpec::command)
+  std::map<std::string, std::string> env;   // added to JobSpec::env, overriding it
+  // Whether the job's success waits for this job type. Default: unset, meaning false for
+  // "ps", "tensorboard" and "evaluator" and true for every other name.
+  std::optional<bool> tracked;
+};
+
+struct JobTimeouts {
+  // From job start until every executor has registered; then the job fails naming the missing
+  // tasks. Default: 10 minutes.
+  absl::Duration registration = absl::Minutes(10);
+  // Whole job, from submission. Default: infinite.
+  absl::Duration job = absl::InfiniteDuration();
+  // SIGTERM to SIGKILL when a task is stopped. Default: 10 seconds.
+  absl::Duration stop_grace = absl::Seconds(10);
+};
+
+struct JobSpec {
+  std::string name = "TensorFlow";  // YARN application name
+  std::string queue = "default";
+  std::vector<std::string> tags;
+  std::string application_type = "TENSORFLOW";
+  int max_attempts = 1;  // YARN AM attempts
+  Framework framework = Framework::kTensorFlow;
+
+  std::vector<JobTypeSpec> job_types;  // in the order given; must not be empty
+  Resources task_defaults;             // general level for every task
+  std::string command;                 // the task command, run with /bin/bash -c
+  std::map<std::string, std::string> env;
+  std::string docker_image;
+
+  std::string input_path;   // DTF_INPUT_PATH
+  std::string output_path;  // DTF_OUTPUT_PATH; required with tensorboard
+  std::string script_file;  // local file shipped to every task as DTF_TASK_SCRIPT
+  std::vector<std::string> files;     // extra local files shipped to every task
+  std::vector<std::string> archives;  // extra local archives, unpacked for every task
+  bool tensorboard = false;  // adds an untracked "tensorboard" task
+  bool client_mode = false;  // runs an extra "client" task on the submitting machine
+
+  int am_vcores = 1;         // Default: 1
+  int64_t am_memory_mb = 256;  // Default: 256
+  JobTimeouts timeouts;
+
+  const JobTypeSpec* FindJobType(std::string_view name) const;
+  JobTypeSpec* FindJobType(std::string_view name);
+  int TotalTasks() const;
+};
+
+// One task with everything resolved.
+struct TaskSpec {
+  std::string job_name;
+  int index = 0;
+  int vcores = kDefaultVcores;
+  int64_t memory_mb = kDefaultMemoryMb;
+  int gpus = kDefaultGpus;
+  std::string node_label;
+  std::string docker_image;
+  std::string command;
+  std::map<std::string, std::string> env;
+  bool tracked = true;
+
+  std::string id() const { return job_name + ":" + std::to_string(index); }
+};
+
+bool IsTrackedByDefault(std::string_view job_name);
+
+// InvalidArgument naming the offending field (as ytf-submit's flag or the YAML key) and how to
+// fix it, for the first problem found.
+absl::Status ValidateJobSpec(const JobSpec& spec);
+
+// Every task of a valid spec, job types in order, indices ascending. Adds the tensorboard task
+// when `spec.tensorboard` is set and the spec has no "tensorboard" job type of its own.
+std::vector<TaskSpec> ResolveTasks(const JobSpec& spec);
+
+// YAML form (docs/job-spec.md). Errors name the key with line and column, e.g.
+// "job.yaml:3:5: jobs.worker.instances: expected a positive integer, got 'two'".
+absl::StatusOr<JobSpec> ParseJobSpecYaml(std::string_view yaml, std::string_view source_name);
+absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
+
+// Canonical YAML; ParseJobSpecYaml(JobSpecToYaml(s)) == s for every valid spec. With
+// `with_resolved_tasks`, appends a `resolved:` section (ignored on input) listing every task with
+// its resources and the environment it will get.
+std::string JobSpecToYaml(const JobSpec& spec, bool with_resolved_tasks = false);
+
+bool operator==(const JobTypeSpec& a, const JobTypeSpec& b);
+bool operator==(const JobSpec& a, const JobSpec& b);
+
+}  // namespace tony
+
+#endif  // TONY_JOB_SPEC_H_

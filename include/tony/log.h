@@ -1,0 +1,34 @@
+// Copyright libtony authors.
+//
+// Library logging. libtony never writes to stdout; its log lines go to a sink that the host
+// program may replace (e.g. to route them into its own logger). The default sink writes
+// "I1122 06:30:01.123 file.cc:42] message" lines to stderr.
+//
+// Thread-safe: all functions here may be called from any thread.
+
+#ifndef TONY_LOG_H_
+#define TONY_LOG_H_
+
+#include <functional>
+#include <string_view>
+
+namespace tony {
+
+enum class LogSeverity { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
+
+// Receives one complete log line (without trailing newline). May be called from any thread,
+// concurrently; the sink must be thread-safe.
+using LogSink = std::function<void(LogSeverity severity, std::string_view file, int line,
+                                   std::string_view message)>;
+
+// Replaces the sink; an empty function restores the default stderr sink.
+void SetLogSink(LogSink sink);
+
+// Lines below this severity are dropped before formatting. Default: kInfo, or kDebug when the
+// environment variable TONY_LOG_DEBUG is set to a non-empty value.
+void SetMinLogSeverity(LogSeverity severity);
+LogSeverity MinLogSeverity();
+
+}  // namespace tony
+
+#endif  // TONY_LOG_H_

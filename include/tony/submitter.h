@@ -1,0 +1,110 @@
+// Copyright libtony authors.
+//
+// Submitter: runs a JobSpec on a backend (YARN, or local processes) and hands back an
+// Application to follow, wait for, or kill it. The same JobSpec runs unchanged on either.
+//
+//   tony::JobSpec spec = ...;
+//   auto submitter = tony::NewLocalSubmitter({});
+//   auto app = (*submitter)->Submit(spec);
+//   auto final = (*app)->Wait(absl::Hours(1), [](const tony::ApplicationStatus& s) { ... });
+//
+// Thread-safety: Submitter and Application are thread-safe.
+
+#ifndef TONY_SUBMITTER_H_
+#define TONY_SUBMITTER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tony/job_spec.h"
+
+namespace tony {
+
+enum class AppState { kSubmitted, kAccepted, kRunning, kSucceeded, kFailed, kKilled };
+
+// "SUBMITTED", "ACCEPTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED".
+std::string_view AppStateName(AppState state);
+inline bool IsFinal(AppState s) {
+  return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kKilled;
+}
+
+// Task counts of one job type, as the ApplicationMaster sees them.
+struct JobTypeProgress {
+  int total = 0;
+  int allocated = 0;   // containers (or local processes) obtained
+  int registered = 0;  // executors registered with the broker
+  int running = 0;     // user commands started and not yet finished
+  int succeeded = 0;
+  int failed = 0;
+};
+
+struct ApplicationStatus {
+  std::string id;            // "application_1700000000000_0001", or "local_..." locally
+  AppState state = AppState::kSubmitted;
+  std::string tracking_url;  // YARN web UI / AM status page; may be empty locally
+  std::string diagnostics;   // why it failed: task, exit code, tail of its stderr
+  std::map<std::string, JobTypeProgress> progress;  // by job type; empty until the AM reports
+  std::string log_dir;       // where task logs are (local backend: a directory)
+};
+
+class Application {
+ public:
+  virtual ~Application() = default;
+
+  virtual const std::string& id() const = 0;
+
+  // Current status, freshly fetched.
+  virtual absl::StatusOr<ApplicationStatus> Status() = 0;
+
+  // Blocks until the application is final or `timeout` passes (DeadlineExceeded). Calls
+  // `on_progress` (if set) whenever the status changes, from the calling thread.
+  virtual absl::StatusOr<ApplicationStatus> Wait(
+      absl::Duration timeout,
+      const std::function<void(const ApplicationStatus&)>& on_progress = nullptr) = 0;
+
+  // Asks the backend to stop the application; it ends KILLED. Harmless when already final.
+  virtual absl::Status Kill() = 0;
+};
+
+class Submitter {
+ public:
+  virtual ~Submitter() = default;
+
+  // Validates `spec` (InvalidArgument, nothing submitted) and submits it.
+  virtual absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) = 0;
+};
+
+struct LocalSubmitterOptions {
+  // Where tony-am and tony-executor live. Default: "" (next to the running program).
+  std::string bin_dir;
+  // Parent of the per-job directory holding logs and the resolved spec.
+  // Default: "" ($TMPDIR or /tmp, under "tony-jobs").
+  std::string work_root;
+};
+
+// Runs the ApplicationMaster and one executor per task as local processes, with the same binaries
+// and protocols as on YARN.
+std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options);
+
+struct YarnSubmitterOptions {
+  // Hadoop configuration directory. Default: "" ($HADOOP_CONF_DIR, else $YARN_CONF_DIR).
+  std::string conf_dir;
+  // "key=value" overrides applied on top of the XML files, as `-D` on the command line.
+  std::map<std::string, std::string> conf_overrides;
+  // Where tony-am and tony-executor live. Default: "" (next to the running program).
+  std::string bin_dir;
+  // User for SIMPLE authentication and HDFS staging. Default: "" ($HADOOP_USER_NAME, else $USER).
+  std::string user;
+};
+
+absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options);
+
+}  // namespace tony
+
+#endif  // TONY_SUBMITTER_H_
