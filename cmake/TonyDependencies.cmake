@@ -6,6 +6,8 @@ find_package(gRPC CONFIG REQUIRED)
 find_package(CURL REQUIRED)
 find_package(yaml-cpp CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
+find_package(EXPAT REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(GSASL REQUIRED IMPORTED_TARGET libgsasl)
 

@@ -17,8 +17,8 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,8 +33,8 @@ inline constexpr int kDefaultGpus = 0;
 enum class Framework { kTensorFlow, kPyTorch, kHorovod, kCustom };
 
 // "tensorflow", "pytorch", "horovod", "custom".
-std::string_view FrameworkName(Framework framework);
-absl::StatusOr<Framework> ParseFramework(std::string_view name);
+absl::string_view FrameworkName(Framework framework);
+absl::StatusOr<Framework> ParseFramework(absl::string_view name);
 
 // A partially specified resource set: unset fields come from the less specific level.
 struct Resources {
@@ -87,20 +87,20 @@ struct JobSpec {
   std::map<std::string, std::string> env;
   std::string docker_image;
 
-  std::string input_path;   // DTF_INPUT_PATH
-  std::string output_path;  // DTF_OUTPUT_PATH; required with tensorboard
-  std::string script_file;  // local file shipped to every task as DTF_TASK_SCRIPT
+  std::string input_path;             // DTF_INPUT_PATH
+  std::string output_path;            // DTF_OUTPUT_PATH; required with tensorboard
+  std::string script_file;            // local file shipped to every task as DTF_TASK_SCRIPT
   std::vector<std::string> files;     // extra local files shipped to every task
   std::vector<std::string> archives;  // extra local archives, unpacked for every task
-  bool tensorboard = false;  // adds an untracked "tensorboard" task
-  bool client_mode = false;  // runs an extra "client" task on the submitting machine
+  bool tensorboard = false;           // adds an untracked "tensorboard" task
+  bool client_mode = false;           // runs an extra "client" task on the submitting machine
 
-  int am_vcores = 1;         // Default: 1
+  int am_vcores = 1;           // Default: 1
   int64_t am_memory_mb = 256;  // Default: 256
   JobTimeouts timeouts;
 
-  const JobTypeSpec* FindJobType(std::string_view name) const;
-  JobTypeSpec* FindJobType(std::string_view name);
+  const JobTypeSpec* FindJobType(absl::string_view name) const;
+  JobTypeSpec* FindJobType(absl::string_view name);
   int TotalTasks() const;
 };
 
@@ -120,7 +120,7 @@ struct TaskSpec {
   std::string id() const { return job_name + ":" + std::to_string(index); }
 };
 
-bool IsTrackedByDefault(std::string_view job_name);
+bool IsTrackedByDefault(absl::string_view job_name);
 
 // InvalidArgument naming the offending field (as ytf-submit's flag or the YAML key) and how to
 // fix it, for the first problem found.
@@ -132,7 +132,7 @@ std::vector<TaskSpec> ResolveTasks(const JobSpec& spec);
 
 // YAML form (docs/job-spec.md). Errors name the key with line and column, e.g.
 // "job.yaml:3:5: jobs.worker.instances: expected a positive integer, got 'two'".
-absl::StatusOr<JobSpec> ParseJobSpecYaml(std::string_view yaml, std::string_view source_name);
+absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_view source_name);
 absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
 
 // Canonical YAML; ParseJobSpecYaml(JobSpecToYaml(s)) == s for every valid spec. With

@@ -10,7 +10,7 @@
 #define TONY_LOG_H_
 
 #include <functional>
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 namespace tony {
 
@@ -18,8 +18,8 @@ enum class LogSeverity { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
 
 // Receives one complete log line (without trailing newline). May be called from any thread,
 // concurrently; the sink must be thread-safe.
-using LogSink = std::function<void(LogSeverity severity, std::string_view file, int line,
-                                   std::string_view message)>;
+using LogSink = std::function<void(LogSeverity severity, absl::string_view file, int line,
+                                   absl::string_view message)>;
 
 // Replaces the sink; an empty function restores the default stderr sink.
 void SetLogSink(LogSink sink);

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tony/job_spec.h"
 
@@ -29,7 +30,7 @@ namespace tony {
 enum class AppState { kSubmitted, kAccepted, kRunning, kSucceeded, kFailed, kKilled };
 
 // "SUBMITTED", "ACCEPTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED".
-std::string_view AppStateName(AppState state);
+absl::string_view AppStateName(AppState state);
 inline bool IsFinal(AppState s) {
   return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kKilled;
 }
@@ -45,12 +46,12 @@ struct JobTypeProgress {
 };
 
 struct ApplicationStatus {
-  std::string id;            // "application_1700000000000_0001", or "local_..." locally
+  std::string id;  // "application_1700000000000_0001", or "local_..." locally
   AppState state = AppState::kSubmitted;
   std::string tracking_url;  // YARN web UI / AM status page; may be empty locally
   std::string diagnostics;   // why it failed: task, exit code, tail of its stderr
   std::map<std::string, JobTypeProgress> progress;  // by job type; empty until the AM reports
-  std::string log_dir;       // where task logs are (local backend: a directory)
+  std::string log_dir;  // where task logs are (local backend: a directory)
 };
 
 class Application {

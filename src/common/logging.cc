@@ -10,6 +10,7 @@
 #include <ctime>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
 namespace tony {
@@ -34,12 +35,12 @@ char SeverityLetter(LogSeverity s) {
   return '?';
 }
 
-std::string_view Basename(std::string_view path) {
+absl::string_view Basename(absl::string_view path) {
   size_t slash = path.rfind('/');
-  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
 }
 
-void DefaultSink(LogSeverity severity, std::string_view file, int line, std::string_view msg) {
+void DefaultSink(LogSeverity severity, absl::string_view file, int line, absl::string_view msg) {
   timeval tv;
   gettimeofday(&tv, nullptr);
   tm local;
@@ -48,11 +49,7 @@ void DefaultSink(LogSeverity severity, std::string_view file, int line, std::str
   std::snprintf(prefix, sizeof(prefix), "%c%02d%02d %02d:%02d:%02d.%03d ", SeverityLetter(severity),
                 local.tm_mon + 1, local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec,
                 static_cast<int>(tv.tv_usec / 1000));
-  std::string out(prefix);
-  out.append(Basename(file));
-  out.append(":").append(std::to_string(line)).append("] ");
-  out.append(msg);
-  out.push_back('\n');
+  std::string out = absl::StrCat(prefix, Basename(file), ":", line, "] ", msg, "\n");
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
 

@@ -43,12 +43,11 @@ struct LogVoidify {
 #define TONY_LOG_SEVERITY_WARNING ::tony::LogSeverity::kWarning
 #define TONY_LOG_SEVERITY_ERROR ::tony::LogSeverity::kError
 
-#define TONY_LOG(severity)                                                    \
-  (TONY_LOG_SEVERITY_##severity < ::tony::MinLogSeverity())                   \
-      ? (void)0                                                               \
-      : ::tony::internal::LogVoidify() &                                      \
-            ::tony::internal::LogMessage(TONY_LOG_SEVERITY_##severity, __FILE__, \
-                                         __LINE__)                            \
+#define TONY_LOG(severity)                                                                 \
+  (TONY_LOG_SEVERITY_##severity < ::tony::MinLogSeverity())                                \
+      ? (void)0                                                                            \
+      : ::tony::internal::LogVoidify() &                                                   \
+            ::tony::internal::LogMessage(TONY_LOG_SEVERITY_##severity, __FILE__, __LINE__) \
                 .stream()
 
 #endif  // TONY_COMMON_LOGGING_H_

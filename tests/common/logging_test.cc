@@ -12,7 +12,7 @@ namespace {
 
 TEST(LoggingTest, HostSinkCapturesLinesAtOrAboveMinSeverity) {
   std::vector<std::string> lines;
-  SetLogSink([&](LogSeverity severity, std::string_view file, int line, std::string_view msg) {
+  SetLogSink([&](LogSeverity severity, absl::string_view file, int line, absl::string_view msg) {
     lines.push_back(std::string(msg));
   });
   SetMinLogSeverity(LogSeverity::kInfo);

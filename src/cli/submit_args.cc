@@ -1,0 +1,394 @@
+// Copyright libtony authors.
+
+#include "cli/submit_args.h"
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "spec/parse_util.h"
+
+namespace tony::cli {
+namespace {
+
+struct FlagDef {
+  char short_name;        // 0 when none
+  const char* long_name;  // without "--"
+  bool takes_value;
+};
+
+// Every flag, in --help order.
+constexpr FlagDef kFlags[] = {
+    {'r', "cluster_requirement", true},
+    {'c', "task_vcores", true},
+    {'m', "task_memory", true},
+    {'g', "task_gpus", true},
+    {'i', "input", true},
+    {'o', "output", true},
+    {'s', "script", true},
+    {'t', "tensorboard", false},
+    {0, "docker_image", true},
+    {'q', "queue", true},
+    {'n', "name", true},
+    {0, "client", false},
+    {0, "spec", true},
+    {0, "framework", true},
+    {'e', "env", true},
+    {0, "file", true},
+    {0, "archive", true},
+    {0, "node_label", true},
+    {0, "tag", true},
+    {0, "max_attempts", true},
+    {0, "am_memory", true},
+    {0, "registration_timeout", true},
+    {0, "timeout", true},
+    {0, "local", false},
+    {0, "yarn", false},
+    {0, "conf_dir", true},
+    {'D', "define", true},
+    {0, "dry-run", false},
+    {0, "detach", false},
+    {0, "quiet", false},
+    {'h', "help", false},
+    {0, "version", false},
+};
+
+const FlagDef* FindLong(absl::string_view name) {
+  for (const FlagDef& f : kFlags) {
+    if (name == f.long_name) return &f;
+  }
+  // Accept dashes for underscores (--task-vcores) and the other way round (--dry_run).
+  for (const FlagDef& f : kFlags) {
+    std::string a(f.long_name), b(name);
+    std::replace(a.begin(), a.end(), '-', '_');
+    std::replace(b.begin(), b.end(), '-', '_');
+    if (a == b) return &f;
+  }
+  return nullptr;
+}
+
+const FlagDef* FindShort(char c) {
+  for (const FlagDef& f : kFlags) {
+    if (f.short_name == c) return &f;
+  }
+  return nullptr;
+}
+
+std::string FlagName(const FlagDef& f) {
+  if (f.short_name != 0) return absl::StrCat("-", std::string(1, f.short_name), "/--", f.long_name);
+  return absl::StrCat("--", f.long_name);
+}
+
+absl::Status FlagError(const FlagDef& f, absl::string_view msg) {
+  return absl::InvalidArgumentError(absl::StrCat(FlagName(f), ": ", msg));
+}
+
+struct RawFlag {
+  const FlagDef* def;
+  std::string value;
+};
+
+// Splits argv into flags (in order) and the positional task command.
+absl::Status Tokenize(const std::vector<std::string>& args, std::vector<RawFlag>* flags,
+                      std::vector<std::string>* positional) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      positional->insert(positional->end(), args.begin() + i + 1, args.end());
+      break;
+    }
+    const FlagDef* def = nullptr;
+    std::optional<std::string> inline_value;
+    if (absl::StartsWith(arg, "--")) {
+      std::string name = arg.substr(2);
+      if (size_t eq = name.find('='); eq != std::string::npos) {
+        inline_value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      def = FindLong(name);
+      if (def == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown option '--", name, "'; see ytf-submit --help"));
+      }
+    } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
+      def = FindShort(arg[1]);
+      if (def == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown option '-", std::string(1, arg[1]), "'; see ytf-submit --help"));
+      }
+      if (arg.size() > 2) {
+        if (!def->takes_value) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("unknown option '", arg, "'; give single-letter options separately"));
+        }
+        inline_value = arg.substr(2);
+      }
+    } else {
+      positional->push_back(arg);
+      continue;
+    }
+    if (!def->takes_value) {
+      if (inline_value) return FlagError(*def, "takes no value");
+      flags->push_back({def, ""});
+      continue;
+    }
+    if (!inline_value) {
+      if (i + 1 >= args.size()) return FlagError(*def, "needs a value");
+      inline_value = args[++i];
+    }
+    flags->push_back({def, *inline_value});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyResourceFlag(const RawFlag& flag, JobSpec* spec) {
+  auto assignments = spec::ParseResourceAssignments(flag.value);
+  if (!assignments.ok()) return FlagError(*flag.def, assignments.status().message());
+  const std::string which = flag.def->long_name;
+  for (const spec::ResourceAssignment& a : *assignments) {
+    Resources parsed;
+    if (which == "task_memory") {
+      auto mb = spec::ParseMemoryMb(a.value);
+      if (!mb.ok()) return FlagError(*flag.def, mb.status().message());
+      parsed.memory_mb = *mb;
+    } else if (which == "task_vcores") {
+      auto v = spec::ParsePositiveInt(a.value);
+      if (!v.ok()) return FlagError(*flag.def, absl::StrCat("vcores ", v.status().message()));
+      parsed.vcores = *v;
+    } else {
+      auto v = spec::ParseNonNegativeInt(a.value);
+      if (!v.ok()) return FlagError(*flag.def, absl::StrCat("gpus ", v.status().message()));
+      parsed.gpus = *v;
+    }
+    Resources* target = &spec->task_defaults;
+    if (!a.job.empty()) {
+      JobTypeSpec* jt = spec->FindJobType(a.job);
+      if (jt == nullptr) {
+        std::vector<std::string> names;
+        for (const JobTypeSpec& j : spec->job_types) names.push_back(j.name);
+        return FlagError(*flag.def, absl::StrCat("unknown job '", a.job, "'; the jobs are: ",
+                                                 names.empty() ? "(none: give -r first)"
+                                                               : absl::StrJoin(names, ", ")));
+      }
+      if (a.index) {
+        if (*a.index >= jt->instances) {
+          return FlagError(*flag.def,
+                           absl::StrCat("task ", a.job, "[", *a.index, "] does not exist; job '",
+                                        a.job, "' has tasks 0..", jt->instances - 1));
+        }
+        target = &jt->task_resources[*a.index];
+      } else {
+        target = &jt->resources;
+      }
+    }
+    if (parsed.vcores) target->vcores = parsed.vcores;
+    if (parsed.memory_mb) target->memory_mb = parsed.memory_mb;
+    if (parsed.gpus) target->gpus = parsed.gpus;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> KeyValue(const RawFlag& flag) {
+  size_t eq = flag.value.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return FlagError(*flag.def, absl::StrCat("'", flag.value, "' is not KEY=VALUE"));
+  }
+  return std::make_pair(flag.value.substr(0, eq), flag.value.substr(eq + 1));
+}
+
+}  // namespace
+
+absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args) {
+  std::vector<RawFlag> flags;
+  std::vector<std::string> positional;
+  TONY_RETURN_IF_ERROR(Tokenize(args, &flags, &positional));
+
+  SubmitArgs out;
+  for (const RawFlag& f : flags) {
+    const std::string name = f.def->long_name;
+    if (name == "help") out.help = true;
+    if (name == "version") out.version = true;
+  }
+  if (out.help || out.version) return out;
+
+  // The file first: every command-line option overrides it.
+  for (const RawFlag& f : flags) {
+    if (std::string(f.def->long_name) == "spec") {
+      TONY_ASSIGN_OR_RETURN(out.spec, LoadJobSpecFile(f.value));
+    }
+  }
+  JobSpec& spec = out.spec;
+
+  // Requirements before resources, so -c/-m can name any job whatever the order.
+  for (const RawFlag& f : flags) {
+    if (std::string(f.def->long_name) != "cluster_requirement") continue;
+    auto req = spec::ParseClusterRequirement(f.value);
+    if (!req.ok()) return FlagError(*f.def, req.status().message());
+    for (const auto& [job, count] : *req) {
+      JobTypeSpec* jt = spec.FindJobType(job);
+      if (jt == nullptr) {
+        spec.job_types.push_back(JobTypeSpec{});
+        jt = &spec.job_types.back();
+        jt->name = job;
+      }
+      jt->instances = count;
+      // A shrunk job loses overrides of tasks it no longer has.
+      jt->task_resources.erase(jt->task_resources.lower_bound(count), jt->task_resources.end());
+    }
+  }
+
+  // Resource flags in three passes: general, then job level, then task level, so the more
+  // specific form wins whatever the order on the command line.
+  for (int level = 0; level < 3; ++level) {
+    for (const RawFlag& f : flags) {
+      std::string name = f.def->long_name;
+      if (name != "task_vcores" && name != "task_memory" && name != "task_gpus") continue;
+      auto parsed = spec::ParseResourceAssignments(f.value);
+      if (!parsed.ok()) return FlagError(*f.def, parsed.status().message());
+      for (const spec::ResourceAssignment& a : *parsed) {
+        int a_level = a.job.empty() ? 0 : (a.index ? 2 : 1);
+        if (a_level != level) continue;
+        std::string one = a.job.empty()
+                              ? a.value
+                              : (a.index ? absl::StrCat(a.job, "[", *a.index, "]:", a.value)
+                                         : absl::StrCat(a.job, ":", a.value));
+        TONY_RETURN_IF_ERROR(ApplyResourceFlag({f.def, one}, &spec));
+      }
+    }
+  }
+
+  for (const RawFlag& f : flags) {
+    const std::string name = f.def->long_name;
+    if (name == "input") {
+      spec.input_path = f.value;
+    } else if (name == "output") {
+      spec.output_path = f.value;
+    } else if (name == "script") {
+      spec.script_file = f.value;
+    } else if (name == "tensorboard") {
+      spec.tensorboard = true;
+    } else if (name == "docker_image") {
+      spec.docker_image = f.value;
+    } else if (name == "queue") {
+      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+      spec.queue = f.value;
+    } else if (name == "name") {
+      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+      spec.name = f.value;
+    } else if (name == "client") {
+      spec.client_mode = true;
+    } else if (name == "framework") {
+      auto fw = ParseFramework(f.value);
+      if (!fw.ok()) return FlagError(*f.def, fw.status().message());
+      spec.framework = *fw;
+    } else if (name == "env") {
+      TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
+      spec.env[kv.first] = kv.second;
+    } else if (name == "file") {
+      spec.files.push_back(f.value);
+    } else if (name == "archive") {
+      spec.archives.push_back(f.value);
+    } else if (name == "node_label") {
+      std::vector<std::string> parts = absl::StrSplit(f.value, absl::MaxSplits(':', 1));
+      JobTypeSpec* jt = parts.size() == 2 ? spec.FindJobType(parts[0]) : nullptr;
+      if (jt == nullptr) {
+        return FlagError(*f.def,
+                         absl::StrCat("'", f.value, "' is not <job>:<label> for a job of -r"));
+      }
+      jt->node_label = parts[1];
+    } else if (name == "tag") {
+      spec.tags.push_back(f.value);
+    } else if (name == "max_attempts") {
+      auto v = spec::ParsePositiveInt(f.value);
+      if (!v.ok()) return FlagError(*f.def, v.status().message());
+      spec.max_attempts = *v;
+    } else if (name == "am_memory") {
+      auto v = spec::ParseMemoryMb(f.value);
+      if (!v.ok()) return FlagError(*f.def, v.status().message());
+      spec.am_memory_mb = *v;
+    } else if (name == "registration_timeout" || name == "timeout") {
+      auto v = spec::ParseTimeout(f.value);
+      if (!v.ok()) return FlagError(*f.def, v.status().message());
+      (name == "timeout" ? spec.timeouts.job : spec.timeouts.registration) = *v;
+    } else if (name == "local") {
+      if (out.backend == Backend::kYarn) return FlagError(*f.def, "conflicts with --yarn");
+      out.backend = Backend::kLocal;
+    } else if (name == "yarn") {
+      if (out.backend == Backend::kLocal) return FlagError(*f.def, "conflicts with --local");
+      out.backend = Backend::kYarn;
+    } else if (name == "conf_dir") {
+      out.conf_dir = f.value;
+    } else if (name == "define") {
+      TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
+      out.conf_overrides[kv.first] = kv.second;
+    } else if (name == "dry-run") {
+      out.dry_run = true;
+    } else if (name == "detach") {
+      out.detach = true;
+    } else if (name == "quiet") {
+      out.quiet = true;
+    }
+  }
+
+  if (!positional.empty()) spec.command = absl::StrJoin(positional, " ");
+  TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  return out;
+}
+
+std::string SubmitUsage() {
+  return R"(ytf-submit - submit a distributed TensorFlow (or PyTorch, Horovod) job to Hadoop YARN
+
+Usage: ytf-submit [OPTIONS] -r <cluster_requirement> <task_command>
+       ytf-submit [OPTIONS] --spec job.yaml [<task_command>]
+
+<task_command> runs once per task with /bin/bash -c. Each task sees DTF_TASK_JOB_NAME,
+DTF_TASK_INDEX, DTF_<JOB>_HOSTS, TF_CONFIG, CLUSTER_SPEC, ... (see README, Task environment).
+
+Job:
+  -r, --cluster_requirement <job>:<n>[,<job>:<n>...]   e.g. "ps:1,worker:4"
+  -c, --task_vcores <v> | <job>:<v> | <job>[<i>]:<v>   vcores per task (default 1); repeatable
+  -m, --task_memory <mb> | <job>:<mb> | <job>[<i>]:<mb>
+                         memory per task in MB, or with a unit (512m, 4g) (default 8192)
+  -g, --task_gpus <n> | <job>:<n> | <job>[<i>]:<n>     GPUs per task (yarn.io/gpu) (default 0)
+                         The most specific form wins: task > job > general, in any order.
+  -i, --input <path>     input path, given to tasks as DTF_INPUT_PATH
+  -o, --output <path>    output path, given to tasks as DTF_OUTPUT_PATH
+  -s, --script <file>    local script shipped to every task; its path is DTF_TASK_SCRIPT
+  -t, --tensorboard      run TensorBoard on the output path (needs --output)
+      --docker_image <image>  run tasks in this Docker image
+  -q, --queue <queue>    YARN queue (default "default")
+  -n, --name <name>      application name (default "TensorFlow")
+      --client           also run a "client" task on this machine
+      --framework <f>    tensorflow (default), pytorch, horovod or custom
+  -e, --env KEY=VALUE    extra environment for every task; repeatable
+      --file <file>      extra local file shipped to every task; repeatable
+      --archive <file>   extra local archive unpacked for every task; repeatable
+      --node_label <job>:<label>   YARN node label expression for a job
+      --tag <tag>        YARN application tag; repeatable
+      --max_attempts <n> ApplicationMaster attempts (default 1)
+      --am_memory <mb>   ApplicationMaster memory (default 256)
+      --registration_timeout <d>   fail if tasks have not registered by then (default 10m)
+      --timeout <d>      kill the job after this long (default none)
+      --spec <file>      read the job from YAML (docs/job-spec.md); options above override it
+
+Where and how:
+      --local            run on this machine as local processes (the default without YARN config)
+      --yarn             run on YARN (the default when HADOOP_CONF_DIR or YARN_CONF_DIR is set)
+      --conf_dir <dir>   Hadoop configuration directory (default $HADOOP_CONF_DIR)
+  -D, --define key=value   override a Hadoop configuration key; repeatable
+      --dry-run          print the resolved job as YAML (accepted back by --spec) and exit
+      --detach           return right after submission
+      --quiet            no progress lines
+  -h, --help             this help
+      --version          print the version
+
+Exit codes: 0 job succeeded (or --dry-run/--detach), 1 job failed or was killed,
+            2 bad usage or invalid job, 3 could not submit or follow the job.
+)";
+}
+
+}  // namespace tony::cli

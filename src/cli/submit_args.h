@@ -1,0 +1,42 @@
+// Copyright libtony authors.
+//
+// ytf-submit's command line: parsed into a JobSpec (merged over --spec FILE) plus the options
+// that steer the submission itself. Parsing never touches the cluster.
+
+#ifndef TONY_CLI_SUBMIT_ARGS_H_
+#define TONY_CLI_SUBMIT_ARGS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tony/job_spec.h"
+
+namespace tony::cli {
+
+enum class Backend { kAuto, kLocal, kYarn };
+
+struct SubmitArgs {
+  JobSpec spec;
+  Backend backend = Backend::kAuto;  // Default: YARN when a Hadoop configuration is found
+  bool dry_run = false;
+  bool detach = false;
+  bool help = false;
+  bool version = false;
+  bool quiet = false;
+  std::string conf_dir;                               // --conf_dir; Default: $HADOOP_CONF_DIR
+  std::map<std::string, std::string> conf_overrides;  // -D key=value
+};
+
+// `args` excludes the program name. InvalidArgument names the flag (or YAML key) and the fix.
+// With --help or --version nothing else is checked.
+absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args);
+
+// The text of `ytf-submit --help`.
+std::string SubmitUsage();
+
+}  // namespace tony::cli
+
+#endif  // TONY_CLI_SUBMIT_ARGS_H_

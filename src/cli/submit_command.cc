@@ -1,0 +1,140 @@
+// Copyright libtony authors.
+
+#include "cli/submit_command.h"
+
+#include <csignal>
+#include <cstdlib>
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "tony/submitter.h"
+
+namespace tony::cli {
+namespace {
+
+std::atomic<int> interrupted{0};
+
+void OnSignal(int sig) { interrupted.store(sig); }
+
+std::string ProgressLine(const ApplicationStatus& s, absl::Time start) {
+  std::string line = absl::StrFormat("[%5.0fs] %-9s", absl::ToDoubleSeconds(absl::Now() - start),
+                                     AppStateName(s.state));
+  for (const auto& [job, p] : s.progress) {
+    absl::StrAppend(&line, " | ", job, ": ", p.allocated, "/", p.total, " allocated, ",
+                    p.registered, " registered, ", p.running, " running, ", p.succeeded + p.failed,
+                    " finished");
+    if (p.failed > 0) absl::StrAppend(&line, " (", p.failed, " failed)");
+  }
+  return line;
+}
+
+bool HasHadoopConf(const SubmitArgs& args) {
+  if (!args.conf_dir.empty()) return true;
+  for (const char* var : {"HADOOP_CONF_DIR", "YARN_CONF_DIR"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int ExitCodeFor(const absl::Status& status) {
+  if (status.ok()) return kExitOk;
+  if (status.code() == absl::StatusCode::kInvalidArgument) return kExitUsage;
+  return kExitInternal;
+}
+
+int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.dry_run) {
+    out << JobSpecToYaml(args.spec, /*with_resolved_tasks=*/true);
+    return kExitOk;
+  }
+
+  Backend backend = args.backend;
+  if (backend == Backend::kAuto) {
+    backend = HasHadoopConf(args) ? Backend::kYarn : Backend::kLocal;
+    if (backend == Backend::kLocal && !args.quiet) {
+      err << "ytf-submit: no Hadoop configuration (HADOOP_CONF_DIR, YARN_CONF_DIR or --conf_dir); "
+             "running locally\n";
+    }
+  }
+
+  std::unique_ptr<Submitter> submitter;
+  if (backend == Backend::kLocal) {
+    submitter = NewLocalSubmitter({});
+  } else {
+    YarnSubmitterOptions options;
+    options.conf_dir = args.conf_dir;
+    options.conf_overrides = args.conf_overrides;
+    auto yarn = NewYarnSubmitter(options);
+    if (!yarn.ok()) {
+      err << "ytf-submit: " << yarn.status().message() << "\n";
+      return ExitCodeFor(yarn.status());
+    }
+    submitter = std::move(*yarn);
+  }
+
+  auto app = submitter->Submit(args.spec);
+  if (!app.ok()) {
+    err << "ytf-submit: submission failed: " << app.status().message() << "\n";
+    return ExitCodeFor(app.status());
+  }
+  out << (*app)->id() << "\n";
+  out.flush();
+  if (auto s = (*app)->Status(); s.ok()) {
+    if (!s->tracking_url.empty()) err << "ytf-submit: tracking URL: " << s->tracking_url << "\n";
+    if (!s->log_dir.empty()) err << "ytf-submit: task logs: " << s->log_dir << "\n";
+  }
+  if (args.detach) return kExitOk;
+
+  interrupted.store(0);
+  auto old_int = std::signal(SIGINT, OnSignal);
+  auto old_term = std::signal(SIGTERM, OnSignal);
+  const absl::Time start = absl::Now();
+  std::string last_line;
+  auto on_progress = [&](const ApplicationStatus& s) {
+    if (args.quiet) return;
+    std::string line = ProgressLine(s, start);
+    // Redraw only when something other than the clock changed.
+    std::string key = line.substr(line.find(']'));
+    if (key != last_line) {
+      err << line << "\n";
+      last_line = key;
+    }
+  };
+
+  absl::StatusOr<ApplicationStatus> final_status;
+  bool killed_by_user = false;
+  while (true) {
+    final_status = (*app)->Wait(absl::Seconds(1), on_progress);
+    if (final_status.ok() && IsFinal(final_status->state)) break;
+    if (!final_status.ok() && final_status.status().code() != absl::StatusCode::kDeadlineExceeded) {
+      break;
+    }
+    if (interrupted.load() != 0 && !killed_by_user) {
+      err << "ytf-submit: interrupted: killing " << (*app)->id() << "\n";
+      if (auto s = (*app)->Kill(); !s.ok())
+        err << "ytf-submit: kill failed: " << s.message() << "\n";
+      killed_by_user = true;
+    }
+  }
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+
+  if (!final_status.ok()) {
+    err << "ytf-submit: lost track of " << (*app)->id() << ": " << final_status.status().message()
+        << "\n";
+    return kExitInternal;
+  }
+  err << "ytf-submit: " << (*app)->id() << " " << AppStateName(final_status->state) << "\n";
+  if (!final_status->diagnostics.empty()) err << final_status->diagnostics << "\n";
+  if (!final_status->log_dir.empty())
+    err << "ytf-submit: task logs: " << final_status->log_dir << "\n";
+  return final_status->state == AppState::kSucceeded ? kExitOk : kExitJobFailed;
+}
+
+}  // namespace tony::cli

@@ -1,0 +1,29 @@
+// Copyright libtony authors.
+//
+// What `ytf-submit` does once its arguments are parsed: dry run, pick the backend, submit,
+// follow progress, forward Ctrl-C as a kill, and map the outcome to an exit code.
+
+#ifndef TONY_CLI_SUBMIT_COMMAND_H_
+#define TONY_CLI_SUBMIT_COMMAND_H_
+
+#include <ostream>
+
+#include "cli/submit_args.h"
+
+namespace tony::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitJobFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInternal = 3;
+
+// Exit code for a parse/validation failure or a submission error.
+int ExitCodeFor(const absl::Status& status);
+
+// Runs the submission. `out` gets the results a script may read (application id, YAML of a dry
+// run); `err` gets progress and diagnostics. Installs SIGINT/SIGTERM handlers while it waits.
+int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace tony::cli
+
+#endif  // TONY_CLI_SUBMIT_COMMAND_H_

@@ -1,0 +1,129 @@
+// Copyright libtony authors.
+
+#include "tony/job_spec.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace tony {
+
+absl::string_view FrameworkName(Framework framework) {
+  switch (framework) {
+    case Framework::kTensorFlow:
+      return "tensorflow";
+    case Framework::kPyTorch:
+      return "pytorch";
+    case Framework::kHorovod:
+      return "horovod";
+    case Framework::kCustom:
+      return "custom";
+  }
+  return "custom";
+}
+
+absl::StatusOr<Framework> ParseFramework(absl::string_view name) {
+  for (Framework f :
+       {Framework::kTensorFlow, Framework::kPyTorch, Framework::kHorovod, Framework::kCustom}) {
+    if (name == FrameworkName(f)) return f;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown framework '", name, "'; use tensorflow, pytorch, horovod or custom"));
+}
+
+const JobTypeSpec* JobSpec::FindJobType(absl::string_view job_name) const {
+  for (const JobTypeSpec& jt : job_types) {
+    if (jt.name == job_name) return &jt;
+  }
+  return nullptr;
+}
+
+JobTypeSpec* JobSpec::FindJobType(absl::string_view job_name) {
+  for (JobTypeSpec& jt : job_types) {
+    if (jt.name == job_name) return &jt;
+  }
+  return nullptr;
+}
+
+int JobSpec::TotalTasks() const {
+  int total = 0;
+  for (const JobTypeSpec& jt : job_types) total += jt.instances;
+  if (tensorboard && FindJobType("tensorboard") == nullptr) ++total;
+  return total;
+}
+
+bool IsTrackedByDefault(absl::string_view job_name) {
+  return job_name != "ps" && job_name != "tensorboard" && job_name != "evaluator";
+}
+
+namespace {
+
+// TensorBoard serves the output directory on the port the executor reserved for it.
+constexpr char kTensorBoardCommand[] =
+    "tensorboard --logdir \"$DTF_OUTPUT_PATH\" --host 0.0.0.0 --port \"$TONY_TASK_PORT\"";
+
+TaskSpec ResolveTask(const JobSpec& spec, const JobTypeSpec& jt, int index) {
+  TaskSpec t;
+  t.job_name = jt.name;
+  t.index = index;
+  const Resources* task = nullptr;
+  if (auto it = jt.task_resources.find(index); it != jt.task_resources.end()) task = &it->second;
+  auto pick = [&](auto member, auto fallback) {
+    if (task != nullptr && (task->*member)) return *(task->*member);
+    if (jt.resources.*member) return *(jt.resources.*member);
+    if (spec.task_defaults.*member) return *(spec.task_defaults.*member);
+    return fallback;
+  };
+  t.vcores = pick(&Resources::vcores, kDefaultVcores);
+  t.memory_mb = pick(&Resources::memory_mb, kDefaultMemoryMb);
+  t.gpus = pick(&Resources::gpus, kDefaultGpus);
+  t.node_label = jt.node_label;
+  t.docker_image = jt.docker_image.empty() ? spec.docker_image : jt.docker_image;
+  t.command = jt.command.empty() ? spec.command : jt.command;
+  t.env = spec.env;
+  for (const auto& [k, v] : jt.env) t.env[k] = v;
+  t.tracked = jt.tracked.value_or(IsTrackedByDefault(jt.name));
+  return t;
+}
+
+}  // namespace
+
+std::vector<TaskSpec> ResolveTasks(const JobSpec& spec) {
+  std::vector<TaskSpec> tasks;
+  tasks.reserve(spec.TotalTasks());
+  for (const JobTypeSpec& jt : spec.job_types) {
+    for (int i = 0; i < jt.instances; ++i) tasks.push_back(ResolveTask(spec, jt, i));
+  }
+  if (spec.tensorboard && spec.FindJobType("tensorboard") == nullptr) {
+    JobTypeSpec tb;
+    tb.name = "tensorboard";
+    tb.instances = 1;
+    tb.resources.vcores = 1;
+    tb.resources.memory_mb = 1024;
+    tb.resources.gpus = 0;
+    tb.command = kTensorBoardCommand;
+    tasks.push_back(ResolveTask(spec, tb, 0));
+  }
+  return tasks;
+}
+
+bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {
+  return a.name == b.name && a.instances == b.instances && a.resources == b.resources &&
+         a.task_resources == b.task_resources && a.node_label == b.node_label &&
+         a.docker_image == b.docker_image && a.command == b.command && a.env == b.env &&
+         a.tracked == b.tracked;
+}
+
+bool operator==(const JobSpec& a, const JobSpec& b) {
+  return a.name == b.name && a.queue == b.queue && a.tags == b.tags &&
+         a.application_type == b.application_type && a.max_attempts == b.max_attempts &&
+         a.framework == b.framework && a.job_types == b.job_types &&
+         a.task_defaults == b.task_defaults && a.command == b.command && a.env == b.env &&
+         a.docker_image == b.docker_image && a.input_path == b.input_path &&
+         a.output_path == b.output_path && a.script_file == b.script_file && a.files == b.files &&
+         a.archives == b.archives && a.tensorboard == b.tensorboard &&
+         a.client_mode == b.client_mode && a.am_vcores == b.am_vcores &&
+         a.am_memory_mb == b.am_memory_mb && a.timeouts.registration == b.timeouts.registration &&
+         a.timeouts.job == b.timeouts.job && a.timeouts.stop_grace == b.timeouts.stop_grace;
+}
+
+}  // namespace tony

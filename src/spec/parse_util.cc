@@ -1,0 +1,204 @@
+// Copyright libtony authors.
+
+#include "spec/parse_util.h"
+
+#include <cctype>
+#include <limits>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace tony::spec {
+namespace {
+
+bool AllDigits(absl::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<int64_t> ParseDigits(absl::string_view text, absl::string_view what) {
+  int64_t v = 0;
+  if (!AllDigits(text) || !absl::SimpleAtoi(text, &v)) {
+    if (!text.empty() && text[0] == '-') {
+      return absl::InvalidArgumentError(absl::StrCat("'", text, "' is negative; expected ", what));
+    }
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not ", what));
+  }
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<int> ParsePositiveInt(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  auto v = ParseDigits(text, "a positive integer");
+  if (!v.ok()) return v.status();
+  if (*v <= 0) return absl::InvalidArgumentError(absl::StrCat("'", text, "' must be at least 1"));
+  if (*v > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
+  }
+  return static_cast<int>(*v);
+}
+
+absl::StatusOr<int> ParseNonNegativeInt(absl::string_view text) {
+  text = absl::StripAsciiWhitespace(text);
+  auto v = ParseDigits(text, "a non-negative integer");
+  if (!v.ok()) return v.status();
+  if (*v > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
+  }
+  return static_cast<int>(*v);
+}
+
+absl::StatusOr<int64_t> ParseMemoryMb(absl::string_view text) {
+  std::string s = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  absl::string_view digits = s;
+  int64_t scale = 1;
+  absl::ConsumeSuffix(&digits, "b");
+  if (absl::ConsumeSuffix(&digits, "m")) {
+    scale = 1;
+  } else if (absl::ConsumeSuffix(&digits, "g")) {
+    scale = 1024;
+  } else if (absl::ConsumeSuffix(&digits, "t")) {
+    scale = 1024 * 1024;
+  } else if (digits.size() != s.size()) {
+    digits = s;  // a bare "b" suffix is not a unit we know
+  }
+  auto v = ParseDigits(digits, "a memory size in MB (e.g. 4096, 512m, 4g)");
+  if (!v.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a memory size; use MB (4096) or a unit (512m, 4g)"));
+  }
+  if (*v <= 0) return absl::InvalidArgumentError(absl::StrCat("'", text, "' must be more than 0"));
+  if (*v > std::numeric_limits<int64_t>::max() / scale / 1024) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
+  }
+  return *v * scale;
+}
+
+absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {
+  std::string s = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  if (s == "inf" || s == "none" || s == "infinite") return absl::InfiniteDuration();
+  absl::Duration d;
+  if (!absl::ParseDuration(s, &d)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a duration; use e.g. 30s, 10m, 1h30m or none"));
+  }
+  if (d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' must be more than 0"));
+  }
+  return d;
+}
+
+std::string FormatTimeout(absl::Duration d) {
+  if (d == absl::InfiniteDuration()) return "none";
+  return absl::FormatDuration(d);
+}
+
+bool IsValidJobName(absl::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  if (!absl::ascii_islower(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!absl::ascii_islower(static_cast<unsigned char>(c)) &&
+        !absl::ascii_isdigit(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseClusterRequirement(
+    absl::string_view text) {
+  constexpr absl::string_view kForm =
+      "use <job>:<count>[,<job>:<count>...], e.g. \"ps:1,worker:4\"";
+  if (absl::StripAsciiWhitespace(text).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("is empty; ", kForm));
+  }
+  std::vector<std::pair<std::string, int>> out;
+  absl::flat_hash_set<std::string> seen;
+  for (absl::string_view entry : absl::StrSplit(text, ',')) {
+    entry = absl::StripAsciiWhitespace(entry);
+    if (entry.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", text, "' has an empty entry; ", kForm));
+    }
+    std::vector<absl::string_view> parts = absl::StrSplit(entry, absl::MaxSplits(':', 1));
+    if (parts.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("'", entry, "' has no count; ", kForm));
+    }
+    std::string name(absl::StripAsciiWhitespace(parts[0]));
+    if (!IsValidJobName(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", name,
+                       "' is not a job name; use lower-case letters, digits, '_' or '-', "
+                       "starting with a letter"));
+    }
+    auto count = ParsePositiveInt(parts[1]);
+    if (!count.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("count of '", name, "': ", count.status().message()));
+    }
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job '", name, "' appears twice; give each job once"));
+    }
+    out.emplace_back(std::move(name), *count);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ResourceAssignment>> ParseResourceAssignments(absl::string_view text) {
+  constexpr absl::string_view kForm = "use <value>, <job>:<value> or <job>[<index>]:<value>";
+  std::vector<ResourceAssignment> out;
+  if (absl::StripAsciiWhitespace(text).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("is empty; ", kForm));
+  }
+  for (absl::string_view entry : absl::StrSplit(text, ',')) {
+    entry = absl::StripAsciiWhitespace(entry);
+    if (entry.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", text, "' has an empty entry; ", kForm));
+    }
+    ResourceAssignment a;
+    size_t colon = entry.rfind(':');
+    if (colon == absl::string_view::npos) {
+      a.value = std::string(entry);
+      out.push_back(std::move(a));
+      continue;
+    }
+    absl::string_view target = absl::StripAsciiWhitespace(entry.substr(0, colon));
+    a.value = std::string(absl::StripAsciiWhitespace(entry.substr(colon + 1)));
+    size_t bracket = target.find('[');
+    if (bracket != absl::string_view::npos) {
+      if (target.back() != ']') {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", entry, "' has an unclosed '['; ", kForm));
+      }
+      auto index = ParseNonNegativeInt(target.substr(bracket + 1, target.size() - bracket - 2));
+      if (!index.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", entry, "': task index ", index.status().message()));
+      }
+      a.index = *index;
+      target = target.substr(0, bracket);
+    }
+    if (!IsValidJobName(target)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", entry, "': '", target, "' is not a job name; ", kForm));
+    }
+    a.job = std::string(target);
+    if (a.value.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", entry, "' has no value; ", kForm));
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace tony::spec

@@ -1,0 +1,137 @@
+// Copyright libtony authors.
+//
+// Semantic checks of a complete JobSpec. Each message names the YAML key and, where one exists,
+// the ytf-submit flag, then says how to fix it.
+
+#include <unistd.h>
+
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "spec/parse_util.h"
+#include "tony/job_spec.h"
+
+namespace tony {
+namespace {
+
+absl::Status Invalid(absl::string_view key, absl::string_view flag, absl::string_view problem) {
+  if (flag.empty()) return absl::InvalidArgumentError(absl::StrCat(key, ": ", problem));
+  return absl::InvalidArgumentError(absl::StrCat(key, " (", flag, "): ", problem));
+}
+
+bool IsEnvName(absl::string_view name) {
+  if (name.empty() || absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+absl::Status CheckEnv(const std::map<std::string, std::string>& env, absl::string_view key) {
+  for (const auto& [name, value] : env) {
+    if (!IsEnvName(name)) {
+      return Invalid(
+          key, "",
+          absl::StrCat("'", name, "' is not a variable name; use letters, digits and '_'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckResources(const Resources& r, absl::string_view key) {
+  if (r.vcores && *r.vcores < 1) {
+    return Invalid(absl::StrCat(key, ".vcores"), "-c/--task_vcores", "must be at least 1");
+  }
+  if (r.memory_mb && *r.memory_mb < 1) {
+    return Invalid(absl::StrCat(key, ".memory"), "-m/--task_memory", "must be more than 0 MB");
+  }
+  if (r.gpus && *r.gpus < 0) return Invalid(absl::StrCat(key, ".gpus"), "", "must be 0 or more");
+  return absl::OkStatus();
+}
+
+absl::Status CheckReadableFile(const std::string& path, absl::string_view key,
+                               absl::string_view flag) {
+  if (access(path.c_str(), R_OK) != 0) {
+    return Invalid(key, flag,
+                   absl::StrCat("cannot read '", path, "'; give an existing, readable local file"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTimeout(absl::Duration d, absl::string_view key) {
+  if (d <= absl::ZeroDuration()) return Invalid(key, "", "must be more than 0 (or none)");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateJobSpec(const JobSpec& spec) {
+  if (spec.name.empty()) return Invalid("name", "-n/--name", "must not be empty");
+  if (spec.queue.empty()) return Invalid("queue", "-q/--queue", "must not be empty");
+  if (spec.max_attempts < 1) return Invalid("max_attempts", "", "must be at least 1");
+  if (spec.am_vcores < 1) return Invalid("am.vcores", "", "must be at least 1");
+  if (spec.am_memory_mb < 1) return Invalid("am.memory", "", "must be more than 0 MB");
+  if (spec.job_types.empty()) {
+    return Invalid("jobs", "-r/--cluster_requirement",
+                   "no job types; give e.g. -r \"ps:1,worker:2\" or a `jobs:` map in the spec");
+  }
+  std::set<std::string> names;
+  for (const JobTypeSpec& jt : spec.job_types) {
+    std::string key = absl::StrCat("jobs.", jt.name);
+    if (!spec::IsValidJobName(jt.name)) {
+      return Invalid("jobs", "-r/--cluster_requirement",
+                     absl::StrCat("'", jt.name,
+                                  "' is not a job name; use lower-case letters, digits, '_' or "
+                                  "'-', starting with a letter"));
+    }
+    if (!names.insert(jt.name).second) {
+      return Invalid("jobs", "-r/--cluster_requirement",
+                     absl::StrCat("job '", jt.name, "' appears twice; give each job once"));
+    }
+    if (jt.instances < 1) {
+      return Invalid(absl::StrCat(key, ".instances"), "-r/--cluster_requirement",
+                     "must be at least 1");
+    }
+    if (auto s = CheckResources(jt.resources, key); !s.ok()) return s;
+    for (const auto& [index, r] : jt.task_resources) {
+      std::string task_key = absl::StrCat(key, ".tasks.", index);
+      if (index < 0 || index >= jt.instances) {
+        return Invalid(task_key, "-c/-m <job>[<index>]:<value>",
+                       absl::StrCat("task index ", index, " is out of range; job '", jt.name,
+                                    "' has tasks 0..", jt.instances - 1));
+      }
+      if (auto s = CheckResources(r, task_key); !s.ok()) return s;
+    }
+    if (auto s = CheckEnv(jt.env, absl::StrCat(key, ".env")); !s.ok()) return s;
+    if (spec.command.empty() && jt.command.empty()) {
+      return Invalid("command", "<task_command>",
+                     absl::StrCat("no task command for job '", jt.name,
+                                  "'; give the command as the last argument, e.g. "
+                                  "'python train.py'"));
+    }
+  }
+  if (auto s = CheckResources(spec.task_defaults, "defaults"); !s.ok()) return s;
+  if (auto s = CheckEnv(spec.env, "env"); !s.ok()) return s;
+  if (spec.tensorboard && spec.output_path.empty()) {
+    return Invalid("tensorboard", "-t/--tensorboard",
+                   "needs an output path; add -o/--output <dir> (TensorBoard reads it)");
+  }
+  if (!spec.script_file.empty()) {
+    if (auto s = CheckReadableFile(spec.script_file, "script", "-s/--script"); !s.ok()) return s;
+  }
+  for (const std::string& f : spec.files) {
+    if (auto s = CheckReadableFile(f, "files", "--file"); !s.ok()) return s;
+  }
+  for (const std::string& f : spec.archives) {
+    if (auto s = CheckReadableFile(f, "archives", "--archive"); !s.ok()) return s;
+  }
+  if (auto s = CheckTimeout(spec.timeouts.registration, "timeouts.registration"); !s.ok()) return s;
+  if (auto s = CheckTimeout(spec.timeouts.job, "timeouts.job"); !s.ok()) return s;
+  if (auto s = CheckTimeout(spec.timeouts.stop_grace, "timeouts.stop_grace"); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+}  // namespace tony

@@ -1,0 +1,438 @@
+// Copyright libtony authors.
+//
+// The YAML form of JobSpec (docs/job-spec.md). This is the one place where yaml-cpp's exceptions
+// become absl::Status: nothing outside this file sees a yaml-cpp type.
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "spec/parse_util.h"
+#include "spec/task_env.h"
+#include "tony/job_spec.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tony {
+namespace {
+
+// Walks a parsed document, turning every problem into "source:line:col: key: message".
+class Reader {
+ public:
+  explicit Reader(absl::string_view source) : source_(source) {}
+
+  absl::Status Error(const YAML::Node& node, absl::string_view key, absl::string_view msg) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null())
+      return absl::InvalidArgumentError(absl::StrCat(source_, ": ", key, ": ", msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ":", mark.line + 1, ":", mark.column + 1, ": ", key, ": ", msg));
+  }
+
+  // Fails on keys outside `allowed`, naming the nearest allowed ones.
+  absl::Status CheckKeys(const YAML::Node& map, absl::string_view key,
+                         std::initializer_list<absl::string_view> allowed) const {
+    if (!map.IsMap()) return Error(map, key, absl::StrCat("expected a map, got ", Kind(map)));
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) return Error(kv.first, key, "keys must be plain names");
+      const std::string& name = kv.first.Scalar();
+      bool ok = false;
+      for (absl::string_view a : allowed) ok = ok || a == name;
+      if (!ok) {
+        return Error(
+            kv.first, key.empty() ? name : absl::StrCat(key, ".", name),
+            absl::StrCat("unknown key; allowed keys here: ", absl::StrJoin(allowed, ", ")));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> String(const YAML::Node& n, absl::string_view key) const {
+    if (n.IsNull()) return std::string();
+    if (!n.IsScalar()) return Error(n, key, absl::StrCat("expected a string, got ", Kind(n)));
+    return n.Scalar();
+  }
+
+  absl::StatusOr<bool> Bool(const YAML::Node& n, absl::string_view key) const {
+    if (n.IsScalar()) {
+      std::string v = absl::AsciiStrToLower(n.Scalar());
+      if (v == "true" || v == "yes" || v == "on") return true;
+      if (v == "false" || v == "no" || v == "off") return false;
+    }
+    return Error(n, key, absl::StrCat("expected true or false, got ", Describe(n)));
+  }
+
+  template <typename T>
+  absl::StatusOr<T> Parsed(const YAML::Node& n, absl::string_view key,
+                           absl::StatusOr<T> (*parse)(absl::string_view)) const {
+    if (!n.IsScalar()) return Error(n, key, absl::StrCat("expected a value, got ", Kind(n)));
+    absl::StatusOr<T> v = parse(n.Scalar());
+    if (!v.ok()) return Error(n, key, v.status().message());
+    return v;
+  }
+
+  absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& n,
+                                                      absl::string_view key) const {
+    std::vector<std::string> out;
+    if (n.IsNull()) return out;
+    if (!n.IsSequence()) return Error(n, key, absl::StrCat("expected a list, got ", Kind(n)));
+    for (const YAML::Node& item : n) {
+      TONY_ASSIGN_OR_RETURN(std::string s, String(item, key));
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::map<std::string, std::string>> StringMap(const YAML::Node& n,
+                                                               absl::string_view key) const {
+    std::map<std::string, std::string> out;
+    if (n.IsNull()) return out;
+    if (!n.IsMap()) return Error(n, key, absl::StrCat("expected a map, got ", Kind(n)));
+    for (const auto& kv : n) {
+      TONY_ASSIGN_OR_RETURN(std::string k, String(kv.first, key));
+      TONY_ASSIGN_OR_RETURN(std::string v, String(kv.second, absl::StrCat(key, ".", k)));
+      out[k] = v;
+    }
+    return out;
+  }
+
+  absl::Status ResourcesFrom(const YAML::Node& n, absl::string_view key, Resources* r,
+                             std::initializer_list<absl::string_view> allowed) const {
+    TONY_RETURN_IF_ERROR(CheckKeys(n, key, allowed));
+    if (n["vcores"]) {
+      TONY_ASSIGN_OR_RETURN(r->vcores,
+                            Parsed<int>(n["vcores"], absl::StrCat(key, ".vcores"), ParseInt));
+    }
+    if (n["memory"]) {
+      TONY_ASSIGN_OR_RETURN(r->memory_mb, Parsed<int64_t>(n["memory"], absl::StrCat(key, ".memory"),
+                                                          spec::ParseMemoryMb));
+    }
+    if (n["gpus"]) {
+      TONY_ASSIGN_OR_RETURN(
+          r->gpus, Parsed<int>(n["gpus"], absl::StrCat(key, ".gpus"), spec::ParseNonNegativeInt));
+    }
+    return absl::OkStatus();
+  }
+
+  static absl::StatusOr<int> ParseInt(absl::string_view s) { return spec::ParsePositiveInt(s); }
+
+ private:
+  static std::string Kind(const YAML::Node& n) {
+    switch (n.Type()) {
+      case YAML::NodeType::Map:
+        return "a map";
+      case YAML::NodeType::Sequence:
+        return "a list";
+      case YAML::NodeType::Null:
+        return "nothing";
+      default:
+        return absl::StrCat("'", n.Scalar(), "'");
+    }
+  }
+  static std::string Describe(const YAML::Node& n) { return Kind(n); }
+
+  std::string source_;
+};
+
+absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name,
+                                        const YAML::Node& n) {
+  std::string key = absl::StrCat("jobs.", name);
+  JobTypeSpec jt;
+  jt.name = name;
+  if (n.IsNull()) return jt;
+  TONY_RETURN_IF_ERROR(r.CheckKeys(n, key,
+                                   {"instances", "vcores", "memory", "gpus", "node_label",
+                                    "docker_image", "command", "env", "tracked", "tasks"}));
+  if (n["instances"]) {
+    TONY_ASSIGN_OR_RETURN(
+        jt.instances, r.Parsed<int>(n["instances"], key + ".instances", spec::ParsePositiveInt));
+  }
+  YAML::Node resources(YAML::NodeType::Map);
+  for (const char* k : {"vcores", "memory", "gpus"}) {
+    if (n[k]) resources[k] = n[k];
+  }
+  TONY_RETURN_IF_ERROR(
+      r.ResourcesFrom(resources, key, &jt.resources, {"vcores", "memory", "gpus"}));
+  if (n["node_label"]) {
+    TONY_ASSIGN_OR_RETURN(jt.node_label, r.String(n["node_label"], key + ".node_label"));
+  }
+  if (n["docker_image"]) {
+    TONY_ASSIGN_OR_RETURN(jt.docker_image, r.String(n["docker_image"], key + ".docker_image"));
+  }
+  if (n["command"]) {
+    TONY_ASSIGN_OR_RETURN(jt.command, r.String(n["command"], key + ".command"));
+  }
+  if (n["env"]) {
+    TONY_ASSIGN_OR_RETURN(jt.env, r.StringMap(n["env"], key + ".env"));
+  }
+  if (n["tracked"]) {
+    TONY_ASSIGN_OR_RETURN(jt.tracked, r.Bool(n["tracked"], key + ".tracked"));
+  }
+  if (const YAML::Node tasks = n["tasks"]) {
+    if (!tasks.IsMap())
+      return r.Error(tasks, key + ".tasks", "expected a map of task index to resources");
+    for (const auto& kv : tasks) {
+      TONY_ASSIGN_OR_RETURN(int index,
+                            r.Parsed<int>(kv.first, key + ".tasks", spec::ParseNonNegativeInt));
+      Resources res;
+      TONY_RETURN_IF_ERROR(r.ResourcesFrom(kv.second, absl::StrCat(key, ".tasks.", index), &res,
+                                           {"vcores", "memory", "gpus"}));
+      jt.task_resources[index] = res;
+    }
+  }
+  return jt;
+}
+
+absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
+  JobSpec spec;
+  if (root.IsNull()) return r.Error(root, "(document)", "is empty; see docs/job-spec.md");
+  TONY_RETURN_IF_ERROR(
+      r.CheckKeys(root, "", {"name",      "queue",   "tags",     "application_type", "max_attempts",
+                             "framework", "command", "env",      "docker_image",     "input",
+                             "output",    "script",  "files",    "archives",         "tensorboard",
+                             "client",    "am",      "timeouts", "defaults",         "jobs",
+                             "resolved"}));
+  if (root["name"]) {
+    TONY_ASSIGN_OR_RETURN(spec.name, r.String(root["name"], "name"));
+  }
+  if (root["queue"]) {
+    TONY_ASSIGN_OR_RETURN(spec.queue, r.String(root["queue"], "queue"));
+  }
+  if (root["tags"]) {
+    TONY_ASSIGN_OR_RETURN(spec.tags, r.StringList(root["tags"], "tags"));
+  }
+  if (root["application_type"]) {
+    TONY_ASSIGN_OR_RETURN(spec.application_type,
+                          r.String(root["application_type"], "application_type"));
+  }
+  if (root["max_attempts"]) {
+    TONY_ASSIGN_OR_RETURN(spec.max_attempts, r.Parsed<int>(root["max_attempts"], "max_attempts",
+                                                           spec::ParsePositiveInt));
+  }
+  if (root["framework"]) {
+    TONY_ASSIGN_OR_RETURN(spec.framework,
+                          r.Parsed<Framework>(root["framework"], "framework", ParseFramework));
+  }
+  if (root["command"]) {
+    TONY_ASSIGN_OR_RETURN(spec.command, r.String(root["command"], "command"));
+  }
+  if (root["env"]) {
+    TONY_ASSIGN_OR_RETURN(spec.env, r.StringMap(root["env"], "env"));
+  }
+  if (root["docker_image"]) {
+    TONY_ASSIGN_OR_RETURN(spec.docker_image, r.String(root["docker_image"], "docker_image"));
+  }
+  if (root["input"]) {
+    TONY_ASSIGN_OR_RETURN(spec.input_path, r.String(root["input"], "input"));
+  }
+  if (root["output"]) {
+    TONY_ASSIGN_OR_RETURN(spec.output_path, r.String(root["output"], "output"));
+  }
+  if (root["script"]) {
+    TONY_ASSIGN_OR_RETURN(spec.script_file, r.String(root["script"], "script"));
+  }
+  if (root["files"]) {
+    TONY_ASSIGN_OR_RETURN(spec.files, r.StringList(root["files"], "files"));
+  }
+  if (root["archives"]) {
+    TONY_ASSIGN_OR_RETURN(spec.archives, r.StringList(root["archives"], "archives"));
+  }
+  if (root["tensorboard"]) {
+    TONY_ASSIGN_OR_RETURN(spec.tensorboard, r.Bool(root["tensorboard"], "tensorboard"));
+  }
+  if (root["client"]) {
+    TONY_ASSIGN_OR_RETURN(spec.client_mode, r.Bool(root["client"], "client"));
+  }
+  if (const YAML::Node am = root["am"]) {
+    TONY_RETURN_IF_ERROR(r.CheckKeys(am, "am", {"vcores", "memory"}));
+    if (am["vcores"]) {
+      TONY_ASSIGN_OR_RETURN(spec.am_vcores,
+                            r.Parsed<int>(am["vcores"], "am.vcores", spec::ParsePositiveInt));
+    }
+    if (am["memory"]) {
+      TONY_ASSIGN_OR_RETURN(spec.am_memory_mb,
+                            r.Parsed<int64_t>(am["memory"], "am.memory", spec::ParseMemoryMb));
+    }
+  }
+  if (const YAML::Node t = root["timeouts"]) {
+    TONY_RETURN_IF_ERROR(r.CheckKeys(t, "timeouts", {"registration", "job", "stop_grace"}));
+    if (t["registration"]) {
+      TONY_ASSIGN_OR_RETURN(
+          spec.timeouts.registration,
+          r.Parsed<absl::Duration>(t["registration"], "timeouts.registration", spec::ParseTimeout));
+    }
+    if (t["job"]) {
+      TONY_ASSIGN_OR_RETURN(spec.timeouts.job,
+                            r.Parsed<absl::Duration>(t["job"], "timeouts.job", spec::ParseTimeout));
+    }
+    if (t["stop_grace"]) {
+      TONY_ASSIGN_OR_RETURN(
+          spec.timeouts.stop_grace,
+          r.Parsed<absl::Duration>(t["stop_grace"], "timeouts.stop_grace", spec::ParseTimeout));
+    }
+  }
+  if (const YAML::Node d = root["defaults"]) {
+    TONY_RETURN_IF_ERROR(
+        r.ResourcesFrom(d, "defaults", &spec.task_defaults, {"vcores", "memory", "gpus"}));
+  }
+  if (const YAML::Node jobs = root["jobs"]) {
+    if (!jobs.IsMap()) {
+      return r.Error(jobs, "jobs",
+                     "expected a map of job name to settings, e.g. `worker: {instances: 2}`");
+    }
+    for (const auto& kv : jobs) {
+      TONY_ASSIGN_OR_RETURN(std::string name, r.String(kv.first, "jobs"));
+      if (!spec::IsValidJobName(name)) {
+        return r.Error(kv.first, "jobs",
+                       absl::StrCat("'", name,
+                                    "' is not a job name; use lower-case letters, "
+                                    "digits, '_' or '-', starting with a letter"));
+      }
+      if (spec.FindJobType(name) != nullptr) {
+        return r.Error(kv.first, "jobs", absl::StrCat("job '", name, "' appears twice"));
+      }
+      TONY_ASSIGN_OR_RETURN(JobTypeSpec jt, JobTypeFrom(r, name, kv.second));
+      spec.job_types.push_back(std::move(jt));
+    }
+  }
+  return spec;
+}
+
+void EmitResources(YAML::Emitter& out, const Resources& r) {
+  if (r.vcores) out << YAML::Key << "vcores" << YAML::Value << *r.vcores;
+  if (r.memory_mb) out << YAML::Key << "memory" << YAML::Value << *r.memory_mb;
+  if (r.gpus) out << YAML::Key << "gpus" << YAML::Value << *r.gpus;
+}
+
+void EmitStringMap(YAML::Emitter& out, const std::map<std::string, std::string>& m) {
+  out << YAML::BeginMap;
+  for (const auto& [k, v] : m) out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+  out << YAML::EndMap;
+}
+
+void EmitStringList(YAML::Emitter& out, const std::vector<std::string>& v) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (const std::string& s : v) out << YAML::DoubleQuoted << s;
+  out << YAML::EndSeq;
+}
+
+}  // namespace
+
+absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_view source_name) {
+  Reader reader(source_name);
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    return SpecFrom(reader, root);
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) {
+      return absl::InvalidArgumentError(absl::StrCat(source_name, ": ", e.msg));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+}
+
+absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read job spec file '", path, "'; check the path and permissions"));
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ParseJobSpecYaml(buf.str(), path);
+}
+
+std::string JobSpecToYaml(const JobSpec& spec, bool with_resolved_tasks) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << spec.name;
+  out << YAML::Key << "queue" << YAML::Value << YAML::DoubleQuoted << spec.queue;
+  out << YAML::Key << "tags" << YAML::Value;
+  EmitStringList(out, spec.tags);
+  out << YAML::Key << "application_type" << YAML::Value << YAML::DoubleQuoted
+      << spec.application_type;
+  out << YAML::Key << "max_attempts" << YAML::Value << spec.max_attempts;
+  out << YAML::Key << "framework" << YAML::Value << std::string(FrameworkName(spec.framework));
+  out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << spec.command;
+  out << YAML::Key << "env" << YAML::Value;
+  EmitStringMap(out, spec.env);
+  out << YAML::Key << "docker_image" << YAML::Value << YAML::DoubleQuoted << spec.docker_image;
+  out << YAML::Key << "input" << YAML::Value << YAML::DoubleQuoted << spec.input_path;
+  out << YAML::Key << "output" << YAML::Value << YAML::DoubleQuoted << spec.output_path;
+  out << YAML::Key << "script" << YAML::Value << YAML::DoubleQuoted << spec.script_file;
+  out << YAML::Key << "files" << YAML::Value;
+  EmitStringList(out, spec.files);
+  out << YAML::Key << "archives" << YAML::Value;
+  EmitStringList(out, spec.archives);
+  out << YAML::Key << "tensorboard" << YAML::Value << spec.tensorboard;
+  out << YAML::Key << "client" << YAML::Value << spec.client_mode;
+  out << YAML::Key << "am" << YAML::Value << YAML::BeginMap << YAML::Key << "vcores" << YAML::Value
+      << spec.am_vcores << YAML::Key << "memory" << YAML::Value << spec.am_memory_mb
+      << YAML::EndMap;
+  out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "registration" << YAML::Value
+      << spec::FormatTimeout(spec.timeouts.registration);
+  out << YAML::Key << "job" << YAML::Value << spec::FormatTimeout(spec.timeouts.job);
+  out << YAML::Key << "stop_grace" << YAML::Value << spec::FormatTimeout(spec.timeouts.stop_grace);
+  out << YAML::EndMap;
+  out << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
+  EmitResources(out, spec.task_defaults);
+  out << YAML::EndMap;
+  out << YAML::Key << "jobs" << YAML::Value << YAML::BeginMap;
+  for (const JobTypeSpec& jt : spec.job_types) {
+    out << YAML::Key << jt.name << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "instances" << YAML::Value << jt.instances;
+    EmitResources(out, jt.resources);
+    if (!jt.node_label.empty()) {
+      out << YAML::Key << "node_label" << YAML::Value << YAML::DoubleQuoted << jt.node_label;
+    }
+    if (!jt.docker_image.empty()) {
+      out << YAML::Key << "docker_image" << YAML::Value << YAML::DoubleQuoted << jt.docker_image;
+    }
+    if (!jt.command.empty()) {
+      out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << jt.command;
+    }
+    if (!jt.env.empty()) {
+      out << YAML::Key << "env" << YAML::Value;
+      EmitStringMap(out, jt.env);
+    }
+    if (jt.tracked) out << YAML::Key << "tracked" << YAML::Value << *jt.tracked;
+    if (!jt.task_resources.empty()) {
+      out << YAML::Key << "tasks" << YAML::Value << YAML::BeginMap;
+      for (const auto& [index, r] : jt.task_resources) {
+        out << YAML::Key << index << YAML::Value << YAML::Flow << YAML::BeginMap;
+        EmitResources(out, r);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  if (with_resolved_tasks) {
+    // Output only (ignored on input): what each task gets, after every override.
+    out << YAML::Key << "resolved" << YAML::Value << YAML::BeginSeq;
+    for (const TaskSpec& t : ResolveTasks(spec)) {
+      out << YAML::BeginMap;
+      out << YAML::Key << "task" << YAML::Value << t.id();
+      out << YAML::Key << "vcores" << YAML::Value << t.vcores;
+      out << YAML::Key << "memory" << YAML::Value << t.memory_mb;
+      out << YAML::Key << "gpus" << YAML::Value << t.gpus;
+      out << YAML::Key << "tracked" << YAML::Value << t.tracked;
+      if (!t.node_label.empty()) out << YAML::Key << "node_label" << YAML::Value << t.node_label;
+      out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << t.command;
+      out << YAML::Key << "env" << YAML::Value;
+      EmitStringMap(out, BuildTaskEnvironment(spec, t, nullptr));
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace tony

@@ -1,0 +1,234 @@
+// Copyright libtony authors.
+
+#include "cli/submit_args.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "cli/submit_command.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tony::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<SubmitArgs> Parse(std::vector<std::string> args) { return ParseSubmitArgs(args); }
+
+std::string ErrorOf(std::vector<std::string> args) {
+  auto r = ParseSubmitArgs(args);
+  EXPECT_FALSE(r.ok());
+  if (r.ok()) return "";
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExitCodeFor(r.status()), kExitUsage);
+  return std::string(r.status().message());
+}
+
+std::string WriteTemp(const std::string& name, const std::string& content) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+TEST(SubmitArgsTest, SeedExample) {
+  auto r = Parse({"-r", "ps:1,worker:4", "python mnist.py --job_name ${DTF_TASK_JOB_NAME}"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const JobSpec& spec = r->spec;
+  ASSERT_EQ(spec.job_types.size(), 2u);
+  EXPECT_EQ(spec.job_types[1].name, "worker");
+  EXPECT_EQ(spec.job_types[1].instances, 4);
+  EXPECT_EQ(spec.command, "python mnist.py --job_name ${DTF_TASK_JOB_NAME}");
+  EXPECT_EQ(spec.name, "TensorFlow");
+  EXPECT_EQ(spec.queue, "default");
+  std::vector<TaskSpec> tasks = ResolveTasks(spec);
+  EXPECT_EQ(tasks[0].memory_mb, 8192);
+  EXPECT_EQ(tasks[0].vcores, 1);
+}
+
+TEST(SubmitArgsTest, AllScalarOptionsLongAndShort) {
+  std::string script = WriteTemp("train.py", "print(1)\n");
+  auto r = Parse({"--cluster_requirement=ps:1,worker:2",
+                  "-i",
+                  "/in",
+                  "--output",
+                  "/out",
+                  "-s",
+                  script,
+                  "-t",
+                  "--docker_image",
+                  "tf:2",
+                  "-q",
+                  "research",
+                  "-n",
+                  "mnist",
+                  "--client",
+                  "--framework",
+                  "pytorch",
+                  "-e",
+                  "A=1",
+                  "--env=B=x=y",
+                  "--tag",
+                  "t1",
+                  "--max_attempts",
+                  "2",
+                  "--am_memory",
+                  "1g",
+                  "--registration_timeout",
+                  "2m",
+                  "--timeout",
+                  "1h",
+                  "--local",
+                  "--detach",
+                  "-D",
+                  "yarn.x=1",
+                  "--dry-run",
+                  "python",
+                  "train.py"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const JobSpec& s = r->spec;
+  EXPECT_EQ(s.input_path, "/in");
+  EXPECT_EQ(s.output_path, "/out");
+  EXPECT_EQ(s.script_file, script);
+  EXPECT_TRUE(s.tensorboard);
+  EXPECT_EQ(s.docker_image, "tf:2");
+  EXPECT_EQ(s.queue, "research");
+  EXPECT_EQ(s.name, "mnist");
+  EXPECT_TRUE(s.client_mode);
+  EXPECT_EQ(s.framework, Framework::kPyTorch);
+  EXPECT_EQ(s.env.at("A"), "1");
+  EXPECT_EQ(s.env.at("B"), "x=y");
+  EXPECT_EQ(s.tags, std::vector<std::string>{"t1"});
+  EXPECT_EQ(s.max_attempts, 2);
+  EXPECT_EQ(s.am_memory_mb, 1024);
+  EXPECT_EQ(s.timeouts.registration, absl::Minutes(2));
+  EXPECT_EQ(s.timeouts.job, absl::Hours(1));
+  EXPECT_EQ(r->backend, Backend::kLocal);
+  EXPECT_TRUE(r->detach);
+  EXPECT_TRUE(r->dry_run);
+  EXPECT_EQ(r->conf_overrides.at("yarn.x"), "1");
+  EXPECT_EQ(s.command, "python train.py");
+}
+
+TEST(SubmitArgsTest, ResourceFormsMoreSpecificWinsWhateverTheOrder) {
+  // Task level first, general last: specificity, not order, decides.
+  auto r =
+      Parse({"-r", "ps:1,worker:3", "-c", "worker[1]:8", "-m", "worker[2]:1g", "-c", "worker:2",
+             "-m", "ps:4096", "-c", "3", "-m", "512m", "-g", "worker[0]:1", "cmd"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<TaskSpec> t = ResolveTasks(r->spec);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].vcores, 3);  // ps: general vcores
+  EXPECT_EQ(t[0].memory_mb, 4096);
+  EXPECT_EQ(t[1].vcores, 2);  // worker:0 job level
+  EXPECT_EQ(t[1].memory_mb, 512);
+  EXPECT_EQ(t[1].gpus, 1);
+  EXPECT_EQ(t[2].vcores, 8);  // worker:1 task level
+  EXPECT_EQ(t[3].vcores, 2);
+  EXPECT_EQ(t[3].memory_mb, 1024);
+  EXPECT_EQ(t[3].gpus, 0);
+}
+
+TEST(SubmitArgsTest, ResourceFlagBeforeRequirementStillKnowsTheJobs) {
+  auto r = Parse({"-c", "worker:2", "-r", "worker:2", "cmd"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ResolveTasks(r->spec)[0].vcores, 2);
+}
+
+TEST(SubmitArgsTest, CommaSeparatedAssignmentsAndAttachedShortValues) {
+  auto r = Parse({"-rps:1,worker:2", "-cworker:2,ps:1", "-m2g", "cmd"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ResolveTasks(r->spec)[1].vcores, 2);
+  EXPECT_EQ(ResolveTasks(r->spec)[1].memory_mb, 2048);
+}
+
+TEST(SubmitArgsTest, BadInputNamesTheFlag) {
+  EXPECT_THAT(ErrorOf({"-r", "", "cmd"}), HasSubstr("-r/--cluster_requirement: is empty"));
+  EXPECT_THAT(ErrorOf({"-r", "ps:1,ps:2", "cmd"}), HasSubstr("appears twice"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:0", "cmd"}), HasSubstr("at least 1"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:-2", "cmd"}), HasSubstr("negative"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:abc", "cmd"}), HasSubstr("-r/--cluster_requirement"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-c", "0", "cmd"}), HasSubstr("-c/--task_vcores"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-c", "two", "cmd"}), HasSubstr("-c/--task_vcores"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-m", "-1", "cmd"}), HasSubstr("-m/--task_memory"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-m", "0g", "cmd"}), HasSubstr("-m/--task_memory"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-c", "wrker:2", "cmd"}),
+              HasSubstr("-c/--task_vcores: unknown job 'wrker'; the jobs are: worker"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-m", "worker[2]:1g", "cmd"}),
+              HasSubstr("-m/--task_memory: task worker[2] does not exist; job 'worker' has "
+                        "tasks 0..1"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-t", "cmd"}), HasSubstr("--output"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2"}), HasSubstr("no task command"));
+  EXPECT_THAT(ErrorOf({"cmd"}), HasSubstr("-r/--cluster_requirement"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "-s", "/nonexistent.py", "cmd"}),
+              HasSubstr("-s/--script: cannot read"));
+  EXPECT_THAT(ErrorOf({"--bogus", "cmd"}), HasSubstr("unknown option '--bogus'"));
+  EXPECT_THAT(ErrorOf({"-x", "cmd"}), HasSubstr("unknown option '-x'"));
+  EXPECT_THAT(ErrorOf({"-r"}), HasSubstr("-r/--cluster_requirement: needs a value"));
+  EXPECT_THAT(ErrorOf({"-r", "w:1", "--local", "--yarn", "cmd"}), HasSubstr("conflicts"));
+  EXPECT_THAT(ErrorOf({"-r", "w:1", "-e", "NOVALUE", "cmd"}), HasSubstr("-e/--env"));
+  EXPECT_THAT(ErrorOf({"-r", "w:1", "--framework", "mxnet", "cmd"}), HasSubstr("--framework"));
+  EXPECT_THAT(ErrorOf({"--spec", "/nonexistent.yaml", "cmd"}), HasSubstr("cannot read job spec"));
+}
+
+TEST(SubmitArgsTest, CommandLineOverridesSpecFile) {
+  std::string yaml = WriteTemp("job.yaml", R"(
+name: from-file
+queue: q1
+command: python file.py
+defaults: {memory: 1g}
+jobs:
+  ps: {instances: 1}
+  worker: {instances: 2, vcores: 2, tasks: {1: {vcores: 5}}}
+)");
+  auto r =
+      Parse({"--spec", yaml, "-n", "from-cli", "-r", "worker:4", "-m", "2g", "-c", "worker[3]:7"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const JobSpec& s = r->spec;
+  EXPECT_EQ(s.name, "from-cli");
+  EXPECT_EQ(s.queue, "q1");
+  EXPECT_EQ(s.command, "python file.py");
+  ASSERT_EQ(s.job_types.size(), 2u);
+  EXPECT_EQ(s.FindJobType("worker")->instances, 4);
+  std::vector<TaskSpec> t = ResolveTasks(s);
+  EXPECT_EQ(t[0].memory_mb, 2048);
+  EXPECT_EQ(t[2].vcores, 5);  // file's task level kept
+  EXPECT_EQ(t[4].vcores, 7);
+  EXPECT_EQ(t[3].vcores, 2);
+}
+
+TEST(SubmitArgsTest, SpecFileErrorsCarryLineAndColumn) {
+  std::string yaml = WriteTemp("bad.yaml", "jobs:\n  worker: {instances: 0}\n");
+  EXPECT_THAT(ErrorOf({"--spec", yaml}), HasSubstr("bad.yaml:2:23: jobs.worker.instances"));
+}
+
+TEST(SubmitArgsTest, HelpAndVersionSkipValidation) {
+  auto r = Parse({"--help"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->help);
+  EXPECT_TRUE(Parse({"-h", "-r", ""})->help);
+  EXPECT_TRUE(Parse({"--version"})->version);
+  EXPECT_THAT(SubmitUsage(), HasSubstr("-r, --cluster_requirement"));
+}
+
+TEST(SubmitArgsTest, DryRunYamlIsAcceptedBackUnchanged) {
+  auto r = Parse({"-r", "ps:1,worker:2", "-m", "worker[1]:3g", "-c", "2", "-o", "/out", "-n", "rt",
+                  "python train.py --flag 'quoted'"});
+  ASSERT_TRUE(r.ok());
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSubmit(SubmitArgs{.spec = r->spec, .dry_run = true}, out, err), kExitOk);
+  std::string path = WriteTemp("dry.yaml", out.str());
+  auto back = Parse({"--spec", path});
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << out.str();
+  EXPECT_TRUE(back->spec == r->spec);
+  std::ostringstream again;
+  RunSubmit(SubmitArgs{.spec = back->spec, .dry_run = true}, again, err);
+  EXPECT_EQ(again.str(), out.str());
+  EXPECT_THAT(out.str(), HasSubstr("DTF_WORKER_HOSTS"));
+  EXPECT_THAT(out.str(), HasSubstr("memory: 3072"));
+}
+
+}  // namespace
+}  // namespace tony::cli

@@ -1,0 +1,226 @@
+// Copyright libtony authors.
+
+#include "tony/job_spec.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tony {
+namespace {
+
+using ::testing::HasSubstr;
+
+JobSpec PsWorker() {
+  JobSpec spec;
+  spec.command = "python train.py";
+  spec.job_types.push_back({.name = "ps", .instances = 1});
+  spec.job_types.push_back({.name = "worker", .instances = 3});
+  return spec;
+}
+
+TEST(ResolveTasksTest, TaskOverridesJobOverridesGeneralOverridesDefault) {
+  JobSpec spec = PsWorker();
+  spec.task_defaults.memory_mb = 2048;
+  spec.FindJobType("worker")->resources.vcores = 2;
+  spec.FindJobType("worker")->task_resources[1].vcores = 4;
+  spec.FindJobType("worker")->task_resources[2].memory_mb = 1024;
+  std::vector<TaskSpec> tasks = ResolveTasks(spec);
+  ASSERT_EQ(tasks.size(), 4u);
+  EXPECT_EQ(tasks[0].id(), "ps:0");
+  EXPECT_EQ(tasks[0].vcores, kDefaultVcores);
+  EXPECT_EQ(tasks[0].memory_mb, 2048);
+  EXPECT_FALSE(tasks[0].tracked);
+  EXPECT_EQ(tasks[1].id(), "worker:0");
+  EXPECT_EQ(tasks[1].vcores, 2);
+  EXPECT_TRUE(tasks[1].tracked);
+  EXPECT_EQ(tasks[2].vcores, 4);
+  EXPECT_EQ(tasks[2].memory_mb, 2048);
+  EXPECT_EQ(tasks[3].vcores, 2);
+  EXPECT_EQ(tasks[3].memory_mb, 1024);
+  EXPECT_EQ(tasks[3].gpus, 0);
+}
+
+TEST(ResolveTasksTest, BuiltInDefaultsAndEnvMerge) {
+  JobSpec spec = PsWorker();
+  spec.env = {{"A", "1"}, {"B", "2"}};
+  spec.FindJobType("worker")->env = {{"B", "3"}};
+  spec.FindJobType("worker")->command = "python worker.py";
+  std::vector<TaskSpec> tasks = ResolveTasks(spec);
+  EXPECT_EQ(tasks[0].memory_mb, kDefaultMemoryMb);
+  EXPECT_EQ(tasks[0].command, "python train.py");
+  EXPECT_EQ(tasks[1].command, "python worker.py");
+  EXPECT_EQ(tasks[1].env.at("A"), "1");
+  EXPECT_EQ(tasks[1].env.at("B"), "3");
+  EXPECT_EQ(tasks[0].env.at("B"), "2");
+}
+
+TEST(ResolveTasksTest, TensorBoardAddsAnUntrackedTask) {
+  JobSpec spec = PsWorker();
+  spec.tensorboard = true;
+  spec.output_path = "/tmp/out";
+  std::vector<TaskSpec> tasks = ResolveTasks(spec);
+  ASSERT_EQ(tasks.size(), 5u);
+  EXPECT_EQ(spec.TotalTasks(), 5);
+  EXPECT_EQ(tasks.back().id(), "tensorboard:0");
+  EXPECT_FALSE(tasks.back().tracked);
+  EXPECT_THAT(tasks.back().command, HasSubstr("tensorboard --logdir"));
+}
+
+TEST(ResolveTasksTest, TrackedDefaultsAndOverride) {
+  EXPECT_FALSE(IsTrackedByDefault("ps"));
+  EXPECT_FALSE(IsTrackedByDefault("evaluator"));
+  EXPECT_TRUE(IsTrackedByDefault("chief"));
+  JobSpec spec = PsWorker();
+  spec.FindJobType("ps")->tracked = true;
+  EXPECT_TRUE(ResolveTasks(spec)[0].tracked);
+}
+
+TEST(ValidateJobSpecTest, AcceptsMinimalSpec) { EXPECT_TRUE(ValidateJobSpec(PsWorker()).ok()); }
+
+TEST(ValidateJobSpecTest, RejectsEachProblemNamingTheField) {
+  struct Case {
+    const char* what;
+    void (*mutate)(JobSpec*);
+    const char* expected;
+  } cases[] = {
+      {"no jobs", [](JobSpec* s) { s->job_types.clear(); }, "-r/--cluster_requirement"},
+      {"zero instances", [](JobSpec* s) { s->job_types[1].instances = 0; },
+       "jobs.worker.instances"},
+      {"duplicate", [](JobSpec* s) { s->job_types[1].name = "ps"; }, "appears twice"},
+      {"bad name", [](JobSpec* s) { s->job_types[1].name = "Work er"; }, "not a job name"},
+      {"zero vcores", [](JobSpec* s) { s->job_types[1].resources.vcores = 0; },
+       "jobs.worker.vcores (-c/--task_vcores)"},
+      {"negative memory", [](JobSpec* s) { s->task_defaults.memory_mb = -5; },
+       "defaults.memory (-m/--task_memory)"},
+      {"index out of range", [](JobSpec* s) { s->job_types[1].task_resources[3].vcores = 2; },
+       "task index 3 is out of range"},
+      {"no command", [](JobSpec* s) { s->command.clear(); }, "no task command"},
+      {"tensorboard without output", [](JobSpec* s) { s->tensorboard = true; }, "-t/--tensorboard"},
+      {"unreadable script", [](JobSpec* s) { s->script_file = "/nonexistent/train.py"; },
+       "script (-s/--script): cannot read '/nonexistent/train.py'"},
+      {"bad env name", [](JobSpec* s) { s->env["A-B"] = "x"; }, "env: 'A-B'"},
+      {"empty queue", [](JobSpec* s) { s->queue.clear(); }, "-q/--queue"},
+      {"zero timeout", [](JobSpec* s) { s->timeouts.registration = absl::ZeroDuration(); },
+       "timeouts.registration"},
+  };
+  for (const Case& c : cases) {
+    JobSpec spec = PsWorker();
+    c.mutate(&spec);
+    absl::Status s = ValidateJobSpec(spec);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.what;
+  }
+}
+
+TEST(YamlTest, ParsesFullExample) {
+  auto spec = ParseJobSpecYaml(R"(
+name: mnist
+queue: research
+tags: [nightly, team-a]
+framework: tensorflow
+command: python train.py --steps 100
+env: {LOG_LEVEL: "1"}
+input: hdfs:///data/mnist
+output: /tmp/out
+tensorboard: true
+am: {memory: 512m}
+timeouts: {registration: 5m, job: 2h}
+defaults: {memory: 2g, vcores: 1}
+jobs:
+  ps: {instances: 2, memory: 1g}
+  worker:
+    instances: 4
+    vcores: 2
+    env: {ROLE: w}
+    tasks:
+      0: {vcores: 4, memory: 8g}
+  chief: {instances: 1, node_label: gpu, gpus: 1}
+)",
+                               "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name, "mnist");
+  EXPECT_EQ(spec->queue, "research");
+  EXPECT_EQ(spec->tags, (std::vector<std::string>{"nightly", "team-a"}));
+  EXPECT_EQ(spec->am_memory_mb, 512);
+  EXPECT_EQ(spec->timeouts.job, absl::Hours(2));
+  ASSERT_EQ(spec->job_types.size(), 3u);
+  EXPECT_EQ(spec->job_types[0].name, "ps");  // document order is kept
+  EXPECT_EQ(spec->job_types[1].name, "worker");
+  EXPECT_EQ(*spec->job_types[0].resources.memory_mb, 1024);
+  EXPECT_EQ(*spec->job_types[1].task_resources.at(0).memory_mb, 8192);
+  EXPECT_EQ(spec->job_types[2].node_label, "gpu");
+  EXPECT_EQ(*spec->job_types[2].resources.gpus, 1);
+  EXPECT_TRUE(ValidateJobSpec(*spec).ok());
+}
+
+TEST(YamlTest, ErrorsNameKeyLineAndColumn) {
+  struct Case {
+    const char* yaml;
+    const char* expected;
+  } cases[] = {
+      {"jobs:\n  worker: {instances: two}\n", "job.yaml:2:23: jobs.worker.instances"},
+      {"jobs:\n  worker: {instancs: 2}\n", "job.yaml:2:12: jobs.worker.instancs: unknown key"},
+      {"nmae: x\n", "job.yaml:1:1: nmae: unknown key"},
+      {"tensorboard: maybe\n", "tensorboard: expected true or false"},
+      {"tags: nightly\n", "tags: expected a list"},
+      {"env: [a, b]\n", "env: expected a map"},
+      {"jobs: [ps, worker]\n", "jobs: expected a map"},
+      {"jobs:\n  worker:\n    memory: lots\n", "job.yaml:3:13: jobs.worker.memory"},
+      {"jobs:\n  worker:\n    tasks: {x: {vcores: 2}}\n", "jobs.worker.tasks"},
+      {"jobs: {a: {}, a: {}}\n", "appears twice"},
+      {"framework: caffe\n", "unknown framework 'caffe'"},
+      {"jobs: {worker: {instances: 2\n", "job.yaml:2:1"},
+      {"", "is empty"},
+  };
+  for (const Case& c : cases) {
+    auto spec = ParseJobSpecYaml(c.yaml, "job.yaml");
+    ASSERT_FALSE(spec.ok()) << c.yaml;
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(spec.status().message()), HasSubstr(c.expected)) << c.yaml;
+  }
+}
+
+TEST(YamlTest, RoundTripIsExact) {
+  JobSpec spec = PsWorker();
+  spec.name = "round: trip";
+  spec.tags = {"a", "b c"};
+  spec.env = {{"X", "1"}, {"QUOTE", "say \"hi\""}};
+  spec.framework = Framework::kPyTorch;
+  spec.input_path = "hdfs://nn:8020/in";
+  spec.task_defaults.memory_mb = 512;
+  spec.timeouts.job = absl::Minutes(90);
+  JobTypeSpec& worker = *spec.FindJobType("worker");
+  worker.resources.vcores = 2;
+  worker.task_resources[2] = {.vcores = 3, .memory_mb = 700, .gpus = 1};
+  worker.tracked = true;
+  worker.command = "python w.py '$X'";
+  worker.node_label = "fast";
+  std::string yaml = JobSpecToYaml(spec);
+  auto back = ParseJobSpecYaml(yaml, "roundtrip");
+  ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;
+  EXPECT_TRUE(*back == spec) << yaml;
+  EXPECT_EQ(JobSpecToYaml(*back), yaml);
+}
+
+TEST(YamlTest, ResolvedSectionIsIgnoredOnInputSoDryRunOutputRoundTrips) {
+  JobSpec spec = PsWorker();
+  std::string yaml = JobSpecToYaml(spec, /*with_resolved_tasks=*/true);
+  EXPECT_THAT(yaml, HasSubstr("resolved:"));
+  EXPECT_THAT(yaml, HasSubstr("task: worker:2"));
+  auto back = ParseJobSpecYaml(yaml, "dry-run");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == spec);
+  EXPECT_EQ(JobSpecToYaml(*back, true), yaml);
+}
+
+TEST(YamlTest, LoadFileErrors) {
+  auto missing = LoadJobSpecFile("/nonexistent/job.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("cannot read job spec file"));
+}
+
+}  // namespace
+}  // namespace tony

@@ -1,0 +1,28 @@
+// Copyright libtony authors.
+//
+// ytf-submit: submit a distributed TensorFlow job (see `ytf-submit --help`).
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/submit_args.h"
+#include "cli/submit_command.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = tony::cli::ParseSubmitArgs(args);
+  if (!parsed.ok()) {
+    std::cerr << "ytf-submit: " << parsed.status().message() << "\n";
+    return tony::cli::ExitCodeFor(parsed.status());
+  }
+  if (parsed->help) {
+    std::cout << tony::cli::SubmitUsage();
+    return tony::cli::kExitOk;
+  }
+  if (parsed->version) {
+    std::cout << "ytf-submit " << TONY_VERSION << "\n";
+    return tony::cli::kExitOk;
+  }
+  return tony::cli::RunSubmit(*parsed, std::cout, std::cerr);
+}
