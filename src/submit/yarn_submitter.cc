@@ -1,15 +1,507 @@
 // Copyright libtony authors.
 //
-// Placeholder until the YARN submitter lands (issue 6): says so plainly instead of failing later.
+// tony::NewYarnSubmitter: stages a job in HDFS and submits tony-am to YARN; the Application it
+// returns follows the job through the ResourceManager's report and, while the AM runs, the
+// AM's own status service (the ClusterSpecBroker's GetStatus).
+
+#include "submit/yarn_submitter.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <thread>
 
 #include "absl/status/status.h"
-#include "tony/submitter.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "broker/broker_client.h"
+#include "broker/secret.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "conf/hadoop_addresses.h"
+#include "submit/contract.h"
+
+namespace tony::submit {
+namespace {
+
+constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
+constexpr absl::Duration kGracefulKillWait = absl::Seconds(20);
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string SelfDir() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  return Dirname(buf);
+}
+
+absl::StatusOr<std::string> FindRuntimeBundle(const std::string& bin_dir) {
+  const char* override_path = std::getenv("TONY_RUNTIME_BUNDLE");
+  std::vector<std::string> candidates;
+  if (override_path != nullptr && *override_path != '\0') candidates.push_back(override_path);
+  candidates.push_back(bin_dir + "/../share/tony/tony-runtime.tar.gz");
+  for (const std::string& c : candidates) {
+    if (access(c.c_str(), R_OK) == 0) return c;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the runtime bundle (tony-am and tony-executor with their libraries) is missing at ",
+      candidates.back(),
+      "; build it with: cmake --build <build dir> --target tony_runtime_bundle"));
+}
+
+// FNV-1a over the file: names the cached copy of the runtime bundle in HDFS by its content.
+absl::StatusOr<std::string> ContentKey(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  uint64_t h = 1469598103934665603ull;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof(buf));
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return std::string(hex);
+}
+
+std::string ResourceText(int64_t memory_mb, int vcores, int gpus) {
+  std::string s = absl::StrCat("<memory:", memory_mb, ", vCores:", vcores);
+  if (gpus > 0) absl::StrAppend(&s, ", yarn.io/gpu:", gpus);
+  return s + ">";
+}
+
+// Asking for more than any container can ever be is a mistake to catch before submitting,
+// instead of a job that waits forever for an allocation.
+absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::YarnClient& yarn) {
+  auto max_gpus = max.others.count(yarn::kResourceGpu) ? max.others.at(yarn::kResourceGpu) : 0;
+  bool wants_gpus = false;
+  for (const TaskSpec& t : ResolveTasks(spec)) {
+    wants_gpus = wants_gpus || t.gpus > 0;
+    if (t.memory_mb > max.memory_mb || t.vcores > max.vcores) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", t.id(), " asks for ", ResourceText(t.memory_mb, t.vcores, t.gpus),
+                       " but the largest container this cluster grants is ", max.ToString(),
+                       "; lower -m/--task_memory or -c/--task_vcores"));
+    }
+  }
+  if (spec.am_memory_mb > max.memory_mb || spec.am_vcores > max.vcores) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ApplicationMaster asks for ", ResourceText(spec.am_memory_mb, spec.am_vcores, 0),
+        " but the largest container this cluster grants is ", max.ToString(),
+        "; lower --am_memory"));
+  }
+  if (wants_gpus) {
+    TONY_ASSIGN_OR_RETURN(auto types, yarn.GetResourceTypes());
+    bool known = false;
+    for (const auto& t : types) known = known || t.name == yarn::kResourceGpu;
+    if (!known) {
+      return absl::InvalidArgumentError(
+          "tasks ask for GPUs (-g/--task_gpus) but this cluster has no resource type "
+          "yarn.io/gpu (see yarn.resource-types in its resource-types.xml)");
+    }
+    for (const TaskSpec& t : ResolveTasks(spec)) {
+      if (t.gpus > max_gpus) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("task ", t.id(), " asks for ", t.gpus,
+                         " GPUs but the largest container this cluster "
+                         "grants has ",
+                         max_gpus, "; lower -g/--task_gpus"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritePrivateFile(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+    out << content;
+  }
+  chmod(tmp.c_str(), 0600);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MakeDirs(const std::string& path) {
+  std::string cur;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part.empty()) continue;
+    absl::StrAppend(&cur, "/", part);
+    if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::InternalError(absl::StrCat("cannot create ", cur));
+    }
+  }
+  return absl::OkStatus();
+}
+
+class YarnApplication : public Application {
+ public:
+  YarnApplication(std::shared_ptr<YarnCluster> cluster, const yarn::ApplicationId& id,
+                  std::string secret, std::string staging_dir)
+      : cluster_(std::move(cluster)),
+        id_(id),
+        id_text_(id.ToString()),
+        secret_(std::move(secret)),
+        staging_dir_(std::move(staging_dir)) {}
+
+  const std::string& id() const override { return id_text_; }
+
+  absl::StatusOr<ApplicationStatus> Status() override {
+    TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
+                          cluster_->yarn->GetApplicationReport(id_));
+    ApplicationStatus s;
+    s.id = id_text_;
+    s.state = ToAppState(report);
+    s.tracking_url = report.tracking_url;
+    if (report.diagnostics != "N/A") s.diagnostics = report.diagnostics;
+    s.log_dir = absl::StrCat("ytf logs ", id_text_);
+    if (s.state == AppState::kRunning && !secret_.empty() && report.rpc_port > 0 &&
+        !report.host.empty() && report.host != "N/A") {
+      broker::BrokerClient* am = AmClient(absl::StrCat(report.host, ":", report.rpc_port));
+      auto am_status = am->GetStatus();
+      if (am_status.ok()) {
+        s.progress = am_status->progress;
+        if (!am_status->diagnostics.empty()) s.diagnostics = am_status->diagnostics;
+        if (s.tracking_url.empty()) s.tracking_url = am_status->tracking_url;
+      } else {
+        TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
+      }
+    }
+    if (IsFinal(s.state)) CleanUpStaging();
+    return s;
+  }
+
+  absl::StatusOr<ApplicationStatus> Wait(
+      absl::Duration timeout,
+      const std::function<void(const ApplicationStatus&)>& on_progress) override {
+    const absl::Time deadline = absl::Now() + timeout;
+    int failures = 0;
+    while (true) {
+      auto s = Status();
+      if (!s.ok()) {
+        // The RM may fail over or be busy for a moment; give up only on a persistent error.
+        if (++failures >= 5 || absl::Now() >= deadline) return s.status();
+      } else {
+        failures = 0;
+        std::string key = Rendering(*s);
+        if (on_progress && key != last_rendering_) on_progress(*s);
+        last_rendering_ = key;
+        if (IsFinal(s->state)) return s;
+      }
+      absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return absl::DeadlineExceededError(
+            absl::StrCat(id_text_, " is not finished after ", absl::FormatDuration(timeout)));
+      }
+      absl::SleepFor(std::min(left, kPollInterval));
+    }
+  }
+
+  absl::Status Kill() override {
+    TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
+                          cluster_->yarn->GetApplicationReport(id_));
+    if (yarn::IsTerminal(report.state)) return absl::OkStatus();
+    // The AM stops its tasks in order and ends KILLED; YARN's kill is the fallback when the AM
+    // is not up yet or does not answer.
+    if (!secret_.empty() && report.rpc_port > 0 && report.host != "N/A" && !report.host.empty()) {
+      absl::Status s =
+          AmClient(absl::StrCat(report.host, ":", report.rpc_port))->Kill("killed by user");
+      if (s.ok()) {
+        auto done = Wait(kGracefulKillWait, nullptr);
+        if (done.ok()) return absl::OkStatus();
+      }
+    }
+    TONY_RETURN_IF_ERROR(cluster_->yarn->KillApplication(id_, "killed by user"));
+    auto done = Wait(absl::Minutes(1), nullptr);
+    if (!done.ok()) return done.status();
+    CleanUpStaging();
+    return absl::OkStatus();
+  }
+
+ private:
+  static std::string Rendering(const ApplicationStatus& s) {
+    std::string out = absl::StrCat(AppStateName(s.state), "|", s.diagnostics);
+    for (const auto& [job, p] : s.progress) {
+      absl::StrAppend(&out, "|", job, ":", p.total, ",", p.allocated, ",", p.registered, ",",
+                      p.running, ",", p.succeeded, ",", p.failed);
+    }
+    return out;
+  }
+
+  broker::BrokerClient* AmClient(const std::string& address) {
+    absl::MutexLock lock(&mu_);
+    if (am_ == nullptr || am_address_ != address) {
+      broker::BrokerClientOptions options;
+      options.call_timeout = absl::Seconds(5);
+      am_ = std::make_unique<broker::BrokerClient>(address, secret_, options);
+      am_address_ = address;
+    }
+    return am_.get();
+  }
+
+  // The AM removes the staging directory itself; after a YARN kill nobody else will.
+  void CleanUpStaging() {
+    absl::MutexLock lock(&mu_);
+    if (staging_dir_.empty() || staging_cleaned_) return;
+    staging_cleaned_ = true;
+    auto deleted = cluster_->hdfs->Delete(staging_dir_, /*recursive=*/true);
+    if (!deleted.ok()) TONY_LOG(WARNING) << "removing " << staging_dir_ << ": " << deleted.status();
+  }
+
+  const std::shared_ptr<YarnCluster> cluster_;
+  const yarn::ApplicationId id_;
+  const std::string id_text_;
+  const std::string secret_;
+  const std::string staging_dir_;
+  std::string last_rendering_;
+  absl::Mutex mu_;
+  std::unique_ptr<broker::BrokerClient> am_ ABSL_GUARDED_BY(mu_);
+  std::string am_address_ ABSL_GUARDED_BY(mu_);
+  bool staging_cleaned_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class YarnSubmitter : public Submitter {
+ public:
+  YarnSubmitter(std::shared_ptr<YarnCluster> cluster, std::string bin_dir)
+      : cluster_(std::move(cluster)), bin_dir_(std::move(bin_dir)) {}
+
+  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) override {
+    TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
+    TONY_ASSIGN_OR_RETURN(std::string bundle, FindRuntimeBundle(bin_dir_));
+    TONY_ASSIGN_OR_RETURN(yarn::NewApplication app, cluster_->yarn->CreateApplication());
+    TONY_RETURN_IF_ERROR(CheckFits(spec, app.max_capability, *cluster_->yarn));
+    TONY_ASSIGN_OR_RETURN(std::string secret, broker::GenerateSecret());
+    const std::string id = app.id.ToString();
+    const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");
+    const std::string staging = absl::StrCat(home, "/staging/", id);
+
+    auto staged = Stage(spec, bundle, home, staging);
+    if (!staged.ok()) {
+      (void)cluster_->hdfs->Delete(staging, true);
+      return staged.status();
+    }
+    yarn::ApplicationSubmissionContext ctx;
+    ctx.id = app.id;
+    ctx.name = spec.name;
+    ctx.queue = spec.queue;
+    ctx.application_type = spec.application_type;
+    ctx.tags = spec.tags;
+    ctx.max_app_attempts = spec.max_attempts;
+    ctx.am_resource.memory_mb = spec.am_memory_mb;
+    ctx.am_resource.vcores = spec.am_vcores;
+    if (spec.timeouts.job != absl::InfiniteDuration()) ctx.lifetime = spec.timeouts.job;
+    TONY_ASSIGN_OR_RETURN(ctx.am_container, AmLaunchContext(*staged, secret, staging));
+
+    if (absl::Status s = cluster_->yarn->SubmitApplication(ctx); !s.ok()) {
+      (void)cluster_->hdfs->Delete(staging, true);
+      return s;
+    }
+    // Only this machine's user may read the secret later (ytf status/kill).
+    std::string local_dir = LocalAppDir(id);
+    if (MakeDirs(local_dir).ok()) {
+      (void)WritePrivateFile(local_dir + "/secret", secret);
+      (void)WritePrivateFile(local_dir + "/staging", staging);
+    }
+    TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
+    return OpenYarnApplication(cluster_, app.id, secret, staging);
+  }
+
+ private:
+  absl::StatusOr<yarn::LocalResource> Resource(const std::string& path,
+                                               yarn::LocalResourceType type,
+                                               const hdfs::FileStatus& st) {
+    yarn::LocalResource r;
+    std::string fs = cluster_->hdfs->options().default_fs;
+    while (absl::EndsWith(fs, "/")) fs.pop_back();
+    r.url = fs + path;
+    r.size = st.length;
+    r.timestamp_ms = st.modification_time_ms;
+    r.type = type;
+    r.visibility = yarn::LocalResourceVisibility::kApplication;
+    return r;
+  }
+
+  absl::StatusOr<std::map<std::string, yarn::LocalResource>> Stage(const JobSpec& spec,
+                                                                   const std::string& bundle,
+                                                                   const std::string& home,
+                                                                   const std::string& staging) {
+    hdfs::WebHdfsClient& fs = *cluster_->hdfs;
+    TONY_RETURN_IF_ERROR(fs.Mkdirs(staging, 0700));
+    std::map<std::string, yarn::LocalResource> resources;
+
+    // The runtime bundle is the same for every job of a build: upload it once.
+    TONY_ASSIGN_OR_RETURN(std::string key, ContentKey(bundle));
+    std::string cached = absl::StrCat(home, "/cache/tony-runtime-", key, ".tar.gz");
+    auto st = fs.Stat(cached);
+    if (!st.ok()) {
+      TONY_RETURN_IF_ERROR(fs.Mkdirs(home + "/cache", 0700));
+      st = fs.Upload(bundle, cached);
+    }
+    if (!st.ok()) return st.status();
+    TONY_ASSIGN_OR_RETURN(resources[kRuntimeLink],
+                          Resource(cached, yarn::LocalResourceType::kArchive, *st));
+
+    // Inside containers every shipped file sits in the working directory under its base name.
+    JobSpec shipped = spec;
+    std::set<std::string> names = {kRuntimeLink, kSpecLink};
+    auto ship = [&](const std::string& local, yarn::LocalResourceType type) -> absl::Status {
+      std::string name = Basename(local);
+      if (!names.insert(name).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("two shipped files are both named '", name, "' (", local,
+                         "); every script, file and archive needs its own base name"));
+      }
+      TONY_ASSIGN_OR_RETURN(auto status, fs.Upload(local, absl::StrCat(staging, "/", name)));
+      TONY_ASSIGN_OR_RETURN(resources[name],
+                            Resource(absl::StrCat(staging, "/", name), type, status));
+      return absl::OkStatus();
+    };
+    if (!spec.script_file.empty()) {
+      TONY_RETURN_IF_ERROR(ship(spec.script_file, yarn::LocalResourceType::kFile));
+      shipped.script_file = Basename(spec.script_file);
+    }
+    shipped.files.clear();
+    for (const std::string& f : spec.files) {
+      TONY_RETURN_IF_ERROR(ship(f, yarn::LocalResourceType::kFile));
+      shipped.files.push_back(Basename(f));
+    }
+    shipped.archives.clear();
+    for (const std::string& a : spec.archives) {
+      TONY_RETURN_IF_ERROR(ship(a, yarn::LocalResourceType::kArchive));
+      shipped.archives.push_back(Basename(a));
+    }
+    std::string spec_path = absl::StrCat(staging, "/", kSpecLink);
+    TONY_ASSIGN_OR_RETURN(auto spec_status, fs.UploadString(JobSpecToYaml(shipped), spec_path));
+    TONY_ASSIGN_OR_RETURN(resources[kSpecLink],
+                          Resource(spec_path, yarn::LocalResourceType::kFile, spec_status));
+    return resources;
+  }
+
+  absl::StatusOr<yarn::ContainerLaunchContext> AmLaunchContext(
+      const std::map<std::string, yarn::LocalResource>& resources, const std::string& secret,
+      const std::string& staging) {
+    yarn::ContainerLaunchContext am;
+    am.local_resources = resources;
+    TONY_ASSIGN_OR_RETURN(auto schedulers, conf::RmSchedulerAddresses(cluster_->conf));
+    std::vector<std::string> scheduler_list;
+    for (const auto& hp : schedulers) scheduler_list.push_back(hp.ToString());
+    am.environment[broker::kSecretEnv] = secret;
+    am.environment[kEnvSpecFile] = kSpecLink;
+    am.environment[kEnvSchedulerAddresses] = absl::StrJoin(scheduler_list, ",");
+    am.environment[kEnvStagingDir] = staging;
+    am.environment[kEnvNameNodes] = absl::StrJoin(cluster_->hdfs->options().namenodes, ",");
+    am.environment[kEnvDefaultFs] = cluster_->hdfs->options().default_fs;
+    am.environment[kEnvUser] = cluster_->user;
+    am.environment["HADOOP_USER_NAME"] = cluster_->user;
+    am.environment[kEnvLocalResources] = EncodeLocalResources(resources);
+    if (const char* debug = std::getenv("TONY_LOG_DEBUG"); debug != nullptr && *debug != '\0') {
+      am.environment["TONY_LOG_DEBUG"] = debug;
+    }
+    am.commands = {kAmBinary, "1><LOG_DIR>/tony-am.stdout", "2><LOG_DIR>/tony-am.stderr"};
+    return am;
+  }
+
+  const std::shared_ptr<YarnCluster> cluster_;
+  const std::string bin_dir_;
+};
+
+}  // namespace
+
+AppState ToAppState(const yarn::ApplicationReport& report) {
+  using S = yarn::YarnApplicationState;
+  switch (report.state) {
+    case S::kNew:
+    case S::kNewSaving:
+    case S::kSubmitted:
+      return AppState::kSubmitted;
+    case S::kAccepted:
+      return AppState::kAccepted;
+    case S::kRunning:
+      return AppState::kRunning;
+    case S::kFinished:
+      switch (report.final_status) {
+        case yarn::FinalApplicationStatus::kSucceeded:
+          return AppState::kSucceeded;
+        case yarn::FinalApplicationStatus::kKilled:
+          return AppState::kKilled;
+        default:
+          return AppState::kFailed;
+      }
+    case S::kFailed:
+      return AppState::kFailed;
+    case S::kKilled:
+      return AppState::kKilled;
+  }
+  return AppState::kFailed;
+}
+
+std::string LocalAppDir(const std::string& app_id) {
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr && *home != '\0' ? home : "/tmp", "/.tony/apps/", app_id);
+}
+
+absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& options) {
+  conf::LoadOptions load;
+  load.conf_dir = options.conf_dir;
+  load.require_conf_dir = true;
+  for (const auto& [k, v] : options.conf_overrides) load.overrides.emplace_back(k, v);
+  YarnCluster cluster;
+  TONY_ASSIGN_OR_RETURN(cluster.conf, conf::Configuration::Load(load));
+  cluster.user = options.user.empty() ? conf::HadoopUserName() : options.user;
+  TONY_ASSIGN_OR_RETURN(auto rms, conf::RmAddresses(cluster.conf));
+  yarn::YarnClientOptions yarn_options;
+  for (const auto& hp : rms) yarn_options.rm_addresses.push_back(hp.ToString());
+  yarn_options.user = cluster.user;
+  yarn_options.connect_timeout = absl::Seconds(10);
+  yarn_options.call_timeout = absl::Seconds(30);
+  TONY_ASSIGN_OR_RETURN(cluster.yarn, yarn::NewYarnClient(yarn_options));
+  TONY_ASSIGN_OR_RETURN(auto hdfs_options,
+                        hdfs::WebHdfsClient::OptionsFromConfiguration(cluster.conf));
+  hdfs_options.user = cluster.user;
+  TONY_ASSIGN_OR_RETURN(cluster.hdfs, hdfs::WebHdfsClient::Create(std::move(hdfs_options)));
+  return cluster;
+}
+
+std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,
+                                                 const yarn::ApplicationId& id, std::string secret,
+                                                 std::string staging_dir) {
+  return std::make_unique<YarnApplication>(std::move(cluster), id, std::move(secret),
+                                           std::move(staging_dir));
+}
+
+}  // namespace tony::submit
 
 namespace tony {
 
 absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options) {
-  return absl::UnimplementedError(
-      "submitting to YARN is not available in this build yet; run with --local");
+  TONY_ASSIGN_OR_RETURN(submit::YarnCluster cluster, submit::ConnectYarnCluster(options));
+  return std::unique_ptr<Submitter>(
+      new submit::YarnSubmitter(std::make_shared<submit::YarnCluster>(std::move(cluster)),
+                                options.bin_dir.empty() ? submit::SelfDir() : options.bin_dir));
 }
 
 }  // namespace tony

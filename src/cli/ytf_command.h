@@ -1,0 +1,22 @@
+// Copyright libtony authors.
+//
+// `ytf`: follow and control jobs already on YARN — status, kill, list, logs.
+
+#ifndef TONY_CLI_YTF_COMMAND_H_
+#define TONY_CLI_YTF_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tony::cli {
+
+std::string YtfUsage();
+
+// `args` excludes the program name. Returns the exit code (0 ok, 1 the job failed or was
+// killed for `status`, 2 bad usage, 3 the cluster could not be reached or the job not found).
+int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace tony::cli
+
+#endif  // TONY_CLI_YTF_COMMAND_H_

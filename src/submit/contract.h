@@ -1,0 +1,52 @@
+// Copyright libtony authors.
+//
+// What the YARN submitter hands the ApplicationMaster, and the AM hands its executors: the
+// environment variable names and the list of staged files every container localizes. Both
+// sides include this header, so the two can never disagree on a name.
+
+#ifndef TONY_SUBMIT_CONTRACT_H_
+#define TONY_SUBMIT_CONTRACT_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "yarn/records.h"
+
+namespace tony::submit {
+
+// Client -> AM (and AM -> executor where noted). The secret travels as broker::kSecretEnv.
+inline constexpr char kEnvSpecFile[] = "TONY_SPEC_FILE";  // also AM -> executor
+inline constexpr char kEnvSchedulerAddresses[] = "TONY_RM_SCHEDULER_ADDRESSES";  // "h:p,h:p"
+inline constexpr char kEnvStagingDir[] = "TONY_STAGING_DIR";  // HDFS path, removed at the end
+inline constexpr char kEnvNameNodes[] = "TONY_NAMENODE_WEB";  // "h:p,h:p" (WebHDFS)
+inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";    // fs.defaultFS
+inline constexpr char kEnvUser[] = "TONY_USER";
+inline constexpr char kEnvLocalResources[] = "TONY_LOCAL_RESOURCES";  // EncodeLocalResources()
+
+// Names in a container's working directory.
+inline constexpr char kRuntimeLink[] = "tony";  // the runtime bundle, unpacked: tony/bin, tony/lib
+inline constexpr char kSpecLink[] = "tony-job.yaml";
+inline constexpr char kAmBinary[] = "tony/bin/tony-am";
+inline constexpr char kExecutorBinary[] = "tony/bin/tony-executor";
+
+// The staged files, keyed by link name, as one environment value (JSON).
+std::string EncodeLocalResources(const std::map<std::string, yarn::LocalResource>& resources);
+absl::StatusOr<std::map<std::string, yarn::LocalResource>> DecodeLocalResources(
+    const std::string& encoded);
+
+// Where each task's container ran, written by the AM to HDFS (kept after the job, unlike the
+// staging directory) so that `ytf logs` finds every container's logs at every stage.
+struct TaskContainer {
+  std::string task;               // "worker:1", or "am" for the ApplicationMaster
+  std::string container_id;       // "container_1700000000000_0001_01_000002"
+  std::string node_http_address;  // the NodeManager's web address, "host:port"
+};
+std::string HistoryPath(const std::string& user, const std::string& app_id);
+std::string EncodeTaskContainers(const std::vector<TaskContainer>& containers);
+absl::StatusOr<std::vector<TaskContainer>> DecodeTaskContainers(const std::string& encoded);
+
+}  // namespace tony::submit
+
+#endif  // TONY_SUBMIT_CONTRACT_H_

@@ -1,0 +1,13 @@
+// Copyright libtony authors.
+//
+// ytf: follow and control libtony jobs on YARN (see `ytf --help`).
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/ytf_command.h"
+
+int main(int argc, char** argv) {
+  return tony::cli::RunYtf(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+}
