@@ -58,8 +58,8 @@ struct JobTypeSpec {
   std::string docker_image;                 // Default: "" (JobSpec::docker_image)
   std::string command;                      // Default: "" (JobSpec::command)
   std::map<std::string, std::string> env;   // added to JobSpec::env, overriding it
-  // Whether the job's success waits for this job type. Default: unset, meaning false for
-  // "ps", "tensorboard" and "evaluator" and true for every other name.
+  // Whether the job's outcome waits for this job type. Default: unset, meaning
+  // IsTrackedByDefault(spec, name).
   std::optional<bool> tracked;
 };
 
@@ -120,7 +120,11 @@ struct TaskSpec {
   std::string id() const { return job_name + ":" + std::to_string(index); }
 };
 
-bool IsTrackedByDefault(absl::string_view job_name);
+// The success policy. With a "chief" job type the chief alone decides (it is TensorFlow's
+// coordinator: with ParameterServerStrategy workers never exit on their own); without one every
+// job type but "ps", "evaluator" and "tensorboard" is tracked. Untracked tasks are stopped once
+// the tracked ones are done, and fail the job if they die before that.
+bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name);
 
 // InvalidArgument naming the offending field (as ytf-submit's flag or the YAML key) and how to
 // fix it, for the first problem found.

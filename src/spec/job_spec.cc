@@ -51,7 +51,8 @@ int JobSpec::TotalTasks() const {
   return total;
 }
 
-bool IsTrackedByDefault(absl::string_view job_name) {
+bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name) {
+  if (spec.FindJobType("chief") != nullptr) return job_name == "chief";
   return job_name != "ps" && job_name != "tensorboard" && job_name != "evaluator";
 }
 
@@ -81,7 +82,7 @@ TaskSpec ResolveTask(const JobSpec& spec, const JobTypeSpec& jt, int index) {
   t.command = jt.command.empty() ? spec.command : jt.command;
   t.env = spec.env;
   for (const auto& [k, v] : jt.env) t.env[k] = v;
-  t.tracked = jt.tracked.value_or(IsTrackedByDefault(jt.name));
+  t.tracked = jt.tracked.value_or(IsTrackedByDefault(spec, jt.name));
   return t;
 }
 

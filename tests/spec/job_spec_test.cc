@@ -70,10 +70,14 @@ TEST(ResolveTasksTest, TensorBoardAddsAnUntrackedTask) {
 }
 
 TEST(ResolveTasksTest, TrackedDefaultsAndOverride) {
-  EXPECT_FALSE(IsTrackedByDefault("ps"));
-  EXPECT_FALSE(IsTrackedByDefault("evaluator"));
-  EXPECT_TRUE(IsTrackedByDefault("chief"));
   JobSpec spec = PsWorker();
+  EXPECT_FALSE(IsTrackedByDefault(spec, "ps"));
+  EXPECT_FALSE(IsTrackedByDefault(spec, "evaluator"));
+  EXPECT_TRUE(IsTrackedByDefault(spec, "worker"));
+  JobSpec with_chief = PsWorker();
+  with_chief.job_types.push_back({.name = "chief", .instances = 1});
+  EXPECT_TRUE(IsTrackedByDefault(with_chief, "chief"));
+  EXPECT_FALSE(IsTrackedByDefault(with_chief, "worker"));
   spec.FindJobType("ps")->tracked = true;
   EXPECT_TRUE(ResolveTasks(spec)[0].tracked);
 }
