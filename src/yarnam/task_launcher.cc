@@ -1,0 +1,221 @@
+// Copyright libtony authors.
+
+#include "yarnam/task_launcher.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "submit/contract.h"
+
+namespace tony::yarnam {
+
+YarnTaskLauncher::YarnTaskLauncher(TaskLauncherOptions options) : options_(std::move(options)) {}
+
+YarnTaskLauncher::~YarnTaskLauncher() { Stop(); }
+
+absl::Status YarnTaskLauncher::Start() {
+  if (options_.rm == nullptr || options_.nm == nullptr || !options_.on_event) {
+    return absl::InvalidArgumentError("YarnTaskLauncher needs rm, nm and on_event");
+  }
+  started_ = true;
+  heartbeat_thread_ = std::thread([this] { HeartbeatLoop(); });
+  for (int i = 0; i < std::max(1, options_.launch_threads); ++i) {
+    launch_threads_.emplace_back([this] { LaunchLoop(); });
+  }
+  return absl::OkStatus();
+}
+
+void YarnTaskLauncher::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  if (!started_) return;
+  heartbeat_thread_.join();
+  for (std::thread& t : launch_threads_) t.join();
+  launch_threads_.clear();
+}
+
+void YarnTaskLauncher::Request(const TaskSpec& task, int priority) {
+  yarn::ContainerRequest req;
+  req.capability.memory_mb = task.memory_mb;
+  req.capability.vcores = task.vcores;
+  if (task.gpus > 0) req.capability.others[yarn::kResourceGpu] = task.gpus;
+  req.priority = priority;
+  req.count = 1;
+  req.node_label_expression = task.node_label;
+  int64_t id = options_.rm->AddContainerRequest(req);
+  absl::MutexLock lock(&mu_);
+  TaskState& st = tasks_[task.id()];
+  st.spec = task;
+  st.request_id = id;
+  by_request_[id] = task.id();
+}
+
+void YarnTaskLauncher::Kill(const std::string& task_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end() || it->second.completed || it->second.kill_requested) return;
+  TaskState& st = it->second;
+  st.kill_requested = true;
+  if (!st.allocated) {
+    options_.rm->RemoveContainerRequest(st.request_id, 1);
+    return;
+  }
+  // Still in the launch queue: Launch() releases it instead of starting it.
+  if (std::find(launch_queue_.begin(), launch_queue_.end(), task_id) != launch_queue_.end()) {
+    return;
+  }
+  stop_queue_.emplace_back(st.container.id, st.container.node);
+}
+
+std::vector<submit::TaskContainer> YarnTaskLauncher::Containers() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<submit::TaskContainer> out;
+  for (const auto& [id, st] : tasks_) {
+    if (!st.allocated) continue;
+    out.push_back({id, st.container.id.ToString(), st.container.node_http_address});
+  }
+  return out;
+}
+
+std::vector<std::string> YarnTaskLauncher::PendingTasks() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, st] : tasks_) {
+    if (!st.allocated && !st.kill_requested) out.push_back(id);
+  }
+  return out;
+}
+
+void YarnTaskLauncher::Emit(TaskContainerEvent event) { options_.on_event(event); }
+
+void YarnTaskLauncher::HeartbeatLoop() {
+  int failures = 0;
+  while (true) {
+    std::vector<std::pair<yarn::ContainerId, yarn::NodeId>> to_stop;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+      to_stop.swap(stop_queue_);
+    }
+    for (const auto& [cid, node] : to_stop) {
+      absl::Status s = options_.nm->StopContainer(cid, node);
+      if (!s.ok()) TONY_LOG(WARNING) << "stopping " << cid.ToString() << ": " << s;
+    }
+    auto result = options_.rm->Allocate(options_.progress ? options_.progress() : 0.0f);
+    if (!result.ok()) {
+      TONY_LOG(WARNING) << "scheduler heartbeat failed: " << result.status();
+      if (++failures >= options_.max_heartbeat_failures) {
+        Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
+              absl::StrCat("the ResourceManager's scheduler did not answer ", failures,
+                           " heartbeats in a row: ", result.status().message())});
+        failures = 0;
+      }
+    } else {
+      failures = 0;
+      for (const yarn::Container& c : result->allocated) {
+        std::string task_id;
+        {
+          absl::MutexLock lock(&mu_);
+          auto it = by_request_.find(c.allocation_request_id);
+          if (it != by_request_.end()) {
+            TaskState& st = tasks_[it->second];
+            if (!st.allocated && !st.kill_requested) {
+              task_id = it->second;
+              st.allocated = true;
+              st.container = c;
+              by_container_[c.id.ToString()] = task_id;
+              launch_queue_.push_back(task_id);
+            }
+          }
+        }
+        if (task_id.empty()) {
+          // A surplus or withdrawn allocation: hand it back at once.
+          options_.rm->ReleaseContainer(c.id);
+          continue;
+        }
+        TONY_LOG(INFO) << "allocated " << c.id.ToString() << " on " << c.node.ToString() << " for "
+                       << task_id;
+        Emit({TaskContainerEvent::Kind::kAllocated, task_id, c.id.ToString(), 0, ""});
+      }
+      for (const yarn::ContainerStatus& s : result->completed) {
+        std::string task_id;
+        {
+          absl::MutexLock lock(&mu_);
+          auto it = by_container_.find(s.id.ToString());
+          if (it == by_container_.end()) continue;  // a released surplus container
+          task_id = it->second;
+          TaskState& st = tasks_[task_id];
+          if (st.completed) continue;
+          st.completed = true;
+        }
+        Emit({TaskContainerEvent::Kind::kCompleted, task_id, s.id.ToString(), s.exit_status,
+              s.diagnostics});
+      }
+      if (result->command == yarn::AmCommand::kShutdown) {
+        Emit({TaskContainerEvent::Kind::kShutdown, "", "", 0,
+              "the ResourceManager ordered the ApplicationMaster to shut down"});
+      }
+    }
+    absl::SleepFor(options_.heartbeat);
+  }
+}
+
+void YarnTaskLauncher::LaunchLoop() {
+  while (true) {
+    std::string task_id;
+    yarn::Container container;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !launch_queue_.empty();
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Seconds(1));
+      if (stopping_) return;
+      if (launch_queue_.empty()) continue;
+      task_id = launch_queue_.front();
+      launch_queue_.pop_front();
+      container = tasks_[task_id].container;
+    }
+    Launch(task_id, container);
+  }
+}
+
+void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container& container) {
+  TaskSpec task;
+  {
+    absl::MutexLock lock(&mu_);
+    task = tasks_[task_id].spec;
+    if (tasks_[task_id].kill_requested) {
+      // Stopped before it ever ran: give the container back instead of starting it.
+      options_.rm->ReleaseContainer(container.id);
+      return;
+    }
+  }
+  yarn::ContainerLaunchContext ctx;
+  ctx.local_resources = options_.local_resources;
+  ctx.environment = options_.environment;
+  ctx.environment["TONY_JOB_NAME"] = task.job_name;
+  ctx.environment["TONY_TASK_INDEX"] = std::to_string(task.index);
+  ctx.commands = {submit::kExecutorBinary, "1><LOG_DIR>/stdout", "2><LOG_DIR>/stderr"};
+  absl::Status s = options_.nm->StartContainer(container, ctx);
+  if (!s.ok()) {
+    TONY_LOG(ERROR) << "starting " << task_id << " in " << container.id.ToString() << ": " << s;
+    options_.rm->ReleaseContainer(container.id);
+    {
+      absl::MutexLock lock(&mu_);
+      tasks_[task_id].completed = true;
+    }
+    Emit({TaskContainerEvent::Kind::kLaunchFailed, task_id, container.id.ToString(), -1,
+          absl::StrCat("could not start its container on ", container.node.ToString(), ": ",
+                       s.message())});
+    return;
+  }
+  Emit({TaskContainerEvent::Kind::kLaunched, task_id, container.id.ToString(), 0, ""});
+}
+
+}  // namespace tony::yarnam

@@ -1,0 +1,116 @@
+// Copyright libtony authors.
+//
+// YarnTaskLauncher: the ApplicationMaster's hands on YARN. It asks the ResourceManager for one
+// container per task (one request each, so an allocation names its task), heartbeats the
+// scheduler, starts tony-executor in each container through its NodeManager — several at once,
+// so large jobs do not launch one by one — and reports what happens to each task's container.
+//
+// Thread-safe. Start() starts the heartbeat thread and the launch threads; Stop() joins them.
+// Events are delivered on those threads and must not block.
+
+#ifndef TONY_YARNAM_TASK_LAUNCHER_H_
+#define TONY_YARNAM_TASK_LAUNCHER_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "submit/contract.h"
+#include "tony/job_spec.h"
+#include "yarn/am_rm_client.h"
+#include "yarn/nm_client.h"
+#include "yarn/records.h"
+
+namespace tony::yarnam {
+
+struct TaskContainerEvent {
+  enum class Kind {
+    kAllocated,     // a container was assigned to the task
+    kLaunched,      // its NodeManager started the executor
+    kLaunchFailed,  // starting it failed (diagnostics say why); the container is released
+    kCompleted,     // the container ended; exit_status is YARN's (-100.. for lost, killed, ...)
+    kShutdown,      // the ResourceManager ordered this AM to stop (task_id empty)
+    kRmError,       // the scheduler could not be reached for too long (task_id empty)
+  };
+  Kind kind;
+  std::string task_id;
+  std::string container_id;
+  int exit_status = 0;
+  std::string diagnostics;
+};
+
+struct TaskLauncherOptions {
+  yarn::AmRmClient* rm = nullptr;  // not owned; required
+  yarn::NmClient* nm = nullptr;    // not owned; required
+  // Localized into every executor's container (runtime bundle, job spec, script, files).
+  std::map<std::string, yarn::LocalResource> local_resources;
+  // Environment of every executor; the launcher adds TONY_JOB_NAME and TONY_TASK_INDEX.
+  std::map<std::string, std::string> environment;
+  // Between scheduler heartbeats. Default: 200 ms.
+  absl::Duration heartbeat = absl::Milliseconds(200);
+  // Containers started concurrently. Default: 8.
+  int launch_threads = 8;
+  // Consecutive failed heartbeats before kRmError. Default: 50 (10 s at 200 ms).
+  int max_heartbeat_failures = 50;
+  // Receives every event. Required.
+  std::function<void(const TaskContainerEvent&)> on_event;
+  // Job progress reported to the RM with each heartbeat (0..1). Default: none (0).
+  std::function<float()> progress;
+};
+
+class YarnTaskLauncher {
+ public:
+  explicit YarnTaskLauncher(TaskLauncherOptions options);
+  ~YarnTaskLauncher();  // Stop()s
+  YarnTaskLauncher(const YarnTaskLauncher&) = delete;
+  YarnTaskLauncher& operator=(const YarnTaskLauncher&) = delete;
+
+  absl::Status Start();
+  void Stop();
+
+  // Asks for a container for `task` at `priority` (lower is served first).
+  void Request(const TaskSpec& task, int priority);
+  // Stops the task's container, or withdraws its request if none was allocated yet.
+  void Kill(const std::string& task_id);
+  // Every task's container so far, for `ytf logs`.
+  std::vector<submit::TaskContainer> Containers() const;
+  // Tasks whose containers have not been allocated yet.
+  std::vector<std::string> PendingTasks() const;
+
+ private:
+  struct TaskState {
+    TaskSpec spec;
+    int64_t request_id = -1;
+    bool allocated = false;
+    bool completed = false;
+    bool kill_requested = false;
+    yarn::Container container;
+  };
+
+  void HeartbeatLoop();
+  void LaunchLoop();
+  void Launch(const std::string& task_id, const yarn::Container& container);
+  void Emit(TaskContainerEvent event);
+
+  const TaskLauncherOptions options_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, TaskState> tasks_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::string> by_request_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> by_container_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> launch_queue_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<yarn::ContainerId, yarn::NodeId>> stop_queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ = false;
+  std::thread heartbeat_thread_;
+  std::vector<std::thread> launch_threads_;
+};
+
+}  // namespace tony::yarnam
+
+#endif  // TONY_YARNAM_TASK_LAUNCHER_H_
