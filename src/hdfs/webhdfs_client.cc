@@ -1,0 +1,379 @@
+// Copyright libtony authors.
+
+#include "hdfs/webhdfs_client.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "conf/hadoop_addresses.h"
+#include "hdfs/remote_exception.h"
+
+namespace tony::hdfs {
+namespace {
+
+std::string Octal(int mode) { return absl::StrFormat("%o", mode); }
+
+std::string LastComponent(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  return std::string(slash == absl::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string Join(absl::string_view dir, absl::string_view name) {
+  if (name.empty()) return std::string(dir);
+  if (absl::EndsWith(dir, "/")) return absl::StrCat(dir, name);
+  return absl::StrCat(dir, "/", name);
+}
+
+bool ValidMode(int mode) { return mode >= 0 && mode <= 01777; }
+
+}  // namespace
+
+absl::StatusOr<FileStatus> ParseFileStatus(const http::Json& json, absl::string_view dir) {
+  constexpr absl::string_view kWhat = "WebHDFS FileStatus";
+  FileStatus s;
+  TONY_ASSIGN_OR_RETURN(std::string suffix, http::JsonString(json, "pathSuffix", kWhat));
+  s.path = Join(dir, suffix);
+  s.name = suffix.empty() ? LastComponent(dir) : suffix;
+  TONY_ASSIGN_OR_RETURN(std::string type, http::JsonString(json, "type", kWhat));
+  if (type == "FILE") {
+    s.type = FileType::kFile;
+  } else if (type == "DIRECTORY") {
+    s.type = FileType::kDirectory;
+  } else if (type == "SYMLINK") {
+    s.type = FileType::kSymlink;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(kWhat, ": unknown type '", type, "'"));
+  }
+  TONY_ASSIGN_OR_RETURN(s.length, http::JsonInt(json, "length", kWhat));
+  TONY_ASSIGN_OR_RETURN(s.modification_time_ms, http::JsonInt(json, "modificationTime", kWhat));
+  s.access_time_ms = http::JsonInt(json, "accessTime", kWhat).value_or(0);
+  TONY_ASSIGN_OR_RETURN(std::string permission, http::JsonString(json, "permission", kWhat));
+  char* end = nullptr;
+  long mode = std::strtol(permission.c_str(), &end, 8);  // NOLINT(runtime/int)
+  if (permission.empty() || *end != '\0' || mode < 0 || mode > 07777) {
+    return absl::InvalidArgumentError(absl::StrCat(kWhat, ": bad permission '", permission, "'"));
+  }
+  s.permission = static_cast<int>(mode);
+  s.owner = http::JsonString(json, "owner", kWhat).value_or("");
+  s.group = http::JsonString(json, "group", kWhat).value_or("");
+  s.replication = static_cast<int>(http::JsonInt(json, "replication", kWhat).value_or(0));
+  s.block_size = http::JsonInt(json, "blockSize", kWhat).value_or(0);
+  return s;
+}
+
+absl::StatusOr<WebHdfsClient::Options> WebHdfsClient::OptionsFromConfiguration(
+    const conf::Configuration& conf) {
+  TONY_ASSIGN_OR_RETURN(std::string auth, conf.Get("hadoop.security.authentication", "simple"));
+  if (!absl::EqualsIgnoreCase(auth, "simple")) {
+    return absl::UnimplementedError(absl::StrCat(
+        "WebHDFS with hadoop.security.authentication=", auth, " (SPNEGO) is not supported yet"));
+  }
+  TONY_ASSIGN_OR_RETURN(bool enabled, conf.GetBool("dfs.webhdfs.enabled", true));
+  if (!enabled) {
+    return absl::FailedPreconditionError("WebHDFS is disabled (dfs.webhdfs.enabled=false)");
+  }
+  Options options;
+  TONY_ASSIGN_OR_RETURN(std::vector<conf::HostPort> namenodes, conf::NameNodeWebAddresses(conf));
+  for (const conf::HostPort& hp : namenodes) options.namenodes.push_back(hp.ToString());
+  TONY_ASSIGN_OR_RETURN(options.scheme, conf::NameNodeWebScheme(conf));
+  TONY_ASSIGN_OR_RETURN(std::string fs, conf::DefaultFs(conf));
+  TONY_ASSIGN_OR_RETURN(conf::FsUri fs_uri, conf::ParseFsUri(fs));
+  if (fs_uri.scheme == "hdfs") options.default_fs = absl::StrCat("hdfs://", fs_uri.authority);
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<WebHdfsClient>> WebHdfsClient::Create(Options options) {
+  if (options.namenodes.empty()) {
+    return absl::InvalidArgumentError("WebHdfsClient: no NameNode address");
+  }
+  if (options.scheme != "http" && options.scheme != "https") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("WebHdfsClient: scheme must be http or https, not '", options.scheme, "'"));
+  }
+  return std::unique_ptr<WebHdfsClient>(new WebHdfsClient(std::move(options)));
+}
+
+WebHdfsClient::WebHdfsClient(Options options)
+    : options_(std::move(options)),
+      user_(options_.user.empty() ? conf::HadoopUserName() : options_.user) {}
+
+absl::StatusOr<std::string> WebHdfsClient::ResolvePath(absl::string_view path) const {
+  TONY_ASSIGN_OR_RETURN(conf::FsUri uri, conf::ParseFsUri(path));
+  if (uri.scheme == "hdfs") {
+    if (!options_.default_fs.empty()) {
+      TONY_ASSIGN_OR_RETURN(conf::FsUri fs, conf::ParseFsUri(options_.default_fs));
+      if (!uri.authority.empty() && !absl::EqualsIgnoreCase(uri.authority, fs.authority)) {
+        return absl::InvalidArgumentError(absl::StrCat("'", path,
+                                                       "' is not on the configured file system ",
+                                                       options_.default_fs, " (fs.defaultFS)"));
+      }
+    }
+  } else if (uri.scheme == "webhdfs" || uri.scheme == "swebhdfs") {
+    if (!uri.authority.empty() && std::find(options_.namenodes.begin(), options_.namenodes.end(),
+                                            uri.authority) == options_.namenodes.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "' names NameNode ", uri.authority,
+                                                     ", not one of ",
+                                                     absl::StrJoin(options_.namenodes, ", ")));
+    }
+  } else if (!uri.scheme.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is not an HDFS path (scheme ", uri.scheme, ")"));
+  } else if (uri.path.empty()) {
+    return absl::InvalidArgumentError("empty HDFS path");
+  }
+  std::vector<absl::string_view> parts = absl::StrSplit(uri.path, '/', absl::SkipEmpty());
+  return absl::StrCat("/", absl::StrJoin(parts, "/"));
+}
+
+absl::StatusOr<http::Response> WebHdfsClient::CallNameNode(http::Method method,
+                                                           const std::string& path,
+                                                           absl::string_view op,
+                                                           absl::string_view extra) const {
+  const std::string what = absl::StrCat("WebHDFS ", op, " ", path);
+  const size_t n = options_.namenodes.size();
+  const size_t first = active_.load(std::memory_order_relaxed) % n;
+  std::vector<std::string> failures;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t index = (first + i) % n;
+    const std::string& nn = options_.namenodes[index];
+    http::Request request;
+    request.method = method;
+    request.url = absl::StrCat(options_.scheme, "://", nn, "/webhdfs/v1", http::UrlEncodePath(path),
+                               "?op=", op, "&user.name=", http::UrlEncode(user_), extra);
+    request.timeout = options_.request_timeout;
+    request.connect_timeout = options_.connect_timeout;
+    absl::StatusOr<http::Response> response = http_.Do(request);
+    if (!response.ok()) {
+      if (response.status().code() != absl::StatusCode::kUnavailable) {
+        return absl::Status(response.status().code(), absl::StrCat(what, ": NameNode at ", nn, ": ",
+                                                                   response.status().message()));
+      }
+      failures.push_back(
+          absl::StrCat("NameNode at ", nn, " is unreachable (", response.status().message(), ")"));
+      continue;
+    }
+    if (n > 1 && !response->ok()) {
+      std::optional<RemoteException> e = ParseRemoteException(response->body);
+      if (e && IsStandbyException(*e)) {
+        failures.push_back(absl::StrCat("NameNode at ", nn, " is in standby"));
+        continue;
+      }
+    }
+    if (index != first) active_.store(index, std::memory_order_relaxed);
+    return response;
+  }
+  return absl::UnavailableError(absl::StrCat(what, ": ", absl::StrJoin(failures, "; ")));
+}
+
+absl::StatusOr<http::Json> WebHdfsClient::CallJson(http::Method method, const std::string& path,
+                                                   absl::string_view op,
+                                                   absl::string_view extra) const {
+  TONY_ASSIGN_OR_RETURN(http::Response response, CallNameNode(method, path, op, extra));
+  std::string what = absl::StrCat("WebHDFS ", op, " ", path);
+  if (response.status != 200) return WebHdfsErrorStatus(response.status, response.body, what);
+  return http::ParseJson(response.body, what);
+}
+
+absl::StatusOr<std::string> WebHdfsClient::Redirect(http::Method method, const std::string& path,
+                                                    absl::string_view op,
+                                                    absl::string_view extra) const {
+  TONY_ASSIGN_OR_RETURN(http::Response response, CallNameNode(method, path, op, extra));
+  std::string what = absl::StrCat("WebHDFS ", op, " ", path);
+  if (response.status != 307) {
+    if (response.ok()) {
+      return absl::InternalError(
+          absl::StrCat(what, ": expected a redirect to a DataNode, got HTTP ", response.status));
+    }
+    return WebHdfsErrorStatus(response.status, response.body, what);
+  }
+  std::optional<std::string> location = response.Header("location");
+  if (!location || location->empty()) {
+    return absl::InternalError(absl::StrCat(what, ": redirect without a Location"));
+  }
+  return *location;
+}
+
+absl::Status WebHdfsClient::Mkdirs(absl::string_view path, std::optional<int> permission) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  std::string extra;
+  if (permission) {
+    if (!ValidMode(*permission)) return absl::InvalidArgumentError("bad permission");
+    extra = absl::StrCat("&permission=", Octal(*permission));
+  }
+  TONY_ASSIGN_OR_RETURN(http::Json json, CallJson(http::Method::kPut, p, "MKDIRS", extra));
+  TONY_ASSIGN_OR_RETURN(bool created, http::JsonBool(json, "boolean", "WebHDFS MKDIRS"));
+  if (!created) {
+    return absl::FailedPreconditionError(absl::StrCat("WebHDFS MKDIRS ", p, " returned false"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<FileStatus> WebHdfsClient::UploadRequest(http::Request request,
+                                                        absl::string_view path,
+                                                        const UploadOptions& options) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  std::string extra = absl::StrCat("&overwrite=", options.overwrite ? "true" : "false");
+  if (options.permission) {
+    if (!ValidMode(*options.permission)) return absl::InvalidArgumentError("bad permission");
+    absl::StrAppend(&extra, "&permission=", Octal(*options.permission));
+  }
+  if (options.replication) absl::StrAppend(&extra, "&replication=", *options.replication);
+  // Step 1: the NameNode names a DataNode; no data is sent to the NameNode.
+  TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kPut, p, "CREATE", extra));
+  // Step 2: the bytes go to the DataNode, which answers 201 Created.
+  request.method = http::Method::kPut;
+  request.headers = {{"Content-Type", "application/octet-stream"}};
+  request.timeout = options_.transfer_timeout;
+  request.connect_timeout = options_.connect_timeout;
+  const std::string what =
+      absl::StrCat("WebHDFS CREATE ", p, " (DataNode ", http::RedactUrl(request.url), ")");
+  absl::StatusOr<http::Response> response = http_.Do(request);
+  if (!response.ok()) {
+    return absl::Status(response.status().code(),
+                        absl::StrCat(what, ": ", response.status().message()));
+  }
+  if (response->status != 201 && response->status != 200) {
+    return WebHdfsErrorStatus(response->status, response->body, what);
+  }
+  return Stat(p);
+}
+
+absl::StatusOr<FileStatus> WebHdfsClient::Upload(const std::string& local_path,
+                                                 absl::string_view path,
+                                                 const UploadOptions& options) const {
+  if (access(local_path.c_str(), R_OK) != 0) {
+    int err = errno;
+    std::string message =
+        absl::StrCat("upload to ", path, ": cannot read ", local_path, ": ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(message) : absl::FailedPreconditionError(message);
+  }
+  http::Request request;
+  request.body_file = local_path;
+  return UploadRequest(std::move(request), path, options);
+}
+
+absl::StatusOr<FileStatus> WebHdfsClient::UploadString(std::string data, absl::string_view path,
+                                                       const UploadOptions& options) const {
+  http::Request request;
+  request.body = std::move(data);
+  return UploadRequest(std::move(request), path, options);
+}
+
+absl::StatusOr<FileStatus> WebHdfsClient::Stat(absl::string_view path) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  TONY_ASSIGN_OR_RETURN(http::Json json, CallJson(http::Method::kGet, p, "GETFILESTATUS", ""));
+  const http::Json* status = http::JsonField(json, "FileStatus");
+  if (status == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("WebHDFS GETFILESTATUS ", p, ": no FileStatus in the answer"));
+  }
+  return ParseFileStatus(*status, p);
+}
+
+absl::StatusOr<bool> WebHdfsClient::Exists(absl::string_view path) const {
+  absl::StatusOr<FileStatus> status = Stat(path);
+  if (status.ok()) return true;
+  if (absl::IsNotFound(status.status())) return false;
+  return status.status();
+}
+
+absl::StatusOr<std::vector<FileStatus>> WebHdfsClient::List(absl::string_view path) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  TONY_ASSIGN_OR_RETURN(http::Json json, CallJson(http::Method::kGet, p, "LISTSTATUS", ""));
+  const http::Json* statuses = http::JsonField(json, "FileStatuses");
+  const http::Json* list = statuses ? http::JsonField(*statuses, "FileStatus") : nullptr;
+  if (list == nullptr || !list->is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("WebHDFS LISTSTATUS ", p, ": no FileStatuses.FileStatus array"));
+  }
+  std::vector<FileStatus> out;
+  out.reserve(list->size());
+  for (const http::Json& entry : *list) {
+    TONY_ASSIGN_OR_RETURN(FileStatus s, ParseFileStatus(entry, p));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> WebHdfsClient::ReadToString(absl::string_view path,
+                                                        int64_t max_bytes) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  http::Request request;
+  TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kGet, p, "OPEN", ""));
+  request.timeout = options_.transfer_timeout;
+  request.connect_timeout = options_.connect_timeout;
+  request.max_response_bytes = max_bytes;
+  const std::string what =
+      absl::StrCat("WebHDFS OPEN ", p, " (DataNode ", http::RedactUrl(request.url), ")");
+  absl::StatusOr<http::Response> response = http_.Do(request);
+  if (!response.ok()) {
+    return absl::Status(response.status().code(),
+                        absl::StrCat(what, ": ", response.status().message()));
+  }
+  if (response->status != 200) return WebHdfsErrorStatus(response->status, response->body, what);
+  return std::move(response->body);
+}
+
+absl::Status WebHdfsClient::ReadToFile(absl::string_view path,
+                                       const std::string& local_path) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  http::Request request;
+  TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kGet, p, "OPEN", ""));
+  request.timeout = options_.transfer_timeout;
+  request.connect_timeout = options_.connect_timeout;
+  static std::atomic<int> counter{0};
+  request.response_file = absl::StrCat(local_path, ".tony-part-", getpid(), "-", counter++);
+  const std::string what =
+      absl::StrCat("WebHDFS OPEN ", p, " (DataNode ", http::RedactUrl(request.url), ")");
+  absl::StatusOr<http::Response> response = http_.Do(request);
+  absl::Status status;
+  if (!response.ok()) {
+    status = absl::Status(response.status().code(),
+                          absl::StrCat(what, ": ", response.status().message()));
+  } else if (response->status != 200) {
+    status = WebHdfsErrorStatus(response->status, response->body, what);
+  } else if (std::rename(request.response_file.c_str(), local_path.c_str()) != 0) {
+    status = absl::FailedPreconditionError(absl::StrCat("renaming the download of ", p, " to ",
+                                                        local_path, ": ", std::strerror(errno)));
+  }
+  if (!status.ok()) std::remove(request.response_file.c_str());
+  return status;
+}
+
+absl::StatusOr<bool> WebHdfsClient::Delete(absl::string_view path, bool recursive) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  if (p == "/") return absl::InvalidArgumentError("refusing to delete /");
+  TONY_ASSIGN_OR_RETURN(http::Json json,
+                        CallJson(http::Method::kDelete, p, "DELETE",
+                                 absl::StrCat("&recursive=", recursive ? "true" : "false")));
+  return http::JsonBool(json, "boolean", "WebHDFS DELETE");
+}
+
+absl::Status WebHdfsClient::SetPermission(absl::string_view path, int permission) const {
+  if (!ValidMode(permission)) return absl::InvalidArgumentError("bad permission");
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  TONY_ASSIGN_OR_RETURN(http::Response response,
+                        CallNameNode(http::Method::kPut, p, "SETPERMISSION",
+                                     absl::StrCat("&permission=", Octal(permission))));
+  if (response.status != 200) {
+    return WebHdfsErrorStatus(response.status, response.body,
+                              absl::StrCat("WebHDFS SETPERMISSION ", p));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tony::hdfs

@@ -1,0 +1,162 @@
+// Copyright libtony authors.
+//
+// A WebHDFS (REST) client for the files libtony stages on HDFS: mkdirs, upload (streamed from a
+// local file), stat, read, list, delete, set permission. Paths are plain absolute paths
+// ("/user/x/f") or URIs of the configured file system ("hdfs://nn:8020/user/x/f").
+//
+// Errors: Hadoop's RemoteException documents become absl codes (FileNotFoundException →
+// NotFound, AccessControlException → PermissionDenied, SafeModeException → Unavailable "NameNode
+// is in safe mode", FileAlreadyExistsException → AlreadyExists, ...; see remote_exception.h); an
+// unreachable NameNode is Unavailable naming its address. With several NameNodes (HA) a request
+// that finds a NameNode unreachable or in standby moves on to the next one.
+//
+// Insecure clusters only for now: requests carry ?user.name=<user>.
+//
+// Thread-safety: thread-safe; one client may serve many threads.
+
+#ifndef TONY_HDFS_WEBHDFS_CLIENT_H_
+#define TONY_HDFS_WEBHDFS_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "conf/configuration.h"
+#include "http/client.h"
+#include "http/json.h"
+
+namespace tony::hdfs {
+
+enum class FileType { kFile, kDirectory, kSymlink };
+
+struct FileStatus {
+  // Absolute path (for List: the listed directory joined with the entry's name).
+  std::string path;
+  // The last path component.
+  std::string name;
+  FileType type = FileType::kFile;
+  int64_t length = 0;
+  // Milliseconds since the epoch, exactly as the NameNode reports them: YARN compares a local
+  // resource's timestamp with this value.
+  int64_t modification_time_ms = 0;
+  int64_t access_time_ms = 0;
+  // Permission bits, e.g. 0644 (sticky bit 01000 included).
+  int permission = 0;
+  std::string owner;
+  std::string group;
+  int replication = 0;
+  int64_t block_size = 0;
+
+  bool is_directory() const { return type == FileType::kDirectory; }
+};
+
+struct UploadOptions {
+  // Replace an existing file; without it an existing file is AlreadyExists. Default: true.
+  bool overwrite = true;
+  // Permission of the new file. Default: the NameNode's (0644 less its umask).
+  std::optional<int> permission;
+  // Default: the cluster's dfs.replication.
+  std::optional<int> replication;
+};
+
+class WebHdfsClient {
+ public:
+  struct Options {
+    // NameNode web addresses, "host:port", tried in order (several for HA). Required.
+    std::vector<std::string> namenodes;
+    // "http" or "https". Default: "http".
+    std::string scheme = "http";
+    // fs.defaultFS, e.g. "hdfs://nn:8020": hdfs:// paths must name this file system. Empty:
+    // any hdfs:// authority is accepted. Default: empty.
+    std::string default_fs;
+    // The user.name of requests. Default: empty, meaning conf::HadoopUserName().
+    std::string user;
+    // Connecting to a NameNode or DataNode. Default: 5 s.
+    absl::Duration connect_timeout = absl::Seconds(5);
+    // A metadata request (everything but moving file data). Default: 30 s.
+    absl::Duration request_timeout = absl::Seconds(30);
+    // Moving one file's data (upload or read). Default: 30 min.
+    absl::Duration transfer_timeout = absl::Minutes(30);
+  };
+
+  // The NameNode addresses, scheme and default file system of a Hadoop configuration.
+  // Unimplemented for Kerberos clusters (hadoop.security.authentication=kerberos).
+  static absl::StatusOr<Options> OptionsFromConfiguration(const conf::Configuration& conf);
+
+  // InvalidArgument without NameNodes or with a bad scheme.
+  static absl::StatusOr<std::unique_ptr<WebHdfsClient>> Create(Options options);
+
+  const Options& options() const { return options_; }
+
+  // Creates the directory and its missing parents. OK if it already exists.
+  absl::Status Mkdirs(absl::string_view path, std::optional<int> permission = std::nullopt) const;
+
+  // Streams a local file to `path` (CREATE: NameNode → 307 → DataNode → 201) and returns the
+  // new file's status (its modification time is what YARN localization checks).
+  absl::StatusOr<FileStatus> Upload(const std::string& local_path, absl::string_view path,
+                                    const UploadOptions& options = {}) const;
+  // As Upload, from memory: for small files.
+  absl::StatusOr<FileStatus> UploadString(std::string data, absl::string_view path,
+                                          const UploadOptions& options = {}) const;
+
+  // GETFILESTATUS. NotFound if the path does not exist.
+  absl::StatusOr<FileStatus> Stat(absl::string_view path) const;
+  absl::StatusOr<bool> Exists(absl::string_view path) const;
+
+  // LISTSTATUS of a directory, sorted by name as the NameNode returns it; a file lists itself.
+  absl::StatusOr<std::vector<FileStatus>> List(absl::string_view path) const;
+
+  // Reads a whole file into memory; ResourceExhausted beyond `max_bytes`.
+  absl::StatusOr<std::string> ReadToString(absl::string_view path,
+                                           int64_t max_bytes = int64_t{64} << 20) const;
+  // Reads a whole file into `local_path`, written to a temporary sibling and renamed, so that
+  // `local_path` never holds a partial file.
+  absl::Status ReadToFile(absl::string_view path, const std::string& local_path) const;
+
+  // Deletes a file or (with `recursive`) a directory tree. Returns false if nothing was there.
+  absl::StatusOr<bool> Delete(absl::string_view path, bool recursive) const;
+
+  absl::Status SetPermission(absl::string_view path, int permission) const;
+
+  // The absolute path of `path` on this file system: strips and checks the scheme and
+  // authority of a URI, drops duplicate and trailing slashes.
+  absl::StatusOr<std::string> ResolvePath(absl::string_view path) const;
+
+ private:
+  explicit WebHdfsClient(Options options);
+
+  // One WebHDFS request to the NameNode(s) for `op` on the resolved `path`, with HA failover.
+  // `extra` is appended to the query ("&k=v..."). The response may have any HTTP status.
+  absl::StatusOr<http::Response> CallNameNode(http::Method method, const std::string& path,
+                                              absl::string_view op, absl::string_view extra) const;
+  // CallNameNode for a request answered with JSON on success.
+  absl::StatusOr<http::Json> CallJson(http::Method method, const std::string& path,
+                                      absl::string_view op, absl::string_view extra) const;
+  // The DataNode location of a CREATE or OPEN (the NameNode's 307).
+  absl::StatusOr<std::string> Redirect(http::Method method, const std::string& path,
+                                       absl::string_view op, absl::string_view extra) const;
+  absl::StatusOr<FileStatus> UploadRequest(http::Request request, absl::string_view path,
+                                           const UploadOptions& options) const;
+
+  Options options_;
+  std::string user_;
+  http::Client http_;
+  // Index into options_.namenodes of the NameNode that answered last (the active one).
+  mutable std::atomic<size_t> active_{0};
+};
+
+// Parses a WebHDFS FileStatus JSON object. `dir` is the path it belongs to (for List, the
+// listed directory; for Stat, the path itself).
+absl::StatusOr<FileStatus> ParseFileStatus(const http::Json& json, absl::string_view dir);
+
+}  // namespace tony::hdfs
+
+#endif  // TONY_HDFS_WEBHDFS_CLIENT_H_

@@ -1,0 +1,234 @@
+// Copyright libtony authors.
+
+#include "hdfs/webhdfs_client.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "hdfs/remote_exception.h"
+#include "tests/http/test_http_server.h"
+
+namespace tony::hdfs {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::tony::testing::TestHttpServer;
+using ::tony::testing::UnusedLoopbackPort;
+
+std::string Remote(const std::string& exception, const std::string& message) {
+  return absl::StrCat(R"({"RemoteException":{"exception":")", exception,
+                      R"(","javaClassName":"org.apache.hadoop.x.)", exception, R"(","message":")",
+                      message, R"("}})");
+}
+
+TEST(RemoteExceptionTest, MapsHadoopExceptions) {
+  auto code = [](const std::string& exception, int http = 400) {
+    return WebHdfsErrorStatus(http, Remote(exception, "msg"), "op").code();
+  };
+  EXPECT_EQ(code("FileNotFoundException", 404), absl::StatusCode::kNotFound);
+  EXPECT_EQ(code("AccessControlException", 403), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(code("FileAlreadyExistsException", 403), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(code("SafeModeException", 403), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(code("StandbyException", 403), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(code("PathIsNotEmptyDirectoryException", 403), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(code("DSQuotaExceededException", 403), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(code("IllegalArgumentException", 400), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code("IOException", 500), absl::StatusCode::kInternal);
+
+  absl::Status safe = WebHdfsErrorStatus(
+      403, Remote("RetriableException", "Cannot create file. Name node is in safe mode."),
+      "WebHDFS CREATE /x");
+  EXPECT_EQ(safe.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(safe.message(), HasSubstr("NameNode is in safe mode"));
+
+  absl::Status nf = WebHdfsErrorStatus(
+      404, Remote("FileNotFoundException", "File does not exist: /x"), "WebHDFS GETFILESTATUS /x");
+  EXPECT_EQ(nf.message(),
+            "WebHDFS GETFILESTATUS /x: FileNotFoundException: File does not exist: /x");
+
+  // Not a RemoteException: the HTTP status decides.
+  EXPECT_EQ(WebHdfsErrorStatus(503, "<html>busy</html>", "op").code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST(FileStatusTest, Parses) {
+  auto json = http::ParseJson(
+      R"({"accessTime":1,"blockSize":134217728,"childrenNum":0,"fileId":16386,"group":"supergroup",
+          "length":10485760,"modificationTime":1700000000123,"owner":"u","pathSuffix":"",
+          "permission":"1755","replication":1,"storagePolicy":0,"type":"FILE"})",
+      "t");
+  ASSERT_TRUE(json.ok());
+  auto s = ParseFileStatus(*json, "/user/u/f.bin");
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->path, "/user/u/f.bin");
+  EXPECT_EQ(s->name, "f.bin");
+  EXPECT_EQ(s->type, FileType::kFile);
+  EXPECT_EQ(s->length, 10485760);
+  EXPECT_EQ(s->modification_time_ms, 1700000000123);
+  EXPECT_EQ(s->permission, 01755);
+  EXPECT_EQ(s->owner, "u");
+  EXPECT_EQ(s->block_size, 134217728);
+
+  auto bad = http::ParseJson(R"({"pathSuffix":"x","type":"FILE","length":"big"})", "t");
+  EXPECT_EQ(ParseFileStatus(*bad, "/d").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A fake NameNode + DataNode pair on loopback, enough to drive the two-step protocols.
+class FakeHdfs {
+ public:
+  FakeHdfs()
+      : datanode_([this](const TestHttpServer::Request& r) { return DataNode(r); }),
+        namenode_([this](const TestHttpServer::Request& r) { return NameNode(r); }) {}
+
+  std::string namenode() const { return absl::StrCat("127.0.0.1:", namenode_.port()); }
+  TestHttpServer& namenode_server() { return namenode_; }
+  std::string stored;
+  bool standby = false;
+
+ private:
+  TestHttpServer::Reply NameNode(const TestHttpServer::Request& r) {
+    TestHttpServer::Reply reply;
+    if (standby) {
+      reply.status = 403;
+      reply.body = Remote("StandbyException", "Operation category READ is not supported");
+      return reply;
+    }
+    std::string op = r.Param("op").value_or("");
+    if (op == "CREATE" || op == "OPEN") {
+      EXPECT_TRUE(r.body.empty());
+      reply.status = 307;
+      reply.headers = {
+          {"Location", absl::StrCat(datanode_.url(), r.path, "?op=", op, "&namenoderpcaddress=x")}};
+    } else if (op == "GETFILESTATUS" && r.path == "/webhdfs/v1/user/u/f") {
+      reply.body = absl::StrCat(
+          R"({"FileStatus":{"length":)", stored.size(),
+          R"(,"modificationTime":42,"pathSuffix":"","permission":"644","type":"FILE"}})");
+    } else if (op == "GETFILESTATUS") {
+      reply.status = 404;
+      reply.body = Remote("FileNotFoundException", "File does not exist: /nope");
+    } else if (op == "LISTSTATUS") {
+      reply.body = R"({"FileStatuses":{"FileStatus":[
+          {"length":0,"modificationTime":1,"pathSuffix":"a","permission":"755","type":"DIRECTORY"},
+          {"length":3,"modificationTime":2,"pathSuffix":"b","permission":"600","type":"FILE"}]}})";
+    } else if (op == "MKDIRS" || op == "DELETE") {
+      reply.body = R"({"boolean":true})";
+    } else {
+      reply.status = 400;
+      reply.body = Remote("IllegalArgumentException", "Invalid value for webhdfs parameter");
+    }
+    return reply;
+  }
+
+  TestHttpServer::Reply DataNode(const TestHttpServer::Request& r) {
+    TestHttpServer::Reply reply;
+    if (r.method == "PUT") {
+      stored = r.body;
+      reply.status = 201;
+    } else {
+      reply.body = stored;
+    }
+    return reply;
+  }
+
+  TestHttpServer datanode_;
+  TestHttpServer namenode_;
+};
+
+std::unique_ptr<WebHdfsClient> ClientFor(std::vector<std::string> namenodes) {
+  WebHdfsClient::Options options;
+  options.namenodes = std::move(namenodes);
+  options.user = "u";
+  options.default_fs = "hdfs://nn:8020";
+  auto client = WebHdfsClient::Create(options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *std::move(client);
+}
+
+TEST(WebHdfsClientTest, TwoStepCreateAndOpen) {
+  FakeHdfs fake;
+  auto client = ClientFor({fake.namenode()});
+  UploadOptions upload;
+  upload.permission = 0600;
+  auto status = client->UploadString("hello", "hdfs://nn:8020/user/u//f/", upload);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(fake.stored, "hello");
+  EXPECT_EQ(status->length, 5);
+  EXPECT_EQ(status->modification_time_ms, 42);
+  auto create = fake.namenode_server().requests().at(0);
+  EXPECT_EQ(create.method, "PUT");
+  EXPECT_EQ(create.path, "/webhdfs/v1/user/u/f");
+  EXPECT_EQ(create.Param("user.name"), "u");
+  EXPECT_EQ(create.Param("overwrite"), "true");
+  EXPECT_EQ(create.Param("permission"), "600");
+  EXPECT_EQ(*client->ReadToString("/user/u/f"), "hello");
+}
+
+TEST(WebHdfsClientTest, ListMkdirsDeleteAndErrors) {
+  FakeHdfs fake;
+  auto client = ClientFor({fake.namenode()});
+  auto list = client->List("/d");
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].path, "/d/a");
+  EXPECT_TRUE((*list)[0].is_directory());
+  EXPECT_EQ((*list)[1].permission, 0600);
+  EXPECT_TRUE(client->Mkdirs("/d/e", 0755).ok());
+  EXPECT_TRUE(*client->Delete("/d", true));
+  EXPECT_EQ(client->Stat("/nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(*client->Exists("/nope"));
+  EXPECT_EQ(client->Delete("/", true).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client->Stat("hdfs://other:8020/x").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client->Stat("s3a://bucket/x").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client->Stat("relative").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WebHdfsClientTest, UnreachableNameNodeIsUnavailableNamingIt) {
+  std::string nn = absl::StrCat("127.0.0.1:", UnusedLoopbackPort());
+  auto client = ClientFor({nn});
+  auto status = client->Stat("/x");
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.status().message(), HasSubstr("NameNode at " + nn + " is unreachable"));
+}
+
+TEST(WebHdfsClientTest, FailsOverPastUnreachableAndStandbyNameNodes) {
+  FakeHdfs active;
+  FakeHdfs standby;
+  standby.standby = true;
+  std::string dead = absl::StrCat("127.0.0.1:", UnusedLoopbackPort());
+  auto client = ClientFor({dead, standby.namenode(), active.namenode()});
+  EXPECT_TRUE(client->Mkdirs("/x").ok());
+  EXPECT_EQ(active.namenode_server().requests().size(), 1u);
+  // The active NameNode is remembered.
+  EXPECT_TRUE(client->Mkdirs("/y").ok());
+  EXPECT_EQ(standby.namenode_server().requests().size(), 1u);
+
+  auto all_down = ClientFor({dead, standby.namenode()});
+  auto status = all_down->Stat("/x");
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.status().message(), HasSubstr("is in standby"));
+}
+
+TEST(WebHdfsClientTest, OptionsFromConfiguration) {
+  conf::Configuration conf;
+  conf.Set("fs.defaultFS", "hdfs://localhost:18800");
+  conf.Set("dfs.namenode.http-address", "localhost:18801");
+  auto options = WebHdfsClient::OptionsFromConfiguration(conf);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_THAT(options->namenodes, ElementsAre("localhost:18801"));
+  EXPECT_EQ(options->scheme, "http");
+  EXPECT_EQ(options->default_fs, "hdfs://localhost:18800");
+  conf.Set("hadoop.security.authentication", "kerberos");
+  EXPECT_EQ(WebHdfsClient::OptionsFromConfiguration(conf).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(WebHdfsClient::Create(WebHdfsClient::Options()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tony::hdfs
