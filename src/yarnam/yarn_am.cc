@@ -1,0 +1,144 @@
+// Copyright libtony authors.
+
+#include "yarnam/yarn_am.h"
+
+#include <cstdlib>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "broker/secret.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "submit/contract.h"
+
+namespace tony::yarnam {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+absl::StatusOr<std::string> RequiredEnv(const char* name) {
+  std::string v = Env(name);
+  if (v.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, " is not set: tony-am on YARN is started by ytf-submit's submitter"));
+  }
+  return v;
+}
+
+yarn::FinalApplicationStatus ToFinal(AppState state) {
+  switch (state) {
+    case AppState::kSucceeded:
+      return yarn::FinalApplicationStatus::kSucceeded;
+    case AppState::kKilled:
+      return yarn::FinalApplicationStatus::kKilled;
+    default:
+      return yarn::FinalApplicationStatus::kFailed;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
+  std::unique_ptr<YarnAm> am(new YarnAm());
+  TONY_ASSIGN_OR_RETURN(am->container_, yarn::ReadContainerEnvironment());
+  if (!am->container_.am_rm_token) {
+    return absl::FailedPreconditionError(
+        "no AMRMToken in the container's token file (HADOOP_TOKEN_FILE_LOCATION): "
+        "not an ApplicationMaster container");
+  }
+  TONY_ASSIGN_OR_RETURN(std::string schedulers, RequiredEnv(submit::kEnvSchedulerAddresses));
+  TONY_ASSIGN_OR_RETURN(am->spec_file_, RequiredEnv(submit::kEnvSpecFile));
+  TONY_ASSIGN_OR_RETURN(std::string resources, RequiredEnv(submit::kEnvLocalResources));
+  TONY_ASSIGN_OR_RETURN(am->resources_, submit::DecodeLocalResources(resources));
+  am->staging_dir_ = Env(submit::kEnvStagingDir);
+  am->user_ = Env(submit::kEnvUser);
+  if (am->user_.empty()) am->user_ = am->container_.user;
+
+  am->nm_tokens_ = std::make_shared<yarn::NmTokenCache>();
+  yarn::AmRmClientOptions rm_options;
+  for (absl::string_view a : absl::StrSplit(schedulers, ',', absl::SkipEmpty())) {
+    rm_options.scheduler_addresses.emplace_back(a);
+  }
+  rm_options.am_rm_token = *am->container_.am_rm_token;
+  rm_options.nm_tokens = am->nm_tokens_;
+  TONY_ASSIGN_OR_RETURN(am->rm_, yarn::NewAmRmClient(rm_options));
+  yarn::NmClientOptions nm_options;
+  nm_options.nm_tokens = am->nm_tokens_;
+  TONY_ASSIGN_OR_RETURN(am->nm_, yarn::NewNmClient(nm_options));
+
+  // HDFS is for the history and the staging clean-up: a job runs without it.
+  std::string namenodes = Env(submit::kEnvNameNodes);
+  if (!namenodes.empty()) {
+    hdfs::WebHdfsClient::Options fs;
+    for (absl::string_view a : absl::StrSplit(namenodes, ',', absl::SkipEmpty())) {
+      fs.namenodes.emplace_back(a);
+    }
+    fs.default_fs = Env(submit::kEnvDefaultFs);
+    fs.user = am->user_;
+    auto client = hdfs::WebHdfsClient::Create(std::move(fs));
+    if (client.ok()) {
+      am->hdfs_ = std::move(*client);
+    } else {
+      TONY_LOG(WARNING) << "no HDFS client: " << client.status();
+    }
+  }
+  return am;
+}
+
+absl::StatusOr<yarn::RegisterResult> YarnAm::Register(int rpc_port,
+                                                      const std::string& tracking_url) {
+  return rm_->Register(container_.nm_host, rpc_port, tracking_url);
+}
+
+absl::Status YarnAm::StartLauncher(int broker_port, const std::string& secret,
+                                   std::function<void(const TaskContainerEvent&)> on_event,
+                                   std::function<float()> progress) {
+  TaskLauncherOptions options;
+  options.rm = rm_.get();
+  options.nm = nm_.get();
+  options.local_resources = resources_;
+  options.environment["TONY_AM_ADDRESS"] = absl::StrCat(container_.nm_host, ":", broker_port);
+  options.environment[broker::kSecretEnv] = secret;
+  options.environment[submit::kEnvSpecFile] = submit::kSpecLink;
+  options.environment["HADOOP_USER_NAME"] = user_;
+  if (std::string debug = Env("TONY_LOG_DEBUG"); !debug.empty()) {
+    options.environment["TONY_LOG_DEBUG"] = debug;
+  }
+  options.on_event = std::move(on_event);
+  options.progress = std::move(progress);
+  launcher_ = std::make_unique<YarnTaskLauncher>(std::move(options));
+  return launcher_->Start();
+}
+
+absl::Status YarnAm::WriteHistory() {
+  if (hdfs_ == nullptr) return absl::OkStatus();
+  std::vector<submit::TaskContainer> containers;
+  containers.push_back({"am", container_.container_id.ToString(),
+                        absl::StrCat(container_.nm_host, ":", container_.nm_http_port)});
+  if (launcher_ != nullptr) {
+    for (submit::TaskContainer& c : launcher_->Containers()) containers.push_back(std::move(c));
+  }
+  std::string path = submit::HistoryPath(user_, application_id());
+  size_t slash = path.rfind('/');
+  TONY_RETURN_IF_ERROR(hdfs_->Mkdirs(path.substr(0, slash)));
+  auto written = hdfs_->UploadString(submit::EncodeTaskContainers(containers), path);
+  return written.ok() ? absl::OkStatus() : written.status();
+}
+
+absl::Status YarnAm::Finish(AppState state, const std::string& diagnostics) {
+  if (launcher_ != nullptr) launcher_->Stop();
+  if (absl::Status s = WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "task history: " << s;
+  absl::Status unregistered = rm_->Unregister(ToFinal(state), diagnostics);
+  if (!unregistered.ok()) TONY_LOG(ERROR) << "unregistering: " << unregistered;
+  if (hdfs_ != nullptr && !staging_dir_.empty()) {
+    auto deleted = hdfs_->Delete(staging_dir_, /*recursive=*/true);
+    if (!deleted.ok()) TONY_LOG(WARNING) << "removing " << staging_dir_ << ": " << deleted.status();
+  }
+  return unregistered;
+}
+
+}  // namespace tony::yarnam

@@ -1,0 +1,75 @@
+// Copyright libtony authors.
+//
+// YarnAm: the ApplicationMaster's side of YARN, set up from its container's environment (the
+// variables the NodeManager sets and those the YARN submitter passes, see submit/contract.h):
+// scheduler and NodeManager clients with the AMRMToken and NMTokens, registration, the task
+// launcher, the task history for `ytf logs`, and the end: unregister with the final status and
+// remove the staging directory.
+//
+// Thread-safe after Create(); Finish() is called once, at the end.
+
+#ifndef TONY_YARNAM_YARN_AM_H_
+#define TONY_YARNAM_YARN_AM_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "hdfs/webhdfs_client.h"
+#include "tony/submitter.h"
+#include "yarn/am_rm_client.h"
+#include "yarn/container_environment.h"
+#include "yarn/nm_client.h"
+#include "yarnam/task_launcher.h"
+
+namespace tony::yarnam {
+
+class YarnAm {
+ public:
+  // Reads the environment; fails (InvalidArgument / FailedPrecondition) outside a YARN AM
+  // container or without what the submitter passes.
+  static absl::StatusOr<std::unique_ptr<YarnAm>> Create();
+
+  // Registers with the ResourceManager; `rpc_port` is the broker's (the client asks it for
+  // progress through the application report's host and RPC port).
+  absl::StatusOr<yarn::RegisterResult> Register(int rpc_port, const std::string& tracking_url);
+
+  // Starts the launcher: executors get the staged files and `executor_env` plus the broker
+  // address, the secret and the job spec's name.
+  absl::Status StartLauncher(int broker_port, const std::string& secret,
+                             std::function<void(const TaskContainerEvent&)> on_event,
+                             std::function<float()> progress);
+  YarnTaskLauncher* launcher() { return launcher_.get(); }
+
+  // Records where each task runs (HDFS, kept after the job) for `ytf logs`.
+  absl::Status WriteHistory();
+
+  // Stops the launcher, unregisters with `state` and `diagnostics`, removes the staging
+  // directory. The AM exits after this.
+  absl::Status Finish(AppState state, const std::string& diagnostics);
+
+  const yarn::ContainerEnvironment& container() const { return container_; }
+  std::string application_id() const {
+    return container_.container_id.attempt.application.ToString();
+  }
+  const std::string& spec_file() const { return spec_file_; }
+
+ private:
+  YarnAm() = default;
+
+  yarn::ContainerEnvironment container_;
+  std::string spec_file_;
+  std::string staging_dir_;
+  std::string user_;
+  std::map<std::string, yarn::LocalResource> resources_;
+  std::shared_ptr<yarn::NmTokenCache> nm_tokens_;
+  std::unique_ptr<yarn::AmRmClient> rm_;
+  std::unique_ptr<yarn::NmClient> nm_;
+  std::unique_ptr<hdfs::WebHdfsClient> hdfs_;
+  std::unique_ptr<YarnTaskLauncher> launcher_;
+};
+
+}  // namespace tony::yarnam
+
+#endif  // TONY_YARNAM_YARN_AM_H_
