@@ -2,15 +2,14 @@
 
 #include "cli/ytf_command.h"
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/submit_command.h"
+#include "common/file_util.h"
 #include "http/client.h"
 #include "submit/contract.h"
 #include "submit/yarn_submitter.h"
@@ -87,18 +86,13 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
   return out;
 }
 
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::unique_ptr<Application> Open(std::shared_ptr<submit::YarnCluster> cluster,
                                   const yarn::ApplicationId& id) {
   std::string dir = submit::LocalAppDir(id.ToString());
-  return submit::OpenYarnApplication(std::move(cluster), id, ReadSmallFile(dir + "/secret"),
-                                     ReadSmallFile(dir + "/staging"));
+  // Only the submitting user has the secret: others see YARN's report without AM progress.
+  return submit::OpenYarnApplication(std::move(cluster), id,
+                                     ReadFileToString(dir + "/secret").value_or(""),
+                                     ReadFileToString(dir + "/staging").value_or(""));
 }
 
 void PrintStatus(const ApplicationStatus& s, std::ostream& out) {

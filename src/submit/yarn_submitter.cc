@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "broker/broker_client.h"
 #include "broker/secret.h"
+#include "common/file_util.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
@@ -33,24 +34,6 @@ namespace {
 
 constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
 constexpr absl::Duration kGracefulKillWait = absl::Seconds(20);
-
-std::string Dirname(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-std::string Basename(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  buf[n] = '\0';
-  return Dirname(buf);
-}
 
 absl::StatusOr<std::string> FindRuntimeBundle(const std::string& bin_dir) {
   const char* override_path = std::getenv("TONY_RUNTIME_BUNDLE");
@@ -127,32 +110,6 @@ absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::Yar
                          "grants has ",
                          max_gpus, "; lower -g/--task_gpus"));
       }
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status WritePrivateFile(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    out << content;
-  }
-  chmod(tmp.c_str(), 0600);
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot write ", path));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status MakeDirs(const std::string& path) {
-  std::string cur;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part.empty()) continue;
-    absl::StrAppend(&cur, "/", part);
-    if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) {
-      return absl::InternalError(absl::StrCat("cannot create ", cur));
     }
   }
   return absl::OkStatus();
@@ -322,9 +279,9 @@ class YarnSubmitter : public Submitter {
     }
     // Only this machine's user may read the secret later (ytf status/kill).
     std::string local_dir = LocalAppDir(id);
-    if (MakeDirs(local_dir).ok()) {
-      (void)WritePrivateFile(local_dir + "/secret", secret);
-      (void)WritePrivateFile(local_dir + "/staging", staging);
+    if (MakeDirectories(local_dir, 0700).ok()) {
+      (void)WriteFileAtomically(local_dir + "/secret", secret, 0600);
+      (void)WriteFileAtomically(local_dir + "/staging", staging, 0600);
     }
     TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
     return OpenYarnApplication(cluster_, app.id, secret, staging);
@@ -369,7 +326,7 @@ class YarnSubmitter : public Submitter {
     JobSpec shipped = spec;
     std::set<std::string> names = {kRuntimeLink, kSpecLink};
     auto ship = [&](const std::string& local, yarn::LocalResourceType type) -> absl::Status {
-      std::string name = Basename(local);
+      std::string name = BaseName(local);
       if (!names.insert(name).second) {
         return absl::InvalidArgumentError(
             absl::StrCat("two shipped files are both named '", name, "' (", local,
@@ -382,17 +339,17 @@ class YarnSubmitter : public Submitter {
     };
     if (!spec.script_file.empty()) {
       TONY_RETURN_IF_ERROR(ship(spec.script_file, yarn::LocalResourceType::kFile));
-      shipped.script_file = Basename(spec.script_file);
+      shipped.script_file = BaseName(spec.script_file);
     }
     shipped.files.clear();
     for (const std::string& f : spec.files) {
       TONY_RETURN_IF_ERROR(ship(f, yarn::LocalResourceType::kFile));
-      shipped.files.push_back(Basename(f));
+      shipped.files.push_back(BaseName(f));
     }
     shipped.archives.clear();
     for (const std::string& a : spec.archives) {
       TONY_RETURN_IF_ERROR(ship(a, yarn::LocalResourceType::kArchive));
-      shipped.archives.push_back(Basename(a));
+      shipped.archives.push_back(BaseName(a));
     }
     std::string spec_path = absl::StrCat(staging, "/", kSpecLink);
     TONY_ASSIGN_OR_RETURN(auto spec_status, fs.UploadString(JobSpecToYaml(shipped), spec_path));
@@ -501,7 +458,7 @@ absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterO
   TONY_ASSIGN_OR_RETURN(submit::YarnCluster cluster, submit::ConnectYarnCluster(options));
   return std::unique_ptr<Submitter>(
       new submit::YarnSubmitter(std::make_shared<submit::YarnCluster>(std::move(cluster)),
-                                options.bin_dir.empty() ? submit::SelfDir() : options.bin_dir));
+                                options.bin_dir.empty() ? SelfDirectory() : options.bin_dir));
 }
 
 }  // namespace tony

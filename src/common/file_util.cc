@@ -1,0 +1,119 @@
+// Copyright libtony authors.
+
+#include "common/file_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace tony {
+namespace {
+
+absl::Status Errno(absl::string_view what, const std::string& path) {
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", strerror(errno)));
+}
+
+absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("cannot write", path);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no file ", path));
+    return Errno("cannot read", path);
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, int mode) {
+  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return Errno("cannot create", tmp);
+  absl::Status status = WriteAll(fd, contents, tmp);
+  if (::close(fd) != 0 && status.ok()) status = Errno("cannot write", tmp);
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) status = Errno("cannot rename", tmp);
+  if (!status.ok()) ::unlink(tmp.c_str());
+  return status;
+}
+
+absl::Status MakeDirectories(const std::string& path, int mode) {
+  if (path.empty()) return absl::OkStatus();
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = path.find('/', pos + 1);
+    partial = path.substr(0, pos);
+    if (partial.empty()) continue;
+    if (::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) {
+      return Errno("cannot create directory", partial);
+    }
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InternalError(absl::StrCat(path, " is not a directory"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyFile(const std::string& from, const std::string& to) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Errno("cannot read", from);
+  struct stat st;
+  if (::fstat(in, &st) != 0) {
+    ::close(in);
+    return Errno("cannot stat", from);
+  }
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
+  if (out < 0) {
+    ::close(in);
+    return Errno("cannot create", to);
+  }
+  char buf[65536];
+  absl::Status status;
+  while (status.ok()) {
+    ssize_t n = ::read(in, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) status = Errno("cannot read", from);
+    if (n <= 0) break;
+    status = WriteAll(out, absl::string_view(buf, static_cast<size_t>(n)), to);
+  }
+  ::close(in);
+  if (::close(out) != 0 && status.ok()) status = Errno("cannot write", to);
+  return status;
+}
+
+std::string BaseName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  return std::string(slash == absl::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string SelfDirectory() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string self(buf, static_cast<size_t>(n));
+  size_t slash = self.rfind('/');
+  return slash == std::string::npos ? "." : self.substr(0, slash);
+}
+
+}  // namespace tony

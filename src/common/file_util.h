@@ -1,0 +1,34 @@
+// Copyright libtony authors.
+//
+// Small file helpers with absl::Status errors that name the path.
+//
+// Thread-safe: free functions without shared state.
+
+#ifndef TONY_COMMON_FILE_UTIL_H_
+#define TONY_COMMON_FILE_UTIL_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tony {
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// Writes to a temporary file beside `path`, then renames it over `path`: readers see the old or
+// the new contents, never a part.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
+                                 int mode = 0644);
+// mkdir -p, with `mode` for the directories it creates.
+absl::Status MakeDirectories(const std::string& path, int mode = 0755);
+// Copies `from` to `to`, keeping the permission bits.
+absl::Status CopyFile(const std::string& from, const std::string& to);
+// Last component of a path ("a/b.py" -> "b.py").
+std::string BaseName(absl::string_view path);
+// Directory of this program (from /proc/self/exe).
+std::string SelfDirectory();
+
+}  // namespace tony
+
+#endif  // TONY_COMMON_FILE_UTIL_H_

@@ -1,0 +1,188 @@
+// Copyright libtony authors.
+
+#include "common/subprocess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace tony {
+
+int ExitCodeOfWaitStatus(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 255;
+}
+
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Spawn(const SubprocessOptions& options) {
+  if (options.argv.empty()) return absl::InvalidArgumentError("Subprocess: empty argv");
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
+  std::vector<std::string> env_strings;
+  env_strings.reserve(options.env.size());
+  for (const auto& [k, v] : options.env) env_strings.push_back(absl::StrCat(k, "=", v));
+  std::vector<char*> envp;
+  for (std::string& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings = options.argv;
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  auto open_out = [](const std::string& path) {
+    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  };
+  int out_fd = options.stdout_fd, err_fd = options.stderr_fd, in_fd = -1;
+  int owned[3] = {-1, -1, -1};
+  auto close_owned = [&] {
+    for (int fd : owned) {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  if (!options.stdout_path.empty()) {
+    out_fd = owned[0] = open_out(options.stdout_path);
+    if (out_fd < 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot open ", options.stdout_path, ": ", strerror(errno)));
+    }
+  }
+  if (!options.stderr_path.empty()) {
+    err_fd = owned[1] = open_out(options.stderr_path);
+    if (err_fd < 0) {
+      int err = errno;
+      close_owned();
+      return absl::InternalError(
+          absl::StrCat("cannot open ", options.stderr_path, ": ", strerror(err)));
+    }
+  }
+  if (options.null_stdin) {
+    in_fd = owned[2] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  int error_pipe[2];
+  if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
+    int err = errno;
+    close_owned();
+    return absl::InternalError(absl::StrCat("pipe: ", strerror(err)));
+  }
+  const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+  const bool group = options.new_process_group;
+  const int death_signal = options.parent_death_signal;
+  const pid_t parent = ::getpid();
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    close_owned();
+    ::close(error_pipe[0]);
+    ::close(error_pipe[1]);
+    return absl::InternalError(absl::StrCat("fork: ", strerror(err)));
+  }
+  if (pid == 0) {
+    auto fail = [&](int stage) {
+      int payload[2] = {stage, errno};
+      ssize_t ignored = ::write(error_pipe[1], payload, sizeof(payload));
+      (void)ignored;
+      ::_exit(127);
+    };
+    if (group && ::setpgid(0, 0) != 0) fail(0);
+    if (death_signal != 0) {
+      if (::prctl(PR_SET_PDEATHSIG, death_signal) != 0) fail(1);
+      if (::getppid() != parent) ::_exit(128 + death_signal);  // the parent is already gone
+    }
+    // Default dispositions and an empty mask: the parent may block or ignore signals.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT}) ::signal(sig, SIG_DFL);
+    if (in_fd >= 0 && ::dup2(in_fd, 0) < 0) fail(2);
+    if (out_fd >= 0 && ::dup2(out_fd, 1) < 0) fail(2);
+    if (err_fd >= 0 && ::dup2(err_fd, 2) < 0) fail(2);
+    if (cwd != nullptr && ::chdir(cwd) != 0) fail(3);
+    ::execve(argv[0], argv.data(), envp.data());
+    fail(4);
+  }
+  // Also in the parent, so that a signal sent before the child's own setpgid reaches it.
+  if (group) ::setpgid(pid, pid);
+  close_owned();
+  ::close(error_pipe[1]);
+  int payload[2];
+  ssize_t n;
+  do {
+    n = ::read(error_pipe[0], payload, sizeof(payload));
+  } while (n < 0 && errno == EINTR);
+  ::close(error_pipe[0]);
+  if (n == static_cast<ssize_t>(sizeof(payload))) {
+    int status;
+    ::waitpid(pid, &status, 0);
+    static const char* const kStages[] = {"setpgid", "prctl", "dup2", "chdir", "exec"};
+    std::string what = payload[0] >= 0 && payload[0] < 5 ? kStages[payload[0]] : "spawn";
+    if (payload[0] == 3) what = absl::StrCat("chdir ", options.cwd);
+    if (payload[0] == 4) what = absl::StrCat("exec ", options.argv[0]);
+    return absl::FailedPreconditionError(absl::StrCat(what, ": ", strerror(payload[1])));
+  }
+  return std::unique_ptr<Subprocess>(new Subprocess(pid, group));
+}
+
+std::optional<int> Subprocess::Poll() {
+  if (exit_code_) return exit_code_;
+  int status;
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exit_code_ = ExitCodeOfWaitStatus(status);
+  } else if (r < 0 && errno == ECHILD) {
+    exit_code_ = 255;  // reaped elsewhere
+  }
+  return exit_code_;
+}
+
+absl::StatusOr<int> Subprocess::Wait(absl::Duration timeout) {
+  if (timeout == absl::InfiniteDuration()) {
+    while (!exit_code_) {
+      int status;
+      pid_t r = ::waitpid(pid_, &status, 0);
+      if (r == pid_) {
+        exit_code_ = ExitCodeOfWaitStatus(status);
+      } else if (r < 0 && errno != EINTR) {
+        exit_code_ = 255;
+      }
+    }
+    return *exit_code_;
+  }
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Duration pause = absl::Milliseconds(1);
+  while (!Poll()) {
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("process ", pid_, " still running"));
+    }
+    absl::SleepFor(std::min(pause, deadline - absl::Now()));
+    pause = std::min(pause * 2, absl::Milliseconds(50));
+  }
+  return *exit_code_;
+}
+
+void Subprocess::Signal(int sig) {
+  if (exit_code_) return;
+  // A group outlives its leader only while the leader is a zombie or other members remain; the
+  // leader is not reaped yet here, so the group id cannot have been reused.
+  if (group_) {
+    ::kill(-pid_, sig);
+  } else {
+    ::kill(pid_, sig);
+  }
+}
+
+int Subprocess::Terminate(absl::Duration grace) {
+  Signal(SIGTERM);
+  absl::StatusOr<int> code = Wait(grace);
+  if (code.ok()) return *code;
+  Signal(SIGKILL);
+  return *Wait();
+}
+
+}  // namespace tony

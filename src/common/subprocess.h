@@ -1,0 +1,81 @@
+// Copyright libtony authors.
+//
+// Subprocess: fork/exec with everything a supervisor needs: a complete environment, a working
+// directory, stdout/stderr to files or descriptors, its own process group, a parent-death
+// signal; then non-blocking and timed waits and signals to the whole group. Exec failures are
+// reported by Spawn() itself (through a close-on-exec pipe), not as a mysterious exit code.
+//
+// Thread-compatible: one Subprocess is used from one thread at a time. Spawn() itself is safe to
+// call from any thread (the child runs only async-signal-safe code before exec).
+
+#ifndef TONY_COMMON_SUBPROCESS_H_
+#define TONY_COMMON_SUBPROCESS_H_
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace tony {
+
+struct SubprocessOptions {
+  // Program and arguments; argv[0] is the path to execute (no PATH search).
+  std::vector<std::string> argv;
+  // The complete environment of the child. Default: empty (nothing inherited).
+  std::map<std::string, std::string> env;
+  // Working directory. Default: "" (the parent's).
+  std::string cwd;
+  // Files the child's stdout/stderr are appended to (created 0644). Default: "" (see *_fd).
+  std::string stdout_path;
+  std::string stderr_path;
+  // Descriptors dup'ed onto the child's stdout/stderr when no path is set. Default: -1 (the
+  // parent's own).
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  // stdin from /dev/null. Default: true.
+  bool null_stdin = true;
+  // The child leads a new process group, so Signal() reaches everything it starts.
+  // Default: true.
+  bool new_process_group = true;
+  // Signal the child gets when the thread that spawned it dies (PR_SET_PDEATHSIG).
+  // Default: 0 (none).
+  int parent_death_signal = 0;
+};
+
+// Exit code of a wait status: the code for a normal exit, 128 + signal number when killed.
+int ExitCodeOfWaitStatus(int wait_status);
+
+class Subprocess {
+ public:
+  static absl::StatusOr<std::unique_ptr<Subprocess>> Spawn(const SubprocessOptions& options);
+
+  // Does not kill the child; a child still running is left alone (and not reaped).
+  ~Subprocess() = default;
+
+  pid_t pid() const { return pid_; }
+  // The exit code once reaped (see ExitCodeOfWaitStatus); nullopt while running.
+  std::optional<int> Poll();
+  // Blocks until the child exits (its exit code) or `timeout` passes (DeadlineExceeded).
+  absl::StatusOr<int> Wait(absl::Duration timeout = absl::InfiniteDuration());
+  // Sends `sig` to the child's process group (or the child alone without one). No-op once
+  // reaped.
+  void Signal(int sig);
+  // SIGTERM, then SIGKILL after `grace` if still running; waits and returns the exit code.
+  int Terminate(absl::Duration grace);
+
+ private:
+  Subprocess(pid_t pid, bool group) : pid_(pid), group_(group) {}
+  pid_t pid_;
+  bool group_;
+  std::optional<int> exit_code_;
+};
+
+}  // namespace tony
+
+#endif  // TONY_COMMON_SUBPROCESS_H_
