@@ -1,0 +1,103 @@
+// Copyright libtony authors.
+//
+// Authentication for Hadoop RPC. SIMPLE sends no SASL at all (the user name rides in the
+// connection context). TOKEN runs Hadoop's SASL exchange (RpcSaslProto frames, callId -33):
+//
+//   client NEGOTIATE -> server NEGOTIATE (offers: method, mechanism, protocol, serverId,
+//   first challenge) -> client INITIATE (the chosen offer echoed without its challenge, plus the
+//   mechanism's response) -> server CHALLENGE/RESPONSE rounds -> server SUCCESS.
+//
+// Mechanisms sit behind SaslMechanism so Kerberos (GSSAPI) can be added as another
+// implementation chosen from the same offers; today DIGEST-MD5 (libgsasl) serves TOKEN auth.
+//
+// Thread-safety: NegotiateSasl and the factories may run concurrently (libgsasl session
+// starts are serialized inside); a SaslMechanism or SaslTransport serves one exchange on one
+// thread.
+
+#ifndef TONY_IPC_SASL_H_
+#define TONY_IPC_SASL_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "hadoop/RpcHeader.pb.h"
+#include "ipc/token.h"
+
+namespace tony::ipc {
+
+// Hadoop's SaslRpcServer.AuthMethod values that matter to clients.
+enum class AuthMethod {
+  kSimple,    // no SASL; user name in the connection context
+  kToken,     // SASL DIGEST-MD5 with a token (AMRMToken, NMToken, delegation tokens)
+  kKerberos,  // SASL GSSAPI; not implemented yet
+};
+
+// The method's name as it appears in SaslAuth.method ("SIMPLE", "TOKEN", "KERBEROS").
+absl::string_view AuthMethodName(AuthMethod method);
+
+// How a client authenticates on one connection. A value type.
+struct ClientAuth {
+  AuthMethod method = AuthMethod::kSimple;
+  // SIMPLE: the effective user sent in the connection context.
+  std::string user;
+  // TOKEN: the token whose identifier and password feed DIGEST-MD5.
+  std::optional<Token> token;
+};
+
+// One authentication offered by the server in its NEGOTIATE reply.
+struct SaslOffer {
+  std::string method;     // "TOKEN"
+  std::string mechanism;  // "DIGEST-MD5"
+  std::string protocol;   // SASL service name ("" for tokens)
+  std::string server_id;  // SASL server name ("default" for tokens)
+};
+
+// A client-side SASL mechanism. Not thread-safe: one exchange on one connection.
+class SaslMechanism {
+ public:
+  virtual ~SaslMechanism() = default;
+  virtual absl::string_view name() const = 0;
+  // Consumes one server message (a challenge, or the final one carried by SUCCESS) and returns
+  // the client's reply (possibly empty).
+  virtual absl::StatusOr<std::string> Step(absl::string_view server_message) = 0;
+  // True once the mechanism has verified the server's last message.
+  virtual bool complete() const = 0;
+};
+
+// DIGEST-MD5 (RFC 2831) client through libgsasl, qop "auth". `service` and `host` make the
+// digest-uri "service/host".
+absl::StatusOr<std::unique_ptr<SaslMechanism>> NewDigestMd5Client(absl::string_view username,
+                                                                  absl::string_view password,
+                                                                  absl::string_view service,
+                                                                  absl::string_view host);
+
+// DIGEST-MD5 credentials derived from a token, as Hadoop's SaslRpcClient makes them: standard
+// padded base64 of the identifier and of the password.
+std::string TokenSaslUsername(const Token& token);
+std::string TokenSaslPassword(const Token& token);
+
+// Builds the mechanism for an offer the auth can satisfy (Unimplemented otherwise).
+absl::StatusOr<std::unique_ptr<SaslMechanism>> NewSaslMechanism(const SaslOffer& offer,
+                                                                const ClientAuth& auth);
+
+// Moves RpcSaslProto messages to and from the server (the connection frames them).
+class SaslTransport {
+ public:
+  virtual ~SaslTransport() = default;
+  virtual absl::Status Send(const hadoop::common::RpcSaslProto& message) = 0;
+  // The next SASL reply; a server-side failure (FATAL response) comes back as its status.
+  virtual absl::StatusOr<hadoop::common::RpcSaslProto> Receive() = 0;
+};
+
+// Runs the exchange for auth (which must not be SIMPLE) until the server reports SUCCESS.
+// Returns the offer that was used.
+absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* transport);
+
+}  // namespace tony::ipc
+
+#endif  // TONY_IPC_SASL_H_

@@ -1,0 +1,173 @@
+// Copyright libtony authors.
+
+#include "yarn/yarn_client.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "hadoop/yarn_service_protos.pb.h"
+#include "yarn/proto_convert.h"
+#include "yarn/rm_channel.h"
+
+namespace tony::yarn {
+namespace {
+
+namespace pb = hadoop::yarn;
+
+class RpcYarnClient : public YarnClient {
+ public:
+  RpcYarnClient(std::unique_ptr<ipc::RpcChannel> channel, const YarnClientOptions& options)
+      : channel_(std::move(channel)), options_(options) {}
+
+  absl::StatusOr<NewApplication> CreateApplication() override {
+    pb::GetNewApplicationRequestProto req;
+    pb::GetNewApplicationResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("getNewApplication", req, &resp));
+    return NewApplication{FromProto(resp.application_id()), FromProto(resp.maximumcapability())};
+  }
+
+  absl::Status SubmitApplication(const ApplicationSubmissionContext& context) override {
+    pb::SubmitApplicationRequestProto req;
+    TONY_ASSIGN_OR_RETURN(*req.mutable_application_submission_context(), ToProto(context));
+    pb::SubmitApplicationResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("submitApplication", req, &resp));
+    // Like Hadoop's YarnClientImpl: wait until the RM has saved the application.
+    absl::Time deadline = absl::Now() + options_.state_change_timeout;
+    absl::Duration pause = absl::Milliseconds(20);
+    while (true) {
+      absl::StatusOr<ApplicationReport> report = GetApplicationReport(context.id);
+      // Right after a failover the new RM may not know the application yet: keep asking.
+      if (!report.ok() && !absl::IsNotFound(report.status())) return report.status();
+      if (report.ok() && report->state != YarnApplicationState::kNew &&
+          report->state != YarnApplicationState::kNewSaving) {
+        return absl::OkStatus();
+      }
+      if (absl::Now() + pause > deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "submitted ", context.id.ToString(), " but the RM did not accept it within ",
+            absl::FormatDuration(options_.state_change_timeout)));
+      }
+      absl::SleepFor(pause);
+      pause = std::min(pause * 2, absl::Milliseconds(500));
+    }
+  }
+
+  absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id) override {
+    pb::GetApplicationReportRequestProto req;
+    *req.mutable_application_id() = ToProto(id);
+    pb::GetApplicationReportResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("getApplicationReport", req, &resp));
+    return FromProto(resp.application_report());
+  }
+
+  absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics) override {
+    pb::KillApplicationRequestProto req;
+    *req.mutable_application_id() = ToProto(id);
+    if (!diagnostics.empty()) req.set_diagnostics(diagnostics);
+    absl::Time deadline = absl::Now() + options_.state_change_timeout;
+    absl::Duration pause = absl::Milliseconds(50);
+    while (true) {
+      // The RM answers at once and kills asynchronously; ask again until it says done.
+      pb::KillApplicationResponseProto resp;
+      TONY_RETURN_IF_ERROR(Call("forceKillApplication", req, &resp));
+      if (resp.is_kill_completed()) return absl::OkStatus();
+      if (absl::Now() + pause > deadline) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("kill of ", id.ToString(), " not complete after ",
+                         absl::FormatDuration(options_.state_change_timeout)));
+      }
+      absl::SleepFor(pause);
+      pause = std::min(pause * 2, absl::Milliseconds(500));
+    }
+  }
+
+  absl::StatusOr<std::vector<ApplicationReport>> ListApplications(
+      const ApplicationFilter& filter) override {
+    pb::GetApplicationsRequestProto req;
+    for (auto s : filter.states) {
+      req.add_application_states(static_cast<pb::YarnApplicationStateProto>(s));
+    }
+    for (const auto& t : filter.application_types) req.add_application_types(t);
+    for (const auto& t : filter.tags) req.add_applicationtags(t);
+    for (const auto& u : filter.users) req.add_users(u);
+    for (const auto& q : filter.queues) req.add_queues(q);
+    if (!filter.name.empty()) req.set_name(filter.name);
+    if (filter.limit > 0) req.set_limit(filter.limit);
+    pb::GetApplicationsResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("getApplications", req, &resp));
+    std::vector<ApplicationReport> out;
+    for (const auto& a : resp.applications()) out.push_back(FromProto(a));
+    return out;
+  }
+
+  absl::StatusOr<std::vector<NodeReport>> ListNodes(const std::vector<NodeState>& states) override {
+    pb::GetClusterNodesRequestProto req;
+    if (states.empty()) {
+      req.add_nodestates(pb::NS_RUNNING);
+    } else {
+      for (auto s : states) req.add_nodestates(static_cast<pb::NodeStateProto>(s));
+    }
+    pb::GetClusterNodesResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("getClusterNodes", req, &resp));
+    std::vector<NodeReport> out;
+    for (const auto& n : resp.nodereports()) out.push_back(FromProto(n));
+    return out;
+  }
+
+  absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() override {
+    pb::GetAllResourceTypeInfoRequestProto req;
+    pb::GetAllResourceTypeInfoResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("getResourceTypeInfo", req, &resp));
+    std::vector<ResourceTypeInfo> out;
+    for (const auto& t : resp.resource_type_info()) out.push_back({t.name(), t.units()});
+    return out;
+  }
+
+ private:
+  absl::Status Call(absl::string_view method, const google::protobuf::MessageLite& req,
+                    google::protobuf::MessageLite* resp) {
+    ipc::CallOptions co;
+    co.timeout = options_.call_timeout;
+    return channel_->Call(method, req, resp, co);
+  }
+
+  const std::unique_ptr<ipc::RpcChannel> channel_;
+  const YarnClientOptions options_;
+};
+
+}  // namespace
+
+std::string CurrentUserName() {
+  const char* user = std::getenv("USER");
+  if (user != nullptr && *user != '\0') return user;
+  passwd pw;
+  passwd* result = nullptr;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &result) == 0 && result != nullptr) {
+    return result->pw_name;
+  }
+  return std::to_string(getuid());
+}
+
+absl::StatusOr<std::unique_ptr<YarnClient>> NewYarnClient(const YarnClientOptions& options) {
+  ipc::ClientAuth auth;
+  auth.method = ipc::AuthMethod::kSimple;
+  auth.user = options.user.empty() ? CurrentUserName() : options.user;
+  TONY_ASSIGN_OR_RETURN(RmChannel rm,
+                        NewRmChannel(options.rm_addresses, kApplicationClientProtocol, auth,
+                                     options.call_timeout, options.connect_timeout));
+  return NewYarnClientOverChannel(std::move(rm.channel), options);
+}
+
+std::unique_ptr<YarnClient> NewYarnClientOverChannel(std::unique_ptr<ipc::RpcChannel> channel,
+                                                     const YarnClientOptions& options) {
+  return std::make_unique<RpcYarnClient>(std::move(channel), options);
+}
+
+}  // namespace tony::yarn

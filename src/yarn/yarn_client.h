@@ -1,0 +1,87 @@
+// Copyright libtony authors.
+//
+// The ResourceManager as seen by a submitting client (ApplicationClientProtocol, SIMPLE auth).
+// One interface, a Hadoop-RPC implementation (NewYarnClient) and room for a fake in tests.
+
+#ifndef TONY_YARN_YARN_CLIENT_H_
+#define TONY_YARN_YARN_CLIENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ipc/rpc_channel.h"
+#include "yarn/records.h"
+
+namespace tony::yarn {
+
+struct NewApplication {
+  ApplicationId id;
+  Resource max_capability;  // the largest container the scheduler grants
+};
+
+struct ApplicationFilter {
+  std::vector<YarnApplicationState> states;  // empty: all
+  std::vector<std::string> application_types;
+  std::vector<std::string> tags;
+  std::vector<std::string> users;
+  std::vector<std::string> queues;
+  std::string name;   // exact application name; empty: any
+  int64_t limit = 0;  // 0: no limit
+};
+
+// Thread-safe.
+class YarnClient {
+ public:
+  virtual ~YarnClient() = default;
+
+  virtual absl::StatusOr<NewApplication> CreateApplication() = 0;
+  // Submits, then waits until the RM has accepted and saved the application (state SUBMITTED or
+  // later), as Hadoop's client does, so a failover right after cannot lose it.
+  virtual absl::Status SubmitApplication(const ApplicationSubmissionContext& context) = 0;
+  // NotFound (ApplicationNotFoundException) for unknown ids.
+  virtual absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id) = 0;
+  // Asks the RM to kill and waits until it reports the kill complete (or the timeout).
+  virtual absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics) = 0;
+  virtual absl::StatusOr<std::vector<ApplicationReport>> ListApplications(
+      const ApplicationFilter& filter) = 0;
+  // Nodes in the given states (empty: RUNNING only, like `yarn node -list`).
+  virtual absl::StatusOr<std::vector<NodeReport>> ListNodes(
+      const std::vector<NodeState>& states) = 0;
+  // The cluster's resource types ("memory-mb", "vcores", "yarn.io/gpu", ...).
+  virtual absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() = 0;
+};
+
+struct YarnClientOptions {
+  // "host:port" of every ResourceManager's client port (yarn.resourcemanager.address, or one per
+  // HA id; see yarn/rm_addresses.h). Tried in order; the client fails over on connection
+  // failures and StandbyException.
+  std::vector<std::string> rm_addresses;
+  // The user the RM acts for (SIMPLE auth). Default: empty, meaning $USER or the process's user.
+  std::string user;
+  // Default: 60 s per operation, failovers included.
+  absl::Duration call_timeout = absl::Seconds(60);
+  // Default: 20 s to connect to one RM.
+  absl::Duration connect_timeout = absl::Seconds(20);
+  // Default: 2 minutes for SubmitApplication/KillApplication to see the RM finish the change.
+  absl::Duration state_change_timeout = absl::Minutes(2);
+};
+
+absl::StatusOr<std::unique_ptr<YarnClient>> NewYarnClient(const YarnClientOptions& options);
+
+// Over any channel speaking ApplicationClientProtocol (tests, custom transports).
+std::unique_ptr<YarnClient> NewYarnClientOverChannel(std::unique_ptr<ipc::RpcChannel> channel,
+                                                     const YarnClientOptions& options);
+
+// The current OS user name ($USER, else getpwuid).
+std::string CurrentUserName();
+
+inline constexpr char kApplicationClientProtocol[] =
+    "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB";
+
+}  // namespace tony::yarn
+
+#endif  // TONY_YARN_YARN_CLIENT_H_
