@@ -3,6 +3,7 @@
 #include "submit/contract.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -17,12 +18,18 @@ std::string EncodeLocalResources(const std::map<std::string, yarn::LocalResource
                  {"type", static_cast<int>(r.type)},
                  {"visibility", static_cast<int>(r.visibility)}};
   }
-  return out.dump();
+  // Base64: the NodeManager's launch script puts values in double quotes, which JSON's own
+  // quotes would break.
+  return absl::WebSafeBase64Escape(out.dump());
 }
 
 absl::StatusOr<std::map<std::string, yarn::LocalResource>> DecodeLocalResources(
     const std::string& encoded) {
-  nlohmann::json in = nlohmann::json::parse(encoded, nullptr, /*allow_exceptions=*/false);
+  std::string json;
+  if (!absl::WebSafeBase64Unescape(encoded, &json)) {
+    return absl::InvalidArgumentError(absl::StrCat(kEnvLocalResources, " is not base64"));
+  }
+  nlohmann::json in = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (in.is_discarded() || !in.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(kEnvLocalResources, " is not a JSON object"));
   }

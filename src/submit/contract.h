@@ -23,7 +23,7 @@ inline constexpr char kEnvStagingDir[] = "TONY_STAGING_DIR";  // HDFS path, remo
 inline constexpr char kEnvNameNodes[] = "TONY_NAMENODE_WEB";  // "h:p,h:p" (WebHDFS)
 inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";    // fs.defaultFS
 inline constexpr char kEnvUser[] = "TONY_USER";
-inline constexpr char kEnvLocalResources[] = "TONY_LOCAL_RESOURCES";  // EncodeLocalResources()
+inline constexpr char kEnvLocalResources[] = "TONY_LOCAL_RESOURCES";  // base64 JSON
 
 // Names in a container's working directory.
 inline constexpr char kRuntimeLink[] = "tony";  // the runtime bundle, unpacked: tony/bin, tony/lib

@@ -366,6 +366,7 @@ class YarnSubmitter : public Submitter {
     TONY_ASSIGN_OR_RETURN(auto schedulers, conf::RmSchedulerAddresses(cluster_->conf));
     std::vector<std::string> scheduler_list;
     for (const auto& hp : schedulers) scheduler_list.push_back(hp.ToString());
+    am.environment["TONY_AM_BACKEND"] = "yarn";
     am.environment[broker::kSecretEnv] = secret;
     am.environment[kEnvSpecFile] = kSpecLink;
     am.environment[kEnvSchedulerAddresses] = absl::StrJoin(scheduler_list, ",");

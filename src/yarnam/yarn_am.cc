@@ -7,7 +7,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "broker/secret.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "submit/contract.h"
@@ -94,16 +93,14 @@ absl::StatusOr<yarn::RegisterResult> YarnAm::Register(int rpc_port,
   return rm_->Register(container_.nm_host, rpc_port, tracking_url);
 }
 
-absl::Status YarnAm::StartLauncher(int broker_port, const std::string& secret,
+absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& executor_env,
                                    std::function<void(const TaskContainerEvent&)> on_event,
                                    std::function<float()> progress) {
   TaskLauncherOptions options;
   options.rm = rm_.get();
   options.nm = nm_.get();
   options.local_resources = resources_;
-  options.environment["TONY_AM_ADDRESS"] = absl::StrCat(container_.nm_host, ":", broker_port);
-  options.environment[broker::kSecretEnv] = secret;
-  options.environment[submit::kEnvSpecFile] = submit::kSpecLink;
+  options.environment = executor_env;
   options.environment["HADOOP_USER_NAME"] = user_;
   if (std::string debug = Env("TONY_LOG_DEBUG"); !debug.empty()) {
     options.environment["TONY_LOG_DEBUG"] = debug;

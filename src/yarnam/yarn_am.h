@@ -35,9 +35,9 @@ class YarnAm {
   // progress through the application report's host and RPC port).
   absl::StatusOr<yarn::RegisterResult> Register(int rpc_port, const std::string& tracking_url);
 
-  // Starts the launcher: executors get the staged files and `executor_env` plus the broker
-  // address, the secret and the job spec's name.
-  absl::Status StartLauncher(int broker_port, const std::string& secret,
+  // Starts the launcher: executors get the staged files and `executor_env` (plus the user and
+  // the debug switch).
+  absl::Status StartLauncher(const std::map<std::string, std::string>& executor_env,
                              std::function<void(const TaskContainerEvent&)> on_event,
                              std::function<float()> progress);
   YarnTaskLauncher* launcher() { return launcher_.get(); }

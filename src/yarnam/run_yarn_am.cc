@@ -1,0 +1,156 @@
+// Copyright libtony authors.
+
+#include "yarnam/run_yarn_am.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "am/application_master.h"
+#include "broker/secret.h"
+#include "common/logging.h"
+#include "submit/contract.h"
+#include "yarnam/yarn_am.h"
+#include "yarnam/yarn_resource_manager.h"
+
+namespace tony::yarnam {
+namespace {
+
+void Phase(const char* name) {
+  TONY_LOG(INFO) << "TONY_PHASE " << name << " " << absl::ToUnixMillis(absl::Now());
+}
+
+// Peak resident set of this process, kB (VmHWM).
+int64_t PeakRssKb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
+  Phase("am_started");
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto yarn_am = YarnAm::Create();
+  if (!yarn_am.ok()) {
+    TONY_LOG(ERROR) << "tony-am: " << yarn_am.status();
+    return 3;
+  }
+  YarnAm& yam = **yarn_am;
+  absl::StatusOr<std::string> secret = broker::SecretFromEnvironment();
+  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(yam.spec_file());
+  if (!secret.ok() || !spec.ok()) {
+    absl::Status why = !secret.ok() ? secret.status() : spec.status();
+    TONY_LOG(ERROR) << "tony-am: " << why;
+    // Register so that the diagnostics reach the user through YARN, then end FAILED.
+    if (yam.Register(0, "").ok()) {
+      (void)yam.Finish(AppState::kFailed,
+                       absl::StrCat("the ApplicationMaster could not start: ", why.message()));
+    }
+    return 3;
+  }
+
+  // Job types are asked for in the order given (ps usually first, as TensorFlow wants them up).
+  std::map<std::string, int> priorities;
+  for (size_t i = 0; i < spec->job_types.size(); ++i) {
+    priorities[spec->job_types[i].name] = static_cast<int>(i) + 1;
+  }
+  YarnResourceManager rm(&yam, [priorities](const std::string& job) {
+    auto it = priorities.find(job);
+    return it == priorities.end() ? static_cast<int>(priorities.size()) + 1 : it->second;
+  });
+
+  const std::string app_id = yam.application_id();
+  am::ApplicationMasterOptions options;
+  options.spec = *spec;
+  options.app_id = app_id;
+  options.secret = *secret;
+  options.advertised_host = yam.container().nm_host;
+  options.executor_env[submit::kEnvSpecFile] = submit::kSpecLink;
+  options.executor_env[broker::kSecretEnv] = *secret;
+  options.log_dir = absl::StrCat("ytf logs ", app_id);
+  absl::Status registered = absl::UnknownError("not registered");
+  options.on_broker_started = [&](int port) {
+    auto r = yam.Register(port, "");
+    registered = r.ok() ? absl::OkStatus() : r.status();
+    if (r.ok()) {
+      Phase("am_registered");
+    } else {
+      TONY_LOG(ERROR) << "registering with the ResourceManager: " << r.status();
+    }
+  };
+  am::ApplicationMaster am(options, &rm);
+
+  std::atomic<bool> done{false};
+  std::thread signal_thread([&] {
+    timespec tick{0, 100 * 1000 * 1000};
+    while (!done.load()) {
+      int sig = ::sigtimedwait(&signals, nullptr, &tick);
+      if (sig > 0) {
+        TONY_LOG(WARNING) << "tony-am: signal " << sig << "; killing the job";
+        am.Kill(absl::StrCat("the ApplicationMaster got signal ", sig));
+      }
+    }
+  });
+  // Launch phases for bench/launch_latency.py, and the task history once every task has a
+  // container (so `ytf logs` works while the job runs).
+  std::thread monitor([&] {
+    const int total = spec->TotalTasks();
+    bool allocated = false, registered_all = false, started = false;
+    while (!done.load() && !(allocated && registered_all && started)) {
+      absl::SleepFor(absl::Milliseconds(50));
+      if (!allocated && rm.allocated() >= total) {
+        allocated = true;
+        Phase("all_allocated");
+        if (absl::Status s = yam.WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "history: " << s;
+      }
+      ApplicationStatus st = am.Status();
+      int reg = 0, running = 0;
+      for (const auto& [job, p] : st.progress) {
+        reg += p.registered;
+        running += p.running + p.succeeded + p.failed;
+      }
+      if (!registered_all && reg >= total) {
+        registered_all = true;
+        Phase("all_registered");
+      }
+      if (!started && running >= total) {
+        started = true;
+        Phase("all_started");
+      }
+    }
+  });
+
+  absl::StatusOr<ApplicationStatus> status = am.Run();
+  done = true;
+  signal_thread.join();
+  monitor.join();
+  if (!registered.ok()) return 3;
+  AppState state = status.ok() ? status->state : AppState::kFailed;
+  std::string diagnostics = status.ok()
+                                ? status->diagnostics
+                                : absl::StrCat("the ApplicationMaster could not run the job: ",
+                                               status.status().message());
+  TONY_LOG(INFO) << "job " << app_id << " " << AppStateName(state)
+                 << (diagnostics.empty() ? "" : ": ") << diagnostics;
+  TONY_LOG(INFO) << "TONY_RSS am " << PeakRssKb();
+  absl::Status finished = yam.Finish(state, diagnostics);
+  return finished.ok() ? 0 : 3;
+}
+
+}  // namespace tony::yarnam

@@ -1,0 +1,79 @@
+// Copyright libtony authors.
+
+#include "yarnam/yarn_resource_manager.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+
+namespace tony::yarnam {
+
+YarnResourceManager::YarnResourceManager(YarnAm* yarn_am,
+                                         std::function<int(const std::string&)> priority_of)
+    : yarn_am_(yarn_am), priority_of_(std::move(priority_of)) {}
+
+absl::Status YarnResourceManager::Start(const std::map<std::string, std::string>& executor_env,
+                                        EventCallback on_event) {
+  on_event_ = std::move(on_event);
+  return yarn_am_->StartLauncher(
+      executor_env, [this](const TaskContainerEvent& e) { OnLauncherEvent(e); }, nullptr);
+}
+
+void YarnResourceManager::Request(const TaskSpec& task) {
+  yarn_am_->launcher()->Request(task, priority_of_(task.job_name));
+}
+
+void YarnResourceManager::Kill(const std::string& task_id, absl::Duration grace) {
+  // The NodeManager stops a container with SIGTERM to its process group and SIGKILL after its
+  // own sleep-delay-before-sigkill; `grace` cannot be longer than that on YARN.
+  bool pending = false;
+  for (const std::string& t : yarn_am_->launcher()->PendingTasks())
+    pending = pending || t == task_id;
+  yarn_am_->launcher()->Kill(task_id);
+  if (pending) {
+    {
+      absl::MutexLock lock(&mu_);
+      withdrawn_.insert(task_id);
+    }
+    // Nothing was allocated: the request is withdrawn and the task is over at once.
+    on_event_(
+        {am::ContainerEvent::Kind::kCompleted, task_id, "", 0, "withdrawn before allocation"});
+  }
+}
+
+void YarnResourceManager::Stop() {
+  if (yarn_am_->launcher() != nullptr) yarn_am_->launcher()->Stop();
+}
+
+void YarnResourceManager::OnLauncherEvent(const TaskContainerEvent& e) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!e.task_id.empty() && withdrawn_.count(e.task_id)) return;
+  }
+  am::ContainerEvent out;
+  out.task_id = e.task_id;
+  out.container_id = e.container_id;
+  out.exit_status = e.exit_status;
+  out.diagnostics = e.diagnostics;
+  switch (e.kind) {
+    case TaskContainerEvent::Kind::kAllocated:
+      ++allocated_;
+      out.kind = am::ContainerEvent::Kind::kAllocated;
+      break;
+    case TaskContainerEvent::Kind::kLaunched:
+      out.kind = am::ContainerEvent::Kind::kLaunched;
+      break;
+    case TaskContainerEvent::Kind::kLaunchFailed:
+      out.kind = am::ContainerEvent::Kind::kLaunchFailed;
+      break;
+    case TaskContainerEvent::Kind::kCompleted:
+      out.kind = am::ContainerEvent::Kind::kCompleted;
+      break;
+    case TaskContainerEvent::Kind::kShutdown:
+    case TaskContainerEvent::Kind::kRmError:
+      out.kind = am::ContainerEvent::Kind::kFatal;
+      break;
+  }
+  on_event_(out);
+}
+
+}  // namespace tony::yarnam

@@ -1,0 +1,51 @@
+// Copyright libtony authors.
+//
+// The AM core's ResourceManager on YARN: tasks run in YARN containers that YarnTaskLauncher
+// obtains and starts; YARN's container events become the core's ContainerEvents.
+//
+// Thread-safe, as am::ResourceManager requires.
+
+#ifndef TONY_YARNAM_YARN_RESOURCE_MANAGER_H_
+#define TONY_YARNAM_YARN_RESOURCE_MANAGER_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "am/resource_manager.h"
+#include "yarnam/yarn_am.h"
+
+namespace tony::yarnam {
+
+class YarnResourceManager : public am::ResourceManager {
+ public:
+  // `yarn_am` must be registered before Start() and outlive this. `priority_of` gives the
+  // scheduler priority of a job type (lower first).
+  YarnResourceManager(YarnAm* yarn_am, std::function<int(const std::string& job)> priority_of);
+
+  absl::Status Start(const std::map<std::string, std::string>& executor_env,
+                     EventCallback on_event) override;
+  void Request(const TaskSpec& task) override;
+  void Kill(const std::string& task_id, absl::Duration grace) override;
+  void Stop() override;
+
+  // Number of tasks with a container so far.
+  int allocated() const { return allocated_.load(); }
+
+ private:
+  void OnLauncherEvent(const TaskContainerEvent& e);
+
+  YarnAm* const yarn_am_;
+  const std::function<int(const std::string&)> priority_of_;
+  EventCallback on_event_;
+  std::atomic<int> allocated_{0};
+  absl::Mutex mu_;
+  std::set<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tony::yarnam
+
+#endif  // TONY_YARNAM_YARN_RESOURCE_MANAGER_H_
