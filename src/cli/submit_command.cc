@@ -96,8 +96,12 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   auto old_term = std::signal(SIGTERM, OnSignal);
   const absl::Time start = absl::Now();
   std::string last_line;
+  bool had_progress = false;
   auto on_progress = [&](const ApplicationStatus& s) {
     if (args.quiet) return;
+    // Once the AM is gone YARN's report has no task counts: that is no news.
+    had_progress = had_progress || !s.progress.empty();
+    if (had_progress && s.progress.empty() && !IsFinal(s.state)) return;
     std::string line = ProgressLine(s, start);
     // Redraw only when something other than the clock changed.
     std::string key = line.substr(line.find(']'));

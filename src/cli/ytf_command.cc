@@ -154,6 +154,13 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, Application& app, st
             }
             continue;
           }
+          // For finished containers the NodeManager wraps the file in a header and a footer.
+          if (size_t begin = r->body.find("LogContents:\n"); begin != std::string::npos) {
+            size_t end = r->body.rfind("End of LogType:");
+            begin += std::string("LogContents:\n").size();
+            r->body = r->body.substr(
+                begin, end == std::string::npos || end < begin ? std::string::npos : end - begin);
+          }
           size_t& done = printed[key];
           if (r->body.size() > done) {
             if (done == 0) {

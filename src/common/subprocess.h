@@ -48,6 +48,9 @@ struct SubprocessOptions {
   int parent_death_signal = 0;
 };
 
+// This process's environment as a map.
+std::map<std::string, std::string> CurrentEnvironment();
+
 // Exit code of a wait status: the code for a normal exit, 128 + signal number when killed.
 int ExitCodeOfWaitStatus(int wait_status);
 

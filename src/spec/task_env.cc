@@ -1,9 +1,9 @@
 // Copyright libtony authors.
-//
-// The task environment (README "Task environment"): the seed's DTF_* variables, TF_CONFIG,
-// TonY's CLUSTER_SPEC/JOB_NAME/TASK_INDEX/TASK_NUM/IS_CHIEF, and PyTorch's rendezvous variables.
 
 #include "spec/task_env.h"
+
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -15,65 +15,77 @@ namespace {
 
 constexpr char kUnassigned[] = "<assigned at run time>";
 
-// TensorFlow expects the evaluator outside everyone else's cluster, and TensorBoard in nobody's.
-bool InClusterOf(const std::string& job, const TaskSpec& viewer) {
-  if (job == "tensorboard") return false;
-  if (job == "evaluator") return viewer.job_name == "evaluator";
-  return true;
-}
-
-// The cluster as this task sees it: job -> addresses, from `cluster` or placeholders.
-std::map<std::string, std::vector<std::string>> ClusterView(const JobSpec& spec,
-                                                            const TaskSpec& task,
-                                                            const ClusterSpec* cluster) {
-  std::map<std::string, std::vector<std::string>> view;
-  for (const TaskSpec& t : ResolveTasks(spec)) {
-    if (!InClusterOf(t.job_name, task)) continue;
-    std::string address = kUnassigned;
-    if (cluster != nullptr) {
-      auto it = cluster->jobs.find(t.job_name);
-      if (it != cluster->jobs.end() && t.index < static_cast<int>(it->second.size())) {
-        address = it->second[t.index];
-      }
-    }
-    view[t.job_name].push_back(address);
+// Job types of the cluster, in the spec's order, with the implicit TensorBoard task last (the
+// order ResolveTasks uses).
+std::vector<std::pair<std::string, int>> JobTypesOf(const JobSpec& spec) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const JobTypeSpec& jt : spec.job_types) out.emplace_back(jt.name, jt.instances);
+  if (spec.tensorboard && spec.FindJobType("tensorboard") == nullptr) {
+    out.emplace_back("tensorboard", 1);
   }
-  return view;
+  return out;
 }
 
-std::string ChiefJob(const std::map<std::string, std::vector<std::string>>& view) {
-  if (view.count("chief")) return "chief";
-  if (view.count("master")) return "master";
-  if (view.count("worker")) return "worker";
-  return "";
+// "host:port" of every task of `job`, or placeholders when the cluster is not known yet.
+std::vector<std::string> AddressesOf(const std::string& job, int instances,
+                                     const ClusterSpec* cluster) {
+  std::vector<std::string> out(instances, kUnassigned);
+  if (cluster == nullptr) return out;
+  auto it = cluster->jobs.find(job);
+  for (int i = 0; i < instances; ++i) {
+    out[i] = (it != cluster->jobs.end() && i < static_cast<int>(it->second.size())) ? it->second[i]
+                                                                                    : std::string();
+  }
+  return out;
+}
+
+std::string HostOf(const std::string& address) {
+  size_t colon = address.rfind(':');
+  return colon == std::string::npos ? address : address.substr(0, colon);
+}
+
+std::string PortOf(const std::string& address) {
+  size_t colon = address.rfind(':');
+  return colon == std::string::npos ? address : address.substr(colon + 1);
+}
+
+// {"job": ["host:port", ...], ...} in the given order.
+nlohmann::ordered_json ClusterJson(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& jobs) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [name, addresses] : jobs) out[name] = addresses;
+  return out;
+}
+
+// Job types that join a PyTorch process group: all but the TensorFlow-only roles; the chief
+// (rank 0) first.
+bool InProcessGroup(absl::string_view job) {
+  return job != "ps" && job != "evaluator" && job != "tensorboard";
 }
 
 }  // namespace
 
 std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, const TaskSpec& task,
                                                         const ClusterSpec* cluster) {
+  // The user's variables (the spec's, overridden by the job type's: ResolveTasks merged them)
+  // first; the variables below are libtony's contract with the task and win over them.
   std::map<std::string, std::string> env = task.env;
-  const auto view = ClusterView(spec, task, cluster);
-  const std::string index = std::to_string(task.index);
+  const auto job_types = JobTypesOf(spec);
 
-  env["DTF_TASK_JOB_NAME"] = task.job_name;
-  env["DTF_TASK_INDEX"] = index;
-  // Every job's hosts, whatever the viewer's cluster: the seed's variables are plain lists.
-  std::map<std::string, std::vector<std::string>> all;
-  for (const TaskSpec& t : ResolveTasks(spec)) {
-    std::string address = kUnassigned;
-    if (cluster != nullptr) {
-      auto it = cluster->jobs.find(t.job_name);
-      if (it != cluster->jobs.end() && t.index < static_cast<int>(it->second.size())) {
-        address = it->second[t.index];
-      }
-    }
-    all[t.job_name].push_back(address);
+  std::vector<std::pair<std::string, std::vector<std::string>>> all;
+  for (const auto& [name, instances] : job_types) {
+    all.emplace_back(name, AddressesOf(name, instances, cluster));
   }
-  for (const auto& [job, hosts] : all) {
-    std::string name = absl::AsciiStrToUpper(job);
-    std::replace(name.begin(), name.end(), '-', '_');
-    env[absl::StrCat("DTF_", name, "_HOSTS")] = absl::StrJoin(hosts, ",");
+
+  // The seed design's variables.
+  env["DTF_TASK_JOB_NAME"] = task.job_name;
+  env["DTF_TASK_INDEX"] = std::to_string(task.index);
+  for (const auto& [name, addresses] : all) {
+    std::string var = absl::AsciiStrToUpper(name);
+    for (char& c : var) {
+      if (c == '-') c = '_';
+    }
+    env[absl::StrCat("DTF_", var, "_HOSTS")] = absl::StrJoin(addresses, ",");
   }
   if (!spec.script_file.empty()) {
     size_t slash = spec.script_file.rfind('/');
@@ -84,51 +96,73 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
   if (!spec.output_path.empty()) env["DTF_OUTPUT_PATH"] = spec.output_path;
   if (!task.docker_image.empty()) env["DTF_DOCKER_IMAGE"] = task.docker_image;
 
-  nlohmann::ordered_json cluster_json = nlohmann::ordered_json::object();
-  for (const auto& [job, hosts] : view) cluster_json[job] = hosts;
-  nlohmann::ordered_json tf_config = {
-      {"cluster", cluster_json},
-      {"task", {{"type", task.job_name}, {"index", task.index}}},
-  };
-  env["TF_CONFIG"] = tf_config.dump();
+  // The task's own port, e.g. for TensorBoard's --port.
+  std::string own_address = kUnassigned;
+  for (const auto& [name, addresses] : all) {
+    if (name == task.job_name && task.index >= 0 &&
+        task.index < static_cast<int>(addresses.size())) {
+      own_address = addresses[task.index];
+    }
+  }
+  env["TONY_TASK_PORT"] = cluster == nullptr ? kUnassigned : PortOf(own_address);
 
+  // TensorFlow's view: TensorBoard is no task of the cluster, and an evaluator is left out of
+  // every cluster but its own (TensorFlow rejects an evaluator in the workers' cluster).
+  std::vector<std::pair<std::string, std::vector<std::string>>> tf_cluster;
+  std::vector<std::pair<std::string, std::vector<std::string>>> full_cluster;
+  for (const auto& entry : all) {
+    if (entry.first == "tensorboard") continue;
+    full_cluster.push_back(entry);
+    if (entry.first == "evaluator" && task.job_name != "evaluator") continue;
+    tf_cluster.push_back(entry);
+  }
+  if (task.job_name != "tensorboard") {
+    nlohmann::ordered_json tf_config = {
+        {"cluster", ClusterJson(tf_cluster)},
+        {"task", {{"type", task.job_name}, {"index", task.index}}},
+    };
+    env["TF_CONFIG"] = tf_config.dump();
+  }
+
+  // TonY's variables.
   int task_num = 0;
-  for (const auto& [job, hosts] : view) task_num += static_cast<int>(hosts.size());
-  const std::string chief = ChiefJob(view);
-  env["CLUSTER_SPEC"] = cluster_json.dump();
+  std::string chief_job = "worker";  // TensorFlow's rule: chief:0, else worker:0
+  for (const auto& [name, addresses] : full_cluster) {
+    task_num += static_cast<int>(addresses.size());
+    if ((name == "chief" || name == "master") && !addresses.empty()) chief_job = name;
+  }
+  env["CLUSTER_SPEC"] = ClusterJson(full_cluster).dump();
   env["JOB_NAME"] = task.job_name;
-  env["TASK_INDEX"] = index;
+  env["TASK_INDEX"] = std::to_string(task.index);
   env["TASK_NUM"] = std::to_string(task_num);
-  env["IS_CHIEF"] = (task.job_name == chief && task.index == 0) ? "true" : "false";
+  env["IS_CHIEF"] = (task.job_name == chief_job && task.index == 0) ? "true" : "false";
 
   if (spec.framework == Framework::kPyTorch) {
-    // Global rank: chief first, then workers, then the other jobs in spec order.
-    std::vector<std::pair<std::string, int>> order;
-    std::vector<std::string> jobs;
-    if (!chief.empty()) jobs.push_back(chief);
-    for (const auto& [job, hosts] : view) {
-      if (job != chief) jobs.push_back(job);
+    std::string master = kUnassigned;
+    int world_size = 0;
+    int rank = -1;
+    // Rank 0 is the chief (or worker 0); then every other member, job types in order.
+    std::vector<std::pair<std::string, const std::vector<std::string>*>> members;
+    for (const auto& [name, addresses] : full_cluster) {
+      if (name == chief_job) members.insert(members.begin(), {name, &addresses});
     }
-    int rank = 0, world = 0;
-    for (const std::string& job : jobs) {
-      for (int i = 0; i < static_cast<int>(view.at(job).size()); ++i) {
-        if (job == task.job_name && i == task.index) rank = world;
-        ++world;
+    for (const auto& [name, addresses] : full_cluster) {
+      if (name != chief_job && InProcessGroup(name)) members.emplace_back(name, &addresses);
+    }
+    for (const auto& [name, addresses] : members) {
+      if (name == chief_job && !addresses->empty() && world_size == 0) master = (*addresses)[0];
+      if (name == task.job_name && task.index < static_cast<int>(addresses->size())) {
+        rank = world_size + task.index;
       }
+      world_size += static_cast<int>(addresses->size());
     }
-    std::string master = chief.empty() ? kUnassigned : view.at(chief).front();
-    std::string addr = master, port;
-    if (size_t colon = master.rfind(':'); colon != std::string::npos && cluster != nullptr) {
-      addr = master.substr(0, colon);
-      port = master.substr(colon + 1);
-    } else {
-      port = kUnassigned;
-    }
-    env["MASTER_ADDR"] = addr;
-    env["MASTER_PORT"] = port;
-    env["RANK"] = std::to_string(rank);
-    env["WORLD_SIZE"] = std::to_string(world);
-    env["INIT_METHOD"] = absl::StrCat("tcp://", addr, ":", port);
+    const bool known = cluster != nullptr;
+    env["MASTER_ADDR"] = known ? HostOf(master) : kUnassigned;
+    env["MASTER_PORT"] = known ? PortOf(master) : kUnassigned;
+    env["WORLD_SIZE"] = std::to_string(world_size);
+    if (rank >= 0) env["RANK"] = std::to_string(rank);
+    env["INIT_METHOD"] =
+        known ? absl::StrCat("tcp://", HostOf(master), ":", PortOf(master)) : kUnassigned;
   }
   return env;
 }

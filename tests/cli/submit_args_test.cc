@@ -163,7 +163,7 @@ TEST(SubmitArgsTest, BadInputNamesTheFlag) {
   EXPECT_THAT(ErrorOf({"-r", "worker:2"}), HasSubstr("no task command"));
   EXPECT_THAT(ErrorOf({"cmd"}), HasSubstr("-r/--cluster_requirement"));
   EXPECT_THAT(ErrorOf({"-r", "worker:2", "-s", "/nonexistent.py", "cmd"}),
-              HasSubstr("-s/--script: cannot read"));
+              HasSubstr("(-s/--script): cannot read"));
   EXPECT_THAT(ErrorOf({"--bogus", "cmd"}), HasSubstr("unknown option '--bogus'"));
   EXPECT_THAT(ErrorOf({"-x", "cmd"}), HasSubstr("unknown option '-x'"));
   EXPECT_THAT(ErrorOf({"-r"}), HasSubstr("-r/--cluster_requirement: needs a value"));

@@ -9,7 +9,7 @@ bundle=$1
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
-mkdir -p "$root/lib64" "$root/lib/x86_64-linux-gnu" "$root/app"
+mkdir -p "$root/lib64" "$root/lib/x86_64-linux-gnu" "$root/app" "$root/proc"
 # glibc only: the loader and glibc's own libraries.
 for lib in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 \
            libresolv.so.2; do
@@ -19,12 +19,13 @@ done
 cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
 tar -xzf "$bundle" -C "$root/app"
 
+# /proc as on any node: the loader finds $ORIGIN (the bundle's lib/) through /proc/self/exe.
+# A private mount namespace keeps the bind mount from outliving the check.
 run_chroot() {
-  if [ "$(id -u)" -eq 0 ]; then
-    chroot "$root" "$@"
-  else
-    unshare --user --map-root-user chroot "$root" "$@"
-  fi
+  local userns=()
+  [ "$(id -u)" -eq 0 ] || userns=(--user --map-root-user)
+  unshare "${userns[@]}" --mount sh -c 'mount --bind /proc "$0/proc" && exec chroot "$0" "$@"' \
+    "$root" "$@"
 }
 
 status=0

@@ -1,9 +1,10 @@
 // Copyright libtony authors.
 //
 // tony-am: the ApplicationMaster of a libtony job. Configured by environment variables only, so
-// the secret never appears on a command line: TONY_AM_BACKEND selects the backend ("yarn", set by the YARN submitter, or "local", the
-// default; see src/local/local_am.h for the rest). Exits 0 when the job succeeded, 1 when it
-// failed or was killed, 2 on bad usage, 3 when it could not run the job.
+// the secret never appears on a command line: TONY_AM_BACKEND selects the backend ("yarn", set by
+// the YARN submitter, or "local", the default; see src/local/local_am.h for the rest). Exits 0 when
+// the job succeeded, 1 when it failed or was killed, 2 on bad usage, 3 when it could not run the
+// job.
 
 #include <cstring>
 #include <iostream>
@@ -13,6 +14,10 @@
 #include "yarnam/run_yarn_am.h"
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--version") == 0) {
+    std::cout << "tony-am " << TONY_VERSION << "\n";
+    return 0;
+  }
   if (argc > 1) {
     bool help = std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0;
     (help ? std::cout : std::cerr)

@@ -1,0 +1,127 @@
+// Copyright libtony authors.
+//
+// ClusterSpecBroker: the registry through which the tasks of a distributed job find each other
+// (the seed design's "Registry"). Each task's executor reserves a port, registers
+// (job name, index, host, port) and receives the complete cluster spec the moment the last
+// expected task registers. Executors then report heartbeats, the start of their command and its
+// exit; the submitting client reads the job status and may ask for the job to be killed.
+//
+// The broker is a gRPC service (libtony's tony-executor is its client) that any C++ orchestrator
+// can embed:
+//
+//   tony::ClusterSpecBrokerOptions options;
+//   options.secret = secret;                       // >= 128 random bits, made at submission
+//   options.expected_tasks = {{"ps", 1}, {"worker", 2}};
+//   options.observer = &my_observer;               // registration, exits, timeouts, kill
+//   tony::ClusterSpecBroker broker(options);
+//   TONY_RETURN_IF_ERROR(broker.Start());
+//   ... launch executors with TONY_AM_ADDRESS=<host>:<broker.port()> and the secret ...
+//   broker.Stop();
+//
+// Every call must carry the secret (gRPC metadata "tony-secret"); other calls fail with
+// UNAUTHENTICATED. Registration is idempotent: a task registering again replaces its address
+// until the spec is published; afterwards the same address gets the spec again and another
+// address is an error. When `registration_timeout` passes before every task registered, the
+// broker fails every waiting and later registration (ABORTED) and tells the observer exactly
+// which tasks are missing.
+//
+// Thread-safe. Owns gRPC's server threads and one timer thread, started by Start() and joined by
+// Stop(). Observer methods run on those threads, possibly concurrently.
+
+#ifndef TONY_CLUSTER_SPEC_BROKER_H_
+#define TONY_CLUSTER_SPEC_BROKER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "tony/cluster_spec.h"
+#include "tony/submitter.h"
+
+namespace tony {
+
+// What the broker learns, as it learns it. Called on the broker's threads, possibly
+// concurrently: implementations must be thread-safe and must not block (queue the event).
+class ClusterSpecBrokerObserver {
+ public:
+  virtual ~ClusterSpecBrokerObserver() = default;
+
+  // A task registered (or re-registered) its address "host:port".
+  virtual void OnRegistered(absl::string_view job_name, int index, absl::string_view address) {}
+  // The last expected task registered: every waiting task now has `cluster`.
+  virtual void OnClusterSpecPublished(const ClusterSpec& cluster) {}
+  // The task's user command started.
+  virtual void OnTaskStarted(absl::string_view job_name, int index) {}
+  // The task's command exited (128 + signal when killed), with the end of its stderr.
+  virtual void OnTaskExited(absl::string_view job_name, int index, int exit_code,
+                            absl::string_view stderr_tail) {}
+  // The registration deadline passed; `missing` lists the tasks never registered ("worker:1").
+  virtual void OnRegistrationTimeout(const std::vector<std::string>& missing) {}
+  // A registered, not yet exited task sent no heartbeat for `heartbeat_timeout`.
+  virtual void OnHeartbeatTimeout(absl::string_view job_name, int index) {}
+  // The client asked for the job to be killed.
+  virtual void OnKillRequested(absl::string_view reason) {}
+};
+
+struct ClusterSpecBrokerOptions {
+  // Address to listen on. Default: "0.0.0.0:0" (every interface, a port the system picks).
+  std::string listen_address = "0.0.0.0:0";
+  // The application secret every call must carry. Required: at least 16 characters.
+  std::string secret;
+  // Number of tasks per job type; the spec is published when all of them have registered.
+  // Required, not empty.
+  std::map<std::string, int> expected_tasks;
+  // From Start() until every task has registered. Default: 10 minutes.
+  absl::Duration registration_timeout = absl::Minutes(10);
+  // A registered task that sends no heartbeat for this long is reported to the observer.
+  // Default: infinite (not watched).
+  absl::Duration heartbeat_timeout = absl::InfiniteDuration();
+  // Receives events; not owned, must outlive the broker. Default: null (none).
+  ClusterSpecBrokerObserver* observer = nullptr;
+  // Answers the GetStatus call. Called on gRPC's threads. Default: null (the broker answers
+  // with its own view: RUNNING, and per job type how many tasks registered and exited).
+  std::function<ApplicationStatus()> status_provider;
+};
+
+class ClusterSpecBroker {
+ public:
+  explicit ClusterSpecBroker(ClusterSpecBrokerOptions options);
+  ~ClusterSpecBroker();  // Stop()s
+  ClusterSpecBroker(const ClusterSpecBroker&) = delete;
+  ClusterSpecBroker& operator=(const ClusterSpecBroker&) = delete;
+
+  // Validates the options, binds and starts serving; the registration deadline starts now.
+  absl::Status Start();
+  // Fails waiting registrations (UNAVAILABLE), stops the server and joins its threads.
+  // Idempotent.
+  void Stop();
+
+  // The port bound by Start(); 0 before.
+  int port() const;
+
+  // The job is over (failed or killed): every waiting and later registration fails with ABORTED
+  // and `reason`'s message; the registration deadline no longer applies. Idempotent (the first
+  // reason stays).
+  void Abort(const absl::Status& reason);
+
+  // The published spec, once every task has registered.
+  std::optional<ClusterSpec> cluster_spec() const;
+  bool IsRegistered(absl::string_view job_name, int index) const;
+  // Tasks not registered yet, as "job:index", job types in name order, indices ascending.
+  std::vector<std::string> UnregisteredTasks() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tony
+
+#endif  // TONY_CLUSTER_SPEC_BROKER_H_

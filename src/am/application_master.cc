@@ -1,0 +1,421 @@
+// Copyright libtony authors.
+
+#include "am/application_master.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/logging.h"
+
+namespace tony::am {
+namespace {
+
+// The last `n` lines of `text`.
+std::string LastLines(const std::string& text, size_t n) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  if (lines.size() > n) lines.erase(lines.begin(), lines.end() - static_cast<long>(n));
+  return absl::StrJoin(lines, "\n");
+}
+
+std::string WithTail(std::string message, const std::string& tail) {
+  std::string last = LastLines(tail, 20);
+  if (!last.empty()) absl::StrAppend(&message, "; last lines of its stderr:\n", last);
+  return message;
+}
+
+std::string Hostname() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "127.0.0.1";
+  return buf;
+}
+
+}  // namespace
+
+struct ApplicationMaster::Event {
+  enum class Kind {
+    kRegistered,
+    kPublished,
+    kStarted,
+    kExited,
+    kRegistrationTimeout,
+    kHeartbeatTimeout,
+    kKill,
+    kContainer,
+  };
+  Kind kind;
+  std::string job;
+  int index = 0;
+  int exit_code = 0;
+  std::string text;
+  std::vector<std::string> missing;
+  ContainerEvent container;
+};
+
+// Queues what the broker learns; runs on the broker's threads.
+class ApplicationMaster::BrokerEvents : public ClusterSpecBrokerObserver {
+ public:
+  explicit BrokerEvents(ApplicationMaster* am) : am_(am) {}
+  void OnRegistered(absl::string_view job, int index, absl::string_view address) override {
+    am_->Post({Event::Kind::kRegistered, std::string(job), index, 0, std::string(address)});
+  }
+  void OnClusterSpecPublished(const ClusterSpec& cluster) override {
+    am_->Post({Event::Kind::kPublished});
+  }
+  void OnTaskStarted(absl::string_view job, int index) override {
+    am_->Post({Event::Kind::kStarted, std::string(job), index});
+  }
+  void OnTaskExited(absl::string_view job, int index, int exit_code,
+                    absl::string_view tail) override {
+    am_->Post({Event::Kind::kExited, std::string(job), index, exit_code, std::string(tail)});
+  }
+  void OnRegistrationTimeout(const std::vector<std::string>& missing) override {
+    Event e{Event::Kind::kRegistrationTimeout};
+    e.missing = missing;
+    am_->Post(std::move(e));
+  }
+  void OnHeartbeatTimeout(absl::string_view job, int index) override {
+    am_->Post({Event::Kind::kHeartbeatTimeout, std::string(job), index});
+  }
+  void OnKillRequested(absl::string_view reason) override {
+    am_->Post({Event::Kind::kKill, "", 0, 0,
+               reason.empty() ? std::string("killed by the client")
+                              : absl::StrCat("killed by the client: ", reason)});
+  }
+
+ private:
+  ApplicationMaster* am_;
+};
+
+ApplicationMaster::ApplicationMaster(ApplicationMasterOptions options, ResourceManager* rm)
+    : options_(std::move(options)), rm_(rm), broker_events_(std::make_unique<BrokerEvents>(this)) {
+  bool any_tracked = false;
+  for (TaskSpec& t : ResolveTasks(options_.spec)) {
+    any_tracked |= t.tracked;
+    std::string id = t.id();
+    order_.push_back(id);
+    absl::MutexLock lock(&mu_);
+    tasks_[id].spec = std::move(t);
+  }
+  if (!any_tracked) {
+    // Nothing would ever decide success: every task counts (TensorBoard never ends by itself).
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, t] : tasks_) t.spec.tracked = t.spec.job_name != "tensorboard";
+  }
+}
+
+ApplicationMaster::~ApplicationMaster() {
+  if (broker_ != nullptr) broker_->Stop();
+}
+
+ClusterSpecBrokerObserver* ApplicationMaster::executor_events() { return broker_events_.get(); }
+
+void ApplicationMaster::Post(Event event) {
+  absl::MutexLock lock(&mu_);
+  events_.push_back(std::move(event));
+}
+
+void ApplicationMaster::Kill(const std::string& reason) {
+  Post({Event::Kind::kKill, "", 0, 0, reason});
+}
+
+int ApplicationMaster::broker_port() const {
+  absl::MutexLock lock(&mu_);
+  return broker_port_;
+}
+
+ApplicationMaster::TaskState* ApplicationMaster::Find(absl::string_view job, int index) {
+  return Find(absl::StrCat(job, ":", index));
+}
+
+ApplicationMaster::TaskState* ApplicationMaster::Find(const std::string& task_id) {
+  auto it = tasks_.find(task_id);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+ApplicationStatus ApplicationMaster::Status() const {
+  absl::MutexLock lock(&mu_);
+  return StatusLocked();
+}
+
+ApplicationStatus ApplicationMaster::StatusLocked() const {
+  ApplicationStatus s;
+  s.id = options_.app_id;
+  // The outcome shows once every task has stopped: a client that sees it may rely on that.
+  s.state = IsFinal(state_) && !AllContainersDone() ? AppState::kRunning : state_;
+  s.tracking_url = options_.tracking_url;
+  s.diagnostics = diagnostics_;
+  s.log_dir = options_.log_dir;
+  for (const auto& [id, t] : tasks_) {
+    JobTypeProgress& p = s.progress[t.spec.job_name];
+    ++p.total;
+    p.allocated += t.allocated;
+    p.registered += t.registered;
+    p.running += t.running && !t.finished;
+    if (t.finished && !t.stop_requested) {
+      if (t.exit_code == 0) {
+        ++p.succeeded;
+      } else {
+        ++p.failed;
+      }
+    }
+  }
+  return s;
+}
+
+ApplicationStatus ApplicationMaster::StatusForBroker() {
+  absl::MutexLock lock(&mu_);
+  ApplicationStatus s = StatusLocked();
+  if (IsFinal(s.state)) final_status_seen_ = true;
+  return s;
+}
+
+bool ApplicationMaster::AllContainersDone() const {
+  for (const auto& [id, t] : tasks_) {
+    if (!t.container_done) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
+  const absl::Time start = absl::Now();
+  const JobSpec& spec = options_.spec;
+
+  ClusterSpecBrokerOptions bo;
+  bo.listen_address = options_.broker_listen_address;
+  bo.secret = options_.secret;
+  for (const std::string& id : order_) {
+    absl::MutexLock lock(&mu_);
+    ++bo.expected_tasks[tasks_[id].spec.job_name];
+  }
+  bo.registration_timeout = spec.timeouts.registration;
+  bo.heartbeat_timeout = options_.heartbeat_timeout;
+  bo.observer = broker_events_.get();
+  bo.status_provider = [this] { return StatusForBroker(); };
+  broker_ = std::make_unique<ClusterSpecBroker>(bo);
+  if (absl::Status s = broker_->Start(); !s.ok()) return s;
+  const int port = broker_->port();
+  {
+    absl::MutexLock lock(&mu_);
+    broker_port_ = port;
+  }
+  if (options_.on_broker_started) options_.on_broker_started(port);
+
+  std::map<std::string, std::string> env = options_.executor_env;
+  const std::string host = options_.advertised_host.empty() ? Hostname() : options_.advertised_host;
+  env["TONY_AM_ADDRESS"] = absl::StrCat(host, ":", port);
+  absl::Status rm_started = rm_->Start(env, [this](const ContainerEvent& e) {
+    Event event{Event::Kind::kContainer};
+    event.container = e;
+    Post(std::move(event));
+  });
+  if (!rm_started.ok()) {
+    broker_->Stop();
+    return rm_started;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    state_ = AppState::kRunning;
+  }
+  TONY_LOG(INFO) << "job " << options_.app_id << ": " << order_.size() << " tasks; broker at "
+                 << host << ":" << port;
+  for (const std::string& id : order_) {
+    TaskSpec task;
+    {
+      absl::MutexLock lock(&mu_);
+      task = tasks_[id].spec;
+    }
+    rm_->Request(task);
+  }
+
+  const absl::Time job_deadline = spec.timeouts.job == absl::InfiniteDuration()
+                                      ? absl::InfiniteFuture()
+                                      : start + spec.timeouts.job;
+  while (true) {
+    std::vector<std::pair<std::string, absl::Duration>> kills;
+    bool abort_broker = false;
+    std::string abort_reason;
+    {
+      absl::MutexLock lock(&mu_);
+      absl::Time wake = job_deadline;
+      if (stop_deadline_) wake = std::min(wake, *stop_deadline_);
+      auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); };
+      mu_.AwaitWithDeadline(absl::Condition(&has_events), wake);
+      const bool was_final = IsFinal(state_);
+      while (!events_.empty()) {
+        Event e = std::move(events_.front());
+        events_.pop_front();
+        Handle(e);
+      }
+      if (!IsFinal(state_) && absl::Now() >= job_deadline) {
+        Finish(AppState::kFailed, absl::StrCat("the job timeout of ",
+                                               absl::FormatDuration(spec.timeouts.job), " passed"));
+      }
+      if (IsFinal(state_) && !was_final) {
+        abort_broker = true;
+        abort_reason = diagnostics_.empty() ? "the job is over" : diagnostics_;
+        // Tasks whose command already ended have executors on their way out: left alone.
+        for (auto& [id, t] : tasks_) {
+          if (!t.container_done && !t.finished) {
+            t.stop_requested = true;
+            kills.emplace_back(id, spec.timeouts.stop_grace);
+          }
+        }
+        stop_deadline_ = absl::Now() + spec.timeouts.stop_grace + options_.stop_margin;
+      }
+      if (IsFinal(state_) && (AllContainersDone() || absl::Now() >= *stop_deadline_)) {
+        if (!AllContainersDone()) {
+          TONY_LOG(WARNING) << "some tasks did not stop in time; the backend ends them";
+        }
+        break;
+      }
+    }
+    // Outside the lock: the backend and the broker may call back into Post().
+    if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
+    for (const auto& [id, grace] : kills) rm_->Kill(id, grace);
+  }
+  rm_->Stop();
+
+  ApplicationStatus final_status;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [id, t] : tasks_) t.container_done = true;  // the backend has ended them all
+    final_status = StatusLocked();
+    TONY_LOG(INFO) << "job " << options_.app_id << " ended "
+                   << (final_status.state == AppState::kSucceeded ? "SUCCEEDED"
+                       : final_status.state == AppState::kKilled  ? "KILLED"
+                                                                  : "FAILED")
+                   << (diagnostics_.empty() ? "" : ": " + diagnostics_);
+    // Give the client a chance to see the outcome from the broker before it goes away.
+    auto seen = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return final_status_seen_; };
+    mu_.AwaitWithTimeout(absl::Condition(&seen), options_.final_status_linger);
+  }
+  broker_->Stop();
+  return final_status;
+}
+
+void ApplicationMaster::Handle(const Event& e) {
+  using Kind = Event::Kind;
+  switch (e.kind) {
+    case Kind::kRegistered:
+      if (TaskState* t = Find(e.job, e.index)) t->registered = true;
+      TONY_LOG(INFO) << e.job << ":" << e.index << " registered at " << e.text;
+      return;
+    case Kind::kPublished:
+      TONY_LOG(INFO) << "every task registered; cluster spec published";
+      return;
+    case Kind::kStarted:
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) t->running = true;
+      return;
+    case Kind::kExited:
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
+        TaskFinished(*t, e.exit_code, e.text, "exited");
+      }
+      return;
+    case Kind::kRegistrationTimeout:
+      Finish(AppState::kFailed,
+             absl::StrCat("registration deadline of ",
+                          absl::FormatDuration(options_.spec.timeouts.registration),
+                          " passed; never registered: ", absl::StrJoin(e.missing, ", ")));
+      return;
+    case Kind::kHeartbeatTimeout:
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
+        Finish(AppState::kFailed, absl::StrCat(t->spec.id(), " sent no heartbeat for ",
+                                               absl::FormatDuration(options_.heartbeat_timeout)));
+      }
+      return;
+    case Kind::kKill:
+      Finish(AppState::kKilled, e.text.empty() ? "killed" : e.text);
+      return;
+    case Kind::kContainer:
+      break;
+  }
+  const ContainerEvent& c = e.container;
+  if (c.kind == ContainerEvent::Kind::kFatal) {
+    Finish(AppState::kFailed, absl::StrCat("the resource manager failed: ", c.diagnostics));
+    return;
+  }
+  TaskState* t = Find(c.task_id);
+  if (t == nullptr) {
+    TONY_LOG(WARNING) << "event for unknown task " << c.task_id;
+    return;
+  }
+  switch (c.kind) {
+    case ContainerEvent::Kind::kAllocated:
+      t->allocated = true;
+      return;
+    case ContainerEvent::Kind::kLaunched:
+      TONY_LOG(DEBUG) << c.task_id << ": executor launched in " << c.container_id;
+      return;
+    case ContainerEvent::Kind::kLaunchFailed:
+      t->container_done = true;
+      if (!t->finished) {
+        t->finished = true;
+        t->exit_code = -1;
+        Finish(AppState::kFailed,
+               absl::StrCat("could not launch ", c.task_id, ": ", c.diagnostics));
+      }
+      return;
+    case ContainerEvent::Kind::kCompleted:
+      t->container_done = true;
+      if (!t->finished) {
+        TaskFinished(*t, c.exit_status, c.diagnostics, "ended (its container completed)");
+      }
+      return;
+    case ContainerEvent::Kind::kFatal:
+      return;
+  }
+}
+
+void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::string& tail,
+                                     const std::string& how) {
+  t.finished = true;
+  t.running = false;
+  t.exit_code = exit_code;
+  t.stderr_tail = tail;
+  const std::string id = t.spec.id();
+  if (IsFinal(state_) || t.stop_requested) {
+    TONY_LOG(INFO) << id << " stopped (exit code " << exit_code << ")";
+    return;
+  }
+  TONY_LOG(INFO) << id << " " << how << " with code " << exit_code;
+  if (!t.registered) {
+    Finish(
+        AppState::kFailed,
+        WithTail(absl::StrCat(id, " exited with code ", exit_code, " before registering"), tail));
+  } else if (t.spec.tracked) {
+    if (exit_code != 0) {
+      Finish(AppState::kFailed,
+             WithTail(absl::StrCat(id, " failed with exit code ", exit_code), tail));
+    } else {
+      CheckSuccess();
+    }
+  } else if (exit_code != 0) {
+    Finish(AppState::kFailed,
+           WithTail(absl::StrCat(id, " (untracked) died with exit code ", exit_code,
+                                 " before the tracked tasks finished"),
+                    tail));
+  }
+}
+
+void ApplicationMaster::CheckSuccess() {
+  for (const auto& [id, t] : tasks_) {
+    if (t.spec.tracked && !(t.finished && t.exit_code == 0)) return;
+  }
+  Finish(AppState::kSucceeded, "");
+}
+
+void ApplicationMaster::Finish(AppState state, const std::string& diagnostics) {
+  if (IsFinal(state_)) return;
+  state_ = state;
+  diagnostics_ = diagnostics;
+  if (state != AppState::kSucceeded) TONY_LOG(WARNING) << "job failing: " << diagnostics;
+  // Stopping the remaining tasks is done by Run()'s loop, outside the lock.
+}
+
+}  // namespace tony::am

@@ -1,0 +1,140 @@
+// Copyright libtony authors.
+//
+// ApplicationMaster: the job's life cycle, independent of where tasks run. It serves the
+// ClusterSpecBroker, asks its ResourceManager for one container per task, and decides the job's
+// outcome (docs/executor.md, "Life cycle"):
+//
+//   - Tracked tasks (TaskSpec::tracked) decide the outcome: the job SUCCEEDS when every tracked
+//     task has exited 0, and FAILS as soon as one exits non-zero.
+//   - Untracked tasks (ps, evaluator, tensorboard by default) are stopped once the tracked ones
+//     are done; one that dies with a non-zero code before then FAILS the job (one that exits 0,
+//     such as an evaluator that is done, does not).
+//   - A task that ends before registering FAILS the job at once; so do the registration
+//     deadline (naming every task that never registered), a task silent past the heartbeat
+//     timeout, a container that cannot be launched, the backend's fatal errors and the job
+//     timeout. The client's kill ends it KILLED.
+//   - When the outcome is decided every remaining task is stopped (SIGTERM, SIGKILL after the
+//     job's stop grace) and the AM waits for them before Run() returns. Diagnostics name the task
+//     ("worker:1"), its exit code and the last lines of its stderr.
+//
+// Thread-safe. Run() is called once, on the caller's thread, which runs the event loop; Kill()
+// and Status() may be called from any thread. The broker's and the backend's threads only queue
+// events.
+
+#ifndef TONY_AM_APPLICATION_MASTER_H_
+#define TONY_AM_APPLICATION_MASTER_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "am/resource_manager.h"
+#include "tony/cluster_spec_broker.h"
+#include "tony/job_spec.h"
+#include "tony/submitter.h"
+
+namespace tony::am {
+
+struct ApplicationMasterOptions {
+  JobSpec spec;        // required, valid
+  std::string app_id;  // shown in the status
+  std::string secret;  // required; every broker call must carry it
+  // Where the broker listens. Default: "0.0.0.0:0" (every interface, a port the system picks).
+  std::string broker_listen_address = "0.0.0.0:0";
+  // Host the executors use to reach the broker. Default: "" (this machine's host name).
+  std::string advertised_host;
+  // Added to every executor's environment, e.g. TONY_SPEC_FILE and TONY_SECRET_FILE (the AM
+  // itself adds TONY_AM_ADDRESS). Default: empty.
+  std::map<std::string, std::string> executor_env;
+  std::string tracking_url;  // Default: "" (none)
+  std::string log_dir;       // where task logs are, for the status. Default: "" (unknown)
+  // A registered task silent for this long fails the job. Default: 1 minute.
+  absl::Duration heartbeat_timeout = absl::Minutes(1);
+  // Extra time, over the job's stop grace, that stopped tasks get to end before they are
+  // abandoned to the backend's Stop(). Default: 10 seconds.
+  absl::Duration stop_margin = absl::Seconds(10);
+  // After the outcome, the broker keeps answering status calls until a client has seen the final
+  // status or this long has passed. Default: 10 seconds.
+  absl::Duration final_status_linger = absl::Seconds(10);
+  // Called once the broker listens, with its port (e.g. to publish the AM's address).
+  // Default: null.
+  std::function<void(int port)> on_broker_started;
+};
+
+class ApplicationMaster {
+ public:
+  // `rm` is not owned and must outlive the AM.
+  ApplicationMaster(ApplicationMasterOptions options, ResourceManager* rm);
+  ~ApplicationMaster();
+  ApplicationMaster(const ApplicationMaster&) = delete;
+  ApplicationMaster& operator=(const ApplicationMaster&) = delete;
+
+  // Runs the job to its end and returns the final status. Errors only when the job could not be
+  // started at all (broker or backend failed to start).
+  absl::StatusOr<ApplicationStatus> Run();
+
+  // Ends the job KILLED (e.g. on SIGTERM to the AM). Harmless after the outcome.
+  void Kill(const std::string& reason);
+
+  ApplicationStatus Status() const;
+  // The broker's port once Run() has started it; 0 before.
+  int broker_port() const;
+
+  // The sink of executor events (what the broker learns). Embedders with their own transport
+  // and tests feed events here directly.
+  ClusterSpecBrokerObserver* executor_events();
+
+ private:
+  struct Event;
+  class BrokerEvents;
+  struct TaskState {
+    TaskSpec spec;
+    bool allocated = false;
+    bool registered = false;
+    bool running = false;
+    bool finished = false;  // its command (or executor) ended
+    bool container_done = false;
+    bool stop_requested = false;
+    int exit_code = 0;
+    std::string stderr_tail;
+  };
+
+  void Post(Event event);
+  void Handle(const Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TaskFinished(TaskState& task, int exit_code, const std::string& tail, const std::string& how)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CheckSuccess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Decides the outcome (first decision wins); Run()'s loop then stops every task.
+  void Finish(AppState state, const std::string& diagnostics) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AllContainersDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  TaskState* Find(absl::string_view job, int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  TaskState* Find(const std::string& task_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ApplicationStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ApplicationStatus StatusForBroker();
+
+  const ApplicationMasterOptions options_;
+  ResourceManager* const rm_;
+  std::unique_ptr<BrokerEvents> broker_events_;
+  std::unique_ptr<ClusterSpecBroker> broker_;
+
+  mutable absl::Mutex mu_;
+  std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, TaskState> tasks_ ABSL_GUARDED_BY(mu_);  // by "job:index"
+  std::vector<std::string> order_;                               // task ids in ResolveTasks order
+  AppState state_ ABSL_GUARDED_BY(mu_) = AppState::kAccepted;
+  std::string diagnostics_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> stop_deadline_ ABSL_GUARDED_BY(mu_);
+  bool final_status_seen_ ABSL_GUARDED_BY(mu_) = false;
+  int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tony::am
+
+#endif  // TONY_AM_APPLICATION_MASTER_H_

@@ -1,0 +1,62 @@
+// Copyright libtony authors.
+//
+// ResourceManager: how the ApplicationMaster core gets and stops the processes its tasks run in,
+// whatever provides them: local processes (local/local_resource_manager.h), YARN containers, or
+// a fake in tests (tests/am/fake_resource_manager.h). One container per task; the AM core never
+// sees anything backend-specific.
+//
+// Implementations are thread-safe; events are delivered on the implementation's threads, one
+// at a time per task, and the callback must not block.
+
+#ifndef TONY_AM_RESOURCE_MANAGER_H_
+#define TONY_AM_RESOURCE_MANAGER_H_
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "tony/job_spec.h"
+
+namespace tony::am {
+
+struct ContainerEvent {
+  enum class Kind {
+    kAllocated,     // the task got a container (or local process slot)
+    kLaunched,      // its executor started
+    kLaunchFailed,  // starting the executor failed; `diagnostics` says why
+    kCompleted,     // the container ended with `exit_status` (the executor's exit code, or the
+                    // backend's own code such as YARN's -100 for a lost node)
+    kFatal,         // the backend itself failed or ordered the AM to stop (task_id empty)
+  };
+  Kind kind = Kind::kAllocated;
+  std::string task_id;  // "worker:1"
+  std::string container_id;
+  int exit_status = 0;
+  std::string diagnostics;
+};
+
+class ResourceManager {
+ public:
+  using EventCallback = std::function<void(const ContainerEvent&)>;
+
+  virtual ~ResourceManager() = default;
+
+  // Every executor gets `executor_env` plus TONY_JOB_NAME and TONY_TASK_INDEX (and whatever the
+  // backend adds, such as TONY_TASK_LOG_DIR). Events go to `on_event`.
+  virtual absl::Status Start(const std::map<std::string, std::string>& executor_env,
+                             EventCallback on_event) = 0;
+  // Asks for a container for `task` and launches its executor there once allocated.
+  virtual void Request(const TaskSpec& task) = 0;
+  // Stops the task: SIGTERM to its executor (which forwards it to the task), SIGKILL after
+  // `grace`; kCompleted follows. Withdraws the request when nothing was allocated yet (then
+  // kCompleted follows at once, with exit status 0 and container_id empty).
+  virtual void Kill(const std::string& task_id, absl::Duration grace) = 0;
+  // Releases everything still held (killing what still runs) and joins the backend's threads.
+  virtual void Stop() = 0;
+};
+
+}  // namespace tony::am
+
+#endif  // TONY_AM_RESOURCE_MANAGER_H_

@@ -1,0 +1,133 @@
+// Copyright libtony authors.
+
+#include "broker/broker_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "broker/grpc_status.h"
+#include "broker/secret.h"
+#include "broker/wire.h"
+#include "tony/broker.grpc.pb.h"
+
+namespace tony::broker {
+
+class BrokerClient::Stub {
+ public:
+  explicit Stub(std::shared_ptr<grpc::Channel> channel)
+      : stub(ClusterSpecBroker::NewStub(std::move(channel))) {}
+  std::unique_ptr<ClusterSpecBroker::Stub> stub;
+};
+
+namespace {
+
+void Prepare(grpc::ClientContext* ctx, const std::string& secret, absl::Duration timeout) {
+  ctx->AddMetadata(kSecretMetadataKey, secret);
+  ctx->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+}
+
+void SetTask(TaskRef* task, absl::string_view job_name, int index) {
+  task->set_job_name(std::string(job_name));
+  task->set_index(index);
+}
+
+}  // namespace
+
+BrokerClient::BrokerClient(const std::string& address, std::string secret,
+                           BrokerClientOptions options)
+    : address_(address), secret_(std::move(secret)), options_(options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  // Reconnect quickly when the broker is not up yet.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  stub_ = std::make_unique<Stub>(channel_);
+}
+
+BrokerClient::~BrokerClient() = default;
+
+absl::StatusOr<ClusterSpec> BrokerClient::Register(absl::string_view job_name, int index,
+                                                   absl::string_view host, int port,
+                                                   absl::Duration timeout) {
+  RegisterRequest request;
+  SetTask(request.mutable_task(), job_name, index);
+  request.set_host(std::string(host));
+  request.set_port(static_cast<uint32_t>(port));
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Status last = absl::DeadlineExceededError("no answer from the broker");
+  while (absl::Now() < deadline) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, secret_, std::min(options_.long_poll, deadline - absl::Now()));
+    // Wait for the broker to come up rather than failing at once.
+    ctx.set_wait_for_ready(true);
+    RegisterResponse response;
+    absl::Status status = FromGrpcStatus(stub_->stub->Register(&ctx, request, &response));
+    if (status.ok()) return ClusterSpecFromWire(response.cluster());
+    if (!absl::IsDeadlineExceeded(status) && !absl::IsUnavailable(status) &&
+        !absl::IsCancelled(status)) {
+      return status;
+    }
+    last = status;
+    if (absl::IsUnavailable(status)) {
+      absl::SleepFor(std::min(absl::Milliseconds(200), deadline - absl::Now()));
+    }
+  }
+  return absl::DeadlineExceededError(absl::StrCat("no cluster spec from the broker at ", address_,
+                                                  " within ", absl::FormatDuration(timeout),
+                                                  " (last: ", last.message(), ")"));
+}
+
+absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout);
+  HeartbeatRequest request;
+  SetTask(request.mutable_task(), job_name, index);
+  HeartbeatResponse response;
+  return FromGrpcStatus(stub_->stub->Heartbeat(&ctx, request, &response));
+}
+
+absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout);
+  TaskStartedRequest request;
+  SetTask(request.mutable_task(), job_name, index);
+  TaskStartedResponse response;
+  return FromGrpcStatus(stub_->stub->TaskStarted(&ctx, request, &response));
+}
+
+absl::Status BrokerClient::ReportExit(absl::string_view job_name, int index, int exit_code,
+                                      absl::string_view stderr_tail) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout);
+  ExitReport request;
+  SetTask(request.mutable_task(), job_name, index);
+  request.set_exit_code(exit_code);
+  request.set_stderr_tail(std::string(stderr_tail));
+  ExitReportResponse response;
+  return FromGrpcStatus(stub_->stub->ReportExit(&ctx, request, &response));
+}
+
+absl::StatusOr<ApplicationStatus> BrokerClient::GetStatus() {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout);
+  StatusRequest request;
+  StatusResponse response;
+  absl::Status status = FromGrpcStatus(stub_->stub->GetStatus(&ctx, request, &response));
+  if (!status.ok()) return status;
+  return ApplicationStatusFromWire(response);
+}
+
+absl::Status BrokerClient::Kill(absl::string_view reason) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout);
+  KillRequest request;
+  request.set_reason(std::string(reason));
+  KillResponse response;
+  return FromGrpcStatus(stub_->stub->Kill(&ctx, request, &response));
+}
+
+}  // namespace tony::broker

@@ -1,0 +1,524 @@
+// Copyright libtony authors.
+//
+// The broker serves with gRPC's callback API: a registration waiting for the spec is a parked
+// reactor, not a blocked thread, so 10,000 waiting tasks cost memory only, and publication
+// finishes them all from the thread that handled the last registration.
+
+#include "tony/cluster_spec_broker.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "broker/grpc_status.h"
+#include "broker/secret.h"
+#include "broker/wire.h"
+#include "common/logging.h"
+#include "tony/broker.grpc.pb.h"
+
+namespace tony {
+
+namespace pb = ::tony::broker;
+
+namespace {
+
+std::string TaskName(absl::string_view job, int index) { return absl::StrCat(job, ":", index); }
+
+}  // namespace
+
+// Register is a raw method: the published spec is serialized once into one buffer that every
+// waiting response shares (slices are reference-counted), instead of one copy per task, which
+// for 10,000 tasks would be 10,000 copies of a 20 KB message.
+class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallbackMethod_Register<
+                                          pb::ClusterSpecBroker::CallbackService> {
+ public:
+  explicit Impl(ClusterSpecBrokerOptions options) : options_(std::move(options)) {
+    for (const auto& [name, count] : options_.expected_tasks) {
+      tasks_[name].resize(count > 0 ? count : 0);
+      total_tasks_ += count > 0 ? count : 0;
+    }
+  }
+
+  ~Impl() override { Stop(); }
+
+  absl::Status Start();
+  void Stop();
+  void Abort(const absl::Status& reason);
+
+  int port() const { return port_; }
+  std::optional<ClusterSpec> cluster_spec() const {
+    absl::MutexLock lock(&mu_);
+    return published_ ? std::optional<ClusterSpec>(spec_) : std::nullopt;
+  }
+  bool IsRegistered(absl::string_view job, int index) const {
+    absl::MutexLock lock(&mu_);
+    const TaskState* t = FindLocked(job, index);
+    return t != nullptr && t->registered;
+  }
+  std::vector<std::string> UnregisteredTasks() const {
+    absl::MutexLock lock(&mu_);
+    return UnregisteredLocked();
+  }
+
+  // A Register call parked until the spec is published, the job is aborted or the call is
+  // cancelled (its deadline passed). Whoever removes it from `waiters_` finishes it.
+  class RegisterReactor final : public grpc::ServerUnaryReactor {
+   public:
+    RegisterReactor(Impl* impl, grpc::ByteBuffer* response) : impl_(impl), response_(response) {}
+    void OnCancel() override { impl_->CancelWaiter(this); }
+    void OnDone() override { delete this; }
+    grpc::ByteBuffer* response() { return response_; }
+
+   private:
+    Impl* impl_;
+    grpc::ByteBuffer* response_;
+  };
+
+  // Service.
+  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx,
+                                     const grpc::ByteBuffer* request_buffer,
+                                     grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx,
+                                      const pb::HeartbeatRequest* request,
+                                      pb::HeartbeatResponse* response) override;
+  grpc::ServerUnaryReactor* TaskStarted(grpc::CallbackServerContext* ctx,
+                                        const pb::TaskStartedRequest* request,
+                                        pb::TaskStartedResponse* response) override;
+  grpc::ServerUnaryReactor* ReportExit(grpc::CallbackServerContext* ctx,
+                                       const pb::ExitReport* request,
+                                       pb::ExitReportResponse* response) override;
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
+                                      const pb::StatusRequest* request,
+                                      pb::StatusResponse* response) override;
+  grpc::ServerUnaryReactor* Kill(grpc::CallbackServerContext* ctx, const pb::KillRequest* request,
+                                 pb::KillResponse* response) override;
+
+ private:
+  struct TaskState {
+    bool registered = false;
+    bool exited = false;
+    std::string address;
+    absl::Time last_seen;
+  };
+
+  grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* ctx, const absl::Status& status) {
+    grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    reactor->Finish(broker::ToGrpcStatus(status));
+    return reactor;
+  }
+  bool Authenticated(grpc::CallbackServerContext* ctx) const;
+  // NotFound naming the task when the job has no such task.
+  absl::Status CheckTask(const pb::TaskRef& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  TaskState* FindLocked(absl::string_view job, int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const TaskState* FindLocked(absl::string_view job, int index) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::string> UnregisteredLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CancelWaiter(RegisterReactor* reactor);
+  void TimerLoop();
+  // Finishes every parked registration with `status`, or with the spec when it is OK.
+  void FinishWaiters(std::vector<RegisterReactor*> waiters, const absl::Status& status,
+                     const grpc::ByteBuffer* response);
+
+  const ClusterSpecBrokerOptions options_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::thread timer_;
+  absl::Time start_time_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar timer_cv_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::vector<TaskState>, std::less<>> tasks_ ABSL_GUARDED_BY(mu_);
+  int total_tasks_ = 0;
+  int registered_count_ ABSL_GUARDED_BY(mu_) = 0;
+  bool published_ ABSL_GUARDED_BY(mu_) = false;
+  ClusterSpec spec_ ABSL_GUARDED_BY(mu_);
+  grpc::ByteBuffer published_response_ ABSL_GUARDED_BY(mu_);  // serialized RegisterResponse
+  absl::Status aborted_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<RegisterReactor*> waiters_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::Status ClusterSpecBroker::Impl::Start() {
+  if (options_.secret.size() < 16) {
+    return absl::InvalidArgumentError("ClusterSpecBroker: the secret must have >= 16 characters");
+  }
+  if (total_tasks_ == 0) {
+    return absl::InvalidArgumentError("ClusterSpecBroker: no expected tasks");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (started_) return absl::FailedPreconditionError("ClusterSpecBroker: already started");
+    started_ = true;
+  }
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options_.listen_address, grpc::InsecureServerCredentials(), &port_);
+  builder.RegisterService(this);
+  // The spec of a very large job is a few hundred KB; leave room.
+  builder.SetMaxSendMessageSize(64 << 20);
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    server_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("ClusterSpecBroker: cannot listen on ", options_.listen_address));
+  }
+  start_time_ = absl::Now();
+  timer_ = std::thread([this] { TimerLoop(); });
+  TONY_LOG(INFO) << "cluster spec broker listening on port " << port_ << " for " << total_tasks_
+                 << " tasks";
+  return absl::OkStatus();
+}
+
+void ClusterSpecBroker::Impl::Stop() {
+  std::vector<RegisterReactor*> waiters;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ || !started_) {
+      stopping_ = true;
+      return;
+    }
+    stopping_ = true;
+    waiters.assign(waiters_.begin(), waiters_.end());
+    waiters_.clear();
+    timer_cv_.SignalAll();
+  }
+  FinishWaiters(std::move(waiters), absl::UnavailableError("the broker is stopping"), nullptr);
+  if (timer_.joinable()) timer_.join();
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    server_.reset();
+  }
+}
+
+void ClusterSpecBroker::Impl::Abort(const absl::Status& reason) {
+  std::vector<RegisterReactor*> waiters;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!aborted_.ok()) return;
+    aborted_ = reason.ok() ? absl::AbortedError("the job is over") : reason;
+    status = absl::AbortedError(aborted_.message());
+    waiters.assign(waiters_.begin(), waiters_.end());
+    waiters_.clear();
+    timer_cv_.SignalAll();
+  }
+  FinishWaiters(std::move(waiters), status, nullptr);
+}
+
+bool ClusterSpecBroker::Impl::Authenticated(grpc::CallbackServerContext* ctx) const {
+  const auto& md = ctx->client_metadata();
+  auto it = md.find(broker::kSecretMetadataKey);
+  if (it == md.end()) return false;
+  return broker::SecretsEqual(absl::string_view(it->second.data(), it->second.size()),
+                              options_.secret);
+}
+
+ClusterSpecBroker::Impl::TaskState* ClusterSpecBroker::Impl::FindLocked(absl::string_view job,
+                                                                        int index) {
+  auto it = tasks_.find(job);
+  if (it == tasks_.end() || index < 0 || index >= static_cast<int>(it->second.size())) {
+    return nullptr;
+  }
+  return &it->second[index];
+}
+
+const ClusterSpecBroker::Impl::TaskState* ClusterSpecBroker::Impl::FindLocked(absl::string_view job,
+                                                                              int index) const {
+  auto it = tasks_.find(job);
+  if (it == tasks_.end() || index < 0 || index >= static_cast<int>(it->second.size())) {
+    return nullptr;
+  }
+  return &it->second[index];
+}
+
+absl::Status ClusterSpecBroker::Impl::CheckTask(const pb::TaskRef& task) const {
+  if (FindLocked(task.job_name(), task.index()) == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("the job has no task ", TaskName(task.job_name(), task.index())));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ClusterSpecBroker::Impl::UnregisteredLocked() const {
+  std::vector<std::string> out;
+  for (const auto& [name, tasks] : tasks_) {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (!tasks[i].registered) out.push_back(TaskName(name, static_cast<int>(i)));
+    }
+  }
+  return out;
+}
+
+void ClusterSpecBroker::Impl::CancelWaiter(RegisterReactor* reactor) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (waiters_.erase(reactor) == 0) return;  // being finished by someone else
+  }
+  reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "registration call cancelled"));
+}
+
+void ClusterSpecBroker::Impl::FinishWaiters(std::vector<RegisterReactor*> waiters,
+                                            const absl::Status& status,
+                                            const grpc::ByteBuffer* response) {
+  grpc::Status grpc_status = broker::ToGrpcStatus(status);
+  for (RegisterReactor* r : waiters) {
+    if (status.ok()) *r->response() = *response;  // shares the slices
+    r->Finish(grpc_status);
+  }
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServerContext* ctx,
+                                                            const grpc::ByteBuffer* request_buffer,
+                                                            grpc::ByteBuffer* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  pb::RegisterRequest parsed;
+  {
+    std::vector<grpc::Slice> slices;
+    std::string bytes;
+    if (request_buffer->Dump(&slices).ok()) {
+      for (const grpc::Slice& slice : slices) {
+        bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+      }
+    }
+    if (!parsed.ParseFromString(bytes)) {
+      return Reply(ctx, absl::InvalidArgumentError("malformed registration"));
+    }
+  }
+  const pb::RegisterRequest* request = &parsed;
+  const std::string& job = request->task().job_name();
+  const int index = request->task().index();
+  if (request->host().empty() || request->port() == 0 || request->port() > 65535) {
+    return Reply(ctx, absl::InvalidArgumentError(absl::StrCat(
+                          "registration of ", TaskName(job, index), " needs a host and a port")));
+  }
+  const std::string address = absl::StrCat(request->host(), ":", request->port());
+
+  auto* reactor = new RegisterReactor(this, response);
+  std::vector<RegisterReactor*> to_finish;
+  std::optional<ClusterSpec> published;
+  grpc::ByteBuffer published_response;
+  bool reply_now = false;
+  absl::Status status;
+  bool newly_registered = false;
+  {
+    absl::MutexLock lock(&mu_);
+    TaskState* task = FindLocked(job, index);
+    if (task == nullptr) {
+      status = CheckTask(request->task());
+    } else if (!aborted_.ok()) {
+      status = absl::AbortedError(aborted_.message());
+    } else if (stopping_) {
+      status = absl::UnavailableError("the broker is stopping");
+    } else if (published_) {
+      if (task->address == address) {
+        *response = published_response_;
+        reply_now = true;
+      } else {
+        status = absl::AlreadyExistsError(
+            absl::StrCat(TaskName(job, index), " is registered as ", task->address,
+                         " and the cluster spec is published; cannot re-register as ", address));
+      }
+    } else {
+      newly_registered = !task->registered || task->address != address;
+      if (!task->registered) ++registered_count_;
+      task->registered = true;
+      task->address = address;
+      task->last_seen = absl::Now();
+      waiters_.insert(reactor);
+      if (registered_count_ == total_tasks_) {
+        for (const auto& [name, tasks] : tasks_) {
+          std::vector<std::string>& addresses = spec_.jobs[name];
+          for (const TaskState& t : tasks) addresses.push_back(t.address);
+        }
+        absl::StatusOr<pb::ClusterSpecWire> w = broker::ClusterSpecToWire(spec_);
+        if (w.ok()) {
+          pb::RegisterResponse message;
+          *message.mutable_cluster() = *std::move(w);
+          grpc::Slice slice(message.SerializeAsString());
+          published_response_ = grpc::ByteBuffer(&slice, 1);
+          published_ = true;
+          published = spec_;
+          published_response = published_response_;
+          to_finish.assign(waiters_.begin(), waiters_.end());
+          waiters_.clear();
+          timer_cv_.SignalAll();
+        } else {
+          // Unreachable with validated addresses; fail loudly rather than hang.
+          aborted_ = w.status();
+          to_finish.assign(waiters_.begin(), waiters_.end());
+          waiters_.clear();
+          status = w.status();
+        }
+      }
+    }
+  }
+  ClusterSpecBrokerObserver* observer = options_.observer;
+  if (newly_registered && observer != nullptr) observer->OnRegistered(job, index, address);
+  if (published) {
+    TONY_LOG(INFO) << "all " << total_tasks_ << " tasks registered: cluster spec published";
+    if (observer != nullptr) observer->OnClusterSpecPublished(*published);
+    FinishWaiters(std::move(to_finish), absl::OkStatus(), &published_response);
+  } else if (!to_finish.empty()) {
+    FinishWaiters(std::move(to_finish), status, nullptr);
+  } else if (!status.ok() || reply_now) {
+    reactor->Finish(broker::ToGrpcStatus(status));
+  }
+  // Otherwise parked in waiters_ until publication, abort or cancellation.
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServerContext* ctx,
+                                                             const pb::HeartbeatRequest* request,
+                                                             pb::HeartbeatResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  absl::MutexLock lock(&mu_);
+  TaskState* task = FindLocked(request->task().job_name(), request->task().index());
+  if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
+  task->last_seen = absl::Now();
+  return Reply(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::TaskStarted(
+    grpc::CallbackServerContext* ctx, const pb::TaskStartedRequest* request,
+    pb::TaskStartedResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  {
+    absl::MutexLock lock(&mu_);
+    TaskState* task = FindLocked(request->task().job_name(), request->task().index());
+    if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
+    task->last_seen = absl::Now();
+  }
+  if (options_.observer != nullptr) {
+    options_.observer->OnTaskStarted(request->task().job_name(), request->task().index());
+  }
+  return Reply(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::ReportExit(grpc::CallbackServerContext* ctx,
+                                                              const pb::ExitReport* request,
+                                                              pb::ExitReportResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  {
+    absl::MutexLock lock(&mu_);
+    TaskState* task = FindLocked(request->task().job_name(), request->task().index());
+    if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
+    task->exited = true;
+  }
+  if (options_.observer != nullptr) {
+    options_.observer->OnTaskExited(request->task().job_name(), request->task().index(),
+                                    request->exit_code(), request->stderr_tail());
+  }
+  return Reply(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::GetStatus(grpc::CallbackServerContext* ctx,
+                                                             const pb::StatusRequest* request,
+                                                             pb::StatusResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  ApplicationStatus status;
+  if (options_.status_provider) {
+    status = options_.status_provider();
+  } else {
+    absl::MutexLock lock(&mu_);
+    status.state = aborted_.ok() ? AppState::kRunning : AppState::kFailed;
+    status.diagnostics = std::string(aborted_.message());
+    for (const auto& [name, tasks] : tasks_) {
+      JobTypeProgress& p = status.progress[name];
+      p.total = static_cast<int>(tasks.size());
+      for (const TaskState& t : tasks) {
+        p.registered += t.registered;
+        p.succeeded += t.exited;
+      }
+    }
+  }
+  *response = broker::ApplicationStatusToWire(status);
+  return Reply(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Kill(grpc::CallbackServerContext* ctx,
+                                                        const pb::KillRequest* request,
+                                                        pb::KillResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  TONY_LOG(INFO) << "kill requested by the client"
+                 << (request->reason().empty() ? "" : ": " + request->reason());
+  if (options_.observer != nullptr) options_.observer->OnKillRequested(request->reason());
+  return Reply(ctx, absl::OkStatus());
+}
+
+void ClusterSpecBroker::Impl::TimerLoop() {
+  const absl::Time registration_deadline = start_time_ + options_.registration_timeout;
+  const bool watch_heartbeats = options_.heartbeat_timeout != absl::InfiniteDuration();
+  const absl::Duration tick = watch_heartbeats
+                                  ? std::min(absl::Seconds(1), options_.heartbeat_timeout / 4)
+                                  : absl::InfiniteDuration();
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    const bool waiting_for_registration = !published_ && aborted_.ok();
+    absl::Time wake = absl::InfiniteFuture();
+    if (waiting_for_registration) wake = registration_deadline;
+    if (watch_heartbeats) wake = std::min(wake, absl::Now() + tick);
+    timer_cv_.WaitWithDeadline(&mu_, wake);
+    if (stopping_) break;
+    const absl::Time now = absl::Now();
+    if (!published_ && aborted_.ok() && now >= registration_deadline) {
+      std::vector<std::string> missing = UnregisteredLocked();
+      std::string message = absl::StrCat(
+          "registration deadline of ", absl::FormatDuration(options_.registration_timeout),
+          " passed; never registered: ", absl::StrJoin(missing, ", "));
+      TONY_LOG(WARNING) << message;
+      aborted_ = absl::DeadlineExceededError(message);
+      std::vector<RegisterReactor*> waiters(waiters_.begin(), waiters_.end());
+      waiters_.clear();
+      mu_.Unlock();
+      FinishWaiters(std::move(waiters), absl::AbortedError(message), nullptr);
+      if (options_.observer != nullptr) options_.observer->OnRegistrationTimeout(missing);
+      mu_.Lock();
+      continue;
+    }
+    if (watch_heartbeats && aborted_.ok()) {
+      std::vector<std::pair<std::string, int>> lost;
+      for (auto& [name, tasks] : tasks_) {
+        for (size_t i = 0; i < tasks.size(); ++i) {
+          TaskState& t = tasks[i];
+          if (t.registered && !t.exited && now - t.last_seen > options_.heartbeat_timeout) {
+            lost.emplace_back(name, static_cast<int>(i));
+            t.last_seen = now;  // report once per timeout period
+          }
+        }
+      }
+      if (!lost.empty() && options_.observer != nullptr) {
+        mu_.Unlock();
+        for (const auto& [name, index] : lost) {
+          TONY_LOG(WARNING) << "no heartbeat from " << TaskName(name, index) << " for "
+                            << absl::FormatDuration(options_.heartbeat_timeout);
+          options_.observer->OnHeartbeatTimeout(name, index);
+        }
+        mu_.Lock();
+      }
+    }
+  }
+}
+
+ClusterSpecBroker::ClusterSpecBroker(ClusterSpecBrokerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+ClusterSpecBroker::~ClusterSpecBroker() { Stop(); }
+absl::Status ClusterSpecBroker::Start() { return impl_->Start(); }
+void ClusterSpecBroker::Stop() { impl_->Stop(); }
+int ClusterSpecBroker::port() const { return impl_->port(); }
+void ClusterSpecBroker::Abort(const absl::Status& reason) { impl_->Abort(reason); }
+std::optional<ClusterSpec> ClusterSpecBroker::cluster_spec() const { return impl_->cluster_spec(); }
+bool ClusterSpecBroker::IsRegistered(absl::string_view job_name, int index) const {
+  return impl_->IsRegistered(job_name, index);
+}
+std::vector<std::string> ClusterSpecBroker::UnregisteredTasks() const {
+  return impl_->UnregisteredTasks();
+}
+
+}  // namespace tony

@@ -1,0 +1,95 @@
+// Copyright libtony authors.
+
+#include "broker/secret.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace tony::broker {
+
+absl::StatusOr<std::string> GenerateSecret() {
+  unsigned char bytes[32];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(absl::StrCat("getrandom: ", strerror(errno)));
+    }
+    got += static_cast<size_t>(n);
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+}
+
+bool SecretsEqual(absl::string_view a, absl::string_view b) {
+  // Walks the whole of `b` whatever the contents, so timing tells at most the length.
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < b.size(); ++i) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    diff |= x ^ static_cast<unsigned char>(b[i]);
+  }
+  return diff == 0 && !b.empty();
+}
+
+absl::StatusOr<std::string> SecretFromEnvironment() {
+  if (const char* s = std::getenv(kSecretEnv); s != nullptr && *s != '\0') {
+    return std::string(absl::StripAsciiWhitespace(s));
+  }
+  const char* path = std::getenv(kSecretFileEnv);
+  if (path == nullptr || *path == '\0') {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no application secret: set ", kSecretEnv, " or ", kSecretFileEnv));
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot read the secret file ", path, " (", kSecretFileEnv, ")"));
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string secret(absl::StripAsciiWhitespace(buf.str()));
+  if (secret.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("the secret file ", path, " is empty"));
+  }
+  return secret;
+}
+
+absl::Status WriteSecretFile(const std::string& path, absl::string_view secret) {
+  ::unlink(path.c_str());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("cannot create ", path, ": ", strerror(errno)));
+  }
+  std::string data = absl::StrCat(secret, "\n");
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return absl::InternalError(absl::StrCat("cannot write ", path, ": ", strerror(err)));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tony::broker

@@ -1,0 +1,340 @@
+// Copyright libtony authors.
+
+#include "executor/executor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "broker/broker_client.h"
+#include "broker/secret.h"
+#include "common/file_util.h"
+#include "common/logging.h"
+#include "common/subprocess.h"
+#include "executor/line_tail.h"
+#include "executor/port_reservation.h"
+#include "spec/task_env.h"
+#include "tony/job_spec.h"
+
+namespace tony::executor {
+namespace {
+
+// Variables of the executor that the task must not see.
+constexpr const char* kPrivateVariables[] = {"TONY_SECRET", "TONY_SECRET_FILE"};
+
+std::string Get(const std::map<std::string, std::string>& env, const std::string& key) {
+  auto it = env.find(key);
+  return it == env.end() ? std::string() : it->second;
+}
+
+absl::Status Missing(absl::string_view var, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("tony-executor: set ", var, " (", what, ")"));
+}
+
+std::string Hostname() {
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "127.0.0.1";
+  return buf;
+}
+
+// Writes all of `data` to `fd`, dropping it on errors (a full disk must not stop the task).
+void WriteAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+// Sends heartbeats every `interval` until stopped.
+class Heartbeater {
+ public:
+  Heartbeater(broker::BrokerClient* client, const ExecutorConfig& config)
+      : client_(client), config_(config) {}
+  ~Heartbeater() { Stop(); }
+
+  void Start() {
+    thread_ = std::thread([this] {
+      absl::MutexLock lock(&mu_);
+      while (!stop_) {
+        mu_.AwaitWithTimeout(absl::Condition(&stop_), config_.heartbeat_interval);
+        if (stop_) break;
+        mu_.Unlock();
+        absl::Status s = client_->Heartbeat(config_.job_name, config_.task_index);
+        if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
+        mu_.Lock();
+      }
+    });
+  }
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  broker::BrokerClient* client_;
+  const ExecutorConfig& config_;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
+    const std::map<std::string, std::string>& env) {
+  ExecutorConfig c;
+  c.am_address = Get(env, "TONY_AM_ADDRESS");
+  if (c.am_address.empty()) return Missing("TONY_AM_ADDRESS", "host:port of the broker");
+  c.job_name = Get(env, "TONY_JOB_NAME");
+  if (c.job_name.empty()) return Missing("TONY_JOB_NAME", "the task's job type");
+  std::string index = Get(env, "TONY_TASK_INDEX");
+  if (!absl::SimpleAtoi(index, &c.task_index) || c.task_index < 0) {
+    return Missing("TONY_TASK_INDEX", "the task's index, a non-negative integer");
+  }
+  c.spec_file = Get(env, "TONY_SPEC_FILE");
+  if (c.spec_file.empty()) return Missing("TONY_SPEC_FILE", "the job spec YAML");
+  c.log_dir = Get(env, "TONY_TASK_LOG_DIR");
+  c.host = Get(env, "TONY_TASK_HOST");
+  if (c.host.empty()) c.host = Get(env, "NM_HOST");
+  if (std::string hb = Get(env, "TONY_HEARTBEAT_INTERVAL"); !hb.empty()) {
+    if (!absl::ParseDuration(hb, &c.heartbeat_interval) ||
+        c.heartbeat_interval <= absl::ZeroDuration()) {
+      return Missing("TONY_HEARTBEAT_INTERVAL", "a positive duration such as 5s");
+    }
+  }
+  if (std::string hold = Get(env, "TONY_HOLD_PORT"); !hold.empty()) {
+    if (hold != "0" && hold != "1") return Missing("TONY_HOLD_PORT", "0 or 1");
+    c.hold_port = hold == "1";
+  }
+  // The secret last: it is read from the process environment or its file.
+  c.secret = std::string(absl::StripAsciiWhitespace(Get(env, broker::kSecretEnv)));
+  if (c.secret.empty()) {
+    std::string path = Get(env, broker::kSecretFileEnv);
+    if (path.empty()) return Missing("TONY_SECRET or TONY_SECRET_FILE", "the application secret");
+    absl::StatusOr<std::string> contents = ReadFileToString(path);
+    if (!contents.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tony-executor: TONY_SECRET_FILE: ", contents.status().message()));
+    }
+    c.secret = std::string(absl::StripAsciiWhitespace(*contents));
+    if (c.secret.empty()) return Missing("TONY_SECRET_FILE", "a non-empty secret file");
+  }
+  return c;
+}
+
+int RunExecutor(const ExecutorConfig& config) {
+  // Few malloc arenas: gRPC's threads would otherwise each get one, for a process that moves
+  // little data.
+  ::mallopt(M_ARENA_MAX, 1);
+  const std::string task_name = absl::StrCat(config.job_name, ":", config.task_index);
+
+  // Signals are taken synchronously through a signalfd; blocked before any thread starts so
+  // every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGCHLD);
+  sigaddset(&signals, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  int sigfd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(config.spec_file);
+  if (!spec.ok()) {
+    TONY_LOG(ERROR) << task_name << ": " << spec.status();
+    return kExecutorFailure;
+  }
+  std::optional<TaskSpec> task;
+  for (TaskSpec& t : ResolveTasks(*spec)) {
+    if (t.job_name == config.job_name && t.index == config.task_index) task = std::move(t);
+  }
+  if (!task) {
+    TONY_LOG(ERROR) << "the job spec has no task " << task_name;
+    return kExecutorFailure;
+  }
+  if (task->command.empty()) {
+    TONY_LOG(ERROR) << "the job spec has no command for " << task_name;
+    return kExecutorFailure;
+  }
+  const bool hold_port = config.hold_port >= 0 ? config.hold_port == 1
+                                               : spec->framework == Framework::kTensorFlow &&
+                                                     task->job_name != "tensorboard";
+
+  absl::StatusOr<PortReservation> reservation = PortReservation::Reserve();
+  if (!reservation.ok()) {
+    TONY_LOG(ERROR) << task_name << ": " << reservation.status();
+    return kExecutorFailure;
+  }
+  const std::string host = config.host.empty() ? Hostname() : config.host;
+  TONY_LOG(INFO) << task_name << ": reserved port " << reservation->port() << "; registering "
+                 << host << ":" << reservation->port() << " with " << config.am_address;
+
+  broker::BrokerClient client(config.am_address, config.secret);
+
+  // Registration runs on its own thread so that a SIGTERM meanwhile is acted on at once.
+  absl::StatusOr<ClusterSpec> cluster = absl::UnknownError("not registered");
+  absl::Notification registered;
+  int done_pipe[2];
+  if (::pipe2(done_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
+  // A margin over the job's registration deadline: the broker fails the registration itself.
+  const absl::Duration registration_timeout = spec->timeouts.registration + absl::Minutes(1);
+  std::thread registration([&] {
+    cluster = client.Register(config.job_name, config.task_index, host, reservation->port(),
+                              registration_timeout);
+    registered.Notify();
+    char c = 1;
+    WriteAll(done_pipe[1], &c, 1);
+  });
+  while (!registered.HasBeenNotified()) {
+    pollfd fds[2] = {{done_pipe[0], POLLIN, 0}, {sigfd, POLLIN, 0}};
+    ::poll(fds, 2, -1);
+    signalfd_siginfo si;
+    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
+        TONY_LOG(WARNING) << task_name << ": signal " << si.ssi_signo
+                          << " before the task started; exiting";
+        ::_exit(128 + static_cast<int>(si.ssi_signo));
+      }
+    }
+  }
+  registration.join();
+  ::close(done_pipe[0]);
+  ::close(done_pipe[1]);
+  if (!cluster.ok()) {
+    TONY_LOG(ERROR) << task_name << ": registration failed: " << cluster.status();
+    return kExecutorFailure;
+  }
+  TONY_LOG(INFO) << task_name << ": got the cluster spec; starting the task";
+
+  // The task's environment: ours without the secret, plus the task's variables.
+  std::map<std::string, std::string> env = CurrentEnvironment();
+  for (const char* var : kPrivateVariables) env.erase(var);
+  for (auto& [k, v] : BuildTaskEnvironment(*spec, *task, &*cluster)) env[k] = std::move(v);
+
+  SubprocessOptions options;
+  options.argv = {"/bin/bash", "-c", task->command};
+  options.env = std::move(env);
+  options.new_process_group = true;
+  // If the executor is killed outright (SIGKILL), the task follows.
+  options.parent_death_signal = SIGKILL;
+  int err_pipe[2];
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
+  options.stderr_fd = err_pipe[1];
+  int stderr_copy = STDERR_FILENO;  // where the task's stderr is tee'd
+  if (!config.log_dir.empty()) {
+    options.stdout_path = config.log_dir + "/stdout";
+    std::string err_path = config.log_dir + "/stderr";
+    stderr_copy = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (stderr_copy < 0) {
+      TONY_LOG(ERROR) << "cannot open " << err_path << ": " << strerror(errno);
+      return kExecutorFailure;
+    }
+  }
+  if (!hold_port) reservation->Release();
+  absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(options);
+  ::close(err_pipe[1]);
+  if (!child.ok()) {
+    TONY_LOG(ERROR) << task_name << ": cannot start the task: " << child.status();
+    client
+        .ReportExit(config.job_name, config.task_index, kExecutorFailure,
+                    std::string(child.status().message()))
+        .IgnoreError();
+    return kExecutorFailure;
+  }
+  const pid_t pid = (*child)->pid();
+  TONY_LOG(INFO) << task_name << ": task started, pid " << pid;
+  if (absl::Status s = client.TaskStarted(config.job_name, config.task_index); !s.ok()) {
+    TONY_LOG(WARNING) << "could not report the start: " << s;
+  }
+  Heartbeater heartbeater(&client, config);
+  heartbeater.Start();
+
+  LineTail tail;
+  std::optional<int> exit_code;
+  std::optional<absl::Time> kill_at;      // SIGKILL the group then
+  std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
+  bool stderr_open = true;
+  char buf[16384];
+  while (true) {
+    if (!exit_code) exit_code = (*child)->Poll();
+    if (exit_code && !drain_until) {
+      // Grandchildren may still hold stderr open: give them a moment, then stop reading.
+      drain_until = absl::Now() + absl::Seconds(1);
+    }
+    if (exit_code && (!stderr_open || absl::Now() >= *drain_until)) break;
+    if (reservation->held() && (exit_code || reservation->ListenedOnByOther())) {
+      TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
+                     << "; reservation released";
+      reservation->Release();
+    }
+    if (kill_at && !exit_code && absl::Now() >= *kill_at) {
+      TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
+      (*child)->Signal(SIGKILL);
+      kill_at.reset();
+    }
+    pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_pipe[0] : -1, POLLIN, 0}};
+    // Short while the port is held (to see the task bind it) or a deadline is near.
+    int timeout_ms = reservation->held() || kill_at || exit_code ? 100 : 1000;
+    ::poll(fds, 2, timeout_ms);
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::read(err_pipe[0], buf, sizeof(buf));
+      if (n > 0) {
+        WriteAll(stderr_copy, buf, static_cast<size_t>(n));
+        tail.Append(absl::string_view(buf, static_cast<size_t>(n)));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        stderr_open = false;
+      }
+    }
+    signalfd_siginfo si;
+    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      int sig = static_cast<int>(si.ssi_signo);
+      if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !exit_code) {
+        if (!kill_at) {
+          TONY_LOG(INFO) << task_name << ": signal " << sig << "; forwarding SIGTERM, SIGKILL in "
+                         << absl::FormatDuration(spec->timeouts.stop_grace);
+          (*child)->Signal(SIGTERM);
+          kill_at = absl::Now() + spec->timeouts.stop_grace;
+        }
+      }
+    }
+  }
+  // Nothing of the task outlives it: stragglers left in its process group go too.
+  ::kill(-pid, SIGKILL);
+  ::close(err_pipe[0]);
+  if (stderr_copy != STDERR_FILENO) ::close(stderr_copy);
+  heartbeater.Stop();
+  reservation->Release();
+  TONY_LOG(INFO) << task_name << ": task exited with code " << *exit_code;
+  if (absl::Status s =
+          client.ReportExit(config.job_name, config.task_index, *exit_code, tail.Tail());
+      !s.ok()) {
+    TONY_LOG(WARNING) << "could not report the exit: " << s;
+  }
+  if (sigfd >= 0) ::close(sigfd);
+  return *exit_code;
+}
+
+}  // namespace tony::executor

@@ -1,0 +1,69 @@
+// Copyright libtony authors.
+//
+// Executor: the seed design's "Task Starter", run once per task in its container (or as a
+// local process). It reserves a port without a race, registers (job name, index, host, port)
+// with the ApplicationMaster's ClusterSpecBroker, waits for the cluster spec, sets the task
+// environment (spec/task_env.h), runs the task command with `/bin/bash -c` in its own process
+// group, heartbeats, forwards SIGTERM/SIGINT to the group (SIGKILL after the job's stop grace),
+// keeps the last lines of the task's stderr, reports the exit code with them, and exits with the
+// task's exit code.
+//
+// Configuration, from the environment (docs/executor.md):
+//   TONY_AM_ADDRESS          host:port of the broker. Required.
+//   TONY_SECRET              the application secret, or
+//   TONY_SECRET_FILE         a file holding it. One is required; neither reaches the task.
+//   TONY_JOB_NAME            this task's job type, e.g. "worker". Required.
+//   TONY_TASK_INDEX          this task's index within it. Required.
+//   TONY_SPEC_FILE           the job spec (YAML) the task's command and env come from. Required.
+//   TONY_TASK_LOG_DIR        directory for the task's `stdout` and `stderr` files. Default: the
+//                            executor's own stdout/stderr (YARN sends those to files).
+//   TONY_TASK_HOST           host to register. Default: $NM_HOST (YARN), else the hostname.
+//   TONY_HEARTBEAT_INTERVAL  between heartbeats, e.g. "5s". Default: 5s.
+//   TONY_HOLD_PORT           "1": hold the reserved port until the task listens on it (needs
+//                            SO_REUSEPORT in the task's server, as TensorFlow's gRPC server has);
+//                            "0": release it just before the task starts. Default: 1 for
+//                            TensorFlow tasks, 0 for TensorBoard and other frameworks.
+//
+// Exit code: the task's (128 + signal when killed by one); 125 when the executor itself failed
+// before the task started (bad configuration, broker refused or unreachable, registration
+// deadline).
+//
+// Thread-compatible: Run() once per process. It owns one heartbeat thread and one registration
+// thread, both joined before Run() returns (except on a signal during registration, when the
+// process exits at once).
+
+#ifndef TONY_EXECUTOR_EXECUTOR_H_
+#define TONY_EXECUTOR_EXECUTOR_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace tony::executor {
+
+inline constexpr int kExecutorFailure = 125;
+
+struct ExecutorConfig {
+  std::string am_address;
+  std::string secret;
+  std::string job_name;
+  int task_index = 0;
+  std::string spec_file;
+  std::string log_dir;  // Default: "" (own stdout/stderr)
+  std::string host;     // Default: "" ($NM_HOST, else the hostname)
+  absl::Duration heartbeat_interval = absl::Seconds(5);  // Default: 5s
+  int hold_port = -1;  // Default: -1 (by framework and job type; see above)
+};
+
+// Reads the variables above from `env`. InvalidArgument naming the variable when one is missing
+// or malformed.
+absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(const std::map<std::string, std::string>& env);
+
+// Runs the task; returns the exit code for the executor process.
+int RunExecutor(const ExecutorConfig& config);
+
+}  // namespace tony::executor
+
+#endif  // TONY_EXECUTOR_EXECUTOR_H_

@@ -1,0 +1,104 @@
+// Copyright libtony authors.
+
+#include "executor/port_reservation.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tony::executor {
+
+absl::StatusOr<PortReservation> PortReservation::Reserve() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  int one = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
+    int err = errno;
+    ::close(fd);
+    return absl::InternalError(absl::StrCat("setsockopt: ", strerror(err)));
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    int err = errno;
+    ::close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot reserve a port: ", strerror(err)));
+  }
+  struct stat st;
+  ino_t inode = ::fstat(fd, &st) == 0 ? st.st_ino : 0;
+  return PortReservation(fd, ntohs(addr.sin_port), inode);
+}
+
+PortReservation::PortReservation(PortReservation&& other) noexcept
+    : fd_(other.fd_), port_(other.port_), inode_(other.inode_) {
+  other.fd_ = -1;
+}
+
+PortReservation& PortReservation::operator=(PortReservation&& other) noexcept {
+  if (this != &other) {
+    Release();
+    fd_ = other.fd_;
+    port_ = other.port_;
+    inode_ = other.inode_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+PortReservation::~PortReservation() { Release(); }
+
+void PortReservation::Release() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool TableHasListener(const std::string& table, int port, ino_t self) {
+  // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout
+  //  inode": local_address is HEX_IP:HEX_PORT, st 0A is LISTEN.
+  std::istringstream in(table);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (f.size() < 10 || f[3] != "0A") continue;
+    size_t colon = f[1].rfind(':');
+    if (colon == absl::string_view::npos) continue;
+    int p = 0;
+    if (!absl::SimpleHexAtoi(f[1].substr(colon + 1), &p) || p != port) continue;
+    uint64_t inode = 0;
+    if (absl::SimpleAtoi(f[9], &inode) && inode == self) continue;
+    return true;
+  }
+  return false;
+}
+
+bool PortReservation::ListenedOnByOther() const {
+  for (const char* path : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(path);
+    if (!in) continue;
+    std::stringstream buf;
+    buf << in.rdbuf();
+    if (TableHasListener(buf.str(), port_, inode_)) return true;
+  }
+  return false;
+}
+
+}  // namespace tony::executor

@@ -1,0 +1,50 @@
+// Copyright libtony authors.
+//
+// PortReservation: a port reserved for a task without a race. The socket is bound (0.0.0.0,
+// SO_REUSEADDR + SO_REUSEPORT) and never listen()s, so no connection can land on it, while the
+// task's own server (TensorFlow's gRPC server sets SO_REUSEPORT) can bind the same port. Holding
+// it until the task is listening keeps every other process from taking the port meanwhile.
+//
+// Thread-compatible.
+
+#ifndef TONY_EXECUTOR_PORT_RESERVATION_H_
+#define TONY_EXECUTOR_PORT_RESERVATION_H_
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tony::executor {
+
+class PortReservation {
+ public:
+  // Binds a port the kernel picks.
+  static absl::StatusOr<PortReservation> Reserve();
+
+  PortReservation(PortReservation&& other) noexcept;
+  PortReservation& operator=(PortReservation&& other) noexcept;
+  ~PortReservation();  // Release()s
+
+  int port() const { return port_; }
+  bool held() const { return fd_ >= 0; }
+  // Closes the socket; the port is free for anyone. Idempotent.
+  void Release();
+
+  // Whether some other socket listens on the port (IPv4 or IPv6), from /proc/net/tcp{,6}.
+  bool ListenedOnByOther() const;
+
+ private:
+  PortReservation(int fd, int port, ino_t inode) : fd_(fd), port_(port), inode_(inode) {}
+  int fd_ = -1;
+  int port_ = 0;
+  ino_t inode_ = 0;
+};
+
+// Whether /proc/net/tcp-format `table` has a LISTEN socket on `port` other than inode `self`.
+bool TableHasListener(const std::string& table, int port, ino_t self);
+
+}  // namespace tony::executor
+
+#endif  // TONY_EXECUTOR_PORT_RESERVATION_H_

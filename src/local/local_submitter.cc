@@ -1,0 +1,355 @@
+// Copyright libtony authors.
+//
+// The local backend of tony::Submitter (tony/submitter.h): a job directory
+// `<work_root>/tony-jobs/<id>/` with the resolved spec, the secret (0600), the AM's log and one
+// directory per task; tony-am started as a local process (which starts one tony-executor per
+// task); the Application follows the job through the broker's status call.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/random/random.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "broker/broker_client.h"
+#include "broker/secret.h"
+#include "broker/wire.h"
+#include "common/file_util.h"
+#include "common/logging.h"
+#include "common/subprocess.h"
+#include "local/local_am.h"
+#include "local/process_sweep.h"
+#include "tony/submitter.h"
+
+namespace tony {
+namespace local {
+namespace {
+
+// How long the AM gets to stop its tasks and exit once the job is over or killed, beyond the
+// job's own stop grace.
+constexpr absl::Duration kAmExitMargin = absl::Seconds(20);
+
+std::string Absolute(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return path;
+  return absl::StrCat(cwd, "/", path);
+}
+
+std::string TailOfFile(const std::string& path, size_t lines) {
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return "";
+  size_t pos = text->size();
+  while (pos > 0 && (*text)[pos - 1] == '\n') --pos;
+  size_t end = pos;
+  for (size_t n = 0; pos > 0 && n < lines; --pos) {
+    if ((*text)[pos - 1] == '\n' && ++n == lines) break;
+  }
+  return text->substr(pos, end - pos);
+}
+
+class LocalApplication : public Application {
+ public:
+  LocalApplication(std::string id, std::string job_dir, std::string secret,
+                   std::unique_ptr<Subprocess> am, absl::Duration stop_grace)
+      : id_(std::move(id)),
+        job_dir_(std::move(job_dir)),
+        secret_(std::move(secret)),
+        am_(std::move(am)),
+        stop_grace_(stop_grace) {}
+
+  ~LocalApplication() override {
+    // A job still running is left running (as on YARN); only a finished AM is reaped here.
+    absl::MutexLock lock(&mu_);
+    am_->Poll();
+  }
+
+  const std::string& id() const override { return id_; }
+
+  absl::StatusOr<ApplicationStatus> Status() override {
+    absl::MutexLock lock(&mu_);
+    return StatusLocked();
+  }
+
+  absl::StatusOr<ApplicationStatus> Wait(
+      absl::Duration timeout,
+      const std::function<void(const ApplicationStatus&)>& on_progress) override {
+    const absl::Time deadline = absl::Now() + timeout;
+    std::optional<ApplicationStatus> last;
+    while (true) {
+      absl::StatusOr<ApplicationStatus> status;
+      {
+        absl::MutexLock lock(&mu_);
+        status = StatusLocked();
+      }
+      if (!status.ok()) return status;
+      if (on_progress && (!last || Changed(*last, *status))) on_progress(*status);
+      last = *status;
+      if (IsFinal(status->state)) {
+        absl::MutexLock lock(&mu_);
+        ReapLocked();
+        return final_ ? *final_ : *status;
+      }
+      if (absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(id_, " still ", StateName(status->state),
+                                                        " after ", absl::FormatDuration(timeout)));
+      }
+      absl::SleepFor(std::min(absl::Milliseconds(250), deadline - absl::Now()));
+    }
+  }
+
+  absl::Status Kill() override {
+    absl::MutexLock lock(&mu_);
+    if (final_) {
+      ReapLocked();
+      return absl::OkStatus();
+    }
+    if (!am_->Poll()) {
+      broker::BrokerClient* client = Client();
+      absl::Status s = client == nullptr ? absl::UnavailableError("the AM is starting")
+                                         : client->Kill("killed by the submitter");
+      if (!s.ok()) {
+        TONY_LOG(WARNING) << id_ << ": kill call failed (" << s << "); signalling the AM";
+        am_->Signal(SIGTERM);
+      }
+    }
+    ReapLocked();
+    if (!final_) {
+      ApplicationStatus s = BaseStatus();
+      s.state = AppState::kKilled;
+      s.diagnostics = "killed by the submitter";
+      final_ = s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static std::string StateName(AppState s) {
+    switch (s) {
+      case AppState::kSubmitted:
+        return "SUBMITTED";
+      case AppState::kAccepted:
+        return "ACCEPTED";
+      case AppState::kRunning:
+        return "RUNNING";
+      case AppState::kSucceeded:
+        return "SUCCEEDED";
+      case AppState::kFailed:
+        return "FAILED";
+      case AppState::kKilled:
+        return "KILLED";
+    }
+    return "UNKNOWN";
+  }
+
+  static bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
+    if (a.state != b.state || a.diagnostics != b.diagnostics) return true;
+    if (a.progress.size() != b.progress.size()) return true;
+    for (const auto& [name, p] : a.progress) {
+      auto it = b.progress.find(name);
+      if (it == b.progress.end()) return true;
+      const JobTypeProgress& q = it->second;
+      if (p.total != q.total || p.allocated != q.allocated || p.registered != q.registered ||
+          p.running != q.running || p.succeeded != q.succeeded || p.failed != q.failed) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  ApplicationStatus BaseStatus() const {
+    ApplicationStatus s;
+    s.id = id_;
+    s.log_dir = job_dir_;
+    return s;
+  }
+
+  broker::BrokerClient* Client() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (client_ == nullptr) {
+      absl::StatusOr<std::string> port = ReadFileToString(job_dir_ + "/" + kAmPortFile);
+      if (!port.ok()) return nullptr;
+      broker::BrokerClientOptions options;
+      options.call_timeout = absl::Seconds(5);
+      client_ = std::make_unique<broker::BrokerClient>(
+          absl::StrCat("127.0.0.1:", absl::StripAsciiWhitespace(*port)), secret_, options);
+    }
+    return client_.get();
+  }
+
+  // The AM's final status file, or a FAILED status built from its exit when it wrote none.
+  ApplicationStatus StatusAfterAmExit(int exit_code) {
+    ApplicationStatus s = BaseStatus();
+    absl::StatusOr<std::string> wire = ReadFileToString(job_dir_ + "/" + kStatusFile);
+    broker::StatusResponse response;
+    if (wire.ok() && response.ParseFromString(*wire)) {
+      s = broker::ApplicationStatusFromWire(response);
+      s.id = id_;
+      s.log_dir = job_dir_;
+      return s;
+    }
+    s.state = AppState::kFailed;
+    s.diagnostics = absl::StrCat("the ApplicationMaster exited with code ", exit_code,
+                                 " without a final status; the end of ", job_dir_, "/am.log:\n",
+                                 TailOfFile(job_dir_ + "/am.log", 20));
+    return s;
+  }
+
+  absl::StatusOr<ApplicationStatus> StatusLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (final_) return *final_;
+    if (std::optional<int> code = am_->Poll()) {
+      final_ = StatusAfterAmExit(*code);
+      return *final_;
+    }
+    broker::BrokerClient* client = Client();
+    if (client == nullptr) {
+      ApplicationStatus s = BaseStatus();
+      s.state = AppState::kAccepted;  // the AM is starting
+      return s;
+    }
+    absl::StatusOr<ApplicationStatus> s = client->GetStatus();
+    if (!s.ok()) {
+      // The AM may have exited between the two checks: its status file tells.
+      if (std::optional<int> code = am_->Poll()) {
+        final_ = StatusAfterAmExit(*code);
+        return *final_;
+      }
+      ApplicationStatus st = BaseStatus();
+      st.state = AppState::kRunning;
+      st.diagnostics = absl::StrCat("ApplicationMaster not answering: ", s.status().message());
+      return st;
+    }
+    s->id = id_;
+    s->log_dir = job_dir_;
+    if (IsFinal(s->state)) final_ = *s;
+    return s;
+  }
+
+  // Waits for the AM to exit (it stops every task first), forcing it after a while, then makes
+  // sure nothing of the job is left.
+  void ReapLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (reaped_) return;
+    // Fetching the final status also tells the AM that it may exit without lingering.
+    const absl::Time deadline = absl::Now() + stop_grace_ + kAmExitMargin;
+    while (!final_ && !am_->Poll() && absl::Now() < deadline) {
+      StatusLocked().IgnoreError();
+      if (!final_) absl::SleepFor(absl::Milliseconds(100));
+    }
+    absl::StatusOr<int> code = am_->Wait(std::max(deadline - absl::Now(), absl::Seconds(1)));
+    if (!code.ok()) {
+      TONY_LOG(WARNING) << id_ << ": the ApplicationMaster did not exit; terminating it";
+      code = am_->Terminate(absl::Seconds(5));
+    }
+    if (int n = KillJobProcesses(id_); n > 0) {
+      TONY_LOG(WARNING) << id_ << ": killed " << n << " leftover process(es)";
+    }
+    if (!final_) final_ = StatusAfterAmExit(*code);
+    reaped_ = true;
+  }
+
+  const std::string id_;
+  const std::string job_dir_;
+  const std::string secret_;
+  absl::Mutex mu_;
+  std::unique_ptr<Subprocess> am_ ABSL_GUARDED_BY(mu_);
+  const absl::Duration stop_grace_;
+  std::unique_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);
+  std::optional<ApplicationStatus> final_ ABSL_GUARDED_BY(mu_);
+  bool reaped_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class LocalSubmitter : public Submitter {
+ public:
+  explicit LocalSubmitter(LocalSubmitterOptions options) : options_(std::move(options)) {}
+
+  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
+    if (absl::Status s = ValidateJobSpec(input); !s.ok()) return s;
+    JobSpec spec = input;
+    // Tasks run in their own directories: ship files by absolute path.
+    spec.script_file = Absolute(spec.script_file);
+    for (std::string& f : spec.files) f = Absolute(f);
+    if (!spec.archives.empty()) {
+      return absl::UnimplementedError(
+          "archives are not supported by the local backend yet; unpack them and use files");
+    }
+    for (const std::string& f : spec.files) {
+      if (::access(f.c_str(), R_OK) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot read file ", f));
+      }
+    }
+    if (!spec.script_file.empty() && ::access(spec.script_file.c_str(), R_OK) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read script ", spec.script_file));
+    }
+
+    std::string bin_dir = options_.bin_dir;
+    if (bin_dir.empty()) {
+      const char* env = std::getenv("TONY_BIN_DIR");
+      bin_dir = env != nullptr && *env != '\0' ? env : SelfDirectory();
+    }
+    const std::string am_path = bin_dir + "/tony-am";
+    if (::access(am_path.c_str(), X_OK) != 0 ||
+        ::access((bin_dir + "/tony-executor").c_str(), X_OK) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("tony-am and tony-executor not found in ", bin_dir,
+                       "; set LocalSubmitterOptions::bin_dir or TONY_BIN_DIR"));
+    }
+    std::string root = options_.work_root;
+    if (root.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      root = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    }
+    absl::BitGen gen;
+    const std::string id = absl::StrFormat("local_%d_%04x", absl::ToUnixMillis(absl::Now()),
+                                           absl::Uniform<uint32_t>(gen, 0, 0x10000));
+    const std::string job_dir = absl::StrCat(root, "/tony-jobs/", id);
+    if (absl::Status s = MakeDirectories(job_dir, 0700); !s.ok()) return s;
+
+    absl::StatusOr<std::string> secret = broker::GenerateSecret();
+    if (!secret.ok()) return secret.status();
+    const std::string secret_file = job_dir + "/secret";
+    if (absl::Status s = broker::WriteSecretFile(secret_file, *secret); !s.ok()) return s;
+    const std::string spec_file = job_dir + "/spec.yaml";
+    if (absl::Status s = WriteFileAtomically(spec_file, JobSpecToYaml(spec, true)); !s.ok()) {
+      return s;
+    }
+
+    SubprocessOptions o;
+    o.argv = {am_path};
+    o.env = CurrentEnvironment();
+    o.env.erase(broker::kSecretEnv);
+    o.env["TONY_AM_BACKEND"] = "local";
+    o.env["TONY_SPEC_FILE"] = spec_file;
+    o.env[broker::kSecretFileEnv] = secret_file;
+    o.env["TONY_JOB_DIR"] = job_dir;
+    o.env[kAppIdEnv] = id;
+    o.env["TONY_BIN_DIR"] = bin_dir;
+    o.cwd = job_dir;
+    o.stdout_path = job_dir + "/am.log";
+    o.stderr_path = job_dir + "/am.log";
+    absl::StatusOr<std::unique_ptr<Subprocess>> am = Subprocess::Spawn(o);
+    if (!am.ok()) return am.status();
+    TONY_LOG(INFO) << "submitted " << id << " (" << spec.TotalTasks() << " tasks); job directory "
+                   << job_dir;
+    return std::unique_ptr<Application>(new LocalApplication(
+        id, job_dir, *std::move(secret), *std::move(am), spec.timeouts.stop_grace));
+  }
+
+ private:
+  const LocalSubmitterOptions options_;
+};
+
+}  // namespace
+}  // namespace local
+
+std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options) {
+  return std::make_unique<local::LocalSubmitter>(options);
+}
+
+}  // namespace tony

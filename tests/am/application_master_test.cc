@@ -1,0 +1,303 @@
+// Copyright libtony authors.
+//
+// The job's life cycle, table by table, against the fake ResourceManager; executor events are fed
+// to the AM's event sink as the broker would.
+
+#include "am/application_master.h"
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "am/fake_resource_manager.h"
+#include "broker/broker_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tony::am {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::UnorderedElementsAre;
+using ::testing::UnorderedElementsAreArray;
+
+constexpr char kSecret[] = "am-test-secret-0123456789abcdef";
+
+JobTypeSpec Job(const std::string& name, int instances) {
+  JobTypeSpec jt;
+  jt.name = name;
+  jt.instances = instances;
+  return jt;
+}
+
+class AmTest : public ::testing::Test {
+ protected:
+  void Start(std::vector<JobTypeSpec> jobs, absl::Duration registration = absl::Seconds(30),
+             absl::Duration job_timeout = absl::InfiniteDuration()) {
+    ApplicationMasterOptions o;
+    o.spec.command = "true";
+    o.spec.job_types = std::move(jobs);
+    o.spec.timeouts.registration = registration;
+    o.spec.timeouts.job = job_timeout;
+    o.spec.timeouts.stop_grace = absl::Seconds(1);
+    o.app_id = "test_app";
+    o.secret = kSecret;
+    o.broker_listen_address = "127.0.0.1:0";
+    o.advertised_host = "127.0.0.1";
+    o.executor_env = {{"TONY_SPEC_FILE", "/x/job.yaml"}};
+    o.stop_margin = absl::Seconds(2);
+    o.final_status_linger = absl::ZeroDuration();
+    total_ = 0;
+    for (const auto& jt : o.spec.job_types) total_ += jt.instances;
+    am_ = std::make_unique<ApplicationMaster>(std::move(o), &rm_);
+    result_ = std::async(std::launch::async, [this] { return am_->Run(); });
+    ASSERT_TRUE(rm_.WaitForRequests(total_));
+  }
+
+  // Every task allocated, registered and started.
+  void AllRunning() {
+    for (const std::string& id : rm_.requested()) {
+      rm_.Allocate(id);
+      auto colon = id.find(':');
+      std::string job = id.substr(0, colon);
+      int index = std::stoi(id.substr(colon + 1));
+      events()->OnRegistered(job, index, absl::StrCat("127.0.0.1:", 1000 + index));
+      events()->OnTaskStarted(job, index);
+    }
+  }
+
+  // The executor reports the exit, then its container completes with the same code.
+  void Exit(const std::string& job, int index, int code, const std::string& tail = "") {
+    events()->OnTaskExited(job, index, code, tail);
+    rm_.Complete(absl::StrCat(job, ":", index), code);
+  }
+
+  ApplicationStatus Final() {
+    EXPECT_EQ(result_.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    auto r = result_.get();
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : ApplicationStatus{};
+  }
+
+  ClusterSpecBrokerObserver* events() { return am_->executor_events(); }
+
+  FakeResourceManager rm_;
+  std::unique_ptr<ApplicationMaster> am_;
+  std::future<absl::StatusOr<ApplicationStatus>> result_;
+  int total_ = 0;
+};
+
+TEST_F(AmTest, SucceedsWhenEveryTrackedTaskExitsZeroAndStopsPs) {
+  Start({Job("ps", 1), Job("worker", 2)});
+  EXPECT_THAT(rm_.requested(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
+  EXPECT_EQ(rm_.env()["TONY_AM_ADDRESS"], absl::StrCat("127.0.0.1:", am_->broker_port()));
+  EXPECT_EQ(rm_.env()["TONY_SPEC_FILE"], "/x/job.yaml");
+  AllRunning();
+  Exit("worker", 0, 0);
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_THAT(rm_.killed(), IsEmpty());  // worker:1 still runs
+  Exit("worker", 1, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_EQ(s.diagnostics, "");
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0"));
+  EXPECT_TRUE(rm_.stopped());
+  EXPECT_EQ(s.progress["worker"].succeeded, 2);
+  EXPECT_EQ(s.progress["worker"].registered, 2);
+  EXPECT_EQ(s.progress["ps"].failed, 0);  // stopped, not failed
+  EXPECT_EQ(s.id, "test_app");
+}
+
+TEST_F(AmTest, FailingTrackedTaskFailsTheJobAndStopsTheRest) {
+  Start({Job("ps", 1), Job("worker", 3)});
+  AllRunning();
+  Exit("worker", 1, 3, "Traceback (most recent call last):\nValueError: bad input");
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("worker:1 failed with exit code 3"));
+  EXPECT_THAT(s.diagnostics, HasSubstr("ValueError: bad input"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0", "worker:2"));
+  EXPECT_EQ(s.progress["worker"].failed, 1);
+  EXPECT_EQ(s.progress["worker"].running, 0);
+}
+
+TEST_F(AmTest, TaskEndingBeforeRegisteringFailsAtOnce) {
+  Start({Job("ps", 1), Job("worker", 2)}, absl::Minutes(10));
+  rm_.Allocate("worker:1");
+  events()->OnRegistered("ps", 0, "127.0.0.1:1000");
+  absl::Time start = absl::Now();
+  rm_.Complete("worker:1", 2);  // its executor died before registering
+  ApplicationStatus s = Final();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("worker:1 exited with code 2 before registering"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0"));
+}
+
+TEST_F(AmTest, UntrackedTaskDyingEarlyFailsTheJob) {
+  Start({Job("ps", 1), Job("worker", 2)});
+  AllRunning();
+  Exit("ps", 0, 134, "Aborted (core dumped)");
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("ps:0 (untracked) died with exit code 134"));
+  EXPECT_THAT(s.diagnostics, HasSubstr("Aborted (core dumped)"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("worker:0", "worker:1"));
+}
+
+TEST_F(AmTest, EvaluatorExitingZeroDoesNotEndTheJob) {
+  Start({Job("worker", 1), Job("evaluator", 1)});
+  AllRunning();
+  Exit("evaluator", 0, 0);
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(rm_.killed(), IsEmpty());
+}
+
+TEST_F(AmTest, WithAChiefOnlyTheChiefDecides) {
+  // Default tracking: with a chief job, only the chief is tracked (docs/job-spec.md).
+  Start({Job("chief", 1), Job("worker", 2), Job("ps", 1)});
+  AllRunning();
+  Exit("chief", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("worker:0", "worker:1", "ps:0"));
+}
+
+TEST_F(AmTest, RegistrationDeadlineNamesTheMissingTasks) {
+  Start({Job("ps", 1), Job("worker", 2)}, absl::Milliseconds(500));
+  for (const std::string& id : rm_.requested()) rm_.Allocate(id);
+  // Real registrations through the broker, for ps:0 and worker:1 only.
+  std::string address = absl::StrCat("127.0.0.1:", am_->broker_port());
+  auto reg = [&](const std::string& job, int index) {
+    return std::async(std::launch::async, [=] {
+      broker::BrokerClient client(address, kSecret);
+      return client.Register(job, index, "127.0.0.1", 2000 + index, absl::Seconds(10));
+    });
+  };
+  auto ps = reg("ps", 0);
+  auto w1 = reg("worker", 1);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("never registered: worker:0"));
+  EXPECT_THAT(s.diagnostics, Not(HasSubstr("ps:0")));
+  EXPECT_EQ(ps.get().status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(w1.get().status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
+}
+
+TEST_F(AmTest, KillEndsKilled) {
+  Start({Job("ps", 1), Job("worker", 1)});
+  AllRunning();
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
+  ASSERT_TRUE(client.Kill("user request").ok());
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kKilled);
+  EXPECT_THAT(s.diagnostics, HasSubstr("user request"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0"));
+}
+
+TEST_F(AmTest, LaunchFailureFailsTheJob) {
+  Start({Job("worker", 2)});
+  rm_.Emit({ContainerEvent::Kind::kLaunchFailed, "worker:0", "c1", 0, "no such file"});
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("could not launch worker:0: no such file"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("worker:1"));
+}
+
+TEST_F(AmTest, BackendFailureFailsTheJob) {
+  Start({Job("worker", 1)});
+  rm_.Emit({ContainerEvent::Kind::kFatal, "", "", 0, "scheduler unreachable"});
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("scheduler unreachable"));
+}
+
+TEST_F(AmTest, SilentTaskFailsTheJob) {
+  Start({Job("worker", 2)});
+  AllRunning();
+  events()->OnHeartbeatTimeout("worker", 1);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("worker:1 sent no heartbeat"));
+}
+
+TEST_F(AmTest, JobTimeoutFailsTheJob) {
+  Start({Job("worker", 1)}, absl::Seconds(30), absl::Milliseconds(300));
+  AllRunning();
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("job timeout"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("worker:0"));
+}
+
+TEST_F(AmTest, WaitsForStoppedTasksBeforeReturning) {
+  rm_.set_complete_on_kill(false);
+  Start({Job("ps", 1), Job("worker", 1)});
+  AllRunning();
+  Exit("worker", 0, 0);
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  // While ps is being stopped the outcome is not shown yet.
+  EXPECT_EQ(am_->Status().state, AppState::kRunning);
+  rm_.Complete("ps:0", 143);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+}
+
+TEST_F(AmTest, GivesUpOnTasksThatDoNotStop) {
+  rm_.set_complete_on_kill(false);
+  Start({Job("ps", 1), Job("worker", 1)});
+  AllRunning();
+  absl::Time start = absl::Now();
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();  // stop grace 1s + margin 2s
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_GE(absl::Now() - start, absl::Seconds(2));
+  EXPECT_TRUE(rm_.stopped());
+}
+
+TEST_F(AmTest, ProgressCountsPerJobType) {
+  Start({Job("ps", 1), Job("worker", 2)});
+  rm_.Allocate("ps:0");
+  rm_.Allocate("worker:0");
+  events()->OnRegistered("ps", 0, "127.0.0.1:1");
+  events()->OnTaskStarted("ps", 0);
+  absl::SleepFor(absl::Milliseconds(200));
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
+  auto s = client.GetStatus();
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->state, AppState::kRunning);
+  EXPECT_EQ(s->progress["ps"].total, 1);
+  EXPECT_EQ(s->progress["ps"].allocated, 1);
+  EXPECT_EQ(s->progress["ps"].registered, 1);
+  EXPECT_EQ(s->progress["ps"].running, 1);
+  EXPECT_EQ(s->progress["worker"].total, 2);
+  EXPECT_EQ(s->progress["worker"].allocated, 1);
+  EXPECT_EQ(s->progress["worker"].registered, 0);
+  am_->Kill("test over");
+  EXPECT_EQ(Final().state, AppState::kKilled);
+}
+
+TEST(AmStartTest, BackendThatCannotStartIsAnError) {
+  FakeResourceManager rm;
+  rm.set_start_status(absl::UnavailableError("no backend"));
+  ApplicationMasterOptions o;
+  o.spec.command = "true";
+  o.spec.job_types = {Job("worker", 1)};
+  o.secret = kSecret;
+  o.broker_listen_address = "127.0.0.1:0";
+  ApplicationMaster am(o, &rm);
+  EXPECT_EQ(am.Run().status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace tony::am

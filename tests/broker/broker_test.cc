@@ -1,0 +1,369 @@
+// Copyright libtony authors.
+
+#include <grpcpp/grpcpp.h>
+
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "broker/broker_client.h"
+#include "broker/grpc_status.h"
+#include "broker/secret.h"
+#include "broker/wire.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tony/broker.grpc.pb.h"
+#include "tony/cluster_spec_broker.h"
+
+namespace tony {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kSecret[] = "0123456789abcdef0123456789abcdef";
+
+// Records every event; thread-safe.
+class RecordingObserver : public ClusterSpecBrokerObserver {
+ public:
+  void OnRegistered(absl::string_view job, int index, absl::string_view address) override {
+    Add(absl::StrCat("registered ", job, ":", index, " ", address));
+  }
+  void OnClusterSpecPublished(const ClusterSpec& cluster) override { Add("published"); }
+  void OnTaskStarted(absl::string_view job, int index) override {
+    Add(absl::StrCat("started ", job, ":", index));
+  }
+  void OnTaskExited(absl::string_view job, int index, int code, absl::string_view tail) override {
+    Add(absl::StrCat("exited ", job, ":", index, " ", code, " ", tail));
+  }
+  void OnRegistrationTimeout(const std::vector<std::string>& missing) override {
+    Add(absl::StrCat("timeout ", absl::StrJoin(missing, ",")));
+  }
+  void OnHeartbeatTimeout(absl::string_view job, int index) override {
+    Add(absl::StrCat("lost ", job, ":", index));
+  }
+  void OnKillRequested(absl::string_view reason) override { Add(absl::StrCat("kill ", reason)); }
+
+  std::vector<std::string> events() {
+    absl::MutexLock lock(&mu_);
+    return events_;
+  }
+  bool WaitFor(const std::string& event, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto has = [&] { return std::find(events_.begin(), events_.end(), event) != events_.end(); };
+    mu_.AwaitWithTimeout(absl::Condition(&has), timeout);
+    return has();
+  }
+
+ private:
+  void Add(std::string e) {
+    absl::MutexLock lock(&mu_);
+    events_.push_back(std::move(e));
+  }
+  absl::Mutex mu_;
+  std::vector<std::string> events_ ABSL_GUARDED_BY(mu_);
+};
+
+class BrokerTest : public ::testing::Test {
+ protected:
+  void StartBroker(std::map<std::string, int> tasks,
+                   absl::Duration registration_timeout = absl::Seconds(30)) {
+    ClusterSpecBrokerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.secret = kSecret;
+    options.expected_tasks = std::move(tasks);
+    options.registration_timeout = registration_timeout;
+    options.observer = &observer_;
+    broker_ = std::make_unique<ClusterSpecBroker>(options);
+    ASSERT_TRUE(broker_->Start().ok());
+    address_ = absl::StrCat("127.0.0.1:", broker_->port());
+  }
+  std::unique_ptr<broker::BrokerClient> Client(const std::string& secret = kSecret) {
+    return std::make_unique<broker::BrokerClient>(address_, secret);
+  }
+  std::future<absl::StatusOr<ClusterSpec>> RegisterAsync(
+      const std::string& job, int index, int port, absl::Duration timeout = absl::Seconds(20)) {
+    return std::async(std::launch::async, [this, job, index, port, timeout] {
+      return Client()->Register(job, index, "127.0.0.1", port, timeout);
+    });
+  }
+
+  RecordingObserver observer_;
+  std::unique_ptr<ClusterSpecBroker> broker_;
+  std::string address_;
+};
+
+TEST_F(BrokerTest, EveryTaskGetsTheSpecWhenTheLastRegisters) {
+  StartBroker({{"ps", 1}, {"worker", 2}});
+  auto ps = RegisterAsync("ps", 0, 1000);
+  auto w1 = RegisterAsync("worker", 1, 1002);
+  ASSERT_TRUE(observer_.WaitFor("registered worker:1 127.0.0.1:1002", absl::Seconds(10)));
+  EXPECT_EQ(ps.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_THAT(broker_->UnregisteredTasks(), ElementsAre("worker:0"));
+  EXPECT_FALSE(broker_->cluster_spec().has_value());
+
+  absl::Time start = absl::Now();
+  auto w0 = Client()->Register("worker", 0, "127.0.0.1", 1001, absl::Seconds(10));
+  ASSERT_TRUE(w0.ok()) << w0.status();
+  ClusterSpec expected;
+  expected.jobs = {{"ps", {"127.0.0.1:1000"}}, {"worker", {"127.0.0.1:1001", "127.0.0.1:1002"}}};
+  EXPECT_EQ(*w0, expected);
+  auto ps_spec = ps.get();
+  auto w1_spec = w1.get();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));  // published at once, no polling interval
+  ASSERT_TRUE(ps_spec.ok()) << ps_spec.status();
+  ASSERT_TRUE(w1_spec.ok()) << w1_spec.status();
+  EXPECT_EQ(*ps_spec, expected);
+  EXPECT_EQ(*w1_spec, expected);
+  EXPECT_EQ(broker_->cluster_spec(), expected);
+  EXPECT_TRUE(observer_.WaitFor("published", absl::Seconds(5)));
+}
+
+TEST_F(BrokerTest, WrongOrMissingSecretIsUnauthenticated) {
+  StartBroker({{"worker", 1}});
+  auto wrong = Client("fedcba9876543210fedcba9876543210");
+  auto r = wrong->Register("worker", 0, "127.0.0.1", 1000, absl::Seconds(5));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnauthenticated) << r.status();
+  EXPECT_EQ(wrong->GetStatus().status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong->Heartbeat("worker", 0).code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong->ReportExit("worker", 0, 1, "x").code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong->Kill("no").code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(Client("")->TaskStarted("worker", 0).code(), absl::StatusCode::kUnauthenticated);
+
+  // No metadata at all.
+  auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+  auto stub = broker::ClusterSpecBroker::NewStub(channel);
+  grpc::ClientContext ctx;
+  broker::StatusRequest request;
+  broker::StatusResponse response;
+  EXPECT_EQ(stub->GetStatus(&ctx, request, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+
+  EXPECT_TRUE(broker_->UnregisteredTasks() == std::vector<std::string>{"worker:0"});
+  EXPECT_TRUE(observer_.events().empty());
+}
+
+TEST_F(BrokerTest, ReRegistrationBeforePublicationReplacesTheAddress) {
+  StartBroker({{"worker", 2}});
+  // A first registration whose long poll ends (the executor would call again).
+  auto first = Client()->Register("worker", 0, "127.0.0.1", 2000, absl::Milliseconds(300));
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kDeadlineExceeded);
+  auto again = RegisterAsync("worker", 0, 2001);
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:2001", absl::Seconds(10)));
+  auto w1 = Client()->Register("worker", 1, "127.0.0.1", 2002, absl::Seconds(10));
+  ASSERT_TRUE(w1.ok()) << w1.status();
+  EXPECT_THAT(w1->jobs["worker"], ElementsAre("127.0.0.1:2001", "127.0.0.1:2002"));
+  ASSERT_TRUE(again.get().ok());
+
+  // After publication: the same address is fine, another one is an error.
+  auto same = Client()->Register("worker", 1, "127.0.0.1", 2002, absl::Seconds(5));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, *w1);
+  auto moved = Client()->Register("worker", 1, "127.0.0.1", 2003, absl::Seconds(5));
+  EXPECT_EQ(moved.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(moved.status().message(), HasSubstr("worker:1"));
+}
+
+TEST_F(BrokerTest, UnknownTaskIsNotFound) {
+  StartBroker({{"worker", 1}});
+  auto client = Client();
+  EXPECT_EQ(client->Register("worker", 1, "h", 1, absl::Seconds(5)).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(client->Register("ps", 0, "h", 1, absl::Seconds(5)).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(client->Heartbeat("chief", 0).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(client->Register("worker", 0, "h", 0, absl::Seconds(5)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(BrokerTest, RegistrationDeadlineNamesExactlyTheMissingTasks) {
+  StartBroker({{"ps", 1}, {"worker", 3}}, absl::Milliseconds(800));
+  auto w0 = RegisterAsync("worker", 0, 3000);
+  auto w2 = RegisterAsync("worker", 2, 3002);
+  absl::Time start = absl::Now();
+  auto r0 = w0.get();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(r0.status().code(), absl::StatusCode::kAborted) << r0.status();
+  EXPECT_THAT(r0.status().message(), HasSubstr("never registered: ps:0, worker:1"));
+  EXPECT_EQ(w2.get().status().code(), absl::StatusCode::kAborted);
+  EXPECT_TRUE(observer_.WaitFor("timeout ps:0,worker:1", absl::Seconds(5)));
+  // Late registrations are refused too.
+  auto late = Client()->Register("ps", 0, "127.0.0.1", 3003, absl::Seconds(5));
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(BrokerTest, AbortFailsWaitingRegistrations) {
+  StartBroker({{"worker", 2}});
+  auto w0 = RegisterAsync("worker", 0, 4000);
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:4000", absl::Seconds(10)));
+  broker_->Abort(absl::FailedPreconditionError("worker:1 exited with code 2 before registering"));
+  auto r = w0.get();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(r.status().message(), HasSubstr("worker:1 exited with code 2"));
+}
+
+TEST_F(BrokerTest, ReportsReachTheObserver) {
+  StartBroker({{"worker", 1}});
+  auto client = Client();
+  ASSERT_TRUE(client->Register("worker", 0, "127.0.0.1", 5000, absl::Seconds(5)).ok());
+  EXPECT_TRUE(client->TaskStarted("worker", 0).ok());
+  EXPECT_TRUE(client->Heartbeat("worker", 0).ok());
+  EXPECT_TRUE(client->ReportExit("worker", 0, 3, "Traceback\nValueError: boom").ok());
+  EXPECT_TRUE(client->Kill("user request").ok());
+  EXPECT_THAT(observer_.events(),
+              ElementsAre("registered worker:0 127.0.0.1:5000", "published", "started worker:0",
+                          "exited worker:0 3 Traceback\nValueError: boom", "kill user request"));
+}
+
+TEST_F(BrokerTest, StatusComesFromTheProvider) {
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 1}};
+  options.status_provider = [] {
+    ApplicationStatus s;
+    s.id = "local_1";
+    s.state = AppState::kFailed;
+    s.diagnostics = "worker:0 exited with code 3";
+    s.progress["worker"] = {1, 1, 1, 0, 0, 1};
+    s.log_dir = "/tmp/x";
+    return s;
+  };
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
+  auto status = client.GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->id, "local_1");
+  EXPECT_EQ(status->state, AppState::kFailed);
+  EXPECT_EQ(status->diagnostics, "worker:0 exited with code 3");
+  EXPECT_EQ(status->progress["worker"].failed, 1);
+  EXPECT_EQ(status->progress["worker"].total, 1);
+  EXPECT_EQ(status->log_dir, "/tmp/x");
+}
+
+TEST_F(BrokerTest, SilentTaskIsReportedLost) {
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 1}};
+  options.heartbeat_timeout = absl::Milliseconds(300);
+  options.observer = &observer_;
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
+  ASSERT_TRUE(client.Register("worker", 0, "127.0.0.1", 6000, absl::Seconds(5)).ok());
+  EXPECT_TRUE(observer_.WaitFor("lost worker:0", absl::Seconds(5)));
+}
+
+TEST_F(BrokerTest, StopFailsWaitersAndIsIdempotent) {
+  StartBroker({{"worker", 2}});
+  auto w0 = RegisterAsync("worker", 0, 7000, absl::Seconds(2));
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:7000", absl::Seconds(10)));
+  broker_->Stop();
+  broker_->Stop();
+  EXPECT_FALSE(w0.get().ok());
+}
+
+TEST(BrokerOptionsTest, RejectsShortSecretAndEmptyJob) {
+  ClusterSpecBrokerOptions options;
+  options.secret = "short";
+  options.expected_tasks = {{"worker", 1}};
+  EXPECT_EQ(ClusterSpecBroker(options).Start().code(), absl::StatusCode::kInvalidArgument);
+  options.secret = kSecret;
+  options.expected_tasks.clear();
+  EXPECT_EQ(ClusterSpecBroker(options).Start().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WireTest, ClusterSpecRoundTripsWithManyHosts) {
+  ClusterSpec spec;
+  spec.jobs["ps"] = {"a.example:2222"};
+  spec.jobs["worker"] = {"b.example:1", "a.example:65535", "c:40000"};
+  auto wire = broker::ClusterSpecToWire(spec);
+  ASSERT_TRUE(wire.ok());
+  EXPECT_EQ(wire->hosts_size(), 3);
+  auto back = broker::ClusterSpecFromWire(*wire);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, spec);
+}
+
+TEST(WireTest, SingleHostNeedsNoHostIndex) {
+  ClusterSpec spec;
+  spec.jobs["worker"] = {"127.0.0.1:1", "127.0.0.1:2"};
+  auto wire = broker::ClusterSpecToWire(spec);
+  ASSERT_TRUE(wire.ok());
+  EXPECT_TRUE(wire->jobs(0).host_index().empty());
+  EXPECT_EQ(wire->jobs(0).ports().size(), 4u);
+  EXPECT_EQ(*broker::ClusterSpecFromWire(*wire), spec);
+}
+
+TEST(WireTest, RejectsBadAddressesAndMessages) {
+  ClusterSpec spec;
+  spec.jobs["worker"] = {"nohost"};
+  EXPECT_FALSE(broker::ClusterSpecToWire(spec).ok());
+  spec.jobs["worker"] = {"h:70000"};
+  EXPECT_FALSE(broker::ClusterSpecToWire(spec).ok());
+  broker::ClusterSpecWire wire;
+  wire.add_hosts("h");
+  auto* job = wire.add_jobs();
+  job->set_name("w");
+  job->set_ports("abc");
+  EXPECT_FALSE(broker::ClusterSpecFromWire(wire).ok());
+  job->set_ports("ab");
+  job->set_host_index(std::string("\x05\x00", 2));
+  EXPECT_FALSE(broker::ClusterSpecFromWire(wire).ok());
+}
+
+TEST(GrpcStatusTest, ConvertsBothWays) {
+  absl::Status s = absl::NotFoundError("no task");
+  grpc::Status g = broker::ToGrpcStatus(s);
+  EXPECT_EQ(g.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(g.error_message(), "no task");
+  EXPECT_EQ(broker::FromGrpcStatus(g), s);
+  EXPECT_TRUE(broker::FromGrpcStatus(grpc::Status::OK).ok());
+  EXPECT_TRUE(broker::ToGrpcStatus(absl::OkStatus()).ok());
+  EXPECT_EQ(broker::FromGrpcStatus(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "x")).code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
+TEST(SecretTest, GeneratesDistinct256BitSecrets) {
+  auto a = broker::GenerateSecret();
+  auto b = broker::GenerateSecret();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->size(), 64u);
+  EXPECT_NE(*a, *b);
+}
+
+TEST(SecretTest, ComparesExactly) {
+  EXPECT_TRUE(broker::SecretsEqual("abc", "abc"));
+  EXPECT_FALSE(broker::SecretsEqual("abd", "abc"));
+  EXPECT_FALSE(broker::SecretsEqual("ab", "abc"));
+  EXPECT_FALSE(broker::SecretsEqual("abcd", "abc"));
+  EXPECT_FALSE(broker::SecretsEqual("", ""));
+}
+
+TEST(SecretTest, FromEnvironmentOrFile) {
+  setenv("TONY_SECRET", "  s3cr3t\n", 1);
+  EXPECT_EQ(*broker::SecretFromEnvironment(), "s3cr3t");
+  unsetenv("TONY_SECRET");
+  std::string path = absl::StrCat(::testing::TempDir(), "/secret-", getpid());
+  ASSERT_TRUE(broker::WriteSecretFile(path, "from-file").ok());
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  setenv("TONY_SECRET_FILE", path.c_str(), 1);
+  EXPECT_EQ(*broker::SecretFromEnvironment(), "from-file");
+  unsetenv("TONY_SECRET_FILE");
+  EXPECT_EQ(broker::SecretFromEnvironment().status().code(), absl::StatusCode::kFailedPrecondition);
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace tony

@@ -1,0 +1,267 @@
+// Copyright libtony authors.
+//
+// The real tony-executor binary against an in-process ClusterSpecBroker.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "common/file_util.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tony/cluster_spec_broker.h"
+
+namespace tony {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kSecret[] = "executor-test-secret-0123456789";
+
+std::string BinDir() {
+  if (const char* d = std::getenv("TONY_BIN_DIR"); d != nullptr && *d) return d;
+  return SelfDirectory() + "/../bin";
+}
+
+class Events : public ClusterSpecBrokerObserver {
+ public:
+  void OnRegistered(absl::string_view job, int index, absl::string_view address) override {
+    Add(absl::StrCat("registered ", job, ":", index));
+  }
+  void OnTaskStarted(absl::string_view job, int index) override {
+    Add(absl::StrCat("started ", job, ":", index));
+  }
+  void OnTaskExited(absl::string_view job, int index, int code, absl::string_view tail) override {
+    Add(absl::StrCat("exited ", job, ":", index, " ", code));
+    absl::MutexLock lock(&mu_);
+    tail_ = std::string(tail);
+  }
+  std::vector<std::string> events() {
+    absl::MutexLock lock(&mu_);
+    return events_;
+  }
+  std::string tail() {
+    absl::MutexLock lock(&mu_);
+    return tail_;
+  }
+  bool WaitFor(const std::string& e, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto has = [&] { return std::find(events_.begin(), events_.end(), e) != events_.end(); };
+    mu_.AwaitWithTimeout(absl::Condition(&has), timeout);
+    return has();
+  }
+
+ private:
+  void Add(std::string e) {
+    absl::MutexLock lock(&mu_);
+    events_.push_back(std::move(e));
+  }
+  absl::Mutex mu_;
+  std::vector<std::string> events_ ABSL_GUARDED_BY(mu_);
+  std::string tail_ ABSL_GUARDED_BY(mu_);
+};
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/executor-itest-", getpid(), "-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_TRUE(MakeDirectories(dir_ + "/logs").ok());
+  }
+
+  void StartBroker(std::map<std::string, int> tasks,
+                   absl::Duration registration = absl::Seconds(30)) {
+    ClusterSpecBrokerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.secret = kSecret;
+    options.expected_tasks = std::move(tasks);
+    options.registration_timeout = registration;
+    options.observer = &events_;
+    broker_ = std::make_unique<ClusterSpecBroker>(options);
+    ASSERT_TRUE(broker_->Start().ok());
+  }
+
+  // A spec with `jobs` ("worker: {instances: 1}" lines) and `command`.
+  void WriteSpec(const std::string& jobs, const std::string& command,
+                 const std::string& extra = "") {
+    std::string yaml = absl::StrCat("command: '", command, "'\n", extra, "jobs:\n", jobs);
+    ASSERT_TRUE(WriteFileAtomically(dir_ + "/job.yaml", yaml).ok());
+  }
+
+  std::unique_ptr<Subprocess> StartExecutor(const std::string& job, int index,
+                                            const std::string& secret = kSecret,
+                                            std::map<std::string, std::string> extra = {}) {
+    SubprocessOptions o;
+    o.argv = {BinDir() + "/tony-executor"};
+    o.env = {{"PATH", "/usr/bin:/bin"},
+             {"TONY_AM_ADDRESS", absl::StrCat("127.0.0.1:", broker_->port())},
+             {"TONY_JOB_NAME", job},
+             {"TONY_TASK_INDEX", std::to_string(index)},
+             {"TONY_SPEC_FILE", dir_ + "/job.yaml"},
+             {"TONY_TASK_LOG_DIR", dir_ + "/logs"},
+             {"TONY_TASK_HOST", "127.0.0.1"},
+             {"TONY_HEARTBEAT_INTERVAL", "200ms"}};
+    std::string secret_file = dir_ + "/secret";
+    EXPECT_TRUE(WriteFileAtomically(secret_file, secret, 0600).ok());
+    o.env["TONY_SECRET_FILE"] = secret_file;
+    for (auto& [k, v] : extra) o.env[k] = v;
+    o.stderr_path = dir_ + "/executor.log";
+    auto p = Subprocess::Spawn(o);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *std::move(p) : nullptr;
+  }
+
+  std::string Read(const std::string& name) {
+    auto s = ReadFileToString(dir_ + "/" + name);
+    return s.ok() ? *s : "";
+  }
+
+  std::string dir_;
+  Events events_;
+  std::unique_ptr<ClusterSpecBroker> broker_;
+};
+
+TEST_F(ExecutorTest, RunsTheTaskWithItsEnvironmentAndReportsTheExit) {
+  StartBroker({{"ps", 1}, {"worker", 1}});
+  WriteSpec("  ps: {instances: 1}\n  worker: {instances: 1}\n",
+            "echo hosts=$DTF_PS_HOSTS,$DTF_WORKER_HOSTS; echo tf=$TF_CONFIG; "
+            "env | grep -c TONY_SECRET; echo to-stderr >&2; exit 3");
+  auto ps = StartExecutor("ps", 0);
+  auto worker = StartExecutor("worker", 0);
+  ASSERT_TRUE(ps && worker);
+  auto code = worker->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok()) << Read("executor.log");
+  EXPECT_EQ(*code, 3) << Read("executor.log");
+  EXPECT_TRUE(events_.WaitFor("exited worker:0 3", absl::Seconds(5)));
+  EXPECT_EQ(events_.tail(), "to-stderr");
+  ps->Terminate(absl::Seconds(5));
+  auto spec = broker_->cluster_spec();
+  ASSERT_TRUE(spec.has_value());
+  std::string out = Read("logs/stdout");
+  EXPECT_THAT(out,
+              HasSubstr(absl::StrCat("hosts=", spec->jobs["ps"][0], ",", spec->jobs["worker"][0])));
+  EXPECT_THAT(out, HasSubstr("\"task\":{\"type\":\"worker\",\"index\":0}"));
+  EXPECT_THAT(out, HasSubstr("\n0\n"));  // no TONY_SECRET* variable reached the task
+  EXPECT_THAT(Read("logs/stderr"), HasSubstr("to-stderr"));
+  EXPECT_THAT(Read("executor.log"), Not(HasSubstr(kSecret)));
+}
+
+TEST_F(ExecutorTest, SigtermIsForwardedToTheTaskGroup) {
+  StartBroker({{"worker", 1}});
+  WriteSpec("  worker: {instances: 1}\n",
+            "trap \"echo got-term >&2; exit 7\" TERM; echo ready >&2; sleep 60 & wait");
+  // A host name rather than an address: resolved by the executor.
+  auto worker = StartExecutor("worker", 0, kSecret,
+                              {{"TONY_AM_ADDRESS", absl::StrCat("localhost:", broker_->port())}});
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  absl::SleepFor(absl::Milliseconds(300));  // let bash set its trap
+  worker->Signal(SIGTERM);
+  auto code = worker->Wait(absl::Seconds(20));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 7) << Read("executor.log");
+  EXPECT_TRUE(events_.WaitFor("exited worker:0 7", absl::Seconds(5)));
+  EXPECT_THAT(events_.tail(), HasSubstr("got-term"));
+}
+
+TEST_F(ExecutorTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
+  StartBroker({{"worker", 1}});
+  WriteSpec("  worker: {instances: 1}\n", "trap \"\" TERM; sleep 60",
+            "timeouts: {stop_grace: 1s}\n");
+  auto worker = StartExecutor("worker", 0);
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  absl::SleepFor(absl::Milliseconds(300));
+  absl::Time start = absl::Now();
+  worker->Signal(SIGTERM);
+  auto code = worker->Wait(absl::Seconds(20));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 128 + SIGKILL);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(ExecutorTest, HoldsThePortUntilTheTaskListensOnIt) {
+  StartBroker({{"worker", 1}});
+  // The task binds its port with SO_REUSEPORT (as TensorFlow's gRPC server does) and listens.
+  WriteSpec("  worker: {instances: 1}\n",
+            "exec python3 -c \"import os,socket,time; s=socket.socket(); "
+            "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1); "
+            "s.bind((chr(48)+chr(46)+chr(48)+chr(46)+chr(48)+chr(46)+chr(48), "
+            "int(os.environ[chr(84)+chr(79)+chr(78)+chr(89)+chr(95)+chr(84)+chr(65)+chr(83)+"
+            "chr(75)+chr(95)+chr(80)+chr(79)+chr(82)+chr(84)]))); s.listen(); time.sleep(1.5)\"");
+  auto worker = StartExecutor("worker", 0);
+  ASSERT_TRUE(events_.WaitFor("registered worker:0", absl::Seconds(20)));
+  auto spec = broker_->cluster_spec();
+  ASSERT_TRUE(spec.has_value());
+  const std::string& address = spec->jobs["worker"][0];
+  int port = std::stoi(address.substr(address.rfind(':') + 1));
+  // Meanwhile nobody else can take the port (no SO_REUSEPORT).
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  EXPECT_NE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);
+  auto code = worker->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 0) << Read("executor.log") << Read("logs/stderr");
+  EXPECT_THAT(Read("executor.log"), HasSubstr("listens on port"));
+}
+
+TEST_F(ExecutorTest, WrongSecretIsRefused) {
+  StartBroker({{"worker", 1}});
+  WriteSpec("  worker: {instances: 1}\n", "echo never");
+  auto worker = StartExecutor("worker", 0, "not-the-secret-at-all-123456");
+  auto code = worker->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 125);
+  EXPECT_THAT(Read("executor.log"), HasSubstr("UNAUTHENTICATED"));
+  EXPECT_TRUE(events_.events().empty());
+  EXPECT_EQ(Read("logs/stdout"), "");
+}
+
+TEST_F(ExecutorTest, RegistrationDeadlineEndsTheExecutor) {
+  StartBroker({{"worker", 2}}, absl::Seconds(1));
+  WriteSpec("  worker: {instances: 2}\n", "echo never");
+  auto worker = StartExecutor("worker", 1);
+  absl::Time start = absl::Now();
+  auto code = worker->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 125);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_THAT(Read("executor.log"), HasSubstr("never registered: worker:0"));
+}
+
+TEST_F(ExecutorTest, SigtermWhileWaitingForTheSpecExitsAtOnce) {
+  StartBroker({{"worker", 2}});
+  WriteSpec("  worker: {instances: 2}\n", "echo never");
+  auto worker = StartExecutor("worker", 0);
+  ASSERT_TRUE(events_.WaitFor("registered worker:0", absl::Seconds(20)));
+  worker->Signal(SIGTERM);
+  auto code = worker->Wait(absl::Seconds(5));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 128 + SIGTERM);
+}
+
+TEST_F(ExecutorTest, MissingConfigurationIsNamed) {
+  SubprocessOptions o;
+  o.argv = {BinDir() + "/tony-executor"};
+  o.env = {{"TONY_AM_ADDRESS", "127.0.0.1:1"}};
+  o.stderr_path = dir_ + "/executor.log";
+  auto p = Subprocess::Spawn(o);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*(*p)->Wait(absl::Seconds(10)), 125);
+  EXPECT_THAT(Read("executor.log"), HasSubstr("TONY_JOB_NAME"));
+}
+
+}  // namespace
+}  // namespace tony

@@ -1,0 +1,286 @@
+// Copyright libtony authors.
+//
+// End to end through the local backend, with the real binaries (tony-am, tony-executor) and real
+// TensorFlow (examples/). After every test no process of the job may be left: they all carry
+// TONY_APP_ID=<id> in their environment (or the id on their command line).
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "broker/broker_client.h"
+#include "common/file_util.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "local/process_sweep.h"
+#include "tony/submitter.h"
+
+namespace tony {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+std::string SourceDir() {
+  if (const char* d = std::getenv("TONY_SOURCE_DIR"); d != nullptr && *d) return d;
+  return SelfDirectory() + "/../..";
+}
+
+std::string BinDir() {
+  if (const char* d = std::getenv("TONY_BIN_DIR"); d != nullptr && *d) return d;
+  return SelfDirectory() + "/../bin";
+}
+
+bool PythonHasTensorFlow() {
+  return std::system("python -c 'import tensorflow' >/dev/null 2>&1") == 0;
+}
+
+// Puts a Python with TensorFlow first on PATH (scripts/python-env makes one if needed); tasks
+// inherit the submitter's environment.
+std::string EnsureTensorFlow() {
+  if (PythonHasTensorFlow()) return "";
+  std::string cmd = SourceDir() + "/scripts/python-env";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  if (p != nullptr) ::pclose(p);
+  std::string bin(absl::StripAsciiWhitespace(out));
+  if (!bin.empty()) {
+    std::string path = absl::StrCat(bin, ":", std::getenv("PATH") ? std::getenv("PATH") : "");
+    setenv("PATH", path.c_str(), 1);
+  }
+  if (PythonHasTensorFlow()) return "";
+  return "TensorFlow is not importable by `python` on PATH, and scripts/python-env could not "
+         "provide it: run scripts/python-env (it creates ~/.cache/libtony/venv with "
+         "tensorflow-cpu) and put its output first on PATH";
+}
+
+JobTypeSpec Job(const std::string& name, int instances) {
+  JobTypeSpec jt;
+  jt.name = name;
+  jt.instances = instances;
+  return jt;
+}
+
+class LocalJobTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { tf_problem_ = new std::string(EnsureTensorFlow()); }
+
+  void SetUp() override {
+    ASSERT_EQ(*tf_problem_, "") << *tf_problem_;
+    work_root_ = absl::StrCat(::testing::TempDir(), "/tony-local-itest-", getpid());
+    ASSERT_TRUE(MakeDirectories(work_root_).ok());
+    LocalSubmitterOptions options;
+    options.bin_dir = BinDir();
+    options.work_root = work_root_;
+    submitter_ = NewLocalSubmitter(options);
+  }
+
+  void TearDown() override {
+    for (const std::string& id : ids_) {
+      EXPECT_THAT(local::FindJobProcesses(id, /*match_cmdline=*/true), IsEmpty())
+          << "processes of " << id << " left running";
+      local::KillJobProcesses(id);
+    }
+  }
+
+  std::unique_ptr<Application> Submit(const JobSpec& spec) {
+    auto app = submitter_->Submit(spec);
+    EXPECT_TRUE(app.ok()) << app.status();
+    if (!app.ok()) return nullptr;
+    ids_.push_back((*app)->id());
+    return *std::move(app);
+  }
+
+  // ps:1,worker:2 running examples/classic_ps_worker.py, the seed's classic form.
+  JobSpec ClassicSpec() {
+    JobSpec spec;
+    spec.name = "classic";
+    spec.job_types = {Job("ps", 1), Job("worker", 2)};
+    spec.script_file = SourceDir() + "/examples/classic_ps_worker.py";
+    spec.output_path = work_root_ + "/classic-out";
+    spec.command =
+        "python ${DTF_TASK_SCRIPT} --job_name ${DTF_TASK_JOB_NAME} --task_index "
+        "${DTF_TASK_INDEX} --ps_hosts ${DTF_PS_HOSTS} --worker_hosts ${DTF_WORKER_HOSTS} "
+        "--train_dir ${DTF_OUTPUT_PATH} --steps 100";
+    spec.timeouts.stop_grace = absl::Seconds(5);
+    return spec;
+  }
+
+  std::string ReadLog(const ApplicationStatus& s, const std::string& name) {
+    auto text = ReadFileToString(s.log_dir + "/" + name);
+    return text.ok() ? *text : "";
+  }
+
+  static std::string* tf_problem_;
+  std::string work_root_;
+  std::unique_ptr<Submitter> submitter_;
+  std::vector<std::string> ids_;
+};
+
+std::string* LocalJobTest::tf_problem_ = nullptr;
+
+TEST_F(LocalJobTest, PsAndTwoWorkersSucceed) {
+  auto app = Submit(ClassicSpec());
+  ASSERT_NE(app, nullptr);
+  EXPECT_THAT(app->id(), ::testing::StartsWith("local_"));
+  std::vector<AppState> seen;
+  int max_registered = 0;
+  auto final = app->Wait(absl::Minutes(4), [&](const ApplicationStatus& s) {
+    seen.push_back(s.state);
+    int registered = 0;
+    for (const auto& [name, p] : s.progress) registered += p.registered;
+    max_registered = std::max(max_registered, registered);
+  });
+  ASSERT_TRUE(final.ok()) << final.status();
+  EXPECT_EQ(final->state, AppState::kSucceeded) << final->diagnostics;
+  EXPECT_EQ(final->diagnostics, "");
+  EXPECT_EQ(final->progress["worker"].succeeded, 2);
+  EXPECT_EQ(final->progress["worker"].failed, 0);
+  EXPECT_EQ(final->progress["ps"].total, 1);
+  EXPECT_EQ(max_registered, 3);
+  EXPECT_FALSE(seen.empty());
+  EXPECT_THAT(ReadLog(*final, "worker-0/stdout"), HasSubstr("worker 0 done: loss"));
+  EXPECT_THAT(ReadLog(*final, "worker-1/stdout"), HasSubstr("worker 1 done: loss"));
+  EXPECT_THAT(ReadLog(*final, "ps-0/stdout"), HasSubstr("ps 0 serving"));
+  // The secret: a 0600 file, never in a log.
+  struct stat st;
+  ASSERT_EQ(stat((final->log_dir + "/secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string secret(absl::StripAsciiWhitespace(ReadLog(*final, "secret")));
+  EXPECT_EQ(secret.size(), 64u);
+  for (const char* log : {"am.log", "worker-0/executor.log", "worker-0/stdout", "worker-0/stderr",
+                          "ps-0/executor.log"}) {
+    EXPECT_THAT(ReadLog(*final, log), Not(HasSubstr(secret))) << log;
+  }
+}
+
+TEST_F(LocalJobTest, WorkerExitingThreeFailsTheJobAndStopsPs) {
+  JobSpec spec = ClassicSpec();
+  spec.command = absl::StrCat(
+      "if [ \"$DTF_TASK_JOB_NAME:$DTF_TASK_INDEX\" = worker:1 ]; then "
+      "sleep 2; echo 'worker 1: cannot read its shard' >&2; exit 3; fi; exec ",
+      spec.command);
+  auto app = Submit(spec);
+  ASSERT_NE(app, nullptr);
+  auto final = app->Wait(absl::Minutes(4));
+  ASSERT_TRUE(final.ok()) << final.status();
+  EXPECT_EQ(final->state, AppState::kFailed);
+  EXPECT_THAT(final->diagnostics, HasSubstr("worker:1 failed with exit code 3"));
+  EXPECT_THAT(final->diagnostics, HasSubstr("worker 1: cannot read its shard"));
+  EXPECT_EQ(final->progress["worker"].failed, 1);
+  // The parameter server was stopped (it never exits by itself).
+  EXPECT_THAT(ReadLog(*final, "ps-0/executor.log"), HasSubstr("forwarding SIGTERM"));
+  EXPECT_THAT(ReadLog(*final, "am.log"), HasSubstr("ps:0 stopped"));
+}
+
+TEST_F(LocalJobTest, TaskDyingBeforeRegisteringFailsPromptly) {
+  // A tony-executor that dies at once for worker:1 (as a broken container would), the real one
+  // for the others.
+  std::string bin = work_root_ + "/bin-crash";
+  ASSERT_TRUE(MakeDirectories(bin).ok());
+  ASSERT_EQ(symlink((BinDir() + "/tony-am").c_str(), (bin + "/tony-am").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(
+                  bin + "/tony-executor",
+                  absl::StrCat("#!/bin/bash\n"
+                               "if [ \"$TONY_JOB_NAME:$TONY_TASK_INDEX\" = worker:1 ]; then\n"
+                               "  echo 'simulated crash before registering' >&2; exit 42\n"
+                               "fi\n"
+                               "exec ",
+                               BinDir(), "/tony-executor\n"),
+                  0755)
+                  .ok());
+  LocalSubmitterOptions options;
+  options.bin_dir = bin;
+  options.work_root = work_root_;
+  auto submitter = NewLocalSubmitter(options);
+  JobSpec spec = ClassicSpec();
+  spec.timeouts.registration = absl::Minutes(10);  // the failure must not wait for this
+  auto app = submitter->Submit(spec);
+  ASSERT_TRUE(app.ok()) << app.status();
+  ids_.push_back((*app)->id());
+  absl::Time start = absl::Now();
+  auto final = (*app)->Wait(absl::Minutes(2));
+  ASSERT_TRUE(final.ok()) << final.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+  EXPECT_EQ(final->state, AppState::kFailed);
+  EXPECT_THAT(final->diagnostics, HasSubstr("worker:1 exited with code 42 before registering"));
+}
+
+TEST_F(LocalJobTest, WrongSecretIsRejectedAndKillLeavesNothing) {
+  JobSpec spec;
+  spec.job_types = {Job("worker", 2)};
+  spec.command = "sleep 300";
+  spec.timeouts.stop_grace = absl::Seconds(2);
+  auto app = Submit(spec);
+  ASSERT_NE(app, nullptr);
+  // Wait until both tasks run.
+  absl::Time deadline = absl::Now() + absl::Seconds(60);
+  ApplicationStatus status;
+  while (absl::Now() < deadline) {
+    auto s = app->Status();
+    ASSERT_TRUE(s.ok()) << s.status();
+    status = *s;
+    if (status.progress["worker"].running == 2) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_EQ(status.progress["worker"].running, 2) << status.diagnostics;
+  auto port = ReadFileToString(status.log_dir + "/am.port");
+  ASSERT_TRUE(port.ok());
+  std::string address = absl::StrCat("127.0.0.1:", absl::StripAsciiWhitespace(*port));
+  broker::BrokerClient wrong(address, std::string(64, 'a'));
+  EXPECT_EQ(wrong.GetStatus().status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong.Kill("not mine").code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong.Register("worker", 0, "127.0.0.1", 1, absl::Seconds(5)).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong.ReportExit("worker", 0, 1, "forged").code(), absl::StatusCode::kUnauthenticated);
+  auto still = app->Status();
+  ASSERT_TRUE(still.ok());
+  EXPECT_EQ(still->state, AppState::kRunning);
+
+  ASSERT_TRUE(app->Kill().ok());
+  auto final = app->Status();
+  ASSERT_TRUE(final.ok());
+  EXPECT_EQ(final->state, AppState::kKilled);
+  EXPECT_THAT(local::FindJobProcesses(app->id(), true), IsEmpty());
+  EXPECT_TRUE(app->Kill().ok());  // harmless when final
+}
+
+TEST_F(LocalJobTest, Tf2ParameterServerStrategyExample) {
+  JobSpec spec;
+  spec.name = "ps-strategy";
+  spec.job_types = {Job("chief", 1), Job("ps", 1), Job("worker", 2)};
+  spec.script_file = SourceDir() + "/examples/tf2_ps_strategy.py";
+  spec.output_path = work_root_ + "/ps-strategy-out";
+  spec.command = "python ${DTF_TASK_SCRIPT} --steps 60";
+  spec.timeouts.stop_grace = absl::Seconds(5);
+  auto app = Submit(spec);
+  ASSERT_NE(app, nullptr);
+  auto final = app->Wait(absl::Minutes(4));
+  ASSERT_TRUE(final.ok()) << final.status();
+  EXPECT_EQ(final->state, AppState::kSucceeded) << final->diagnostics;
+  EXPECT_THAT(ReadLog(*final, "chief-0/stdout"), HasSubstr("chief done: loss"));
+  EXPECT_TRUE(ReadFileToString(spec.output_path + "/checkpoints/checkpoint").ok());
+  EXPECT_EQ(std::system(absl::StrCat("ls ", spec.output_path,
+                                     "/tensorboard/events.out.tfevents.* >/dev/null 2>&1")
+                            .c_str()),
+            0);
+}
+
+TEST_F(LocalJobTest, InvalidSpecIsRejectedBeforeAnythingStarts) {
+  JobSpec spec;  // no job types
+  auto app = submitter_->Submit(spec);
+  EXPECT_EQ(app.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tony

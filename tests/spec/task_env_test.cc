@@ -1,0 +1,203 @@
+// Copyright libtony authors.
+
+#include "spec/task_env.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace tony {
+namespace {
+
+using ::testing::Contains;
+using ::testing::Key;
+using ::testing::Not;
+
+JobTypeSpec Job(const std::string& name, int instances) {
+  JobTypeSpec jt;
+  jt.name = name;
+  jt.instances = instances;
+  return jt;
+}
+
+TaskSpec FindTask(const JobSpec& spec, const std::string& job, int index) {
+  for (const TaskSpec& t : ResolveTasks(spec)) {
+    if (t.job_name == job && t.index == index) return t;
+  }
+  ADD_FAILURE() << "no task " << job << ":" << index;
+  return {};
+}
+
+// ps:1, worker:2, evaluator:1 with the addresses tests expect.
+struct PsWorkerFixture {
+  JobSpec spec;
+  ClusterSpec cluster;
+  PsWorkerFixture() {
+    spec.command = "python train.py";
+    spec.job_types = {Job("ps", 1), Job("worker", 2), Job("evaluator", 1)};
+    cluster.jobs["ps"] = {"h0:1000"};
+    cluster.jobs["worker"] = {"h1:1001", "h2:1002"};
+    cluster.jobs["evaluator"] = {"h3:1003"};
+  }
+};
+
+TEST(TaskEnvTest, SeedVariables) {
+  PsWorkerFixture f;
+  f.spec.input_path = "hdfs:///in";
+  f.spec.output_path = "/tmp/out";
+  f.spec.script_file = "/home/u/mnist/train.py";
+  f.spec.docker_image = "tf:2";
+  auto env = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 1), &f.cluster);
+  EXPECT_EQ(env["DTF_TASK_JOB_NAME"], "worker");
+  EXPECT_EQ(env["DTF_TASK_INDEX"], "1");
+  EXPECT_EQ(env["DTF_PS_HOSTS"], "h0:1000");
+  EXPECT_EQ(env["DTF_WORKER_HOSTS"], "h1:1001,h2:1002");
+  EXPECT_EQ(env["DTF_EVALUATOR_HOSTS"], "h3:1003");
+  EXPECT_EQ(env["DTF_TASK_SCRIPT"], "train.py");
+  EXPECT_EQ(env["DTF_INPUT_PATH"], "hdfs:///in");
+  EXPECT_EQ(env["DTF_OUTPUT_PATH"], "/tmp/out");
+  EXPECT_EQ(env["DTF_DOCKER_IMAGE"], "tf:2");
+  EXPECT_EQ(env["TONY_TASK_PORT"], "1002");
+}
+
+TEST(TaskEnvTest, OptionalVariablesAbsentWhenUnset) {
+  PsWorkerFixture f;
+  auto env = BuildTaskEnvironment(f.spec, FindTask(f.spec, "ps", 0), &f.cluster);
+  EXPECT_THAT(env, Not(Contains(Key("DTF_TASK_SCRIPT"))));
+  EXPECT_THAT(env, Not(Contains(Key("DTF_INPUT_PATH"))));
+  EXPECT_THAT(env, Not(Contains(Key("DTF_OUTPUT_PATH"))));
+  EXPECT_THAT(env, Not(Contains(Key("DTF_DOCKER_IMAGE"))));
+  EXPECT_THAT(env, Not(Contains(Key("MASTER_ADDR"))));  // TensorFlow job: no PyTorch variables
+}
+
+TEST(TaskEnvTest, TfConfigLeavesEvaluatorOutOfOthersCluster) {
+  PsWorkerFixture f;
+  auto worker = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 0), &f.cluster);
+  auto tf = nlohmann::json::parse(worker["TF_CONFIG"]);
+  EXPECT_EQ(tf["task"]["type"], "worker");
+  EXPECT_EQ(tf["task"]["index"], 0);
+  EXPECT_EQ(tf["cluster"]["ps"], nlohmann::json({"h0:1000"}));
+  EXPECT_EQ(tf["cluster"]["worker"], nlohmann::json({"h1:1001", "h2:1002"}));
+  EXPECT_FALSE(tf["cluster"].contains("evaluator"));
+
+  auto eval = BuildTaskEnvironment(f.spec, FindTask(f.spec, "evaluator", 0), &f.cluster);
+  auto tf_eval = nlohmann::json::parse(eval["TF_CONFIG"]);
+  EXPECT_EQ(tf_eval["cluster"]["evaluator"], nlohmann::json({"h3:1003"}));
+  EXPECT_EQ(tf_eval["task"]["type"], "evaluator");
+}
+
+TEST(TaskEnvTest, TensorBoardIsNoTaskOfTheCluster) {
+  PsWorkerFixture f;
+  f.spec.tensorboard = true;
+  f.spec.output_path = "/tmp/out";
+  f.cluster.jobs["tensorboard"] = {"h4:6006"};
+  auto worker = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 0), &f.cluster);
+  EXPECT_FALSE(nlohmann::json::parse(worker["TF_CONFIG"])["cluster"].contains("tensorboard"));
+  EXPECT_FALSE(nlohmann::json::parse(worker["CLUSTER_SPEC"]).contains("tensorboard"));
+  EXPECT_EQ(worker["DTF_TENSORBOARD_HOSTS"], "h4:6006");
+  auto tb = BuildTaskEnvironment(f.spec, FindTask(f.spec, "tensorboard", 0), &f.cluster);
+  EXPECT_EQ(tb["TONY_TASK_PORT"], "6006");
+  EXPECT_THAT(tb, Not(Contains(Key("TF_CONFIG"))));
+}
+
+TEST(TaskEnvTest, TonyVariables) {
+  PsWorkerFixture f;
+  auto env = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 0), &f.cluster);
+  auto cluster = nlohmann::json::parse(env["CLUSTER_SPEC"]);
+  EXPECT_EQ(cluster["worker"], nlohmann::json({"h1:1001", "h2:1002"}));
+  EXPECT_EQ(cluster["evaluator"], nlohmann::json({"h3:1003"}));
+  EXPECT_EQ(env["JOB_NAME"], "worker");
+  EXPECT_EQ(env["TASK_INDEX"], "0");
+  EXPECT_EQ(env["TASK_NUM"], "4");
+  EXPECT_EQ(env["IS_CHIEF"], "true");  // no chief: worker 0 is
+  auto w1 = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 1), &f.cluster);
+  EXPECT_EQ(w1["IS_CHIEF"], "false");
+  auto ps = BuildTaskEnvironment(f.spec, FindTask(f.spec, "ps", 0), &f.cluster);
+  EXPECT_EQ(ps["IS_CHIEF"], "false");
+}
+
+TEST(TaskEnvTest, ChiefIsChiefWhenPresent) {
+  JobSpec spec;
+  spec.command = "x";
+  spec.job_types = {Job("chief", 1), Job("worker", 2), Job("ps", 1)};
+  ClusterSpec cluster;
+  cluster.jobs = {{"chief", {"c:1"}}, {"worker", {"w:1", "w:2"}}, {"ps", {"p:1"}}};
+  EXPECT_EQ(BuildTaskEnvironment(spec, FindTask(spec, "chief", 0), &cluster)["IS_CHIEF"], "true");
+  EXPECT_EQ(BuildTaskEnvironment(spec, FindTask(spec, "worker", 0), &cluster)["IS_CHIEF"], "false");
+}
+
+TEST(TaskEnvTest, PyTorchRendezvousFromWorkerZero) {
+  JobSpec spec;
+  spec.framework = Framework::kPyTorch;
+  spec.command = "python ddp.py";
+  spec.job_types = {Job("worker", 3)};
+  ClusterSpec cluster;
+  cluster.jobs["worker"] = {"a:10", "b:11", "c:12"};
+  for (int i = 0; i < 3; ++i) {
+    auto env = BuildTaskEnvironment(spec, FindTask(spec, "worker", i), &cluster);
+    EXPECT_EQ(env["MASTER_ADDR"], "a");
+    EXPECT_EQ(env["MASTER_PORT"], "10");
+    EXPECT_EQ(env["INIT_METHOD"], "tcp://a:10");
+    EXPECT_EQ(env["WORLD_SIZE"], "3");
+    EXPECT_EQ(env["RANK"], std::to_string(i));
+  }
+}
+
+TEST(TaskEnvTest, PyTorchChiefIsRankZeroAndPsIsNoMember) {
+  JobSpec spec;
+  spec.framework = Framework::kPyTorch;
+  spec.command = "python ddp.py";
+  spec.job_types = {Job("worker", 2), Job("chief", 1), Job("ps", 1)};
+  ClusterSpec cluster;
+  cluster.jobs = {{"worker", {"w0:1", "w1:2"}}, {"chief", {"c0:3"}}, {"ps", {"p0:4"}}};
+  auto chief = BuildTaskEnvironment(spec, FindTask(spec, "chief", 0), &cluster);
+  EXPECT_EQ(chief["RANK"], "0");
+  EXPECT_EQ(chief["WORLD_SIZE"], "3");
+  EXPECT_EQ(chief["MASTER_ADDR"], "c0");
+  EXPECT_EQ(chief["MASTER_PORT"], "3");
+  auto w1 = BuildTaskEnvironment(spec, FindTask(spec, "worker", 1), &cluster);
+  EXPECT_EQ(w1["RANK"], "2");
+  EXPECT_EQ(w1["MASTER_ADDR"], "c0");
+  auto ps = BuildTaskEnvironment(spec, FindTask(spec, "ps", 0), &cluster);
+  EXPECT_THAT(ps, Not(Contains(Key("RANK"))));
+  EXPECT_EQ(ps["WORLD_SIZE"], "3");
+}
+
+TEST(TaskEnvTest, DryRunShowsPlaceholders) {
+  PsWorkerFixture f;
+  f.spec.framework = Framework::kPyTorch;
+  auto env = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 1), nullptr);
+  EXPECT_EQ(env["DTF_WORKER_HOSTS"], "<assigned at run time>,<assigned at run time>");
+  EXPECT_EQ(env["TONY_TASK_PORT"], "<assigned at run time>");
+  EXPECT_EQ(env["MASTER_ADDR"], "<assigned at run time>");
+  auto tf = nlohmann::json::parse(env["TF_CONFIG"]);
+  EXPECT_EQ(tf["cluster"]["ps"], nlohmann::json({"<assigned at run time>"}));
+  EXPECT_EQ(env["RANK"], "1");
+}
+
+TEST(TaskEnvTest, UserEnvJobTypeWinsButCannotOverrideContract) {
+  PsWorkerFixture f;
+  f.spec.env = {{"A", "spec"}, {"B", "spec"}, {"DTF_TASK_INDEX", "99"}};
+  f.spec.job_types[1].env = {{"B", "worker"}};
+  auto env = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 0), &f.cluster);
+  EXPECT_EQ(env["A"], "spec");
+  EXPECT_EQ(env["B"], "worker");
+  EXPECT_EQ(env["DTF_TASK_INDEX"], "0");
+  auto ps = BuildTaskEnvironment(f.spec, FindTask(f.spec, "ps", 0), &f.cluster);
+  EXPECT_EQ(ps["B"], "spec");
+}
+
+TEST(TaskEnvTest, DashInJobNameMakesAValidVariableName) {
+  JobSpec spec;
+  spec.command = "x";
+  spec.job_types = {Job("data-reader", 1), Job("worker", 1)};
+  ClusterSpec cluster;
+  cluster.jobs = {{"data-reader", {"d:1"}}, {"worker", {"w:1"}}};
+  auto env = BuildTaskEnvironment(spec, FindTask(spec, "worker", 0), &cluster);
+  EXPECT_EQ(env["DTF_DATA_READER_HOSTS"], "d:1");
+}
+
+}  // namespace
+}  // namespace tony

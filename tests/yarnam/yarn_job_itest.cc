@@ -1,0 +1,256 @@
+// Copyright libtony authors.
+//
+// ytf-submit and ytf on the real single-host YARN: the real binaries, real containers, real
+// TensorFlow. After every test no container or process of the job may remain.
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "common/file_util.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "http/client.h"
+#include "http/json.h"
+#include "tests/harness/hadoop_cluster.h"
+
+extern char** environ;
+
+namespace tony {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string BinDir() {
+  const char* d = std::getenv("TONY_BIN_DIR");
+  return d != nullptr ? d : "build/bin";
+}
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
+  return env;
+}
+
+Result RunCommand(std::vector<std::string> argv, absl::Duration timeout = absl::Minutes(5)) {
+  // A fresh directory per test binary run: the child's output files are appended to.
+  static const std::string dir = [] {
+    std::string tmpl = ::testing::TempDir() + "/yarn_job_itest.XXXXXX";
+    return std::string(mkdtemp(tmpl.data()));
+  }();
+  static int counter = 0;
+  std::string base = absl::StrCat(dir, "/run", ++counter);
+  SubprocessOptions options;
+  options.argv = std::move(argv);
+  options.env = Environment();
+  options.stdout_path = base + ".out";
+  options.stderr_path = base + ".err";
+  Result r;
+  auto p = Subprocess::Spawn(options);
+  if (!p.ok()) {
+    r.err = std::string(p.status().message());
+    return r;
+  }
+  auto code = (*p)->Wait(timeout);
+  r.exit_code = code.ok() ? *code : (*p)->Terminate(absl::Seconds(5));
+  r.out = ReadFileToString(base + ".out").value_or("");
+  r.err = ReadFileToString(base + ".err").value_or("");
+  return r;
+}
+
+std::string Python() {
+  static const std::string bin = [] {
+    const std::string src = harness::HadoopCluster::Get().source_dir();
+    Result r = RunCommand({"/bin/bash", src + "/scripts/python-env"}, absl::Minutes(20));
+    std::string dir(absl::StripAsciiWhitespace(r.out));
+    return dir + "/python";
+  }();
+  return bin;
+}
+
+std::string AppIdOf(const Result& r) {
+  std::smatch m;
+  static const std::regex re("application_[0-9]+_[0-9]+");
+  return std::regex_search(r.out, m, re) ? m.str() : "";
+}
+
+http::Json Rm(const std::string& path) {
+  http::Client http;
+  auto r =
+      http.Get(harness::HadoopCluster::Get().rm_web_url() + path, {{"Accept", "application/json"}});
+  if (!r.ok() || !r->ok()) return http::Json();
+  auto j = http::ParseJson(r->body, path);
+  return j.ok() ? *j : http::Json();
+}
+
+// Processes started for `app_id`'s containers, found by the CONTAINER_ID in their environment.
+std::vector<int> ProcessesOf(const std::string& app_id) {
+  std::string suffix = app_id.substr(std::string("application_").size());
+  std::string needle = absl::StrCat("CONTAINER_ID=container_", suffix, "_");
+  std::vector<int> pids;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (dirent* e = readdir(proc)) {
+    int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in(absl::StrCat("/proc/", pid, "/environ"), std::ios::binary);
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (absl::StrContains(env, needle)) pids.push_back(pid);
+  }
+  closedir(proc);
+  return pids;
+}
+
+// The pid of one task's user command: its environment names the app's container and the task.
+int TaskProcess(const std::string& app_id, const std::string& job, int index) {
+  for (int pid : ProcessesOf(app_id)) {
+    std::ifstream in(absl::StrCat("/proc/", pid, "/environ"), std::ios::binary);
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> vars = absl::StrSplit(env, '\0');
+    bool job_ok = false, index_ok = false, is_user = false;
+    for (const std::string& v : vars) {
+      job_ok = job_ok || v == "DTF_TASK_JOB_NAME=" + job;
+      index_ok = index_ok || v == absl::StrCat("DTF_TASK_INDEX=", index);
+      is_user = is_user || absl::StartsWith(v, "TF_CONFIG=");
+    }
+    if (job_ok && index_ok && is_user) return pid;
+  }
+  return -1;
+}
+
+void ExpectNothingLeft(const std::string& app_id) {
+  ASSERT_FALSE(app_id.empty());
+  // Containers end asynchronously after the application does: allow a short while.
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  std::vector<int> left;
+  do {
+    left = ProcessesOf(app_id);
+    if (left.empty()) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  } while (absl::Now() < deadline);
+  EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app_id << " still run";
+  http::Json app = Rm("/ws/v1/cluster/apps/" + app_id);
+  ASSERT_TRUE(app.contains("app")) << app_id;
+  EXPECT_LE(app["app"]["runningContainers"].get<int>(), 0);  // -1 once finished
+}
+
+std::string AppState(const std::string& app_id) {
+  http::Json app = Rm("/ws/v1/cluster/apps/" + app_id);
+  if (!app.contains("app")) return "";
+  return app["app"]["state"].get<std::string>() + "/" +
+         app["app"]["finalStatus"].get<std::string>();
+}
+
+std::string Submit() { return BinDir() + "/ytf-submit"; }
+std::string Ytf() { return BinDir() + "/ytf"; }
+
+TEST(YarnJobTest, TensorFlowExampleSucceedsWithCheckpointsAndLogs) {
+  std::string tmpl = ::testing::TempDir() + "/tf-out.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-tf", "-r", "ps:1,worker:2", "-m", "1g",
+                         "-s", src + "/examples/classic_ps_worker.py", "-o", out,
+                         Python() + " ${DTF_TASK_SCRIPT} --steps 200"},
+                        absl::Minutes(10));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_TRUE(ReadFileToString(out + "/checkpoint").ok()) << "no checkpoint in " << out;
+
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_THAT(logs.out, HasSubstr("worker 0 done"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, FailingWorkerFailsTheJobWithDiagnosticsAndStopsThePs) {
+  Result r =
+      RunCommand({Submit(), "--yarn", "-n", "itest-fail", "-r", "ps:1,worker:2", "-m", "256m",
+                  "if [ $DTF_TASK_JOB_NAME = worker ] && [ $DTF_TASK_INDEX = 1 ]; then "
+                  "echo 'something broke in worker one' >&2; exit 3; fi; "
+                  "if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; sleep 20"},
+                 absl::Minutes(5));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("worker:1"));
+  EXPECT_THAT(r.err, HasSubstr("3"));
+  EXPECT_THAT(r.err, HasSubstr("something broke in worker one"));
+  EXPECT_EQ(AppState(app), "FINISHED/FAILED");
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, KillingATaskProcessFromOutsideFailsTheJob) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-outside-kill", "-r",
+                         "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  int pid = -1;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2); pid < 0 && absl::Now() < deadline;) {
+    pid = TaskProcess(app, "worker", 0);
+    if (pid < 0) absl::SleepFor(absl::Milliseconds(500));
+  }
+  ASSERT_GT(pid, 0) << "worker:0 of " << app << " never started";
+  kill(pid, SIGKILL);
+  std::string state;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2); absl::Now() < deadline;) {
+    state = AppState(app);
+    if (absl::StartsWith(state, "FINISHED") || absl::StartsWith(state, "FAILED")) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  EXPECT_EQ(state, "FINISHED/FAILED");
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_THAT(status.out, HasSubstr("worker:0"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-ytf-kill", "-r",
+                         "ps:1,worker:2", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Kill once the tasks run, so the AM has something to stop.
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
+       TaskProcess(app, "worker", 1) < 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  Result kill = RunCommand({Ytf(), "kill", app});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  EXPECT_THAT(kill.out, HasSubstr("KILLED"));
+  EXPECT_THAT(AppState(app), testing::EndsWith("KILLED"));
+  Result list = RunCommand({Ytf(), "list", "--all"});
+  EXPECT_THAT(list.out, HasSubstr(app));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
+  Result r = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "worker:100g", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("largest container"));
+  EXPECT_EQ(AppIdOf(r), "");
+}
+
+}  // namespace
+}  // namespace tony
