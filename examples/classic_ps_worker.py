@@ -23,6 +23,18 @@ import tensorflow as tf  # noqa: E402
 tf1 = tf.compat.v1
 
 
+def _poll_chief_every_second():
+    # Non-chief workers wait for the chief to initialise the variables; TF1 checks every 30 s,
+    # which would dominate a short job.
+    from tensorflow.python.training import session_manager
+    init = session_manager.SessionManager.__init__
+
+    def patched(self, *args, **kwargs):
+        kwargs["recovery_wait_secs"] = 1
+        init(self, *args, **kwargs)
+    session_manager.SessionManager.__init__ = patched
+
+
 def parse_args():
     env = os.environ.get
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -51,6 +63,7 @@ def main():
         return 0
 
     tf1.disable_eager_execution()
+    _poll_chief_every_second()
     is_chief = args.task_index == 0
     # Generated data (no download): y = x . w_true + 0.3 + noise, a different slice per worker.
     rng = np.random.default_rng(seed=args.task_index)
