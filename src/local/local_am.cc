@@ -2,17 +2,13 @@
 
 #include "local/local_am.h"
 
-#include <signal.h>
-
-#include <atomic>
-#include <thread>
-
 #include "absl/strings/str_cat.h"
 #include "am/application_master.h"
 #include "broker/secret.h"
 #include "broker/wire.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/signal_watcher.h"
 #include "local/local_resource_manager.h"
 #include "local/process_sweep.h"
 
@@ -27,13 +23,8 @@ std::string Get(const std::map<std::string, std::string>& env, const std::string
 }  // namespace
 
 int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
-  // Signals are taken by a thread of ours; blocked first so that no other thread gets them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any thread starts, so that only the watcher takes these signals.
+  SignalWatcher signal_watcher;
 
   const std::string spec_file = Get(env, "TONY_SPEC_FILE");
   const std::string job_dir = Get(env, "TONY_JOB_DIR");
@@ -86,20 +77,12 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
   };
   am::ApplicationMaster am(options, &rm);
 
-  std::atomic<bool> done{false};
-  std::thread signal_thread([&] {
-    timespec tick{0, 100 * 1000 * 1000};
-    while (!done.load()) {
-      int sig = ::sigtimedwait(&signals, nullptr, &tick);
-      if (sig > 0) {
-        TONY_LOG(WARNING) << "tony-am: signal " << sig << "; killing the job";
-        am.Kill(absl::StrCat("the ApplicationMaster got signal ", sig));
-      }
-    }
+  signal_watcher.Start([&](int sig) {
+    TONY_LOG(WARNING) << "tony-am: signal " << sig << "; killing the job";
+    am.Kill(absl::StrCat("the ApplicationMaster got signal ", sig));
   });
   absl::StatusOr<ApplicationStatus> status = am.Run();
-  done = true;
-  signal_thread.join();
+  signal_watcher.Stop();
   if (!status.ok()) {
     TONY_LOG(ERROR) << "tony-am: " << status.status();
     ApplicationStatus failed;

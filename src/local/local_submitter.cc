@@ -99,7 +99,7 @@ class LocalApplication : public Application {
         return final_ ? *final_ : *status;
       }
       if (absl::Now() >= deadline) {
-        return absl::DeadlineExceededError(absl::StrCat(id_, " still ", StateName(status->state),
+        return absl::DeadlineExceededError(absl::StrCat(id_, " still ", AppStateName(status->state),
                                                         " after ", absl::FormatDuration(timeout)));
       }
       absl::SleepFor(std::min(absl::Milliseconds(250), deadline - absl::Now()));
@@ -132,24 +132,6 @@ class LocalApplication : public Application {
   }
 
  private:
-  static std::string StateName(AppState s) {
-    switch (s) {
-      case AppState::kSubmitted:
-        return "SUBMITTED";
-      case AppState::kAccepted:
-        return "ACCEPTED";
-      case AppState::kRunning:
-        return "RUNNING";
-      case AppState::kSucceeded:
-        return "SUCCEEDED";
-      case AppState::kFailed:
-        return "FAILED";
-      case AppState::kKilled:
-        return "KILLED";
-    }
-    return "UNKNOWN";
-  }
-
   static bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
     if (a.state != b.state || a.diagnostics != b.diagnostics) return true;
     if (a.progress.size() != b.progress.size()) return true;

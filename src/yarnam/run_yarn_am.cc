@@ -2,8 +2,6 @@
 
 #include "yarnam/run_yarn_am.h"
 
-#include <pthread.h>
-#include <signal.h>
 
 #include <atomic>
 #include <fstream>
@@ -14,6 +12,7 @@
 #include "am/application_master.h"
 #include "broker/secret.h"
 #include "common/logging.h"
+#include "common/signal_watcher.h"
 #include "submit/contract.h"
 #include "yarnam/yarn_am.h"
 #include "yarnam/yarn_resource_manager.h"
@@ -39,12 +38,8 @@ int64_t PeakRssKb() {
 
 int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   Phase("am_started");
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGHUP);
-  ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any thread starts, so that only the watcher takes these signals.
+  SignalWatcher signal_watcher;
 
   auto yarn_am = YarnAm::Create();
   if (!yarn_am.ok()) {
@@ -97,15 +92,9 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   am::ApplicationMaster am(options, &rm);
 
   std::atomic<bool> done{false};
-  std::thread signal_thread([&] {
-    timespec tick{0, 100 * 1000 * 1000};
-    while (!done.load()) {
-      int sig = ::sigtimedwait(&signals, nullptr, &tick);
-      if (sig > 0) {
-        TONY_LOG(WARNING) << "tony-am: signal " << sig << "; killing the job";
-        am.Kill(absl::StrCat("the ApplicationMaster got signal ", sig));
-      }
-    }
+  signal_watcher.Start([&](int sig) {
+    TONY_LOG(WARNING) << "tony-am: signal " << sig << "; killing the job";
+    am.Kill(absl::StrCat("the ApplicationMaster got signal ", sig));
   });
   // Launch phases for bench/launch_latency.py, and the task history once every task has a
   // container (so `ytf logs` works while the job runs).
@@ -138,7 +127,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
 
   absl::StatusOr<ApplicationStatus> status = am.Run();
   done = true;
-  signal_thread.join();
+  signal_watcher.Stop();
   monitor.join();
   if (!registered.ok()) return 3;
   AppState state = status.ok() ? status->state : AppState::kFailed;
