@@ -2,7 +2,6 @@
 
 #include "yarnam/run_yarn_am.h"
 
-
 #include <atomic>
 #include <fstream>
 #include <thread>
