@@ -77,6 +77,10 @@ struct ClusterSpecBrokerOptions {
   // Number of tasks per job type; the spec is published when all of them have registered.
   // Required, not empty.
   std::map<std::string, int> expected_tasks;
+  // Tasks that run outside the cluster, as "job:index" (ytf-submit --client's "client:0"): they
+  // never register and are no part of the spec, but may report their start and exit, and wait
+  // for the spec as observers. Default: none.
+  std::vector<std::string> outside_tasks;
   // From Start() until every task has registered. Default: 10 minutes.
   absl::Duration registration_timeout = absl::Minutes(10);
   // A registered task that sends no heartbeat for this long is reported to the observer.

@@ -120,11 +120,19 @@ struct TaskSpec {
   std::string id() const { return job_name + ":" + std::to_string(index); }
 };
 
-// The success policy. With a "chief" job type the chief alone decides (it is TensorFlow's
-// coordinator: with ParameterServerStrategy workers never exit on their own); without one every
-// job type but "ps", "evaluator" and "tensorboard" is tracked. Untracked tasks are stopped once
-// the tracked ones are done, and fail the job if they die before that.
+// The success policy. In client mode the client task alone decides (it drives the cluster);
+// otherwise, with a "chief" job type the chief alone decides (it is TensorFlow's coordinator:
+// with ParameterServerStrategy workers never exit on their own); without one every job type but
+// "ps", "evaluator" and "tensorboard" is tracked. Untracked tasks are stopped once the tracked
+// ones are done, and fail the job if they die before that.
 bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name);
+
+// The job name of the client task (JobSpec::client_mode): it runs on the submitting machine,
+// gets the cluster's addresses but is no member of the cluster.
+inline constexpr char kClientJobName[] = "client";
+
+// The client task "client:0" of a spec in client mode: the job's command and environment.
+TaskSpec ResolveClientTask(const JobSpec& spec);
 
 // InvalidArgument naming the offending field (as ytf-submit's flag or the YAML key) and how to
 // fix it, for the first problem found.

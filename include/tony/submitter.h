@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tony/cluster_spec.h"
 #include "tony/job_spec.h"
 
 namespace tony {
@@ -51,7 +52,8 @@ struct ApplicationStatus {
   std::string tracking_url;  // YARN web UI / AM status page; may be empty locally
   std::string diagnostics;   // why it failed: task, exit code, tail of its stderr
   std::map<std::string, JobTypeProgress> progress;  // by job type; empty until the AM reports
-  std::string log_dir;  // where task logs are (local backend: a directory)
+  std::string log_dir;          // where task logs are (local backend: a directory)
+  std::string tensorboard_url;  // "http://host:port/" once the TensorBoard task registered
 };
 
 class Application {
@@ -71,6 +73,21 @@ class Application {
 
   // Asks the backend to stop the application; it ends KILLED. Harmless when already final.
   virtual absl::Status Kill() = 0;
+
+  // Client mode (JobSpec::client_mode), for whoever runs the client task "client:0" on the
+  // submitting machine (ytf-submit --client does). WaitForClusterSpec blocks until every task has
+  // registered and returns their addresses (FailedPrecondition or Aborted when the job ended
+  // first, DeadlineExceeded after `timeout`). The reports tell the ApplicationMaster that the
+  // client started, is alive (at least every 30 seconds once started, or the job fails) and
+  // exited: its exit decides the job's outcome. Defaults: Unimplemented.
+  virtual absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout) {
+    return absl::UnimplementedError("this application has no client mode");
+  }
+  virtual absl::Status ReportClientStarted() { return absl::UnimplementedError("no client mode"); }
+  virtual absl::Status ReportClientAlive() { return absl::UnimplementedError("no client mode"); }
+  virtual absl::Status ReportClientExit(int exit_code) {
+    return absl::UnimplementedError("no client mode");
+  }
 };
 
 class Submitter {

@@ -2,12 +2,17 @@
 
 #include "am/application_master.h"
 
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
@@ -33,6 +38,38 @@ std::string Hostname() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "127.0.0.1";
   return buf;
+}
+
+// Whether something accepts TCP connections at "host:port".
+bool Listening(const std::string& address) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(address.substr(0, colon).c_str(), address.substr(colon + 1).c_str(), &hints,
+                    &found) != 0) {
+    return false;
+  }
+  bool ok = false;
+  for (addrinfo* a = found; a != nullptr && !ok; a = a->ai_next) {
+    // Non-blocking, so that a host dropping packets costs a second, not TCP's minutes.
+    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      ok = true;
+    } else if (errno == EINPROGRESS) {
+      pollfd pfd{fd, POLLOUT, 0};
+      int err = 0;
+      socklen_t len = sizeof(err);
+      ok = ::poll(&pfd, 1, 1000) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+           err == 0;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return ok;
 }
 
 }  // namespace
@@ -102,6 +139,20 @@ ApplicationMaster::ApplicationMaster(ApplicationMasterOptions options, ResourceM
     absl::MutexLock lock(&mu_);
     tasks_[id].spec = std::move(t);
   }
+  if (options_.spec.client_mode) {
+    // Runs on the submitting machine (ytf-submit --client), which reports its start and exit.
+    TaskSpec client = ResolveClientTask(options_.spec);
+    any_tracked = true;
+    std::string id = client.id();
+    order_.push_back(id);
+    absl::MutexLock lock(&mu_);
+    TaskState& t = tasks_[id];
+    t.spec = std::move(client);
+    t.outside = true;
+    t.allocated = true;
+    t.registered = true;
+    t.container_done = true;
+  }
   if (!any_tracked) {
     // Nothing would ever decide success: every task counts (TensorBoard never ends by itself).
     absl::MutexLock lock(&mu_);
@@ -109,7 +160,17 @@ ApplicationMaster::ApplicationMaster(ApplicationMasterOptions options, ResourceM
   }
 }
 
+void ApplicationMaster::StopTensorBoardProbe() {
+  {
+    absl::MutexLock lock(&mu_);
+    probe_stop_ = true;
+  }
+  if (tensorboard_probe_.joinable()) tensorboard_probe_.join();
+}
+
 ApplicationMaster::~ApplicationMaster() {
+  StopTensorBoardProbe();
+  if (status_page_ != nullptr) status_page_->Stop();
   if (broker_ != nullptr) broker_->Stop();
 }
 
@@ -148,7 +209,8 @@ ApplicationStatus ApplicationMaster::StatusLocked() const {
   s.id = options_.app_id;
   // The outcome shows once every task has stopped: a client that sees it may rely on that.
   s.state = IsFinal(state_) && !AllContainersDone() ? AppState::kRunning : state_;
-  s.tracking_url = options_.tracking_url;
+  s.tracking_url = tracking_url_;
+  s.tensorboard_url = tensorboard_url_;
   s.diagnostics = diagnostics_;
   s.log_dir = options_.log_dir;
   for (const auto& [id, t] : tasks_) {
@@ -175,6 +237,23 @@ ApplicationStatus ApplicationMaster::StatusForBroker() {
   return s;
 }
 
+std::string ApplicationMaster::RenderStatusPage() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> lines;
+  for (const std::string& id : order_) {
+    const TaskState& t = tasks_.at(id);
+    std::string state = t.finished && t.stop_requested ? "STOPPED"
+                        : t.finished                   ? absl::StrCat("EXITED ", t.exit_code)
+                        : t.running                    ? "RUNNING"
+                        : t.registered                 ? "REGISTERED"
+                        : t.allocated                  ? "ALLOCATED"
+                                                       : "WAITING";
+    lines.push_back(absl::StrCat(
+        absl::StrFormat("%-16s %-28s ", id, t.address.empty() ? "-" : t.address), state));
+  }
+  return am::RenderStatusPage(StatusLocked(), lines);
+}
+
 bool ApplicationMaster::AllContainersDone() const {
   for (const auto& [id, t] : tasks_) {
     if (!t.container_done) return false;
@@ -191,7 +270,11 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   bo.secret = options_.secret;
   for (const std::string& id : order_) {
     absl::MutexLock lock(&mu_);
-    ++bo.expected_tasks[tasks_[id].spec.job_name];
+    if (tasks_[id].outside) {
+      bo.outside_tasks.push_back(id);
+    } else {
+      ++bo.expected_tasks[tasks_[id].spec.job_name];
+    }
   }
   bo.registration_timeout = spec.timeouts.registration;
   bo.heartbeat_timeout = options_.heartbeat_timeout;
@@ -204,10 +287,30 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     absl::MutexLock lock(&mu_);
     broker_port_ = port;
   }
-  if (options_.on_broker_started) options_.on_broker_started(port);
+  const std::string host = options_.advertised_host.empty() ? Hostname() : options_.advertised_host;
+  std::string tracking_url = options_.tracking_url;
+  if (options_.serve_status_page) {
+    // Reachable wherever the broker is (a local job's only from this machine).
+    StatusPageOptions page;
+    page.listen_host =
+        options_.broker_listen_address.substr(0, options_.broker_listen_address.rfind(':'));
+    status_page_ = std::make_unique<StatusPage>(page, [this] { return RenderStatusPage(); });
+    if (absl::Status s = status_page_->Start(); s.ok()) {
+      if (tracking_url.empty())
+        tracking_url = absl::StrCat("http://", host, ":", status_page_->port(), "/");
+    } else {
+      // The job runs without the page; the tracking URL is a convenience.
+      TONY_LOG(WARNING) << s;
+      status_page_.reset();
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    tracking_url_ = tracking_url;
+  }
+  if (options_.on_broker_started) options_.on_broker_started(port, tracking_url);
 
   std::map<std::string, std::string> env = options_.executor_env;
-  const std::string host = options_.advertised_host.empty() ? Hostname() : options_.advertised_host;
   env["TONY_AM_ADDRESS"] = absl::StrCat(host, ":", port);
   absl::Status rm_started = rm_->Start(env, [this](const ContainerEvent& e) {
     Event event{Event::Kind::kContainer};
@@ -228,6 +331,7 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     TaskSpec task;
     {
       absl::MutexLock lock(&mu_);
+      if (tasks_[id].outside) continue;
       task = tasks_[id].spec;
     }
     rm_->Request(task);
@@ -239,6 +343,7 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   while (true) {
     std::vector<std::pair<std::string, absl::Duration>> kills;
     bool abort_broker = false;
+    std::string tensorboard_ready;
     std::string abort_reason;
     {
       absl::MutexLock lock(&mu_);
@@ -247,10 +352,14 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); };
       mu_.AwaitWithDeadline(absl::Condition(&has_events), wake);
       const bool was_final = IsFinal(state_);
+      const bool had_tensorboard = !tensorboard_address_.empty();
       while (!events_.empty()) {
         Event e = std::move(events_.front());
         events_.pop_front();
         Handle(e);
+      }
+      if (!had_tensorboard && !tensorboard_address_.empty()) {
+        tensorboard_ready = tensorboard_address_;
       }
       if (!IsFinal(state_) && absl::Now() >= job_deadline) {
         Finish(AppState::kFailed, absl::StrCat("the job timeout of ",
@@ -276,9 +385,34 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       }
     }
     // Outside the lock: the backend and the broker may call back into Post().
+    if (!tensorboard_ready.empty()) {
+      // Registered is not yet listening: announce TensorBoard once it answers, so that the
+      // tracking URL never leads to a refused connection.
+      tensorboard_probe_ = std::thread([this, address = tensorboard_ready] {
+        const absl::Time give_up = absl::Now() + absl::Minutes(5);
+        while (absl::Now() < give_up) {
+          {
+            absl::MutexLock lock(&mu_);
+            auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return probe_stop_; };
+            if (mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(500))) return;
+          }
+          if (!Listening(address)) continue;
+          const std::string url = absl::StrCat("http://", address, "/");
+          {
+            absl::MutexLock lock(&mu_);
+            tensorboard_url_ = url;
+          }
+          TONY_LOG(INFO) << "TensorBoard at " << url;
+          if (options_.on_tensorboard_ready) options_.on_tensorboard_ready(url);
+          return;
+        }
+        TONY_LOG(WARNING) << "TensorBoard registered at " << address << " but never listened";
+      });
+    }
     if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
     for (const auto& [id, grace] : kills) rm_->Kill(id, grace);
   }
+  StopTensorBoardProbe();
   rm_->Stop();
 
   ApplicationStatus final_status;
@@ -296,6 +430,7 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     mu_.AwaitWithTimeout(absl::Condition(&seen), options_.final_status_linger);
   }
   broker_->Stop();
+  if (status_page_ != nullptr) status_page_->Stop();
   return final_status;
 }
 
@@ -303,7 +438,11 @@ void ApplicationMaster::Handle(const Event& e) {
   using Kind = Event::Kind;
   switch (e.kind) {
     case Kind::kRegistered:
-      if (TaskState* t = Find(e.job, e.index)) t->registered = true;
+      if (TaskState* t = Find(e.job, e.index)) {
+        t->registered = true;
+        t->address = e.text;
+        if (e.job == "tensorboard" && tensorboard_address_.empty()) tensorboard_address_ = e.text;
+      }
       TONY_LOG(INFO) << e.job << ":" << e.index << " registered at " << e.text;
       return;
     case Kind::kPublished:

@@ -30,12 +30,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "am/resource_manager.h"
+#include "am/status_page.h"
 #include "tony/cluster_spec_broker.h"
 #include "tony/job_spec.h"
 #include "tony/submitter.h"
@@ -53,8 +55,11 @@ struct ApplicationMasterOptions {
   // Added to every executor's environment, e.g. TONY_SPEC_FILE and TONY_SECRET_FILE (the AM
   // itself adds TONY_AM_ADDRESS). Default: empty.
   std::map<std::string, std::string> executor_env;
-  std::string tracking_url;  // Default: "" (none)
-  std::string log_dir;       // where task logs are, for the status. Default: "" (unknown)
+  // The job's tracking URL. Default: "" (the AM's own status page, when serve_status_page).
+  std::string tracking_url;
+  // Serve the status page (am/status_page.h) on a port the system picks. Default: true.
+  bool serve_status_page = true;
+  std::string log_dir;  // where task logs are, for the status. Default: "" (unknown)
   // A registered task silent for this long fails the job. Default: 1 minute.
   absl::Duration heartbeat_timeout = absl::Minutes(1);
   // Extra time, over the job's stop grace, that stopped tasks get to end before they are
@@ -63,9 +68,13 @@ struct ApplicationMasterOptions {
   // After the outcome, the broker keeps answering status calls until a client has seen the final
   // status or this long has passed. Default: 10 seconds.
   absl::Duration final_status_linger = absl::Seconds(10);
-  // Called once the broker listens, with its port (e.g. to publish the AM's address).
+  // Called once the broker listens, with its port and the tracking URL (e.g. to register with
+  // YARN). Default: null.
+  std::function<void(int port, const std::string& tracking_url)> on_broker_started;
+  // Called once, from an AM thread, when the TensorBoard task has registered and answers on its
+  // port, with its URL (YARN's tracking URL then leads to it, as the seed design has it).
   // Default: null.
-  std::function<void(int port)> on_broker_started;
+  std::function<void(const std::string& url)> on_tensorboard_ready;
 };
 
 class ApplicationMaster {
@@ -104,6 +113,8 @@ class ApplicationMaster {
     bool stop_requested = false;
     int exit_code = 0;
     std::string stderr_tail;
+    std::string address;   // host:port it registered
+    bool outside = false;  // the client of client mode: no container, never registers
   };
 
   void Post(Event event);
@@ -118,6 +129,8 @@ class ApplicationMaster {
   TaskState* Find(const std::string& task_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ApplicationStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ApplicationStatus StatusForBroker();
+  std::string RenderStatusPage() const;
+  void StopTensorBoardProbe();
 
   const ApplicationMasterOptions options_;
   ResourceManager* const rm_;
@@ -130,6 +143,12 @@ class ApplicationMaster {
   std::vector<std::string> order_;                               // task ids in ResolveTasks order
   AppState state_ ABSL_GUARDED_BY(mu_) = AppState::kAccepted;
   std::string diagnostics_ ABSL_GUARDED_BY(mu_);
+  std::string tracking_url_ ABSL_GUARDED_BY(mu_);
+  std::string tensorboard_address_ ABSL_GUARDED_BY(mu_);  // as registered
+  std::string tensorboard_url_ ABSL_GUARDED_BY(mu_);      // once it answers
+  bool probe_stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it
+  std::unique_ptr<StatusPage> status_page_;
   std::optional<absl::Time> stop_deadline_ ABSL_GUARDED_BY(mu_);
   bool final_status_seen_ ABSL_GUARDED_BY(mu_) = false;
   int broker_port_ ABSL_GUARDED_BY(mu_) = 0;

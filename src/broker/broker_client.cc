@@ -57,6 +57,17 @@ absl::StatusOr<ClusterSpec> BrokerClient::Register(absl::string_view job_name, i
   SetTask(request.mutable_task(), job_name, index);
   request.set_host(std::string(host));
   request.set_port(static_cast<uint32_t>(port));
+  return LongPoll(request, timeout);
+}
+
+absl::StatusOr<ClusterSpec> BrokerClient::WaitForClusterSpec(absl::Duration timeout) {
+  RegisterRequest request;
+  request.set_observe(true);
+  return LongPoll(request, timeout);
+}
+
+absl::StatusOr<ClusterSpec> BrokerClient::LongPoll(const RegisterRequest& request,
+                                                   absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   absl::Status last = absl::DeadlineExceededError("no answer from the broker");
   while (absl::Now() < deadline) {
@@ -128,6 +139,32 @@ absl::Status BrokerClient::Kill(absl::string_view reason) {
   request.set_reason(std::string(reason));
   KillResponse response;
   return FromGrpcStatus(stub_->stub->Kill(&ctx, request, &response));
+}
+
+absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
+    const std::function<absl::StatusOr<BrokerClient*>()>& broker_of, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Status last = absl::UnavailableError("the ApplicationMaster is not up yet");
+  while (absl::Now() < deadline) {
+    absl::StatusOr<BrokerClient*> broker = broker_of();
+    if (broker.ok()) {
+      // Short polls: the job may end meanwhile, which broker_of() notices.
+      absl::StatusOr<ClusterSpec> spec =
+          (*broker)->WaitForClusterSpec(std::min(absl::Seconds(5), deadline - absl::Now()));
+      if (spec.ok() ||
+          !(absl::IsDeadlineExceeded(spec.status()) || absl::IsUnavailable(spec.status()))) {
+        return spec;
+      }
+      last = spec.status();
+    } else if (absl::IsUnavailable(broker.status())) {
+      last = broker.status();
+      absl::SleepFor(std::min(absl::Milliseconds(500), deadline - absl::Now()));
+    } else {
+      return broker.status();
+    }
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "no cluster spec within ", absl::FormatDuration(timeout), " (last: ", last.message(), ")"));
 }
 
 }  // namespace tony::broker

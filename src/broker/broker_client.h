@@ -8,6 +8,7 @@
 #ifndef TONY_BROKER_BROKER_CLIENT_H_
 #define TONY_BROKER_BROKER_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,8 @@ class Channel;
 }  // namespace grpc
 
 namespace tony::broker {
+
+class RegisterRequest;  // generated from broker.proto
 
 struct BrokerClientOptions {
   // Deadline of each short call (heartbeat, reports, status, kill). Default: 10 seconds.
@@ -47,6 +50,9 @@ class BrokerClient {
   // until the timeout.
   absl::StatusOr<ClusterSpec> Register(absl::string_view job_name, int index,
                                        absl::string_view host, int port, absl::Duration timeout);
+  // Blocks until the cluster spec is published without registering (the client of client
+  // mode); errors as Register's.
+  absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout);
   absl::Status Heartbeat(absl::string_view job_name, int index);
   absl::Status TaskStarted(absl::string_view job_name, int index);
   absl::Status ReportExit(absl::string_view job_name, int index, int exit_code,
@@ -56,12 +62,19 @@ class BrokerClient {
 
  private:
   class Stub;
+  absl::StatusOr<ClusterSpec> LongPoll(const RegisterRequest& request, absl::Duration timeout);
   const std::string address_;
   const std::string secret_;
   const BrokerClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Stub> stub_;
 };
+
+// Client mode: waits until the job's cluster spec is published. `broker_of` returns the AM's
+// broker client, Unavailable while the AM is not up yet (asked again shortly), or another error
+// (e.g. FailedPrecondition once the job is over), which is returned.
+absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
+    const std::function<absl::StatusOr<BrokerClient*>()>& broker_of, absl::Duration timeout);
 
 }  // namespace tony::broker
 

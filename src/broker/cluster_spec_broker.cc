@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -40,6 +41,7 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
                                           pb::ClusterSpecBroker::CallbackService> {
  public:
   explicit Impl(ClusterSpecBrokerOptions options) : options_(std::move(options)) {
+    for (const std::string& name : options_.outside_tasks) outside_[name];
     for (const auto& [name, count] : options_.expected_tasks) {
       tasks_[name].resize(count > 0 ? count : 0);
       total_tasks_ += count > 0 ? count : 0;
@@ -85,6 +87,8 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx,
                                      const grpc::ByteBuffer* request_buffer,
                                      grpc::ByteBuffer* response) override;
+  // A registration with `observe` set.
+  grpc::ServerUnaryReactor* Observe(grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response);
   grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx,
                                       const pb::HeartbeatRequest* request,
                                       pb::HeartbeatResponse* response) override;
@@ -114,6 +118,12 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
     return reactor;
   }
   bool Authenticated(grpc::CallbackServerContext* ctx) const;
+  // A task of the cluster or outside it.
+  TaskState* FindAnyLocked(const pb::TaskRef& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (TaskState* t = FindLocked(task.job_name(), task.index())) return t;
+    auto it = outside_.find(TaskName(task.job_name(), task.index()));
+    return it == outside_.end() ? nullptr : &it->second;
+  }
   // NotFound naming the task when the job has no such task.
   absl::Status CheckTask(const pb::TaskRef& task) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   TaskState* FindLocked(absl::string_view job, int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -144,6 +154,9 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
   grpc::ByteBuffer published_response_ ABSL_GUARDED_BY(mu_);  // serialized RegisterResponse
   absl::Status aborted_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<RegisterReactor*> waiters_ ABSL_GUARDED_BY(mu_);
+  // Tasks outside the cluster by "job:index"; "registered" once they reported their start, from
+  // when on their heartbeats are watched.
+  std::map<std::string, TaskState> outside_ ABSL_GUARDED_BY(mu_);
 };
 
 absl::Status ClusterSpecBroker::Impl::Start() {
@@ -152,6 +165,15 @@ absl::Status ClusterSpecBroker::Impl::Start() {
   }
   if (total_tasks_ == 0) {
     return absl::InvalidArgumentError("ClusterSpecBroker: no expected tasks");
+  }
+  for (const std::string& name : options_.outside_tasks) {
+    size_t colon = name.rfind(':');
+    int index = 0;
+    if (colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(name.substr(colon + 1), &index) || index < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ClusterSpecBroker: outside task '", name, "' is not job:index"));
+    }
   }
   {
     absl::MutexLock lock(&mu_);
@@ -292,6 +314,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
     }
   }
   const pb::RegisterRequest* request = &parsed;
+  if (request->observe()) return Observe(ctx, response);
   const std::string& job = request->task().job_name();
   const int index = request->task().index();
   if (request->host().empty() || request->port() == 0 || request->port() > 65535) {
@@ -374,12 +397,33 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Observe(grpc::CallbackServerContext* ctx,
+                                                           grpc::ByteBuffer* response) {
+  auto* reactor = new RegisterReactor(this, response);
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!aborted_.ok()) {
+      status = absl::AbortedError(aborted_.message());
+    } else if (stopping_) {
+      status = absl::UnavailableError("the broker is stopping");
+    } else if (published_) {
+      *response = published_response_;
+    } else {
+      waiters_.insert(reactor);  // finished with the others at publication
+      return reactor;
+    }
+  }
+  reactor->Finish(broker::ToGrpcStatus(status));
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServerContext* ctx,
                                                              const pb::HeartbeatRequest* request,
                                                              pb::HeartbeatResponse* response) {
   if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
   absl::MutexLock lock(&mu_);
-  TaskState* task = FindLocked(request->task().job_name(), request->task().index());
+  TaskState* task = FindAnyLocked(request->task());
   if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
   task->last_seen = absl::Now();
   return Reply(ctx, absl::OkStatus());
@@ -391,9 +435,12 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::TaskStarted(
   if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
   {
     absl::MutexLock lock(&mu_);
-    TaskState* task = FindLocked(request->task().job_name(), request->task().index());
+    TaskState* task = FindAnyLocked(request->task());
     if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
     task->last_seen = absl::Now();
+    if (outside_.count(TaskName(request->task().job_name(), request->task().index())) > 0) {
+      task->registered = true;  // its heartbeats are watched from now on
+    }
   }
   if (options_.observer != nullptr) {
     options_.observer->OnTaskStarted(request->task().job_name(), request->task().index());
@@ -407,7 +454,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::ReportExit(grpc::CallbackServ
   if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
   {
     absl::MutexLock lock(&mu_);
-    TaskState* task = FindLocked(request->task().job_name(), request->task().index());
+    TaskState* task = FindAnyLocked(request->task());
     if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
     task->exited = true;
   }
@@ -491,6 +538,15 @@ void ClusterSpecBroker::Impl::TimerLoop() {
             lost.emplace_back(name, static_cast<int>(i));
             t.last_seen = now;  // report once per timeout period
           }
+        }
+      }
+      for (auto& [name, t] : outside_) {
+        if (t.registered && !t.exited && now - t.last_seen > options_.heartbeat_timeout) {
+          size_t colon = name.rfind(':');
+          int index = 0;
+          (void)absl::SimpleAtoi(name.substr(colon + 1), &index);  // checked by Start()
+          lost.emplace_back(name.substr(0, colon), index);
+          t.last_seen = now;
         }
       }
       if (!lost.empty() && options_.observer != nullptr) {

@@ -89,6 +89,7 @@ StatusResponse ApplicationStatusToWire(const ApplicationStatus& status) {
   wire.set_tracking_url(status.tracking_url);
   wire.set_diagnostics(status.diagnostics);
   wire.set_log_dir(status.log_dir);
+  wire.set_tensorboard_url(status.tensorboard_url);
   for (const auto& [name, p] : status.progress) {
     broker::JobTypeProgress* w = wire.add_progress();
     w->set_job_name(name);
@@ -112,6 +113,7 @@ ApplicationStatus ApplicationStatusFromWire(const StatusResponse& wire) {
   status.tracking_url = wire.tracking_url();
   status.diagnostics = wire.diagnostics();
   status.log_dir = wire.log_dir();
+  status.tensorboard_url = wire.tensorboard_url();
   for (const broker::JobTypeProgress& w : wire.progress()) {
     tony::JobTypeProgress& p = status.progress[w.job_name()];
     p.total = w.total();

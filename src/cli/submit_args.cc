@@ -336,6 +336,10 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
 
   if (!positional.empty()) spec.command = absl::StrJoin(positional, " ");
   TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  if (spec.client_mode && out.detach && !out.dry_run) {
+    return absl::InvalidArgumentError(
+        "--client: runs the client task here until the job ends; drop --detach (or --client)");
+  }
   return out;
 }
 
@@ -362,7 +366,8 @@ Job:
       --docker_image <image>  run tasks in this Docker image
   -q, --queue <queue>    YARN queue (default "default")
   -n, --name <name>      application name (default "TensorFlow")
-      --client           also run a "client" task on this machine
+      --client           also run the command here, as task client:0, once every
+                         task registered; its exit decides the job's outcome
       --framework <f>    tensorflow (default), pytorch, horovod or custom
   -e, --env KEY=VALUE    extra environment for every task; repeatable
       --file <file>      extra local file shipped to every task; repeatable

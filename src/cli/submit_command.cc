@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "cli/client_task.h"
 #include "tony/submitter.h"
 
 namespace tony::cli {
@@ -85,8 +86,20 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   }
   out << (*app)->id() << "\n";
   out.flush();
+  std::string shown_tracking_url, shown_tensorboard_url;
+  // URLs are printed as soon as they are known (a local AM publishes its page once it runs).
+  auto show_urls = [&](const ApplicationStatus& s) {
+    if (!s.tracking_url.empty() && s.tracking_url != shown_tracking_url) {
+      err << "ytf-submit: tracking URL: " << s.tracking_url << "\n";
+      shown_tracking_url = s.tracking_url;
+    }
+    if (!s.tensorboard_url.empty() && s.tensorboard_url != shown_tensorboard_url) {
+      err << "ytf-submit: TensorBoard: " << s.tensorboard_url << "\n";
+      shown_tensorboard_url = s.tensorboard_url;
+    }
+  };
   if (auto s = (*app)->Status(); s.ok()) {
-    if (!s->tracking_url.empty()) err << "ytf-submit: tracking URL: " << s->tracking_url << "\n";
+    show_urls(*s);
     if (!s->log_dir.empty()) err << "ytf-submit: task logs: " << s->log_dir << "\n";
   }
   if (args.detach) return kExitOk;
@@ -99,6 +112,7 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   bool had_progress = false;
   auto on_progress = [&](const ApplicationStatus& s) {
     if (args.quiet) return;
+    if (!IsFinal(s.state)) show_urls(s);
     // Once the AM is gone YARN's report has no task counts: that is no news.
     had_progress = had_progress || !s.progress.empty();
     if (had_progress && s.progress.empty() && !IsFinal(s.state)) return;
@@ -111,11 +125,15 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
     }
   };
 
+  std::unique_ptr<ClientTask> client;
+  if (args.spec.client_mode) client = std::make_unique<ClientTask>(args.spec, app->get(), err);
   absl::StatusOr<ApplicationStatus> final_status;
   bool killed_by_user = false;
   while (true) {
     final_status = (*app)->Wait(absl::Seconds(1), on_progress);
-    if (final_status.ok() && IsFinal(final_status->state)) break;
+    const bool over = final_status.ok() && IsFinal(final_status->state);
+    if (client != nullptr) client->Step(over, absl::Seconds(1));
+    if (over) break;
     if (!final_status.ok() && final_status.status().code() != absl::StatusCode::kDeadlineExceeded) {
       break;
     }

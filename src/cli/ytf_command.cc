@@ -98,6 +98,7 @@ std::unique_ptr<Application> Open(std::shared_ptr<submit::YarnCluster> cluster,
 void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
   out << s.id << "  " << AppStateName(s.state) << "\n";
   if (!s.tracking_url.empty()) out << "  tracking URL: " << s.tracking_url << "\n";
+  if (!s.tensorboard_url.empty()) out << "  TensorBoard: " << s.tensorboard_url << "\n";
   for (const auto& [job, p] : s.progress) {
     out << absl::StrFormat(
         "  %-12s %d tasks: %d allocated, %d registered, %d running, %d succeeded, %d failed\n", job,

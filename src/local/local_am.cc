@@ -71,7 +71,7 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
     options.executor_env[broker::kSecretEnv] = *secret;
   }
   options.log_dir = job_dir;
-  options.on_broker_started = [&job_dir](int port) {
+  options.on_broker_started = [&job_dir](int port, const std::string&) {
     absl::Status s = WriteFileAtomically(job_dir + "/" + kAmPortFile, absl::StrCat(port, "\n"));
     if (!s.ok()) TONY_LOG(ERROR) << "cannot publish the AM's port: " << s;
   };

@@ -24,6 +24,7 @@
 #include "broker/wire.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "local/local_am.h"
 #include "local/process_sweep.h"
@@ -131,7 +132,41 @@ class LocalApplication : public Application {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout) override {
+    return broker::WaitForClusterSpecVia([this] { return Broker(); }, timeout);
+  }
+  absl::Status ReportClientStarted() override {
+    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
+    return am->TaskStarted(kClientJobName, 0);
+  }
+  absl::Status ReportClientAlive() override {
+    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
+    return am->Heartbeat(kClientJobName, 0);
+  }
+  absl::Status ReportClientExit(int exit_code) override {
+    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
+    return am->ReportExit(kClientJobName, 0, exit_code, "");
+  }
+
  private:
+  // The AM's broker client; Unavailable until the AM has published its port,
+  // FailedPrecondition once the job is over.
+  absl::StatusOr<broker::BrokerClient*> Broker() {
+    absl::MutexLock lock(&mu_);
+    if (!final_) {
+      if (std::optional<int> code = am_->Poll()) final_ = StatusAfterAmExit(*code);
+    }
+    if (final_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(id_, " is over: ", AppStateName(final_->state)));
+    }
+    broker::BrokerClient* client = Client();
+    if (client == nullptr) {
+      return absl::UnavailableError(absl::StrCat(id_, ": the ApplicationMaster is not up yet"));
+    }
+    return client;
+  }
+
   static bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
     if (a.state != b.state || a.diagnostics != b.diagnostics) return true;
     if (a.progress.size() != b.progress.size()) return true;

@@ -52,6 +52,7 @@ int JobSpec::TotalTasks() const {
 }
 
 bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name) {
+  if (spec.client_mode) return job_name == kClientJobName;
   if (spec.FindJobType("chief") != nullptr) return job_name == "chief";
   return job_name != "ps" && job_name != "tensorboard" && job_name != "evaluator";
 }
@@ -105,6 +106,19 @@ std::vector<TaskSpec> ResolveTasks(const JobSpec& spec) {
     tasks.push_back(ResolveTask(spec, tb, 0));
   }
   return tasks;
+}
+
+TaskSpec ResolveClientTask(const JobSpec& spec) {
+  TaskSpec t;
+  t.job_name = kClientJobName;
+  t.index = 0;
+  t.vcores = 0;  // it runs outside the cluster: no container
+  t.memory_mb = 0;
+  t.gpus = 0;
+  t.command = spec.command;
+  t.env = spec.env;
+  t.tracked = true;
+  return t;
 }
 
 bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {

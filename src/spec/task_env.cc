@@ -104,7 +104,9 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
       own_address = addresses[task.index];
     }
   }
-  env["TONY_TASK_PORT"] = cluster == nullptr ? kUnassigned : PortOf(own_address);
+  // The client (client mode) is no member of the cluster: no port, no place in TF_CONFIG.
+  const bool is_client = task.job_name == kClientJobName && spec.client_mode;
+  if (!is_client) env["TONY_TASK_PORT"] = cluster == nullptr ? kUnassigned : PortOf(own_address);
 
   // TensorFlow's view: TensorBoard is no task of the cluster, and an evaluator is left out of
   // every cluster but its own (TensorFlow rejects an evaluator in the workers' cluster).
@@ -116,7 +118,10 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
     if (entry.first == "evaluator" && task.job_name != "evaluator") continue;
     tf_cluster.push_back(entry);
   }
-  if (task.job_name != "tensorboard") {
+  if (is_client) {
+    nlohmann::ordered_json tf_config = {{"cluster", ClusterJson(tf_cluster)}};
+    env["TF_CONFIG"] = tf_config.dump();
+  } else if (task.job_name != "tensorboard") {
     nlohmann::ordered_json tf_config = {
         {"cluster", ClusterJson(tf_cluster)},
         {"task", {{"type", task.job_name}, {"index", task.index}}},

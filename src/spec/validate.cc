@@ -115,6 +115,17 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   if (auto s = CheckResources(spec.task_defaults, "defaults"); !s.ok()) return s;
   if (auto s = CheckEnv(spec.env, "env"); !s.ok()) return s;
+  if (spec.client_mode) {
+    if (spec.FindJobType(kClientJobName) != nullptr) {
+      return Invalid("jobs.client", "--client",
+                     "a job type named 'client' conflicts with client mode; rename the job type "
+                     "or drop --client");
+    }
+    if (spec.command.empty()) {
+      return Invalid("command", "--client",
+                     "the client task runs the job's command; give it as the last argument");
+    }
+  }
   if (spec.tensorboard && spec.output_path.empty()) {
     return Invalid("tensorboard", "-t/--tensorboard",
                    "needs an output path; add -o/--output <dir> (TensorBoard reads it)");

@@ -144,6 +144,7 @@ class YarnApplication : public Application {
         s.progress = am_status->progress;
         if (!am_status->diagnostics.empty()) s.diagnostics = am_status->diagnostics;
         if (s.tracking_url.empty()) s.tracking_url = am_status->tracking_url;
+        s.tensorboard_url = am_status->tensorboard_url;
       } else {
         TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
       }
@@ -199,7 +200,45 @@ class YarnApplication : public Application {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout) override {
+    return broker::WaitForClusterSpecVia([this] { return Broker(); }, timeout);
+  }
+  absl::Status ReportClientStarted() override {
+    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
+    return am->TaskStarted(kClientJobName, 0);
+  }
+  absl::Status ReportClientAlive() override {
+    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
+    return am->Heartbeat(kClientJobName, 0);
+  }
+  absl::Status ReportClientExit(int exit_code) override {
+    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
+    return am->ReportExit(kClientJobName, 0, exit_code, "");
+  }
+
  private:
+  // The running AM's broker client; Unavailable before the AM is up, FailedPrecondition once the
+  // application is over.
+  absl::StatusOr<broker::BrokerClient*> Broker() {
+    TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
+                          cluster_->yarn->GetApplicationReport(id_));
+    if (yarn::IsTerminal(report.state)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(id_text_, " is over: ", AppStateName(ToAppState(report)),
+                       report.diagnostics.empty() || report.diagnostics == "N/A"
+                           ? std::string()
+                           : absl::StrCat(": ", report.diagnostics)));
+    }
+    if (secret_.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("no secret for ", id_text_));
+    }
+    if (report.rpc_port <= 0 || report.host.empty() || report.host == "N/A") {
+      return absl::UnavailableError(
+          absl::StrCat(id_text_, ": the ApplicationMaster is not up yet"));
+    }
+    return AmClient(absl::StrCat(report.host, ":", report.rpc_port));
+  }
+
   static std::string Rendering(const ApplicationStatus& s) {
     std::string out = absl::StrCat(AppStateName(s.state), "|", s.diagnostics);
     for (const auto& [job, p] : s.progress) {

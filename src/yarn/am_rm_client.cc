@@ -53,6 +53,12 @@ class RpcAmRmClient : public AmRmClient {
     return RegisterLocked();
   }
 
+  void UpdateTrackingUrl(const std::string& url) override {
+    absl::MutexLock lock(&mu_);
+    tracking_url_ = url;
+    tracking_url_dirty_ = true;
+  }
+
   int64_t AddContainerRequest(const ContainerRequest& request) override {
     absl::MutexLock lock(&mu_);
     int64_t id = next_request_id_++;
@@ -198,6 +204,8 @@ class RpcAmRmClient : public AmRmClient {
       if (!registered_) return absl::FailedPreconditionError("Allocate before Register");
       req.set_response_id(response_id_);
       req.set_progress(progress);
+      if (tracking_url_dirty_) req.set_tracking_url(tracking_url_);
+      tracking_url_dirty_ = false;
       for (auto& [id, ask] : asks_) {
         if (!ask.dirty) continue;
         AddAsks(id, ask, &req);
@@ -217,6 +225,7 @@ class RpcAmRmClient : public AmRmClient {
         if (auto it = asks_.find(id); it != asks_.end()) it->second.dirty = true;
       }
       releases_.insert(releases_.begin(), released.begin(), released.end());
+      if (req.has_tracking_url()) tracking_url_dirty_ = true;
       return s;
     }
     response_id_ = resp.response_id();
@@ -294,6 +303,7 @@ class RpcAmRmClient : public AmRmClient {
   std::string host_ ABSL_GUARDED_BY(mu_);
   int32_t rpc_port_ ABSL_GUARDED_BY(mu_) = 0;
   std::string tracking_url_ ABSL_GUARDED_BY(mu_);
+  bool tracking_url_dirty_ ABSL_GUARDED_BY(mu_) = false;
   int32_t response_id_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t next_request_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int64_t, Ask> asks_ ABSL_GUARDED_BY(mu_);

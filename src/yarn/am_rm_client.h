@@ -74,6 +74,10 @@ class AmRmClient {
   // regularly (containers are assigned on NodeManager heartbeats). Handles AM_RESYNC itself.
   virtual absl::StatusOr<AllocateResult> Allocate(float progress) = 0;
 
+  // Changes the tracking URL registered with the RM; it goes out with the next Allocate (the
+  // RM takes it from AllocateRequestProto.tracking_url since Hadoop 3.3).
+  virtual void UpdateTrackingUrl(const std::string& url) = 0;
+
   // finishApplicationMaster, repeated until the RM says the AM is unregistered.
   virtual absl::Status Unregister(FinalApplicationStatus status, const std::string& diagnostics,
                                   const std::string& tracking_url) = 0;

@@ -89,6 +89,10 @@ class FakeYarnCluster {
     absl::MutexLock lock(&mu_);
     return registered_;
   }
+  std::string tracking_url() const {
+    absl::MutexLock lock(&mu_);
+    return tracking_url_;
+  }
   std::optional<FinalApplicationStatus> final_status() const {
     absl::MutexLock lock(&mu_);
     return final_status_;
@@ -151,6 +155,7 @@ class FakeYarnCluster {
   std::optional<AmCommand> pending_command_ ABSL_GUARDED_BY(mu_);
   int64_t next_container_ ABSL_GUARDED_BY(mu_) = 2;  // 1 is the AM's own
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  std::string tracking_url_ ABSL_GUARDED_BY(mu_);
   std::optional<FinalApplicationStatus> final_status_ ABSL_GUARDED_BY(mu_);
   std::string final_diagnostics_ ABSL_GUARDED_BY(mu_);
   int allocate_calls_ ABSL_GUARDED_BY(mu_) = 0;
@@ -185,9 +190,10 @@ class FakeAmRmClient : public AmRmClient {
   using AmRmClient::Unregister;
 
   absl::StatusOr<RegisterResult> Register(const std::string&, int32_t,
-                                          const std::string&) override {
+                                          const std::string& tracking_url) override {
     absl::MutexLock lock(&cluster_->mu_);
     cluster_->registered_ = true;
+    cluster_->tracking_url_ = tracking_url;
     RegisterResult r;
     for (const auto& n : cluster_->nodes_) {
       r.max_capability.memory_mb = std::max(r.max_capability.memory_mb, n.capability.memory_mb);
@@ -195,6 +201,11 @@ class FakeAmRmClient : public AmRmClient {
     }
     r.queue = "root.default";
     return r;
+  }
+
+  void UpdateTrackingUrl(const std::string& url) override {
+    absl::MutexLock lock(&cluster_->mu_);
+    cluster_->tracking_url_ = url;
   }
 
   int64_t AddContainerRequest(const ContainerRequest& request) override {

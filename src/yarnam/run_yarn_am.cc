@@ -79,8 +79,8 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.executor_env[broker::kSecretEnv] = *secret;
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   absl::Status registered = absl::UnknownError("not registered");
-  options.on_broker_started = [&](int port) {
-    auto r = yam.Register(port, "");
+  options.on_broker_started = [&](int port, const std::string& tracking_url) {
+    auto r = yam.Register(port, tracking_url);
     registered = r.ok() ? absl::OkStatus() : r.status();
     if (r.ok()) {
       Phase("am_registered");
@@ -88,6 +88,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
       TONY_LOG(ERROR) << "registering with the ResourceManager: " << r.status();
     }
   };
+  options.on_tensorboard_ready = [&](const std::string& url) { yam.UpdateTrackingUrl(url); };
   am::ApplicationMaster am(options, &rm);
 
   std::atomic<bool> done{false};
@@ -110,6 +111,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
       ApplicationStatus st = am.Status();
       int reg = 0, running = 0;
       for (const auto& [job, p] : st.progress) {
+        if (job == kClientJobName) continue;  // not in the cluster
         reg += p.registered;
         running += p.running + p.succeeded + p.failed;
       }

@@ -34,6 +34,8 @@ class YarnAm {
   // Registers with the ResourceManager; `rpc_port` is the broker's (the client asks it for
   // progress through the application report's host and RPC port).
   absl::StatusOr<yarn::RegisterResult> Register(int rpc_port, const std::string& tracking_url);
+  // Points the application's tracking URL elsewhere (sent with the next heartbeat).
+  void UpdateTrackingUrl(const std::string& url) { rm_->UpdateTrackingUrl(url); }
 
   // Starts the launcher: executors get the staged files and `executor_env` (plus the user and
   // the debug switch).

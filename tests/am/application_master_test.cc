@@ -14,6 +14,7 @@
 #include "broker/broker_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "http/client.h"
 
 namespace tony::am {
 namespace {
@@ -51,8 +52,8 @@ class AmTest : public ::testing::Test {
     o.executor_env = {{"TONY_SPEC_FILE", "/x/job.yaml"}};
     o.stop_margin = absl::Seconds(2);
     o.final_status_linger = absl::ZeroDuration();
-    total_ = 0;
-    for (const auto& jt : o.spec.job_types) total_ += jt.instances;
+    if (tweak_) tweak_(o);
+    total_ = static_cast<int>(ResolveTasks(o.spec).size());
     am_ = std::make_unique<ApplicationMaster>(std::move(o), &rm_);
     result_ = std::async(std::launch::async, [this] { return am_->Run(); });
     ASSERT_TRUE(rm_.WaitForRequests(total_));
@@ -85,6 +86,7 @@ class AmTest : public ::testing::Test {
 
   ClusterSpecBrokerObserver* events() { return am_->executor_events(); }
 
+  std::function<void(ApplicationMasterOptions&)> tweak_;  // applied by Start()
   FakeResourceManager rm_;
   std::unique_ptr<ApplicationMaster> am_;
   std::future<absl::StatusOr<ApplicationStatus>> result_;
@@ -285,6 +287,128 @@ TEST_F(AmTest, ProgressCountsPerJobType) {
   EXPECT_EQ(s->progress["worker"].registered, 0);
   am_->Kill("test over");
   EXPECT_EQ(Final().state, AppState::kKilled);
+}
+
+std::string Get(const std::string& url) {
+  http::Client client;
+  auto r = client.Get(url);
+  return r.ok() ? r->body : std::string(r.status().message());
+}
+
+TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
+  absl::Mutex mu;
+  std::string tracking_url, tensorboard_url;
+  tweak_ = [&](ApplicationMasterOptions& o) {
+    o.spec.tensorboard = true;
+    o.spec.output_path = "/tmp/out";
+    o.on_broker_started = [&](int, const std::string& url) {
+      absl::MutexLock lock(&mu);
+      tracking_url = url;
+    };
+    o.on_tensorboard_ready = [&](const std::string& url) {
+      absl::MutexLock lock(&mu);
+      tensorboard_url = url;
+    };
+  };
+  Start({Job("worker", 1)});
+  EXPECT_THAT(rm_.requested(), UnorderedElementsAre("worker:0", "tensorboard:0"));
+  std::string url;
+  {
+    absl::MutexLock lock(&mu);
+    url = tracking_url;
+  }
+  ASSERT_THAT(url, testing::StartsWith("http://127.0.0.1:"));
+  EXPECT_EQ(am_->Status().tracking_url, url);
+  std::string page = Get(url);
+  EXPECT_THAT(page, HasSubstr("test_app"));
+  EXPECT_THAT(page, HasSubstr("worker:0"));
+  EXPECT_THAT(page, HasSubstr("WAITING"));
+
+  // TensorBoard registers, but is announced only once it answers on its port.
+  StatusPage tensorboard({"127.0.0.1", 0}, [] { return std::string("TensorBoard"); });
+  ASSERT_TRUE(tensorboard.Start().ok());
+  const int tb_port = tensorboard.port();
+  tensorboard.Stop();  // its port now refuses connections
+  for (const std::string& id : rm_.requested()) rm_.Allocate(id);
+  events()->OnRegistered("worker", 0, "127.0.0.1:1000");
+  events()->OnTaskStarted("worker", 0);
+  events()->OnRegistered("tensorboard", 0, absl::StrCat("127.0.0.1:", tb_port));
+  events()->OnTaskStarted("tensorboard", 0);
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_EQ(am_->Status().tensorboard_url, "");
+  StatusPage listening({"127.0.0.1", tb_port}, [] { return std::string("TensorBoard"); });
+  ASSERT_TRUE(listening.Start().ok());
+  const std::string tb_url = absl::StrCat("http://127.0.0.1:", tb_port, "/");
+  {
+    absl::MutexLock lock(&mu);
+    auto known = [&] { return !tensorboard_url.empty(); };
+    mu.AwaitWithTimeout(absl::Condition(&known), absl::Seconds(10));
+    EXPECT_EQ(tensorboard_url, tb_url);
+  }
+  EXPECT_EQ(am_->Status().tensorboard_url, tb_url);
+  page = Get(url);
+  EXPECT_THAT(page, HasSubstr(tb_url));
+  EXPECT_THAT(page, HasSubstr("RUNNING"));
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);  // TensorBoard never decides
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("tensorboard:0"));
+}
+
+TEST(StatusPageTest, EscapesAndAnswersOnlyGetAndHead) {
+  ApplicationStatus st;
+  st.id = "app<1>";
+  st.state = AppState::kFailed;
+  st.diagnostics = "worker:0 failed: <script>";
+  std::string html = RenderStatusPage(st, {"worker:0 -"});
+  EXPECT_THAT(html, HasSubstr("app&lt;1&gt;"));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;"));
+  EXPECT_THAT(html, Not(HasSubstr("<script>")));
+  EXPECT_THAT(html, Not(HasSubstr("refresh")));  // final: nothing changes any more
+
+  StatusPage page({"127.0.0.1", 0, absl::Milliseconds(300)}, [] { return std::string("hi"); });
+  ASSERT_TRUE(page.Start().ok());
+  const std::string url = absl::StrCat("http://127.0.0.1:", page.port(), "/any/path");
+  http::Client client;
+  auto get = client.Get(url);
+  ASSERT_TRUE(get.ok()) << get.status();
+  EXPECT_EQ(get->status, 200);
+  EXPECT_EQ(get->body, "hi");
+  auto post = client.Post(url, "x");
+  ASSERT_TRUE(post.ok()) << post.status();
+  EXPECT_EQ(post->status, 405);
+  page.Stop();
+  page.Stop();
+}
+
+TEST_F(AmTest, InClientModeTheClientDecides) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
+  Start({Job("ps", 1), Job("worker", 2)});
+  // The client runs where ytf-submit runs: nothing is requested for it.
+  EXPECT_THAT(rm_.requested(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
+  AllRunning();
+  events()->OnTaskStarted("client", 0);
+  Exit("worker", 0, 0);
+  Exit("worker", 1, 0);
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  EXPECT_EQ(am_->Status().progress["client"].running, 1);
+  events()->OnTaskExited("client", 0, 0, "");
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0"));
+}
+
+TEST_F(AmTest, InClientModeAFailingClientFailsTheJob) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
+  Start({Job("ps", 1), Job("worker", 1)});
+  AllRunning();
+  events()->OnTaskStarted("client", 0);
+  events()->OnTaskExited("client", 0, 4, "");
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("client:0 failed with exit code 4"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0"));
 }
 
 TEST(AmStartTest, BackendThatCannotStartIsAnError) {

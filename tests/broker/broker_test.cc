@@ -263,6 +263,53 @@ TEST_F(BrokerTest, SilentTaskIsReportedLost) {
   EXPECT_TRUE(observer_.WaitFor("lost worker:0", absl::Seconds(5)));
 }
 
+TEST_F(BrokerTest, ObserverGetsTheSpecAtPublicationWithoutRegistering) {
+  StartBroker({{"ps", 1}, {"worker", 1}});
+  auto observer = std::async(std::launch::async,
+                             [this] { return Client()->WaitForClusterSpec(absl::Seconds(20)); });
+  auto ps = RegisterAsync("ps", 0, 1100);
+  ASSERT_TRUE(observer_.WaitFor("registered ps:0 127.0.0.1:1100", absl::Seconds(10)));
+  EXPECT_EQ(observer.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_THAT(broker_->UnregisteredTasks(), ElementsAre("worker:0"));  // not counted
+  auto w0 = RegisterAsync("worker", 0, 1101);
+  auto spec = observer.get();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->jobs["worker"], ElementsAre("127.0.0.1:1101"));
+  EXPECT_TRUE(ps.get().ok());
+  EXPECT_TRUE(w0.get().ok());
+  // After publication an observer is answered at once; a wrong secret still is not.
+  EXPECT_TRUE(Client()->WaitForClusterSpec(absl::Seconds(5)).ok());
+  EXPECT_EQ(
+      Client("wrong-secret-0123456789abcdef")->WaitForClusterSpec(absl::Seconds(5)).status().code(),
+      absl::StatusCode::kUnauthenticated);
+}
+
+TEST_F(BrokerTest, OutsideTaskReportsAndIsWatchedOnceStarted) {
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 1}};
+  options.outside_tasks = {"client:0"};
+  options.heartbeat_timeout = absl::Milliseconds(400);
+  options.observer = &observer_;
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
+  // Not expected to register: the worker alone publishes the spec.
+  ASSERT_TRUE(client.Register("worker", 0, "127.0.0.1", 6100, absl::Seconds(5)).ok());
+  absl::SleepFor(absl::Milliseconds(600));
+  EXPECT_FALSE(observer_.WaitFor("lost client:0", absl::ZeroDuration()));  // not started yet
+  ASSERT_TRUE(client.TaskStarted("client", 0).ok());
+  EXPECT_TRUE(observer_.WaitFor("started client:0", absl::Seconds(5)));
+  EXPECT_TRUE(observer_.WaitFor("lost client:0", absl::Seconds(5)));
+  ASSERT_TRUE(client.Heartbeat("client", 0).ok());
+  ASSERT_TRUE(client.ReportExit("client", 0, 0, "").ok());
+  EXPECT_TRUE(observer_.WaitFor("exited client:0 0 ", absl::Seconds(5)));
+  EXPECT_EQ(client.ReportExit("client", 1, 0, "").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(client.Register("client", 0, "127.0.0.1", 6101, absl::Seconds(5)).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST_F(BrokerTest, StopFailsWaitersAndIsIdempotent) {
   StartBroker({{"worker", 2}});
   auto w0 = RegisterAsync("worker", 0, 7000, absl::Seconds(2));
@@ -279,6 +326,9 @@ TEST(BrokerOptionsTest, RejectsShortSecretAndEmptyJob) {
   EXPECT_EQ(ClusterSpecBroker(options).Start().code(), absl::StatusCode::kInvalidArgument);
   options.secret = kSecret;
   options.expected_tasks.clear();
+  EXPECT_EQ(ClusterSpecBroker(options).Start().code(), absl::StatusCode::kInvalidArgument);
+  options.expected_tasks = {{"worker", 1}};
+  options.outside_tasks = {"client"};
   EXPECT_EQ(ClusterSpecBroker(options).Start().code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -168,6 +168,10 @@ TEST(SubmitArgsTest, BadInputNamesTheFlag) {
   EXPECT_THAT(ErrorOf({"-x", "cmd"}), HasSubstr("unknown option '-x'"));
   EXPECT_THAT(ErrorOf({"-r"}), HasSubstr("-r/--cluster_requirement: needs a value"));
   EXPECT_THAT(ErrorOf({"-r", "w:1", "--local", "--yarn", "cmd"}), HasSubstr("conflicts"));
+  EXPECT_THAT(ErrorOf({"-r", "w:1", "--client", "--detach", "cmd"}),
+              HasSubstr("--client: runs the client task here"));
+  EXPECT_THAT(ErrorOf({"-r", "client:1", "--client", "cmd"}),
+              HasSubstr("jobs.client (--client): a job type named 'client' conflicts"));
   EXPECT_THAT(ErrorOf({"-r", "w:1", "-e", "NOVALUE", "cmd"}), HasSubstr("-e/--env"));
   EXPECT_THAT(ErrorOf({"-r", "w:1", "--framework", "mxnet", "cmd"}), HasSubstr("--framework"));
   EXPECT_THAT(ErrorOf({"--spec", "/nonexistent.yaml", "cmd"}), HasSubstr("cannot read job spec"));

@@ -276,6 +276,40 @@ TEST_F(LocalJobTest, Tf2ParameterServerStrategyExample) {
             0);
 }
 
+TEST_F(LocalJobTest, ClientModeFailingClientFailsTheJobAndStopsTheServers) {
+  // Through ytf-submit, which runs the client: the servers never exit, the client decides.
+  std::string out_path = work_root_ + "/client.out", err_path = work_root_ + "/client.err";
+  SubprocessOptions options;
+  options.argv = {
+      BinDir() + "/ytf-submit",
+      "--local",
+      "--client",
+      "-r",
+      "ps:1,worker:1",
+      "--registration_timeout",
+      "2m",
+      "if [ $DTF_TASK_JOB_NAME = client ]; then echo \"client sees $DTF_WORKER_HOSTS\"; "
+      "echo 'client: no answer' >&2; exit 3; fi; exec sleep 600"};
+  options.env = CurrentEnvironment();
+  options.env["TMPDIR"] = work_root_;  // the job directory goes under it
+  options.stdout_path = out_path;
+  options.stderr_path = err_path;
+  auto ytf = Subprocess::Spawn(options);
+  ASSERT_TRUE(ytf.ok()) << ytf.status();
+  auto code = (*ytf)->Wait(absl::Minutes(2));
+  ASSERT_TRUE(code.ok()) << code.status();
+  std::string out = ReadFileToString(out_path).value_or("");
+  std::string err = ReadFileToString(err_path).value_or("");
+  EXPECT_EQ(*code, 1) << out << err;
+  EXPECT_THAT(out, HasSubstr("client sees 127.0.0.1:"));
+  EXPECT_THAT(err, HasSubstr("client task exited with code 3"));
+  EXPECT_THAT(err, HasSubstr("client:0 failed with exit code 3"));
+  EXPECT_THAT(err, HasSubstr("FAILED"));
+  std::string id(absl::StripAsciiWhitespace(out.substr(0, out.find('\n'))));
+  ASSERT_THAT(id, ::testing::StartsWith("local_"));
+  ids_.push_back(id);  // TearDown checks that nothing of it is left
+}
+
 TEST_F(LocalJobTest, InvalidSpecIsRejectedBeforeAnythingStarts) {
   JobSpec spec;  // no job types
   auto app = submitter_->Submit(spec);

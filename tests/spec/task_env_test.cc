@@ -199,5 +199,28 @@ TEST(TaskEnvTest, DashInJobNameMakesAValidVariableName) {
   EXPECT_EQ(env["DTF_DATA_READER_HOSTS"], "d:1");
 }
 
+TEST(TaskEnvTest, ClientSeesTheClusterButIsNoMemberOfIt) {
+  PsWorkerFixture f;
+  f.spec.client_mode = true;
+  TaskSpec client = ResolveClientTask(f.spec);
+  EXPECT_EQ(client.id(), "client:0");
+  EXPECT_EQ(client.command, "python train.py");
+  EXPECT_TRUE(client.tracked);
+  for (const TaskSpec& t : ResolveTasks(f.spec)) {
+    EXPECT_NE(t.job_name, "client");
+    EXPECT_FALSE(t.tracked) << t.id() << ": in client mode the client alone decides";
+  }
+  auto env = BuildTaskEnvironment(f.spec, client, &f.cluster);
+  EXPECT_EQ(env["DTF_TASK_JOB_NAME"], "client");
+  EXPECT_EQ(env["DTF_TASK_INDEX"], "0");
+  EXPECT_EQ(env["DTF_WORKER_HOSTS"], "h1:1001,h2:1002");
+  EXPECT_THAT(env, Not(Contains(Key("TONY_TASK_PORT"))));
+  EXPECT_EQ(env["IS_CHIEF"], "false");
+  auto tf_config = nlohmann::json::parse(env["TF_CONFIG"]);
+  EXPECT_FALSE(tf_config.contains("task"));
+  EXPECT_EQ(tf_config["cluster"]["worker"].size(), 2u);
+  EXPECT_FALSE(tf_config["cluster"].contains("client"));
+}
+
 }  // namespace
 }  // namespace tony

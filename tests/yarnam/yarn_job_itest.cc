@@ -245,6 +245,55 @@ TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   ExpectNothingLeft(app);
 }
 
+TEST(YarnJobTest, ClientModeDrivesTheClusterFromHereAndItsExitDecides) {
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--client", "-n", "itest-client", "-r", "ps:1,worker:2", "-m", "1g",
+       "-s", src + "/examples/client_mode.py", Python() + " ${DTF_TASK_SCRIPT} --steps 100"},
+      absl::Minutes(10));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("client task started"));
+  EXPECT_THAT(r.out, HasSubstr("client done"));  // the client ran here, on our stdout
+  EXPECT_THAT(r.err, HasSubstr("client task exited with code 0"));
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  // The servers never exit by themselves: the AM stopped them once the client was done.
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:1"});
+  EXPECT_THAT(logs.out, HasSubstr("worker 1 serving"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, TrackingUrlShowsTheJobThenTensorBoard) {
+  std::string tmpl = ::testing::TempDir() + "/tb-out.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string venv_bin = Python().substr(0, Python().rfind('/'));
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-tensorboard", "-t", "-o", out,
+                         "-e", "PATH=" + venv_bin + ":/usr/bin:/bin", "-r", "worker:1", "-m",
+                         "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // YARN's web proxy forwards the tracking URL: first the AM's status page, then TensorBoard.
+  const std::string proxy = harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/";
+  http::Client http;
+  bool saw_status_page = false, saw_tensorboard = false;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(3);
+       !saw_tensorboard && absl::Now() < deadline;) {
+    auto page = http.Get(proxy);
+    if (page.ok() && page->ok()) {
+      saw_status_page = saw_status_page || absl::StrContains(page->body, "libtony");
+      saw_tensorboard = absl::StrContains(page->body, "<title>TensorBoard");
+    }
+    if (!saw_tensorboard) absl::SleepFor(absl::Milliseconds(500));
+  }
+  EXPECT_TRUE(saw_status_page);
+  EXPECT_TRUE(saw_tensorboard);
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("TensorBoard: http://"));
+  Result kill = RunCommand({Ytf(), "kill", app});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
   Result r = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "worker:100g", "true"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;

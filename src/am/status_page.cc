@@ -1,0 +1,170 @@
+// Copyright libtony authors.
+
+#include "am/status_page.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+
+namespace tony::am {
+namespace {
+
+std::string Escape(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+void SendAll(int fd, absl::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+std::string RenderStatusPage(const ApplicationStatus& status,
+                             const std::vector<std::string>& tasks) {
+  const bool final_state = IsFinal(status.state);
+  std::string html = absl::StrCat(
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">",
+      final_state ? "" : "<meta http-equiv=\"refresh\" content=\"5\">", "<title>",
+      Escape(status.id), " — libtony</title>",
+      "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 12px;text-align:left}"
+      "pre{background:#f4f4f4;padding:8px}</style></head><body>\n",
+      "<h1>", Escape(status.id), "</h1>\n<p>State: <b>", AppStateName(status.state), "</b></p>\n");
+  if (!status.tensorboard_url.empty()) {
+    absl::StrAppend(&html, "<p>TensorBoard: <a href=\"", Escape(status.tensorboard_url), "\">",
+                    Escape(status.tensorboard_url), "</a></p>\n");
+  }
+  if (!status.diagnostics.empty()) {
+    absl::StrAppend(&html, "<h2>Diagnostics</h2><pre>", Escape(status.diagnostics), "</pre>\n");
+  }
+  absl::StrAppend(&html,
+                  "<h2>Job types</h2><table><tr><th>job</th><th>tasks</th><th>allocated</th>"
+                  "<th>registered</th><th>running</th><th>succeeded</th><th>failed</th></tr>\n");
+  for (const auto& [job, p] : status.progress) {
+    absl::StrAppend(&html, "<tr><td>", Escape(job), "</td><td>", p.total, "</td><td>", p.allocated,
+                    "</td><td>", p.registered, "</td><td>", p.running, "</td><td>", p.succeeded,
+                    "</td><td>", p.failed, "</td></tr>\n");
+  }
+  absl::StrAppend(&html, "</table>\n<h2>Tasks</h2><pre>");
+  for (const std::string& t : tasks) absl::StrAppend(&html, Escape(t), "\n");
+  absl::StrAppend(&html, "</pre>\n");
+  if (!status.log_dir.empty()) {
+    absl::StrAppend(&html, "<p>Task logs: <code>", Escape(status.log_dir), "</code></p>\n");
+  }
+  absl::StrAppend(&html, "</body></html>\n");
+  return html;
+}
+
+StatusPage::StatusPage(StatusPageOptions options, std::function<std::string()> render)
+    : options_(std::move(options)), render_(std::move(render)) {}
+
+StatusPage::~StatusPage() { Stop(); }
+
+absl::Status StatusPage::Start() {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  int one = 1;
+  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(options_.port));
+  if (::inet_pton(AF_INET, options_.listen_host.c_str(), &addr.sin_addr) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("status page: not an IPv4 address: ", options_.listen_host));
+  }
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listen_fd_, 16) != 0) {
+    std::string why = strerror(errno);
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    return absl::UnavailableError(absl::StrCat(
+        "status page: cannot listen on ", options_.listen_host, ":", options_.port, ": ", why));
+  }
+  socklen_t len = sizeof(addr);
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  thread_ = std::thread([this] { Serve(); });
+  return absl::OkStatus();
+}
+
+void StatusPage::Stop() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
+}
+
+void StatusPage::Serve() {
+  while (!stop_.load()) {
+    // Wakes up now and then to notice Stop().
+    pollfd pfd{listen_fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, 200) <= 0) continue;
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    Answer(fd);
+    ::close(fd);
+  }
+}
+
+void StatusPage::Answer(int fd) {
+  std::string request;
+  const absl::Time deadline = absl::Now() + options_.read_timeout;
+  char buf[2048];
+  while (!absl::StrContains(request, "\r\n\r\n") && !absl::StrContains(request, "\n\n")) {
+    if (request.size() > 16384) return;  // no real browser sends that much to us
+    int left_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (left_ms <= 0) return;
+    pollfd pfd{fd, POLLIN, 0};
+    if (::poll(&pfd, 1, left_ms) <= 0) return;
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return;
+    request.append(buf, static_cast<size_t>(n));
+  }
+  const bool head = absl::StartsWith(request, "HEAD ");
+  if (!head && !absl::StartsWith(request, "GET ")) {
+    SendAll(fd,
+            "HTTP/1.0 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Length: 0\r\n"
+            "Connection: close\r\n\r\n");
+    return;
+  }
+  std::string body = render_();
+  SendAll(fd, absl::StrCat("HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+                           "Cache-Control: no-store\r\nContent-Length: ",
+                           body.size(), "\r\nConnection: close\r\n\r\n"));
+  if (!head) SendAll(fd, body);
+}
+
+}  // namespace tony::am

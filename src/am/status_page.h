@@ -1,0 +1,66 @@
+// Copyright libtony authors.
+//
+// StatusPage: the ApplicationMaster's tracking URL. A minimal HTTP/1.0 server answering every GET
+// with a page rendered on demand (the job's state, progress per job type, where each task runs,
+// the TensorBoard link). YARN's web proxy forwards the application's "Tracking URL" here.
+//
+// It is deliberately tiny: one thread, one request per connection, requests read with a deadline
+// and capped in size, so a slow or hostile client can delay it by at most that deadline.
+//
+// Thread-safe. Start() launches the serving thread; Stop() (or the destructor) joins it.
+
+#ifndef TONY_AM_STATUS_PAGE_H_
+#define TONY_AM_STATUS_PAGE_H_
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "tony/submitter.h"
+
+namespace tony::am {
+
+struct StatusPageOptions {
+  // Where to listen. Default: every interface, a port the system picks.
+  std::string listen_host = "0.0.0.0";
+  int port = 0;
+  // How long a client may take to send its request. Default: 2 seconds.
+  absl::Duration read_timeout = absl::Seconds(2);
+};
+
+// The page for `status`, as HTML (refreshing itself while the job runs). `tasks` lists one line
+// per task: "worker:0  host:port  RUNNING".
+std::string RenderStatusPage(const ApplicationStatus& status,
+                             const std::vector<std::string>& tasks);
+
+class StatusPage {
+ public:
+  // `render` returns the page's HTML; it is called on the serving thread.
+  StatusPage(StatusPageOptions options, std::function<std::string()> render);
+  ~StatusPage();
+  StatusPage(const StatusPage&) = delete;
+  StatusPage& operator=(const StatusPage&) = delete;
+
+  absl::Status Start();
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  void Serve();
+  void Answer(int fd);
+
+  const StatusPageOptions options_;
+  const std::function<std::string()> render_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace tony::am
+
+#endif  // TONY_AM_STATUS_PAGE_H_
