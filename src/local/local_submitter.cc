@@ -288,6 +288,15 @@ class LocalSubmitter : public Submitter {
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
     if (absl::Status s = ValidateJobSpec(input); !s.ok()) return s;
+    for (const TaskSpec& t : ResolveTasks(input)) {
+      if (!t.docker_image.empty()) {
+        // Running it natively instead would be a silent surprise.
+        return absl::InvalidArgumentError(absl::StrCat(
+            "docker_image (--docker_image): ", t.id(),
+            " asks for a Docker image, which the local backend cannot run (tasks are plain "
+            "processes); submit to YARN (its Docker runtime) or drop --docker_image"));
+      }
+    }
     JobSpec spec = input;
     // Tasks run in their own directories: ship files by absolute path.
     spec.script_file = Absolute(spec.script_file);

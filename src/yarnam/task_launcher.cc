@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
 #include "submit/contract.h"
@@ -201,6 +203,9 @@ void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container&
   ctx.environment = options_.environment;
   ctx.environment["TONY_JOB_NAME"] = task.job_name;
   ctx.environment["TONY_TASK_INDEX"] = std::to_string(task.index);
+  for (auto& [k, v] : DockerRuntimeEnvironment(task, options_.docker_mounts)) {
+    ctx.environment[k] = std::move(v);
+  }
   ctx.commands = {submit::kExecutorBinary, "1><LOG_DIR>/stdout", "2><LOG_DIR>/stderr"};
   absl::Status s = options_.nm->StartContainer(container, ctx);
   if (!s.ok()) {
@@ -216,6 +221,31 @@ void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container&
     return;
   }
   Emit({TaskContainerEvent::Kind::kLaunched, task_id, container.id.ToString(), 0, ""});
+}
+
+std::map<std::string, std::string> DockerRuntimeEnvironment(
+    const TaskSpec& task, const std::vector<std::string>& mounts) {
+  std::map<std::string, std::string> env;
+  if (task.docker_image.empty()) return env;
+  env["YARN_CONTAINER_RUNTIME_TYPE"] = "docker";
+  env["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"] = task.docker_image;
+  env["YARN_CONTAINER_RUNTIME_DOCKER_CONTAINER_NETWORK"] = "host";
+  std::vector<std::string> specs;
+  for (const std::string& m : mounts) specs.push_back(absl::StrCat(m, ":", m, ":rw"));
+  if (!specs.empty()) env["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"] = absl::StrJoin(specs, ",");
+  return env;
+}
+
+std::vector<std::string> LocalPaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    if (absl::StartsWith(p, "file://")) {
+      out.push_back(p.substr(std::string("file://").size()));
+    } else if (absl::StartsWith(p, "/")) {
+      out.push_back(p);
+    }
+  }
+  return out;
 }
 
 }  // namespace tony::yarnam

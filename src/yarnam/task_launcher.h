@@ -62,7 +62,21 @@ struct TaskLauncherOptions {
   std::function<void(const TaskContainerEvent&)> on_event;
   // Job progress reported to the RM with each heartbeat (0..1). Default: none (0).
   std::function<float()> progress;
+  // Host paths mounted (read-write, same place) into tasks that run in a Docker image: the
+  // job's local input and output paths. Default: none.
+  std::vector<std::string> docker_mounts;
 };
+
+// YARN's Docker runtime variables for `task` when it has a Docker image (none without): the
+// image, the host network (tasks reach each other on the ports their executors reserved on the
+// host) and `mounts`. The cluster's own read-only mounts (HADOOP_HOME, HADOOP_CONF_DIR,
+// JAVA_HOME) are its yarn.nodemanager.runtime.linux.docker.default-ro-mounts.
+std::map<std::string, std::string> DockerRuntimeEnvironment(const TaskSpec& task,
+                                                            const std::vector<std::string>& mounts);
+
+// The paths among `paths` that are on the nodes' local file systems ("/data", "file:///data"),
+// as plain paths; HDFS and other URIs are left out.
+std::vector<std::string> LocalPaths(const std::vector<std::string>& paths);
 
 class YarnTaskLauncher {
  public:

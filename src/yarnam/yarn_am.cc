@@ -107,6 +107,9 @@ absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& exe
   }
   options.on_event = std::move(on_event);
   options.progress = std::move(progress);
+  if (absl::StatusOr<JobSpec> spec = LoadJobSpecFile(spec_file_); spec.ok()) {
+    options.docker_mounts = LocalPaths({spec->input_path, spec->output_path});
+  }
   launcher_ = std::make_unique<YarnTaskLauncher>(std::move(options));
   return launcher_->Start();
 }

@@ -314,6 +314,13 @@ TEST_F(LocalJobTest, InvalidSpecIsRejectedBeforeAnythingStarts) {
   JobSpec spec;  // no job types
   auto app = submitter_->Submit(spec);
   EXPECT_EQ(app.status().code(), absl::StatusCode::kInvalidArgument);
+  JobSpec docker;
+  docker.job_types = {Job("worker", 1)};
+  docker.command = "true";
+  docker.docker_image = "tensorflow/tensorflow:2.21.0";
+  app = submitter_->Submit(docker);
+  EXPECT_EQ(app.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(app.status().message(), HasSubstr("--docker_image"));
 }
 
 }  // namespace

@@ -1,0 +1,128 @@
+// Copyright libtony authors.
+//
+// YarnTaskLauncher against the fake YARN (src/yarn/fake_yarn.h): what it asks for, what it
+// launches and the events it reports. The real cluster is yarnam_itest's.
+
+#include "yarnam/task_launcher.h"
+
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "yarn/fake_yarn.h"
+
+namespace tony::yarnam {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Key;
+using ::testing::Not;
+using ::testing::Pair;
+
+class TaskLauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = std::make_shared<yarn::FakeYarnCluster>();
+    cluster_->AddNode({"n1", 1}, {4096, 4, {}});
+    cluster_->AddNode({"n2", 2}, {4096, 4, {}});
+    rm_ = std::make_unique<yarn::FakeAmRmClient>(cluster_);
+    nm_ = std::make_unique<yarn::FakeNmClient>(cluster_);
+    ASSERT_TRUE(rm_->Register("am", 0, "").ok());
+  }
+
+  void StartLauncher(std::vector<std::string> docker_mounts = {}) {
+    TaskLauncherOptions o;
+    o.rm = rm_.get();
+    o.nm = nm_.get();
+    o.environment = {{"TONY_AM_ADDRESS", "am:1"}};
+    o.heartbeat = absl::Milliseconds(20);
+    o.docker_mounts = std::move(docker_mounts);
+    o.on_event = [this](const TaskContainerEvent& e) {
+      absl::MutexLock lock(&mu_);
+      events_.push_back(e);
+    };
+    launcher_ = std::make_unique<YarnTaskLauncher>(std::move(o));
+    ASSERT_TRUE(launcher_->Start().ok());
+  }
+
+  bool WaitForEvents(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&] { return events_.size() >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+  }
+
+  static TaskSpec Task(const std::string& job, int index, std::string image = "") {
+    TaskSpec t;
+    t.job_name = job;
+    t.index = index;
+    t.vcores = 1;
+    t.memory_mb = 1024;
+    t.gpus = 0;
+    t.docker_image = std::move(image);
+    return t;
+  }
+
+  std::shared_ptr<yarn::FakeYarnCluster> cluster_;
+  std::unique_ptr<yarn::FakeAmRmClient> rm_;
+  std::unique_ptr<yarn::FakeNmClient> nm_;
+  std::unique_ptr<YarnTaskLauncher> launcher_;
+  absl::Mutex mu_;
+  std::vector<TaskContainerEvent> events_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(TaskLauncherTest, LaunchesTheExecutorWithTheTasksIdentity) {
+  StartLauncher();
+  launcher_->Request(Task("worker", 1), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
+  launcher_->Stop();
+  std::vector<yarn::FakeYarnCluster::FakeContainer> containers = cluster_->containers();
+  ASSERT_EQ(containers.size(), 1u);
+  ASSERT_TRUE(containers[0].context.has_value());
+  const auto& env = containers[0].context->environment;
+  EXPECT_THAT(env, Contains(Pair("TONY_AM_ADDRESS", "am:1")));
+  EXPECT_THAT(env, Contains(Pair("TONY_JOB_NAME", "worker")));
+  EXPECT_THAT(env, Contains(Pair("TONY_TASK_INDEX", "1")));
+  EXPECT_THAT(env, Not(Contains(Key("YARN_CONTAINER_RUNTIME_TYPE"))));
+  // Allocation and launch are reported from different threads: in either order.
+  absl::MutexLock lock(&mu_);
+  std::vector<TaskContainerEvent::Kind> kinds;
+  for (const TaskContainerEvent& e : events_) {
+    EXPECT_EQ(e.task_id, "worker:1");
+    kinds.push_back(e.kind);
+  }
+  EXPECT_THAT(kinds, ::testing::UnorderedElementsAre(TaskContainerEvent::Kind::kAllocated,
+                                                     TaskContainerEvent::Kind::kLaunched));
+}
+
+TEST_F(TaskLauncherTest, DockerTasksGetYarnsDockerRuntime) {
+  StartLauncher({"/data/in", "/data/out"});
+  launcher_->Request(Task("worker", 0, "tensorflow/tensorflow:2.21.0"), 1);
+  ASSERT_TRUE(WaitForEvents(2));
+  launcher_->Stop();
+  std::vector<yarn::FakeYarnCluster::FakeContainer> containers = cluster_->containers();
+  ASSERT_EQ(containers.size(), 1u);
+  ASSERT_TRUE(containers[0].context.has_value());
+  const auto& env = containers[0].context->environment;
+  EXPECT_THAT(env, Contains(Pair("YARN_CONTAINER_RUNTIME_TYPE", "docker")));
+  EXPECT_THAT(
+      env, Contains(Pair("YARN_CONTAINER_RUNTIME_DOCKER_IMAGE", "tensorflow/tensorflow:2.21.0")));
+  EXPECT_THAT(env, Contains(Pair("YARN_CONTAINER_RUNTIME_DOCKER_CONTAINER_NETWORK", "host")));
+  EXPECT_THAT(env, Contains(Pair("YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS",
+                                 "/data/in:/data/in:rw,/data/out:/data/out:rw")));
+}
+
+TEST(DockerTest, OnlyLocalPathsAreMounted) {
+  EXPECT_THAT(LocalPaths({"hdfs:///in", "/tmp/out", "file:///data/x", "", "s3a://b/k"}),
+              ElementsAre("/tmp/out", "/data/x"));
+  EXPECT_THAT(DockerRuntimeEnvironment(TaskSpec{}, {"/x"}), IsEmpty());
+  TaskSpec t;
+  t.docker_image = "img";
+  EXPECT_THAT(DockerRuntimeEnvironment(t, {}),
+              Not(Contains(Key("YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"))));
+}
+
+}  // namespace
+}  // namespace tony::yarnam
