@@ -26,6 +26,7 @@
 #include "broker/secret.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/proc.h"
 #include "common/subprocess.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
@@ -116,6 +117,7 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
   c.spec_file = Get(env, "TONY_SPEC_FILE");
   if (c.spec_file.empty()) return Missing("TONY_SPEC_FILE", "the job spec YAML");
   c.log_dir = Get(env, "TONY_TASK_LOG_DIR");
+  c.share_process_group = !Get(env, "CONTAINER_ID").empty();
   c.host = Get(env, "TONY_TASK_HOST");
   if (c.host.empty()) c.host = Get(env, "NM_HOST");
   if (std::string hb = Get(env, "TONY_HEARTBEAT_INTERVAL"); !hb.empty()) {
@@ -237,7 +239,7 @@ int RunExecutor(const ExecutorConfig& config) {
   SubprocessOptions options;
   options.argv = {"/bin/bash", "-c", task->command};
   options.env = std::move(env);
-  options.new_process_group = true;
+  options.new_process_group = !config.share_process_group;
   // If the executor is killed outright (SIGKILL), the task follows.
   options.parent_death_signal = SIGKILL;
   int err_pipe[2];
@@ -265,6 +267,14 @@ int RunExecutor(const ExecutorConfig& config) {
     return kExecutorFailure;
   }
   const pid_t pid = (*child)->pid();
+  // The task and everything it started (that stayed in its process group).
+  auto signal_task = [&](int sig) {
+    if (config.share_process_group) {
+      SignalOwnGroupBelowUs(sig);
+    } else {
+      (*child)->Signal(sig);
+    }
+  };
   TONY_LOG(INFO) << task_name << ": task started, pid " << pid;
   if (absl::Status s = client.TaskStarted(config.job_name, config.task_index); !s.ok()) {
     TONY_LOG(WARNING) << "could not report the start: " << s;
@@ -292,7 +302,7 @@ int RunExecutor(const ExecutorConfig& config) {
     }
     if (kill_at && !exit_code && absl::Now() >= *kill_at) {
       TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
-      (*child)->Signal(SIGKILL);
+      signal_task(SIGKILL);
       kill_at.reset();
     }
     pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_pipe[0] : -1, POLLIN, 0}};
@@ -315,14 +325,18 @@ int RunExecutor(const ExecutorConfig& config) {
         if (!kill_at) {
           TONY_LOG(INFO) << task_name << ": signal " << sig << "; forwarding SIGTERM, SIGKILL in "
                          << absl::FormatDuration(spec->timeouts.stop_grace);
-          (*child)->Signal(SIGTERM);
+          signal_task(SIGTERM);
           kill_at = absl::Now() + spec->timeouts.stop_grace;
         }
       }
     }
   }
   // Nothing of the task outlives it: stragglers left in its process group go too.
-  ::kill(-pid, SIGKILL);
+  if (config.share_process_group) {
+    SignalOwnGroupBelowUs(SIGKILL);
+  } else {
+    ::kill(-pid, SIGKILL);
+  }
   ::close(err_pipe[0]);
   if (stderr_copy != STDERR_FILENO) ::close(stderr_copy);
   heartbeater.Stop();

@@ -55,6 +55,11 @@ struct ExecutorConfig {
   std::string host;     // Default: "" ($NM_HOST, else the hostname)
   absl::Duration heartbeat_interval = absl::Seconds(5);  // Default: 5s
   int hold_port = -1;  // Default: -1 (by framework and job type; see above)
+  // The task stays in the executor's process group instead of leading its own: in a YARN
+  // container (CONTAINER_ID set), whose whole group the NodeManager kills, so that the task
+  // cannot outlive a container killed faster than the executor can stop it. Signals then go to
+  // the group's processes below the executor. Default: false (own group, as locally).
+  bool share_process_group = false;
 };
 
 // Reads the variables above from `env`. InvalidArgument naming the variable when one is missing

@@ -12,6 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/proc.h"
 
 namespace tony::local {
 namespace {
@@ -24,9 +25,8 @@ std::string Slurp(const std::string& path) {
 }
 
 bool IsZombie(pid_t pid) {
-  std::string stat = Slurp(absl::StrCat("/proc/", pid, "/stat"));
-  size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+  std::optional<ProcStat> s = ReadProcStat(pid);
+  return s && s->state == 'Z';
 }
 
 }  // namespace

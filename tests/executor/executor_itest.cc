@@ -3,6 +3,7 @@
 // The real tony-executor binary against an in-process ClusterSpecBroker.
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -172,6 +173,61 @@ TEST_F(ExecutorTest, SigtermIsForwardedToTheTaskGroup) {
   EXPECT_EQ(*code, 7) << Read("executor.log");
   EXPECT_TRUE(events_.WaitFor("exited worker:0 7", absl::Seconds(5)));
   EXPECT_THAT(events_.tail(), HasSubstr("got-term"));
+}
+
+// Processes (other than this one) whose environment mentions `needle`.
+std::vector<int> ProcessesWith(const std::string& needle) {
+  std::vector<int> out;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = readdir(proc)) {
+    int pid = std::atoi(e->d_name);
+    if (pid <= 0 || pid == getpid()) continue;
+    auto env = ReadFileToString(absl::StrCat("/proc/", pid, "/environ"));
+    if (env.ok() && env->find(needle) != std::string::npos) out.push_back(pid);
+  }
+  closedir(proc);
+  return out;
+}
+
+TEST_F(ExecutorTest, InAYarnContainerSigtermStillReachesTheTask) {
+  StartBroker({{"worker", 1}});
+  WriteSpec("  worker: {instances: 1}\n",
+            "trap \"echo got-term >&2; exit 7\" TERM; echo ready >&2; sleep 60 & wait");
+  auto worker =
+      StartExecutor("worker", 0, kSecret, {{"CONTAINER_ID", "container_1_0001_01_000002"}});
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  absl::SleepFor(absl::Milliseconds(300));
+  ::kill(worker->pid(), SIGTERM);  // the executor alone: it forwards to the task
+  auto code = worker->Wait(absl::Seconds(20));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 7) << Read("executor.log");
+  EXPECT_THAT(events_.tail(), HasSubstr("got-term"));
+}
+
+TEST_F(ExecutorTest, ContainerKilledLikeTheNodeManagerDoesLeavesNoTaskProcess) {
+  // The NodeManager signals the container's process group: SIGTERM, then SIGKILL 250 ms later,
+  // too soon for the executor to stop a task that ignores SIGTERM. The task must die with it.
+  StartBroker({{"worker", 1}});
+  WriteSpec("  worker: {instances: 1}\n", "trap \"\" TERM; sleep 600; echo never");
+  auto worker =
+      StartExecutor("worker", 0, kSecret, {{"CONTAINER_ID", "container_1_0001_01_000003"}});
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  absl::SleepFor(absl::Milliseconds(300));
+  const std::string marker = dir_ + "/logs";  // in every task process's environment
+  ASSERT_FALSE(ProcessesWith(marker).empty());
+  worker->Signal(SIGTERM);  // the whole group, as the NodeManager does
+  absl::SleepFor(absl::Milliseconds(250));
+  worker->Signal(SIGKILL);
+  (void)worker->Wait(absl::Seconds(10));
+  std::vector<int> left;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(5); absl::Now() < deadline;) {
+    left = ProcessesWith(marker);
+    if (left.empty()) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " task processes survived the container";
+  for (int pid : left) ::kill(pid, SIGKILL);
 }
 
 TEST_F(ExecutorTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {

@@ -23,6 +23,7 @@
 #include "http/client.h"
 #include "http/json.h"
 #include "tests/harness/hadoop_cluster.h"
+#include "yarn/yarn_client.h"
 
 extern char** environ;
 
@@ -291,6 +292,30 @@ TEST(YarnJobTest, TrackingUrlShowsTheJobThenTensorBoard) {
   EXPECT_THAT(status.out, HasSubstr("TensorBoard: http://"));
   Result kill = RunCommand({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, YarnKillingTheAppLeavesNoTaskProcessEvenOneIgnoringSigterm) {
+  // The ResourceManager kills the application itself (as `yarn application -kill` or a lost AM
+  // would): the NodeManagers kill the containers, SIGTERM then SIGKILL 250 ms later, with no
+  // time for the executors to stop their tasks. A task ignoring SIGTERM must still not survive.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-rm-kill", "-r", "worker:2",
+                         "-m", "256m", "trap '' TERM; sleep 600; echo never reached"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
+       TaskProcess(app, "worker", 1) < 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  ASSERT_GT(TaskProcess(app, "worker", 1), 0) << "worker:1 of " << app << " never started";
+  yarn::YarnClientOptions o;
+  o.rm_addresses = {harness::HadoopCluster::Get().rm_address()};
+  auto yarn = yarn::NewYarnClient(o);
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  auto id = yarn::ParseApplicationId(app);
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE((*yarn)->KillApplication(*id, "killed by the test through the RM").ok());
+  EXPECT_THAT(AppState(app), testing::EndsWith("KILLED"));
   ExpectNothingLeft(app);
 }
 

@@ -1,0 +1,68 @@
+// Copyright libtony authors.
+
+#include "common/proc.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tony {
+
+std::optional<ProcStat> ReadProcStat(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string stat = buf.str();
+  // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the
+  // last ')'.
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::vector<std::string> fields = absl::StrSplit(stat.substr(paren + 1), ' ', absl::SkipEmpty());
+  ProcStat s;
+  s.pid = pid;
+  if (fields.size() < 3 || fields[0].empty() || !absl::SimpleAtoi(fields[1], &s.ppid) ||
+      !absl::SimpleAtoi(fields[2], &s.pgrp)) {
+    return std::nullopt;
+  }
+  s.state = fields[0][0];
+  return s;
+}
+
+std::vector<pid_t> OwnGroupBelowUs() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  const pid_t group = ::getpgrp();
+  std::set<pid_t> ancestors;
+  for (pid_t p = ::getppid(); p > 1 && ancestors.insert(p).second;) {
+    std::optional<ProcStat> s = ReadProcStat(p);
+    if (!s) break;
+    p = s->ppid;
+  }
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = ::readdir(proc)) {
+    pid_t pid;
+    if (!absl::SimpleAtoi(e->d_name, &pid) || pid == self || ancestors.count(pid) > 0) continue;
+    std::optional<ProcStat> s = ReadProcStat(pid);
+    if (s && s->pgrp == group && s->state != 'Z') out.push_back(pid);
+  }
+  ::closedir(proc);
+  return out;
+}
+
+int SignalOwnGroupBelowUs(int sig) {
+  std::vector<pid_t> pids = OwnGroupBelowUs();
+  for (pid_t pid : pids) ::kill(pid, sig);
+  return static_cast<int>(pids.size());
+}
+
+}  // namespace tony

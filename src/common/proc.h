@@ -1,0 +1,38 @@
+// Copyright libtony authors.
+//
+// What /proc says about processes: their state, parent and process group, and the processes of
+// this one's group. Used to leave no process of a task behind.
+//
+// Thread-safe: free functions without shared state.
+
+#ifndef TONY_COMMON_PROC_H_
+#define TONY_COMMON_PROC_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <vector>
+
+namespace tony {
+
+struct ProcStat {
+  pid_t pid = 0;
+  char state = '?';  // 'R', 'S', 'Z' (zombie), ...
+  pid_t ppid = 0;
+  pid_t pgrp = 0;
+};
+
+// /proc/<pid>/stat, or nullopt when the process is gone.
+std::optional<ProcStat> ReadProcStat(pid_t pid);
+
+// Every live (not zombie) process of this process's group except this process and its
+// ancestors: in a YARN container, what the task started (the launch scripts above us share the
+// group and must outlive us to report our exit code).
+std::vector<pid_t> OwnGroupBelowUs();
+
+// Sends `sig` to every process OwnGroupBelowUs() finds; returns how many there were.
+int SignalOwnGroupBelowUs(int sig);
+
+}  // namespace tony
+
+#endif  // TONY_COMMON_PROC_H_
