@@ -23,6 +23,9 @@ inline constexpr char kEnvStagingDir[] = "TONY_STAGING_DIR";  // HDFS path, remo
 inline constexpr char kEnvNameNodes[] = "TONY_NAMENODE_WEB";  // "h:p,h:p" (WebHDFS)
 inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";    // fs.defaultFS
 inline constexpr char kEnvUser[] = "TONY_USER";
+// Attempts YARN will make (the job's max_attempts within the cluster's cap): the AM of an attempt
+// that is not the last leaves a failed job to the next attempt instead of ending it.
+inline constexpr char kEnvMaxAttempts[] = "TONY_MAX_ATTEMPTS";
 inline constexpr char kEnvLocalResources[] = "TONY_LOCAL_RESOURCES";  // base64 JSON
 
 // Names in a container's working directory.

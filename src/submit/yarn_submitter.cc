@@ -306,11 +306,21 @@ class YarnSubmitter : public Submitter {
     ctx.queue = spec.queue;
     ctx.application_type = spec.application_type;
     ctx.tags = spec.tags;
-    ctx.max_app_attempts = spec.max_attempts;
+    // YARN silently caps attempts at the cluster's maximum; say so, and tell the AM the truth.
+    const int64_t cap =
+        cluster_->conf.GetInt("yarn.resourcemanager.am.max-attempts", 2).value_or(2);
+    ctx.max_app_attempts = static_cast<int32_t>(std::min<int64_t>(spec.max_attempts, cap));
+    if (ctx.max_app_attempts < spec.max_attempts) {
+      TONY_LOG(WARNING) << "max_attempts " << spec.max_attempts
+                        << " is more than this cluster allows (yarn.resourcemanager.am."
+                           "max-attempts = "
+                        << cap << "); the job gets " << ctx.max_app_attempts;
+    }
     ctx.am_resource.memory_mb = spec.am_memory_mb;
     ctx.am_resource.vcores = spec.am_vcores;
     if (spec.timeouts.job != absl::InfiniteDuration()) ctx.lifetime = spec.timeouts.job;
     TONY_ASSIGN_OR_RETURN(ctx.am_container, AmLaunchContext(*staged, secret, staging));
+    ctx.am_container.environment[kEnvMaxAttempts] = std::to_string(ctx.max_app_attempts);
 
     if (absl::Status s = cluster_->yarn->SubmitApplication(ctx); !s.ok()) {
       (void)cluster_->hdfs->Delete(staging, true);

@@ -35,6 +35,9 @@ int64_t PeakRssKb() {
 
 }  // namespace
 
+// The AM's exit code when it leaves a failed job to YARN's next attempt.
+constexpr int kNextAttemptExitCode = 4;
+
 int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   Phase("am_started");
   // Before any thread starts, so that only the watcher takes these signals.
@@ -139,6 +142,14 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   TONY_LOG(INFO) << "job " << app_id << " " << AppStateName(state)
                  << (diagnostics.empty() ? "" : ": ") << diagnostics;
   TONY_LOG(INFO) << "TONY_RSS am " << PeakRssKb();
+  if (state == AppState::kFailed && yam.attempt() < yam.max_attempts()) {
+    // Whole-job restart: every task has been stopped; the next attempt starts them all again
+    // (from their checkpoints, if they keep any in the output path).
+    TONY_LOG(WARNING) << "attempt " << yam.attempt() << " of " << yam.max_attempts()
+                      << " failed; YARN starts the next one. " << diagnostics;
+    yam.EndAttempt();
+    return kNextAttemptExitCode;
+  }
   absl::Status finished = yam.Finish(state, diagnostics);
   return finished.ok() ? 0 : 3;
 }

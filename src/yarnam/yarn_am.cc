@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
@@ -56,6 +57,10 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
   am->staging_dir_ = Env(submit::kEnvStagingDir);
   am->user_ = Env(submit::kEnvUser);
   if (am->user_.empty()) am->user_ = am->container_.user;
+  if (!absl::SimpleAtoi(Env(submit::kEnvMaxAttempts), &am->max_attempts_) ||
+      am->max_attempts_ < 1) {
+    am->max_attempts_ = 1;
+  }
 
   am->nm_tokens_ = std::make_shared<yarn::NmTokenCache>();
   yarn::AmRmClientOptions rm_options;
@@ -127,6 +132,11 @@ absl::Status YarnAm::WriteHistory() {
   TONY_RETURN_IF_ERROR(hdfs_->Mkdirs(path.substr(0, slash)));
   auto written = hdfs_->UploadString(submit::EncodeTaskContainers(containers), path);
   return written.ok() ? absl::OkStatus() : written.status();
+}
+
+void YarnAm::EndAttempt() {
+  if (launcher_ != nullptr) launcher_->Stop();
+  if (absl::Status s = WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "task history: " << s;
 }
 
 absl::Status YarnAm::Finish(AppState state, const std::string& diagnostics) {

@@ -50,6 +50,14 @@ class YarnAm {
   // Stops the launcher, unregisters with `state` and `diagnostics`, removes the staging
   // directory. The AM exits after this.
   absl::Status Finish(AppState state, const std::string& diagnostics);
+  // Ends this attempt without ending the application: stops the launcher and records the task
+  // history, but neither unregisters nor removes the staging directory, so that the AM exiting
+  // non-zero makes YARN start the next attempt.
+  void EndAttempt();
+
+  // This AM's attempt (1 for the first) and how many YARN will make.
+  int attempt() const { return container_.container_id.attempt.attempt; }
+  int max_attempts() const { return max_attempts_; }
 
   const yarn::ContainerEnvironment& container() const { return container_; }
   std::string application_id() const {
@@ -64,6 +72,7 @@ class YarnAm {
   std::string spec_file_;
   std::string staging_dir_;
   std::string user_;
+  int max_attempts_ = 1;
   std::map<std::string, yarn::LocalResource> resources_;
   std::shared_ptr<yarn::NmTokenCache> nm_tokens_;
   std::unique_ptr<yarn::AmRmClient> rm_;

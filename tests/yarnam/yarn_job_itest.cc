@@ -319,6 +319,27 @@ TEST(YarnJobTest, YarnKillingTheAppLeavesNoTaskProcessEvenOneIgnoringSigterm) {
   ExpectNothingLeft(app);
 }
 
+TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
+  // worker:1 fails in the first attempt only (its container id names the attempt); YARN starts a
+  // second AM, which runs every task again, and the job succeeds.
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-restart", "--max_attempts", "2", "-r", "ps:1,worker:2",
+       "-m", "256m",
+       "if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+       "case $CONTAINER_ID in *_01_0*) if [ $DTF_TASK_INDEX = 1 ]; then "
+       "echo 'attempt one breaks' >&2; exit 3; fi; sleep 30;; esac; echo \"ran in $CONTAINER_ID\""},
+      absl::Minutes(5));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  http::Json attempts = Rm("/ws/v1/cluster/apps/" + app + "/appattempts");
+  ASSERT_TRUE(attempts.contains("appAttempts")) << app;
+  EXPECT_EQ(attempts["appAttempts"]["appAttempt"].size(), 2u);
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:1"});
+  EXPECT_THAT(logs.out, HasSubstr("_02_"));  // the second attempt's container
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
   Result r = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "worker:100g", "true"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
