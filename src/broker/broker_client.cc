@@ -11,6 +11,7 @@
 #include "broker/grpc_status.h"
 #include "broker/secret.h"
 #include "broker/wire.h"
+#include "common/status_macros.h"
 #include "tony/broker.grpc.pb.h"
 
 namespace tony::broker {
@@ -165,6 +166,25 @@ absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
   }
   return absl::DeadlineExceededError(absl::StrCat(
       "no cluster spec within ", absl::FormatDuration(timeout), " (last: ", last.message(), ")"));
+}
+
+absl::StatusOr<ClusterSpec> BrokerBackedApplication::WaitForClusterSpec(absl::Duration timeout) {
+  return WaitForClusterSpecVia([this] { return Broker(); }, timeout);
+}
+
+absl::Status BrokerBackedApplication::ReportClientStarted() {
+  TONY_ASSIGN_OR_RETURN(BrokerClient * am, Broker());
+  return am->TaskStarted(kClientJobName, 0);
+}
+
+absl::Status BrokerBackedApplication::ReportClientAlive() {
+  TONY_ASSIGN_OR_RETURN(BrokerClient * am, Broker());
+  return am->Heartbeat(kClientJobName, 0);
+}
+
+absl::Status BrokerBackedApplication::ReportClientExit(int exit_code) {
+  TONY_ASSIGN_OR_RETURN(BrokerClient * am, Broker());
+  return am->ReportExit(kClientJobName, 0, exit_code, "");
 }
 
 }  // namespace tony::broker

@@ -70,6 +70,21 @@ class BrokerClient {
   std::unique_ptr<Stub> stub_;
 };
 
+// An Application that reaches its ApplicationMaster through a BrokerClient gets client mode's
+// calls (tony/submitter.h) from here. Thread-safety as the implementation's Broker().
+class BrokerBackedApplication : public Application {
+ public:
+  absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout) override;
+  absl::Status ReportClientStarted() override;
+  absl::Status ReportClientAlive() override;
+  absl::Status ReportClientExit(int exit_code) override;
+
+ protected:
+  // The running AM's broker client: Unavailable before the AM is up, another error (e.g.
+  // FailedPrecondition) once the application is over.
+  virtual absl::StatusOr<BrokerClient*> Broker() = 0;
+};
+
 // Client mode: waits until the job's cluster spec is published. `broker_of` returns the AM's
 // broker client, Unavailable while the AM is not up yet (asked again shortly), or another error
 // (e.g. FailedPrecondition once the job is over), which is returned.

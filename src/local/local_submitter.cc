@@ -57,7 +57,7 @@ std::string TailOfFile(const std::string& path, size_t lines) {
   return text->substr(pos, end - pos);
 }
 
-class LocalApplication : public Application {
+class LocalApplication : public broker::BrokerBackedApplication {
  public:
   LocalApplication(std::string id, std::string job_dir, std::string secret,
                    std::unique_ptr<Subprocess> am, absl::Duration stop_grace)
@@ -132,26 +132,10 @@ class LocalApplication : public Application {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout) override {
-    return broker::WaitForClusterSpecVia([this] { return Broker(); }, timeout);
-  }
-  absl::Status ReportClientStarted() override {
-    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
-    return am->TaskStarted(kClientJobName, 0);
-  }
-  absl::Status ReportClientAlive() override {
-    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
-    return am->Heartbeat(kClientJobName, 0);
-  }
-  absl::Status ReportClientExit(int exit_code) override {
-    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
-    return am->ReportExit(kClientJobName, 0, exit_code, "");
-  }
-
  private:
   // The AM's broker client; Unavailable until the AM has published its port,
   // FailedPrecondition once the job is over.
-  absl::StatusOr<broker::BrokerClient*> Broker() {
+  absl::StatusOr<broker::BrokerClient*> Broker() override {
     absl::MutexLock lock(&mu_);
     if (!final_) {
       if (std::optional<int> code = am_->Poll()) final_ = StatusAfterAmExit(*code);

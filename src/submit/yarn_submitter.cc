@@ -115,7 +115,7 @@ absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::Yar
   return absl::OkStatus();
 }
 
-class YarnApplication : public Application {
+class YarnApplication : public broker::BrokerBackedApplication {
  public:
   YarnApplication(std::shared_ptr<YarnCluster> cluster, const yarn::ApplicationId& id,
                   std::string secret, std::string staging_dir)
@@ -200,26 +200,10 @@ class YarnApplication : public Application {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout) override {
-    return broker::WaitForClusterSpecVia([this] { return Broker(); }, timeout);
-  }
-  absl::Status ReportClientStarted() override {
-    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
-    return am->TaskStarted(kClientJobName, 0);
-  }
-  absl::Status ReportClientAlive() override {
-    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
-    return am->Heartbeat(kClientJobName, 0);
-  }
-  absl::Status ReportClientExit(int exit_code) override {
-    TONY_ASSIGN_OR_RETURN(broker::BrokerClient * am, Broker());
-    return am->ReportExit(kClientJobName, 0, exit_code, "");
-  }
-
  private:
   // The running AM's broker client; Unavailable before the AM is up, FailedPrecondition once the
   // application is over.
-  absl::StatusOr<broker::BrokerClient*> Broker() {
+  absl::StatusOr<broker::BrokerClient*> Broker() override {
     TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
                           cluster_->yarn->GetApplicationReport(id_));
     if (yarn::IsTerminal(report.state)) {
