@@ -149,8 +149,7 @@ ApplicationMaster::ApplicationMaster(ApplicationMasterOptions options, ResourceM
     TaskState& t = tasks_[id];
     t.spec = std::move(client);
     t.outside = true;
-    t.allocated = true;
-    t.registered = true;
+    t.allocated = true;  // nothing to allocate; "registered" once it reports its start
     t.container_done = true;
   }
   if (!any_tracked) {
@@ -449,7 +448,10 @@ void ApplicationMaster::Handle(const Event& e) {
       TONY_LOG(INFO) << "every task registered; cluster spec published";
       return;
     case Kind::kStarted:
-      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) t->running = true;
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
+        t->running = true;
+        if (t->outside) t->registered = true;  // it never registers with the broker
+      }
       return;
     case Kind::kExited:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
