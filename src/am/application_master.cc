@@ -348,6 +348,7 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       absl::MutexLock lock(&mu_);
       absl::Time wake = job_deadline;
       if (stop_deadline_) wake = std::min(wake, *stop_deadline_);
+      if (client_start_deadline_) wake = std::min(wake, *client_start_deadline_);
       auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); };
       mu_.AwaitWithDeadline(absl::Condition(&has_events), wake);
       const bool was_final = IsFinal(state_);
@@ -359,6 +360,18 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       }
       if (!had_tensorboard && !tensorboard_address_.empty()) {
         tensorboard_ready = tensorboard_address_;
+      }
+      if (client_start_deadline_ && absl::Now() >= *client_start_deadline_) {
+        client_start_deadline_.reset();
+        for (auto& [id, t] : tasks_) {
+          if (t.outside && !t.registered && !t.finished && !IsFinal(state_)) {
+            Finish(AppState::kFailed,
+                   absl::StrCat(id, " did not start within ",
+                                absl::FormatDuration(options_.spec.timeouts.registration),
+                                " of every task registering (is `ytf-submit --client` still "
+                                "running?)"));
+          }
+        }
       }
       if (!IsFinal(state_) && absl::Now() >= job_deadline) {
         Finish(AppState::kFailed, absl::StrCat("the job timeout of ",
@@ -446,6 +459,12 @@ void ApplicationMaster::Handle(const Event& e) {
       return;
     case Kind::kPublished:
       TONY_LOG(INFO) << "every task registered; cluster spec published";
+      for (auto& [id, t] : tasks_) {
+        // The client (client mode) starts now; if its ytf-submit is gone, it never will.
+        if (t.outside && !t.registered) {
+          client_start_deadline_ = absl::Now() + options_.spec.timeouts.registration;
+        }
+      }
       return;
     case Kind::kStarted:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
@@ -455,6 +474,7 @@ void ApplicationMaster::Handle(const Event& e) {
       return;
     case Kind::kExited:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
+        if (t->outside) t->registered = true;  // its start report may have been lost
         TaskFinished(*t, e.exit_code, e.text, "exited");
       }
       return;

@@ -150,6 +150,7 @@ class ApplicationMaster {
   std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it
   std::unique_ptr<StatusPage> status_page_;
   std::optional<absl::Time> stop_deadline_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> client_start_deadline_ ABSL_GUARDED_BY(mu_);
   bool final_status_seen_ ABSL_GUARDED_BY(mu_) = false;
   int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -42,12 +42,22 @@ std::string Escape(absl::string_view text) {
   return out;
 }
 
-void SendAll(int fd, absl::string_view data) {
+// Sends what it can of `data` by `deadline` on a non-blocking socket: a client that stops
+// reading costs the server at most that long.
+void SendAll(int fd, absl::string_view data, absl::Time deadline) {
   while (!data.empty()) {
     ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(static_cast<size_t>(n));
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      int left_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+      pollfd pfd{fd, POLLOUT, 0};
+      if (left_ms > 0 && ::poll(&pfd, 1, left_ms) > 0) continue;
+    }
+    return;
   }
 }
 
@@ -94,7 +104,8 @@ StatusPage::StatusPage(StatusPageOptions options, std::function<std::string()> r
 StatusPage::~StatusPage() { Stop(); }
 
 absl::Status StatusPage::Start() {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: a connection reset between poll() and accept() must not block the thread.
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   int one = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -132,7 +143,7 @@ void StatusPage::Serve() {
     // Wakes up now and then to notice Stop().
     pollfd pfd{listen_fd_, POLLIN, 0};
     if (::poll(&pfd, 1, 200) <= 0) continue;
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) continue;
     Answer(fd);
     ::close(fd);
@@ -150,21 +161,26 @@ void StatusPage::Answer(int fd) {
     pollfd pfd{fd, POLLIN, 0};
     if (::poll(&pfd, 1, left_ms) <= 0) return;
     ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) return;
     request.append(buf, static_cast<size_t>(n));
   }
+  const absl::Time send_deadline = absl::Now() + options_.read_timeout;
   const bool head = absl::StartsWith(request, "HEAD ");
   if (!head && !absl::StartsWith(request, "GET ")) {
     SendAll(fd,
             "HTTP/1.0 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Length: 0\r\n"
-            "Connection: close\r\n\r\n");
+            "Connection: close\r\n\r\n",
+            send_deadline);
     return;
   }
   std::string body = render_();
-  SendAll(fd, absl::StrCat("HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-                           "Cache-Control: no-store\r\nContent-Length: ",
-                           body.size(), "\r\nConnection: close\r\n\r\n"));
-  if (!head) SendAll(fd, body);
+  SendAll(fd,
+          absl::StrCat("HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+                       "Cache-Control: no-store\r\nContent-Length: ",
+                       body.size(), "\r\nConnection: close\r\n\r\n"),
+          send_deadline);
+  if (!head) SendAll(fd, body, send_deadline);
 }
 
 }  // namespace tony::am

@@ -4,8 +4,11 @@
 // with a page rendered on demand (the job's state, progress per job type, where each task runs,
 // the TensorBoard link). YARN's web proxy forwards the application's "Tracking URL" here.
 //
-// It is deliberately tiny: one thread, one request per connection, requests read with a deadline
-// and capped in size, so a slow or hostile client can delay it by at most that deadline.
+// It is deliberately tiny: one thread, one request per connection, requests read and answers
+// sent each within a deadline and requests capped in size, so a slow or hostile client can delay
+// it by at most twice that deadline. It needs no secret: like YARN's own web UI on an insecure
+// cluster it shows state, addresses and diagnostics (which the RM shows too) to anyone who can
+// reach it.
 //
 // Thread-safe. Start() launches the serving thread; Stop() (or the destructor) joins it.
 
@@ -28,7 +31,7 @@ struct StatusPageOptions {
   // Where to listen. Default: every interface, a port the system picks.
   std::string listen_host = "0.0.0.0";
   int port = 0;
-  // How long a client may take to send its request. Default: 2 seconds.
+  // How long a client may take to send its request, and to take the answer. Default: 2 seconds.
   absl::Duration read_timeout = absl::Seconds(2);
 };
 

@@ -143,11 +143,12 @@ absl::Status BrokerClient::Kill(absl::string_view reason) {
 }
 
 absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
-    const std::function<absl::StatusOr<BrokerClient*>()>& broker_of, absl::Duration timeout) {
+    const std::function<absl::StatusOr<std::shared_ptr<BrokerClient>>()>& broker_of,
+    absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   absl::Status last = absl::UnavailableError("the ApplicationMaster is not up yet");
   while (absl::Now() < deadline) {
-    absl::StatusOr<BrokerClient*> broker = broker_of();
+    absl::StatusOr<std::shared_ptr<BrokerClient>> broker = broker_of();
     if (broker.ok()) {
       // Short polls: the job may end meanwhile, which broker_of() notices.
       absl::StatusOr<ClusterSpec> spec =
@@ -173,17 +174,17 @@ absl::StatusOr<ClusterSpec> BrokerBackedApplication::WaitForClusterSpec(absl::Du
 }
 
 absl::Status BrokerBackedApplication::ReportClientStarted() {
-  TONY_ASSIGN_OR_RETURN(BrokerClient * am, Broker());
+  TONY_ASSIGN_OR_RETURN(std::shared_ptr<BrokerClient> am, Broker());
   return am->TaskStarted(kClientJobName, 0);
 }
 
 absl::Status BrokerBackedApplication::ReportClientAlive() {
-  TONY_ASSIGN_OR_RETURN(BrokerClient * am, Broker());
+  TONY_ASSIGN_OR_RETURN(std::shared_ptr<BrokerClient> am, Broker());
   return am->Heartbeat(kClientJobName, 0);
 }
 
 absl::Status BrokerBackedApplication::ReportClientExit(int exit_code) {
-  TONY_ASSIGN_OR_RETURN(BrokerClient * am, Broker());
+  TONY_ASSIGN_OR_RETURN(std::shared_ptr<BrokerClient> am, Broker());
   return am->ReportExit(kClientJobName, 0, exit_code, "");
 }
 

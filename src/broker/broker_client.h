@@ -82,14 +82,15 @@ class BrokerBackedApplication : public Application {
  protected:
   // The running AM's broker client: Unavailable before the AM is up, another error (e.g.
   // FailedPrecondition) once the application is over.
-  virtual absl::StatusOr<BrokerClient*> Broker() = 0;
+  virtual absl::StatusOr<std::shared_ptr<BrokerClient>> Broker() = 0;
 };
 
 // Client mode: waits until the job's cluster spec is published. `broker_of` returns the AM's
 // broker client, Unavailable while the AM is not up yet (asked again shortly), or another error
 // (e.g. FailedPrecondition once the job is over), which is returned.
 absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
-    const std::function<absl::StatusOr<BrokerClient*>()>& broker_of, absl::Duration timeout);
+    const std::function<absl::StatusOr<std::shared_ptr<BrokerClient>>()>& broker_of,
+    absl::Duration timeout);
 
 }  // namespace tony::broker
 

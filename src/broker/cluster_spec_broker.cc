@@ -426,6 +426,9 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
   TaskState* task = FindAnyLocked(request->task());
   if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
   task->last_seen = absl::Now();
+  if (outside_.count(TaskName(request->task().job_name(), request->task().index())) > 0) {
+    task->registered = true;  // alive, even if its start report was lost: watched from now on
+  }
   return Reply(ctx, absl::OkStatus());
 }
 

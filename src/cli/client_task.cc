@@ -15,14 +15,17 @@ namespace {
 constexpr absl::Duration kHeartbeatInterval = absl::Seconds(10);
 constexpr absl::Duration kStopGrace = absl::Seconds(10);
 
+// Errors after which waiting for the spec is pointless: the job is over or we may not talk to
+// it. Anything else (an RM failover, a slow AM) is waited out.
+bool Fatal(const absl::Status& s) {
+  return absl::IsFailedPrecondition(s) || absl::IsAborted(s) || absl::IsUnauthenticated(s) ||
+         absl::IsNotFound(s) || absl::IsInvalidArgument(s) || absl::IsUnimplemented(s);
+}
+
 }  // namespace
 
 ClientTask::ClientTask(const JobSpec& spec, Application* app, std::ostream& err)
-    : spec_(spec),
-      app_(app),
-      err_(err),
-      // The AM fails the job at its registration deadline; a margin for its start.
-      deadline_(absl::Now() + spec.timeouts.registration + absl::Minutes(2)) {}
+    : spec_(spec), app_(app), err_(err) {}
 
 ClientTask::~ClientTask() { Stop(); }
 
@@ -32,37 +35,38 @@ void ClientTask::Step(bool job_over, absl::Duration wait) {
     return;
   }
   if (process_ == nullptr) {
-    if (gave_up_) return;
+    if (gave_up_ || wait <= absl::ZeroDuration()) return;
     absl::StatusOr<ClusterSpec> cluster = app_->WaitForClusterSpec(wait);
     if (cluster.ok()) {
       Start(*cluster);
-    } else if (!absl::IsDeadlineExceeded(cluster.status()) || absl::Now() >= deadline_) {
-      // The job ended (or never came up): its own status says why.
+    } else if (Fatal(cluster.status())) {
       gave_up_ = true;
       err_ << "ytf-submit: the client task will not start: " << cluster.status().message() << "\n";
+      // A job still running would wait for a client that never comes: end it now.
+      if (!absl::IsFailedPrecondition(cluster.status()) && !absl::IsAborted(cluster.status())) {
+        (void)app_->Kill();
+      }
     }
     return;
   }
   if (exit_code_) return;
   exit_code_ = process_->Poll();
-  if (exit_code_) {
-    err_ << "ytf-submit: client task exited with code " << *exit_code_ << "\n";
-    // The AM decides the outcome from this report: retry a little if it is busy.
-    absl::Status reported;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      reported = app_->ReportClientExit(*exit_code_);
-      if (reported.ok()) break;
-      absl::SleepFor(absl::Seconds(1));
-    }
-    if (!reported.ok()) {
-      err_ << "ytf-submit: could not report the client's exit: " << reported.message() << "\n";
-    }
-    return;
+  if (!exit_code_) return;
+  StopHeartbeats();
+  err_ << "ytf-submit: client task exited with code " << *exit_code_ << "\n";
+  if (absl::Status s = Report([&] { return app_->ReportClientExit(*exit_code_); }); !s.ok()) {
+    err_ << "ytf-submit: could not report the client's exit: " << s.message() << "\n";
   }
-  if (absl::Now() >= next_heartbeat_) {
-    next_heartbeat_ = absl::Now() + kHeartbeatInterval;
-    (void)app_->ReportClientAlive();  // a missed one is harmless; six in a row are not
+}
+
+absl::Status ClientTask::Report(const std::function<absl::Status()>& report) {
+  absl::Status s;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    s = report();
+    if (s.ok() || Fatal(s)) break;
+    absl::SleepFor(absl::Seconds(1));
   }
+  return s;
 }
 
 void ClientTask::Start(const ClusterSpec& cluster) {
@@ -89,19 +93,37 @@ void ClientTask::Start(const ClusterSpec& cluster) {
     gave_up_ = true;
     err_ << "ytf-submit: cannot start the client task: " << process.status().message() << "\n";
     // Its failure decides the job, as a task that cannot start would.
-    (void)app_->ReportClientExit(127);
+    (void)Report([&] { return app_->ReportClientExit(127); });
     return;
   }
   process_ = std::move(*process);
   err_ << "ytf-submit: every task registered; client task started (pid " << process_->pid()
        << ")\n";
-  if (absl::Status s = app_->ReportClientStarted(); !s.ok()) {
+  if (absl::Status s = Report([&] { return app_->ReportClientStarted(); }); !s.ok()) {
     err_ << "ytf-submit: could not report the client's start: " << s.message() << "\n";
   }
-  next_heartbeat_ = absl::Now() + kHeartbeatInterval;
+  heartbeats_ = std::thread([this] {
+    absl::MutexLock lock(&mu_);
+    while (!stop_heartbeats_) {
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_heartbeats_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop), kHeartbeatInterval)) break;
+      mu_.Unlock();
+      (void)app_->ReportClientAlive();  // a missed one is harmless; six in a row are not
+      mu_.Lock();
+    }
+  });
+}
+
+void ClientTask::StopHeartbeats() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_heartbeats_ = true;
+  }
+  if (heartbeats_.joinable()) heartbeats_.join();
 }
 
 void ClientTask::Stop() {
+  StopHeartbeats();
   if (process_ == nullptr || exit_code_) return;
   exit_code_ = process_->Poll();
   if (exit_code_) return;

@@ -132,16 +132,19 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   while (true) {
     final_status = (*app)->Wait(absl::Seconds(1), on_progress);
     const bool over = final_status.ok() && IsFinal(final_status->state);
-    if (client != nullptr) client->Step(over, absl::Seconds(1));
-    if (over) break;
-    if (!final_status.ok() && final_status.status().code() != absl::StatusCode::kDeadlineExceeded) {
-      break;
-    }
-    if (interrupted.load() != 0 && !killed_by_user) {
+    // Before the client's turn: Ctrl-C reaches an interactive client too, and its exit must
+    // not turn the user's kill into a failure.
+    if (!over && interrupted.load() != 0 && !killed_by_user) {
       err << "ytf-submit: interrupted: killing " << (*app)->id() << "\n";
+      if (client != nullptr) client->Step(/*job_over=*/true, absl::ZeroDuration());
       if (auto s = (*app)->Kill(); !s.ok())
         err << "ytf-submit: kill failed: " << s.message() << "\n";
       killed_by_user = true;
+    }
+    if (client != nullptr) client->Step(over || killed_by_user, absl::Seconds(1));
+    if (over) break;
+    if (!final_status.ok() && final_status.status().code() != absl::StatusCode::kDeadlineExceeded) {
+      break;
     }
   }
   std::signal(SIGINT, old_int);

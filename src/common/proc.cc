@@ -65,4 +65,10 @@ int SignalOwnGroupBelowUs(int sig) {
   return static_cast<int>(pids.size());
 }
 
+void KillOwnGroupBelowUs(int max_scans) {
+  for (int i = 0; i < max_scans && SignalOwnGroupBelowUs(SIGKILL) > 0; ++i) {
+    ::usleep(10 * 1000);  // let the killed ones exit before the next scan
+  }
+}
+
 }  // namespace tony

@@ -33,6 +33,10 @@ std::vector<pid_t> OwnGroupBelowUs();
 // Sends `sig` to every process OwnGroupBelowUs() finds; returns how many there were.
 int SignalOwnGroupBelowUs(int sig);
 
+// SIGKILLs OwnGroupBelowUs() until a scan finds nothing (a process forked after one scan is
+// caught by the next), for at most `max_scans` scans.
+void KillOwnGroupBelowUs(int max_scans = 50);
+
 }  // namespace tony
 
 #endif  // TONY_COMMON_PROC_H_

@@ -368,7 +368,7 @@ int RunExecutor(const ExecutorConfig& config) {
   }
   // Nothing of the task outlives it: stragglers left in its process group go too.
   if (config.share_process_group) {
-    SignalOwnGroupBelowUs(SIGKILL);
+    KillOwnGroupBelowUs();
   } else {
     ::kill(-pid, SIGKILL);
   }

@@ -135,7 +135,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
  private:
   // The AM's broker client; Unavailable until the AM has published its port,
   // FailedPrecondition once the job is over.
-  absl::StatusOr<broker::BrokerClient*> Broker() override {
+  absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override {
     absl::MutexLock lock(&mu_);
     if (!final_) {
       if (std::optional<int> code = am_->Poll()) final_ = StatusAfterAmExit(*code);
@@ -144,11 +144,10 @@ class LocalApplication : public broker::BrokerBackedApplication {
       return absl::FailedPreconditionError(
           absl::StrCat(id_, " is over: ", AppStateName(final_->state)));
     }
-    broker::BrokerClient* client = Client();
-    if (client == nullptr) {
+    if (Client() == nullptr) {
       return absl::UnavailableError(absl::StrCat(id_, ": the ApplicationMaster is not up yet"));
     }
-    return client;
+    return client_;
   }
 
   static bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
@@ -179,7 +178,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
       if (!port.ok()) return nullptr;
       broker::BrokerClientOptions options;
       options.call_timeout = absl::Seconds(5);
-      client_ = std::make_unique<broker::BrokerClient>(
+      client_ = std::make_shared<broker::BrokerClient>(
           absl::StrCat("127.0.0.1:", absl::StripAsciiWhitespace(*port)), secret_, options);
     }
     return client_.get();
@@ -261,7 +260,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
   absl::Mutex mu_;
   std::unique_ptr<Subprocess> am_ ABSL_GUARDED_BY(mu_);
   const absl::Duration stop_grace_;
-  std::unique_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);  // never replaced
   std::optional<ApplicationStatus> final_ ABSL_GUARDED_BY(mu_);
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -125,6 +125,10 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
       return Invalid("command", "--client",
                      "the client task runs the job's command; give it as the last argument");
     }
+    if (spec.max_attempts > 1) {
+      return Invalid("max_attempts", "--max_attempts",
+                     "a restarted job would need a new client; with --client keep it at 1");
+    }
   }
   if (spec.tensorboard && spec.output_path.empty()) {
     return Invalid("tensorboard", "-t/--tensorboard",

@@ -138,7 +138,8 @@ class YarnApplication : public broker::BrokerBackedApplication {
     s.log_dir = absl::StrCat("ytf logs ", id_text_);
     if (s.state == AppState::kRunning && !secret_.empty() && report.rpc_port > 0 &&
         !report.host.empty() && report.host != "N/A") {
-      broker::BrokerClient* am = AmClient(absl::StrCat(report.host, ":", report.rpc_port));
+      std::shared_ptr<broker::BrokerClient> am =
+          AmClient(absl::StrCat(report.host, ":", report.rpc_port));
       auto am_status = am->GetStatus();
       if (am_status.ok()) {
         s.progress = am_status->progress;
@@ -203,7 +204,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
  private:
   // The running AM's broker client; Unavailable before the AM is up, FailedPrecondition once the
   // application is over.
-  absl::StatusOr<broker::BrokerClient*> Broker() override {
+  absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override {
     TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
                           cluster_->yarn->GetApplicationReport(id_));
     if (yarn::IsTerminal(report.state)) {
@@ -232,15 +233,16 @@ class YarnApplication : public broker::BrokerBackedApplication {
     return out;
   }
 
-  broker::BrokerClient* AmClient(const std::string& address) {
+  // Shared: a client in use on another thread survives the AM moving (a new attempt).
+  std::shared_ptr<broker::BrokerClient> AmClient(const std::string& address) {
     absl::MutexLock lock(&mu_);
     if (am_ == nullptr || am_address_ != address) {
       broker::BrokerClientOptions options;
       options.call_timeout = absl::Seconds(5);
-      am_ = std::make_unique<broker::BrokerClient>(address, secret_, options);
+      am_ = std::make_shared<broker::BrokerClient>(address, secret_, options);
       am_address_ = address;
     }
-    return am_.get();
+    return am_;
   }
 
   // The AM removes the staging directory itself; after a YARN kill nobody else will.
@@ -259,7 +261,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
   const std::string staging_dir_;
   std::string last_rendering_;
   absl::Mutex mu_;
-  std::unique_ptr<broker::BrokerClient> am_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<broker::BrokerClient> am_ ABSL_GUARDED_BY(mu_);
   std::string am_address_ ABSL_GUARDED_BY(mu_);
   bool staging_cleaned_ ABSL_GUARDED_BY(mu_) = false;
 };

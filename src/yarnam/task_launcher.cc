@@ -231,7 +231,10 @@ std::map<std::string, std::string> DockerRuntimeEnvironment(
   env["YARN_CONTAINER_RUNTIME_DOCKER_IMAGE"] = task.docker_image;
   env["YARN_CONTAINER_RUNTIME_DOCKER_CONTAINER_NETWORK"] = "host";
   std::vector<std::string> specs;
-  for (const std::string& m : mounts) specs.push_back(absl::StrCat(m, ":", m, ":rw"));
+  for (const std::string& m : mounts) {
+    // YARN's mount list is "src:dst:mode,...": such paths cannot be expressed.
+    if (m.find_first_of(",:") == std::string::npos) specs.push_back(absl::StrCat(m, ":", m, ":rw"));
+  }
   if (!specs.empty()) env["YARN_CONTAINER_RUNTIME_DOCKER_MOUNTS"] = absl::StrJoin(specs, ",");
   return env;
 }

@@ -114,6 +114,8 @@ absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& exe
   options.progress = std::move(progress);
   if (absl::StatusOr<JobSpec> spec = LoadJobSpecFile(spec_file_); spec.ok()) {
     options.docker_mounts = LocalPaths({spec->input_path, spec->output_path});
+  } else {
+    TONY_LOG(WARNING) << "no Docker mounts: " << spec.status();
   }
   launcher_ = std::make_unique<YarnTaskLauncher>(std::move(options));
   return launcher_->Start();

@@ -411,6 +411,29 @@ TEST_F(AmTest, InClientModeAFailingClientFailsTheJob) {
   EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0"));
 }
 
+TEST_F(AmTest, InClientModeAClientThatNeverStartsFailsTheJob) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
+  Start({Job("worker", 1)}, absl::Seconds(2));  // also the client's start deadline
+  rm_.Allocate("worker:0");
+  // A real registration, so that the broker publishes the spec.
+  broker::BrokerClient worker(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
+  ASSERT_TRUE(worker.Register("worker", 0, "127.0.0.1", 2000, absl::Seconds(5)).ok());
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("client:0 did not start within"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("worker:0"));
+}
+
+TEST_F(AmTest, InClientModeAnExitReportWithoutStartStillCounts) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
+  Start({Job("worker", 1)});
+  AllRunning();
+  events()->OnClusterSpecPublished(ClusterSpec{});
+  events()->OnTaskExited("client", 0, 0, "");  // its start report was lost
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded) << s.diagnostics;
+}
+
 TEST(AmStartTest, BackendThatCannotStartIsAnError) {
   FakeResourceManager rm;
   rm.set_start_status(absl::UnavailableError("no backend"));

@@ -64,7 +64,6 @@ TEST(SubmitArgsTest, AllScalarOptionsLongAndShort) {
                   "research",
                   "-n",
                   "mnist",
-                  "--client",
                   "--framework",
                   "pytorch",
                   "-e",
@@ -96,7 +95,7 @@ TEST(SubmitArgsTest, AllScalarOptionsLongAndShort) {
   EXPECT_EQ(s.docker_image, "tf:2");
   EXPECT_EQ(s.queue, "research");
   EXPECT_EQ(s.name, "mnist");
-  EXPECT_TRUE(s.client_mode);
+  EXPECT_FALSE(s.client_mode);  // --client excludes --max_attempts > 1: tested below
   EXPECT_EQ(s.framework, Framework::kPyTorch);
   EXPECT_EQ(s.env.at("A"), "1");
   EXPECT_EQ(s.env.at("B"), "x=y");
@@ -168,8 +167,13 @@ TEST(SubmitArgsTest, BadInputNamesTheFlag) {
   EXPECT_THAT(ErrorOf({"-x", "cmd"}), HasSubstr("unknown option '-x'"));
   EXPECT_THAT(ErrorOf({"-r"}), HasSubstr("-r/--cluster_requirement: needs a value"));
   EXPECT_THAT(ErrorOf({"-r", "w:1", "--local", "--yarn", "cmd"}), HasSubstr("conflicts"));
+  auto client = Parse({"-r", "w:1", "--client", "cmd"});
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE(client->spec.client_mode);
   EXPECT_THAT(ErrorOf({"-r", "w:1", "--client", "--detach", "cmd"}),
               HasSubstr("--client: runs the client task here"));
+  EXPECT_THAT(ErrorOf({"-r", "w:1", "--client", "--max_attempts", "2", "cmd"}),
+              HasSubstr("max_attempts (--max_attempts): a restarted job would need a new client"));
   EXPECT_THAT(ErrorOf({"-r", "client:1", "--client", "cmd"}),
               HasSubstr("jobs.client (--client): a job type named 'client' conflicts"));
   EXPECT_THAT(ErrorOf({"-r", "w:1", "-e", "NOVALUE", "cmd"}), HasSubstr("-e/--env"));
