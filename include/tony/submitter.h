@@ -54,6 +54,7 @@ struct ApplicationStatus {
   std::map<std::string, JobTypeProgress> progress;  // by job type; empty until the AM reports
   std::string log_dir;          // where task logs are (local backend: a directory)
   std::string tensorboard_url;  // "http://host:port/" once the TensorBoard task registered
+  int attempt = 0;  // YARN's AM attempt, 1 for the first (max_attempts); 0 where there is none
 };
 
 class Application {

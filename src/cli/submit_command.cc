@@ -110,9 +110,16 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   const absl::Time start = absl::Now();
   std::string last_line;
   bool had_progress = false;
+  int shown_attempt = 1;
   auto on_progress = [&](const ApplicationStatus& s) {
     if (args.quiet) return;
     if (!IsFinal(s.state)) show_urls(s);
+    if (s.attempt > shown_attempt) {
+      err << "ytf-submit: attempt " << s.attempt << " of " << args.spec.max_attempts
+          << ": the previous attempt failed (its AM's log: ytf logs " << (*app)->id()
+          << " --task am@" << s.attempt - 1 << "); every task starts again\n";
+      shown_attempt = s.attempt;
+    }
     // Once the AM is gone YARN's report has no task counts: that is no news.
     had_progress = had_progress || !s.progress.empty();
     if (had_progress && s.progress.empty() && !IsFinal(s.state)) return;

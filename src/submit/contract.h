@@ -42,7 +42,8 @@ absl::StatusOr<std::map<std::string, yarn::LocalResource>> DecodeLocalResources(
 // Where each task's container ran, written by the AM to HDFS (kept after the job, unlike the
 // staging directory) so that `ytf logs` finds every container's logs at every stage.
 struct TaskContainer {
-  std::string task;               // "worker:1", or "am" for the ApplicationMaster
+  std::string task;  // "worker:1", or "am" for the ApplicationMaster; "worker:1@1" for attempt 1
+                     // once a later attempt runs
   std::string container_id;       // "container_1700000000000_0001_01_000002"
   std::string node_http_address;  // the NodeManager's web address, "host:port"
 };

@@ -134,6 +134,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
     s.id = id_text_;
     s.state = ToAppState(report);
     s.tracking_url = report.tracking_url;
+    if (report.current_attempt) s.attempt = report.current_attempt->attempt;
     if (report.diagnostics != "N/A") s.diagnostics = report.diagnostics;
     s.log_dir = absl::StrCat("ytf logs ", id_text_);
     if (s.state == AppState::kRunning && !secret_.empty() && report.rpc_port > 0 &&
@@ -225,7 +226,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
   }
 
   static std::string Rendering(const ApplicationStatus& s) {
-    std::string out = absl::StrCat(AppStateName(s.state), "|", s.diagnostics);
+    std::string out = absl::StrCat(AppStateName(s.state), "|", s.attempt, "|", s.diagnostics);
     for (const auto& [job, p] : s.progress) {
       absl::StrAppend(&out, "|", job, ":", p.total, ",", p.allocated, ",", p.registered, ",",
                       p.running, ",", p.succeeded, ",", p.failed);

@@ -123,13 +123,31 @@ absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& exe
 
 absl::Status YarnAm::WriteHistory() {
   if (hdfs_ == nullptr) return absl::OkStatus();
+  const std::string path = submit::HistoryPath(user_, application_id());
+  if (attempt() > 1 && !earlier_attempts_loaded_) {
+    // Earlier attempts' containers stay listed, as "worker:1@1" etc., so that `ytf logs` still
+    // shows why they failed.
+    earlier_attempts_loaded_ = true;
+    if (absl::StatusOr<std::string> text = hdfs_->ReadToString(path); text.ok()) {
+      if (auto earlier = submit::DecodeTaskContainers(*text); earlier.ok()) {
+        for (submit::TaskContainer& c : *earlier) {
+          if (c.task.find('@') == std::string::npos) {
+            auto id = yarn::ParseContainerId(c.container_id);
+            if (!id.ok() || id->attempt.attempt >= attempt()) continue;
+            c.task = absl::StrCat(c.task, "@", id->attempt.attempt);
+          }
+          earlier_attempts_.push_back(std::move(c));
+        }
+      }
+    }
+  }
   std::vector<submit::TaskContainer> containers;
   containers.push_back({"am", container_.container_id.ToString(),
                         absl::StrCat(container_.nm_host, ":", container_.nm_http_port)});
   if (launcher_ != nullptr) {
     for (submit::TaskContainer& c : launcher_->Containers()) containers.push_back(std::move(c));
   }
-  std::string path = submit::HistoryPath(user_, application_id());
+  containers.insert(containers.end(), earlier_attempts_.begin(), earlier_attempts_.end());
   size_t slash = path.rfind('/');
   TONY_RETURN_IF_ERROR(hdfs_->Mkdirs(path.substr(0, slash)));
   auto written = hdfs_->UploadString(submit::EncodeTaskContainers(containers), path);

@@ -73,6 +73,8 @@ class YarnAm {
   std::string staging_dir_;
   std::string user_;
   int max_attempts_ = 1;
+  bool earlier_attempts_loaded_ = false;
+  std::vector<submit::TaskContainer> earlier_attempts_;  // from the history, renamed "task@N"
   std::map<std::string, yarn::LocalResource> resources_;
   std::shared_ptr<yarn::NmTokenCache> nm_tokens_;
   std::unique_ptr<yarn::AmRmClient> rm_;

@@ -335,8 +335,12 @@ TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
   http::Json attempts = Rm("/ws/v1/cluster/apps/" + app + "/appattempts");
   ASSERT_TRUE(attempts.contains("appAttempts")) << app;
   EXPECT_EQ(attempts["appAttempts"]["appAttempt"].size(), 2u);
+  EXPECT_THAT(r.err, HasSubstr("attempt 2 of 2"));
   Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:1"});
   EXPECT_THAT(logs.out, HasSubstr("_02_"));  // the second attempt's container
+  // The first attempt's containers stay listed, so its failure can still be read.
+  Result first = RunCommand({Ytf(), "logs", app, "--task", "worker:1@1", "--file", "stderr"});
+  EXPECT_THAT(first.out, HasSubstr("attempt one breaks"));
   ExpectNothingLeft(app);
 }
 
