@@ -362,8 +362,9 @@ Job:
   -i, --input <path>     input path, given to tasks as DTF_INPUT_PATH
   -o, --output <path>    output path, given to tasks as DTF_OUTPUT_PATH
   -s, --script <file>    local script shipped to every task; its path is DTF_TASK_SCRIPT
-  -t, --tensorboard      run TensorBoard on the output path (needs --output)
-      --docker_image <image>  run tasks in this Docker image
+  -t, --tensorboard      run TensorBoard on the output path (needs --output); the
+                         tracking URL leads to it once it answers
+      --docker_image <image>  run tasks in this Docker image (YARN's Docker runtime)
   -q, --queue <queue>    YARN queue (default "default")
   -n, --name <name>      application name (default "TensorFlow")
       --client           also run the command here, as task client:0, once every
@@ -374,7 +375,8 @@ Job:
       --archive <file>   extra local archive unpacked for every task; repeatable
       --node_label <job>:<label>   YARN node label expression for a job
       --tag <tag>        YARN application tag; repeatable
-      --max_attempts <n> ApplicationMaster attempts (default 1)
+      --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
+                         n-1 times, within the cluster's AM attempt limit (default 1)
       --am_memory <mb>   ApplicationMaster memory (default 256)
       --registration_timeout <d>   fail if tasks have not registered by then (default 10m)
       --timeout <d>      kill the job after this long (default none)
