@@ -28,9 +28,15 @@ std::string LastLines(const std::string& text, size_t n) {
   return absl::StrJoin(lines, "\n");
 }
 
-std::string WithTail(std::string message, const std::string& tail) {
+// `tail` is the task's stderr, or (`from_container`) what the backend said of its container.
+std::string WithTail(std::string message, const std::string& tail, bool from_container) {
+  if (from_container) absl::StrAppend(&message, " (its container ended without an exit report)");
   std::string last = LastLines(tail, 20);
-  if (!last.empty()) absl::StrAppend(&message, "; last lines of its stderr:\n", last);
+  if (!last.empty()) {
+    absl::StrAppend(
+        &message,
+        from_container ? "; the resource manager says:\n" : "; last lines of its stderr:\n", last);
+  }
   return message;
 }
 
@@ -545,14 +551,15 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
     return;
   }
   TONY_LOG(INFO) << id << " " << how << " with code " << exit_code;
+  const bool from_container = how != "exited";
   if (!t.registered) {
-    Finish(
-        AppState::kFailed,
-        WithTail(absl::StrCat(id, " exited with code ", exit_code, " before registering"), tail));
+    Finish(AppState::kFailed,
+           WithTail(absl::StrCat(id, " exited with code ", exit_code, " before registering"), tail,
+                    from_container));
   } else if (t.spec.tracked) {
     if (exit_code != 0) {
-      Finish(AppState::kFailed,
-             WithTail(absl::StrCat(id, " failed with exit code ", exit_code), tail));
+      Finish(AppState::kFailed, WithTail(absl::StrCat(id, " failed with exit code ", exit_code),
+                                         tail, from_container));
     } else {
       CheckSuccess();
     }
@@ -560,7 +567,7 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
     Finish(AppState::kFailed,
            WithTail(absl::StrCat(id, " (untracked) died with exit code ", exit_code,
                                  " before the tracked tasks finished"),
-                    tail));
+                    tail, from_container));
   }
 }
 

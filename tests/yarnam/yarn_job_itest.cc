@@ -6,7 +6,9 @@
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -224,6 +226,54 @@ TEST(YarnJobTest, KillingATaskProcessFromOutsideFailsTheJob) {
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_EQ(status.exit_code, 1);
   EXPECT_THAT(status.out, HasSubstr("worker:0"));
+  ExpectNothingLeft(app);
+}
+
+// The pid of one task's executor: the process running the tony-executor binary itself (the
+// launch scripts above it mention it on their command lines too).
+int ExecutorProcess(const std::string& app_id, const std::string& job, int index) {
+  for (int pid : ProcessesOf(app_id)) {
+    char exe[4096] = {0};
+    ssize_t n = readlink(absl::StrCat("/proc/", pid, "/exe").c_str(), exe, sizeof(exe) - 1);
+    if (n <= 0 ||
+        !absl::EndsWith(absl::string_view(exe, static_cast<size_t>(n)), "/tony-executor")) {
+      continue;
+    }
+    std::ifstream in(absl::StrCat("/proc/", pid, "/environ"), std::ios::binary);
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> vars = absl::StrSplit(env, '\0');
+    if (std::find(vars.begin(), vars.end(), "TONY_JOB_NAME=" + job) != vars.end() &&
+        std::find(vars.begin(), vars.end(), absl::StrCat("TONY_TASK_INDEX=", index)) !=
+            vars.end()) {
+      return pid;
+    }
+  }
+  return -1;
+}
+
+TEST(YarnJobTest, ContainerDyingWithoutItsExecutorReportingFailsTheJob) {
+  // The executor is SIGKILLed: no exit report; the AM learns it from YARN's completed container.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-executor-kill", "-r",
+                         "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
+       TaskProcess(app, "worker", 0) < 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  int executor = ExecutorProcess(app, "worker", 0);
+  ASSERT_GT(executor, 0) << "no executor of worker:0 in " << app;
+  kill(executor, SIGKILL);
+  std::string state;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2); absl::Now() < deadline;) {
+    state = AppState(app);
+    if (absl::StartsWith(state, "FINISHED") || absl::StartsWith(state, "FAILED")) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  EXPECT_EQ(state, "FINISHED/FAILED");
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("worker:0"));
+  EXPECT_THAT(status.out, HasSubstr("its container ended without an exit report"));
   ExpectNothingLeft(app);
 }
 
