@@ -49,8 +49,11 @@ void YarnTaskLauncher::Request(const TaskSpec& task, int priority) {
   req.priority = priority;
   req.count = 1;
   req.node_label_expression = task.node_label;
-  int64_t id = options_.rm->AddContainerRequest(req);
+  // Under the lock until the request is recorded: the heartbeat thread may otherwise see its
+  // container before by_request_ knows it, and release it as surplus (the task would then never
+  // get one). Lock order mu_ -> rm, as in Launch().
   absl::MutexLock lock(&mu_);
+  int64_t id = options_.rm->AddContainerRequest(req);
   TaskState& st = tasks_[task.id()];
   st.spec = task;
   st.request_id = id;
