@@ -165,6 +165,27 @@ ApplicationMaster::ApplicationMaster(ApplicationMasterOptions options, ResourceM
   }
 }
 
+void ApplicationMaster::AnnounceTensorBoard(const std::string& address) {
+  const absl::Time give_up = absl::Now() + absl::Minutes(5);
+  while (absl::Now() < give_up) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return probe_stop_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(500))) return;
+    }
+    if (!Listening(address)) continue;
+    const std::string url = absl::StrCat("http://", address, "/");
+    {
+      absl::MutexLock lock(&mu_);
+      tensorboard_url_ = url;
+    }
+    TONY_LOG(INFO) << "TensorBoard at " << url;
+    if (options_.on_tensorboard_ready) options_.on_tensorboard_ready(url);
+    return;
+  }
+  TONY_LOG(WARNING) << "TensorBoard registered at " << address << " but never listened";
+}
+
 void ApplicationMaster::StopTensorBoardProbe() {
   {
     absl::MutexLock lock(&mu_);
@@ -406,26 +427,8 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     if (!tensorboard_ready.empty()) {
       // Registered is not yet listening: announce TensorBoard once it answers, so that the
       // tracking URL never leads to a refused connection.
-      tensorboard_probe_ = std::thread([this, address = tensorboard_ready] {
-        const absl::Time give_up = absl::Now() + absl::Minutes(5);
-        while (absl::Now() < give_up) {
-          {
-            absl::MutexLock lock(&mu_);
-            auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return probe_stop_; };
-            if (mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(500))) return;
-          }
-          if (!Listening(address)) continue;
-          const std::string url = absl::StrCat("http://", address, "/");
-          {
-            absl::MutexLock lock(&mu_);
-            tensorboard_url_ = url;
-          }
-          TONY_LOG(INFO) << "TensorBoard at " << url;
-          if (options_.on_tensorboard_ready) options_.on_tensorboard_ready(url);
-          return;
-        }
-        TONY_LOG(WARNING) << "TensorBoard registered at " << address << " but never listened";
-      });
+      tensorboard_probe_ =
+          std::thread([this, tensorboard_ready] { AnnounceTensorBoard(tensorboard_ready); });
     }
     if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
     for (const auto& [id, grace] : kills) rm_->Kill(id, grace);

@@ -130,6 +130,9 @@ class ApplicationMaster {
   ApplicationStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ApplicationStatus StatusForBroker();
   std::string RenderStatusPage() const;
+  // Waits (up to 5 minutes, until stopped) for TensorBoard at `address` to accept connections,
+  // then publishes its URL and calls on_tensorboard_ready. Runs on tensorboard_probe_.
+  void AnnounceTensorBoard(const std::string& address);
   void StopTensorBoardProbe();
 
   const ApplicationMasterOptions options_;

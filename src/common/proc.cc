@@ -6,22 +6,20 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/file_util.h"
 
 namespace tony {
 
 std::optional<ProcStat> ReadProcStat(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string stat = buf.str();
+  absl::StatusOr<std::string> read = ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
+  if (!read.ok()) return std::nullopt;
+  const std::string& stat = *read;
   // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the
   // last ')'.
   size_t paren = stat.rfind(')');

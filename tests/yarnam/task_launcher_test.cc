@@ -5,6 +5,8 @@
 
 #include "yarnam/task_launcher.h"
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -54,6 +56,13 @@ class TaskLauncherTest : public ::testing::Test {
     return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
   }
 
+  // The environment the one launched container got (empty if not exactly one was launched).
+  std::map<std::string, std::string> LaunchedEnvironment() const {
+    std::vector<yarn::FakeYarnCluster::FakeContainer> containers = cluster_->containers();
+    if (containers.size() != 1 || !containers[0].context) return {};
+    return containers[0].context->environment;
+  }
+
   static TaskSpec Task(const std::string& job, int index, std::string image = "") {
     TaskSpec t;
     t.job_name = job;
@@ -78,10 +87,8 @@ TEST_F(TaskLauncherTest, LaunchesTheExecutorWithTheTasksIdentity) {
   launcher_->Request(Task("worker", 1), 1);
   ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
   launcher_->Stop();
-  std::vector<yarn::FakeYarnCluster::FakeContainer> containers = cluster_->containers();
-  ASSERT_EQ(containers.size(), 1u);
-  ASSERT_TRUE(containers[0].context.has_value());
-  const auto& env = containers[0].context->environment;
+  const std::map<std::string, std::string> env = LaunchedEnvironment();
+  ASSERT_FALSE(env.empty());
   EXPECT_THAT(env, Contains(Pair("TONY_AM_ADDRESS", "am:1")));
   EXPECT_THAT(env, Contains(Pair("TONY_JOB_NAME", "worker")));
   EXPECT_THAT(env, Contains(Pair("TONY_TASK_INDEX", "1")));
@@ -102,10 +109,8 @@ TEST_F(TaskLauncherTest, DockerTasksGetYarnsDockerRuntime) {
   launcher_->Request(Task("worker", 0, "tensorflow/tensorflow:2.21.0"), 1);
   ASSERT_TRUE(WaitForEvents(2));
   launcher_->Stop();
-  std::vector<yarn::FakeYarnCluster::FakeContainer> containers = cluster_->containers();
-  ASSERT_EQ(containers.size(), 1u);
-  ASSERT_TRUE(containers[0].context.has_value());
-  const auto& env = containers[0].context->environment;
+  const std::map<std::string, std::string> env = LaunchedEnvironment();
+  ASSERT_FALSE(env.empty());
   EXPECT_THAT(env, Contains(Pair("YARN_CONTAINER_RUNTIME_TYPE", "docker")));
   EXPECT_THAT(
       env, Contains(Pair("YARN_CONTAINER_RUNTIME_DOCKER_IMAGE", "tensorflow/tensorflow:2.21.0")));

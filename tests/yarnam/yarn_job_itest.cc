@@ -125,21 +125,39 @@ std::vector<int> ProcessesOf(const std::string& app_id) {
   return pids;
 }
 
+// A process's environment, one "KEY=value" per entry.
+std::vector<std::string> EnvironOf(int pid) {
+  std::string env = ReadFileToString(absl::StrCat("/proc/", pid, "/environ")).value_or("");
+  return absl::StrSplit(env, '\0', absl::SkipEmpty());
+}
+
+bool Has(const std::vector<std::string>& vars, const std::string& var) {
+  return std::find(vars.begin(), vars.end(), var) != vars.end();
+}
+
 // The pid of one task's user command: its environment names the app's container and the task.
 int TaskProcess(const std::string& app_id, const std::string& job, int index) {
   for (int pid : ProcessesOf(app_id)) {
-    std::ifstream in(absl::StrCat("/proc/", pid, "/environ"), std::ios::binary);
-    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::string> vars = absl::StrSplit(env, '\0');
-    bool job_ok = false, index_ok = false, is_user = false;
-    for (const std::string& v : vars) {
-      job_ok = job_ok || v == "DTF_TASK_JOB_NAME=" + job;
-      index_ok = index_ok || v == absl::StrCat("DTF_TASK_INDEX=", index);
-      is_user = is_user || absl::StartsWith(v, "TF_CONFIG=");
+    std::vector<std::string> vars = EnvironOf(pid);
+    bool is_user = std::any_of(vars.begin(), vars.end(), [](const std::string& v) {
+      return absl::StartsWith(v, "TF_CONFIG=");
+    });
+    if (is_user && Has(vars, "DTF_TASK_JOB_NAME=" + job) &&
+        Has(vars, absl::StrCat("DTF_TASK_INDEX=", index))) {
+      return pid;
     }
-    if (job_ok && index_ok && is_user) return pid;
   }
   return -1;
+}
+
+// Waits (at most 2 minutes) until the task's user command runs; its pid, or -1.
+int WaitForTaskProcess(const std::string& app_id, const std::string& job, int index) {
+  int pid = TaskProcess(app_id, job, index);
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2); pid < 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+    pid = TaskProcess(app_id, job, index);
+  }
+  return pid;
 }
 
 void ExpectNothingLeft(const std::string& app_id) {
@@ -163,6 +181,18 @@ std::string AppState(const std::string& app_id) {
   if (!app.contains("app")) return "";
   return app["app"]["state"].get<std::string>() + "/" +
          app["app"]["finalStatus"].get<std::string>();
+}
+
+// Waits (at most 2 minutes) until the application is over; its "STATE/FINAL_STATUS".
+std::string WaitForEnd(const std::string& app_id) {
+  std::string state = AppState(app_id);
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
+       !absl::StartsWith(state, "FINISHED") && !absl::StartsWith(state, "FAILED") &&
+       !absl::StartsWith(state, "KILLED") && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+    state = AppState(app_id);
+  }
+  return state;
 }
 
 std::string Submit() { return BinDir() + "/ytf-submit"; }
@@ -209,20 +239,10 @@ TEST(YarnJobTest, KillingATaskProcessFromOutsideFailsTheJob) {
                          "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
   std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  int pid = -1;
-  for (absl::Time deadline = absl::Now() + absl::Minutes(2); pid < 0 && absl::Now() < deadline;) {
-    pid = TaskProcess(app, "worker", 0);
-    if (pid < 0) absl::SleepFor(absl::Milliseconds(500));
-  }
+  int pid = WaitForTaskProcess(app, "worker", 0);
   ASSERT_GT(pid, 0) << "worker:0 of " << app << " never started";
   kill(pid, SIGKILL);
-  std::string state;
-  for (absl::Time deadline = absl::Now() + absl::Minutes(2); absl::Now() < deadline;) {
-    state = AppState(app);
-    if (absl::StartsWith(state, "FINISHED") || absl::StartsWith(state, "FAILED")) break;
-    absl::SleepFor(absl::Milliseconds(500));
-  }
-  EXPECT_EQ(state, "FINISHED/FAILED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_EQ(status.exit_code, 1);
   EXPECT_THAT(status.out, HasSubstr("worker:0"));
@@ -239,12 +259,8 @@ int ExecutorProcess(const std::string& app_id, const std::string& job, int index
         !absl::EndsWith(absl::string_view(exe, static_cast<size_t>(n)), "/tony-executor")) {
       continue;
     }
-    std::ifstream in(absl::StrCat("/proc/", pid, "/environ"), std::ios::binary);
-    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::string> vars = absl::StrSplit(env, '\0');
-    if (std::find(vars.begin(), vars.end(), "TONY_JOB_NAME=" + job) != vars.end() &&
-        std::find(vars.begin(), vars.end(), absl::StrCat("TONY_TASK_INDEX=", index)) !=
-            vars.end()) {
+    std::vector<std::string> vars = EnvironOf(pid);
+    if (Has(vars, "TONY_JOB_NAME=" + job) && Has(vars, absl::StrCat("TONY_TASK_INDEX=", index))) {
       return pid;
     }
   }
@@ -257,20 +273,11 @@ TEST(YarnJobTest, ContainerDyingWithoutItsExecutorReportingFailsTheJob) {
                          "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
   std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
-       TaskProcess(app, "worker", 0) < 0 && absl::Now() < deadline;) {
-    absl::SleepFor(absl::Milliseconds(500));
-  }
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0) << "worker:0 of " << app << " never started";
   int executor = ExecutorProcess(app, "worker", 0);
   ASSERT_GT(executor, 0) << "no executor of worker:0 in " << app;
   kill(executor, SIGKILL);
-  std::string state;
-  for (absl::Time deadline = absl::Now() + absl::Minutes(2); absl::Now() < deadline;) {
-    state = AppState(app);
-    if (absl::StartsWith(state, "FINISHED") || absl::StartsWith(state, "FAILED")) break;
-    absl::SleepFor(absl::Milliseconds(500));
-  }
-  EXPECT_EQ(state, "FINISHED/FAILED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_THAT(status.out, HasSubstr("worker:0"));
   EXPECT_THAT(status.out, HasSubstr("its container ended without an exit report"));
@@ -283,10 +290,7 @@ TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // Kill once the tasks run, so the AM has something to stop.
-  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
-       TaskProcess(app, "worker", 1) < 0 && absl::Now() < deadline;) {
-    absl::SleepFor(absl::Milliseconds(500));
-  }
+  WaitForTaskProcess(app, "worker", 1);
   Result kill = RunCommand({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   EXPECT_THAT(kill.out, HasSubstr("KILLED"));
@@ -353,11 +357,7 @@ TEST(YarnJobTest, YarnKillingTheAppLeavesNoTaskProcessEvenOneIgnoringSigterm) {
                          "-m", "256m", "trap '' TERM; sleep 600; echo never reached"});
   std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
-       TaskProcess(app, "worker", 1) < 0 && absl::Now() < deadline;) {
-    absl::SleepFor(absl::Milliseconds(500));
-  }
-  ASSERT_GT(TaskProcess(app, "worker", 1), 0) << "worker:1 of " << app << " never started";
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0) << "worker:1 of " << app << " never started";
   yarn::YarnClientOptions o;
   o.rm_addresses = {harness::HadoopCluster::Get().rm_address()};
   auto yarn = yarn::NewYarnClient(o);
