@@ -17,8 +17,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "broker/secret.h"
 #include "common/file_util.h"
 #include "common/subprocess.h"
+#include "ipc/credentials.h"
 #include "tony/cluster_spec_broker.h"
 
 namespace {
@@ -58,6 +60,13 @@ int main(int argc, char** argv) {
            .ok()) {
     return 1;
   }
+  // As on YARN: the secret is a secret key of the container's token file.
+  tony::ipc::Credentials tokens;
+  tokens.AddSecret(tony::broker::kSecretCredentialAlias, kSecret);
+  if (absl::Status s = tokens.WriteFile(dir + "/container_tokens"); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 1;
+  }
   std::printf("%-6s %-16s %-16s %-16s\n", "run", "VmHWM_kb", "VmRSS_kb", "task_exit");
   std::vector<long> peaks, steady;
   for (int r = 0; r < runs; ++r) {
@@ -69,11 +78,14 @@ int main(int argc, char** argv) {
     if (!broker.Start().ok()) return 1;
     tony::SubprocessOptions o;
     o.argv = {bin_dir + "/tony-executor"};
-    o.env = {
-        {"PATH", "/usr/bin:/bin"},  {"TONY_AM_ADDRESS", absl::StrCat("127.0.0.1:", broker.port())},
-        {"TONY_SECRET", kSecret},   {"TONY_JOB_NAME", "worker"},
-        {"TONY_TASK_INDEX", "0"},   {"TONY_SPEC_FILE", dir + "/job.yaml"},
-        {"TONY_TASK_LOG_DIR", dir}, {"TONY_TASK_HOST", "127.0.0.1"}};
+    o.env = {{"PATH", "/usr/bin:/bin"},
+             {"TONY_AM_ADDRESS", absl::StrCat("127.0.0.1:", broker.port())},
+             {"HADOOP_TOKEN_FILE_LOCATION", dir + "/container_tokens"},
+             {"TONY_JOB_NAME", "worker"},
+             {"TONY_TASK_INDEX", "0"},
+             {"TONY_SPEC_FILE", dir + "/job.yaml"},
+             {"TONY_TASK_LOG_DIR", dir},
+             {"TONY_TASK_HOST", "127.0.0.1"}};
     o.stderr_path = dir + "/executor.log";
     auto p = tony::Subprocess::Spawn(o);
     if (!p.ok()) {

@@ -91,6 +91,27 @@ struct ClusterSpecBrokerOptions {
   // Answers the GetStatus call. Called on gRPC's threads. Default: null (the broker answers
   // with its own view: RUNNING, and per job type how many tasks registered and exited).
   std::function<ApplicationStatus()> status_provider;
+
+  // Limits that keep a flood of connections from exhausting the process (the AM's container is
+  // small). A connection that has not completed gRPC's handshake this long after it was accepted
+  // is closed. Default: 10 seconds.
+  absl::Duration handshake_timeout = absl::Seconds(10);
+  // A connection without a call for this long is closed; clients reconnect on their next call
+  // (executors heartbeat every few seconds, so theirs stay). Default: 2 minutes.
+  absl::Duration idle_timeout = absl::Minutes(2);
+  // The broker pings a connection silent for this long and closes it when the ping is not
+  // answered within `keepalive_timeout` (a peer whose host vanished). Default: 30 s and 10 s.
+  absl::Duration keepalive_time = absl::Seconds(30);
+  absl::Duration keepalive_timeout = absl::Seconds(10);
+  // Memory gRPC may take for connections and calls; under pressure it sheds connections instead
+  // of growing. Default: 64 MiB.
+  int64_t max_memory_bytes = int64_t{64} << 20;
+  // Largest request accepted. Default: 1 MiB (a registration or exit report is a few KB).
+  int max_request_bytes = 1 << 20;
+  // Connections held at once; at the limit a new connection displaces the oldest one that has
+  // not yet made an authenticated call, so a flood cannot crowd out the job's tasks. Never more
+  // than the descriptor limit allows. Default: 0, meaning 2 per expected task + 64.
+  int max_connections = 0;
 };
 
 class ClusterSpecBroker {

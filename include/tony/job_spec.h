@@ -147,10 +147,19 @@ std::vector<TaskSpec> ResolveTasks(const JobSpec& spec);
 absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_view source_name);
 absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
 
-// Canonical YAML; ParseJobSpecYaml(JobSpecToYaml(s)) == s for every valid spec. With
-// `with_resolved_tasks`, appends a `resolved:` section (ignored on input) listing every task with
-// its resources and the environment it will get.
-std::string JobSpecToYaml(const JobSpec& spec, bool with_resolved_tasks = false);
+// What JobSpecToYaml() writes besides the spec. Both extra sections are ignored on input.
+enum class YamlDetail {
+  kSpec,         // the spec alone
+  kRoleSummary,  // `summary:` per job type: resources (and the tasks that differ), tracking,
+                 // command and its first task's environment, long values shortened; its size
+                 // grows linearly with the number of tasks (`ytf-submit --dry-run`)
+  kEveryTask,    // `resolved:` every task with its whole environment; each environment lists
+                 // every task, so the size grows with the square of the number of tasks
+                 // (`ytf-submit --dry-run-tasks`)
+};
+
+// Canonical YAML; ParseJobSpecYaml(JobSpecToYaml(s, d)) == s for every valid spec and detail.
+std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail = YamlDetail::kSpec);
 
 bool operator==(const JobTypeSpec& a, const JobTypeSpec& b);
 bool operator==(const JobSpec& a, const JobSpec& b);

@@ -7,8 +7,11 @@
 #include "tony/cluster_spec_broker.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "broker/bounded_listener.h"
 #include "broker/grpc_status.h"
 #include "broker/secret.h"
 #include "broker/wire.h"
@@ -137,6 +141,8 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
                      const grpc::ByteBuffer* response);
 
   const ClusterSpecBrokerOptions options_;
+  std::unique_ptr<broker::BoundedListener> listener_;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::thread timer_;
@@ -180,17 +186,67 @@ absl::Status ClusterSpecBroker::Impl::Start() {
     if (started_) return absl::FailedPreconditionError("ClusterSpecBroker: already started");
     started_ = true;
   }
+  if (options_.max_connections < 0 || options_.max_memory_bytes <= 0 ||
+      options_.max_request_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        "ClusterSpecBroker: max_connections, max_memory_bytes and max_request_bytes must be "
+        "positive");
+  }
+  // Our own listener in front of gRPC bounds the connections (see broker/bounded_listener.h).
+  broker::BoundedListenerOptions lo;
+  lo.listen_address = options_.listen_address;
+  lo.max_connections =
+      options_.max_connections > 0 ? options_.max_connections : 2 * total_tasks_ + 64;
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+      files.rlim_cur > 128) {
+    // Room for everything else the process opens.
+    lo.max_connections = static_cast<int>(
+        std::min<rlim_t>(static_cast<rlim_t>(lo.max_connections), files.rlim_cur - 128));
+  }
+  lo.handler = [this](int listener_fd, int fd) {
+    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
+    p.listener_fd = listener_fd;
+    p.fd = fd;
+    acceptor_->HandleNewConnection(&p);
+  };
+  listener_ = std::make_unique<broker::BoundedListener>(std::move(lo));
+  if (absl::Status s = listener_->Bind(); !s.ok()) {
+    listener_.reset();
+    return absl::UnavailableError(absl::StrCat("ClusterSpecBroker: ", s.message()));
+  }
+  port_ = listener_->port();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options_.listen_address, grpc::InsecureServerCredentials(), &port_);
+  acceptor_ = builder.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      grpc::InsecureServerCredentials());
   builder.RegisterService(this);
   // The spec of a very large job is a few hundred KB; leave room.
   builder.SetMaxSendMessageSize(64 << 20);
+  builder.SetMaxReceiveMessageSize(options_.max_request_bytes);
+  // Bounded connections: idle and half-open ones are dropped, dead peers detected, memory capped.
+  auto ms = [](absl::Duration d) {
+    return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(d), INT32_MAX));
+  };
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, ms(options_.handshake_timeout));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ms(options_.idle_timeout));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ms(options_.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ms(options_.keepalive_timeout));
+  // Clients may ping at most every 10 s; more pings than that are abuse (GOAWAY after 2).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  // A task has at most a long poll and a report in flight.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
+  grpc::ResourceQuota quota("tony-broker");
+  quota.Resize(static_cast<size_t>(options_.max_memory_bytes));
+  builder.SetResourceQuota(quota);
   server_ = builder.BuildAndStart();
-  if (server_ == nullptr || port_ == 0) {
-    server_.reset();
+  if (server_ == nullptr) {
+    listener_.reset();
     return absl::UnavailableError(
-        absl::StrCat("ClusterSpecBroker: cannot listen on ", options_.listen_address));
+        absl::StrCat("ClusterSpecBroker: cannot serve on ", options_.listen_address));
   }
+  if (absl::Status s = listener_->Start(); !s.ok()) return s;
   start_time_ = absl::Now();
   timer_ = std::thread([this] { TimerLoop(); });
   TONY_LOG(INFO) << "cluster spec broker listening on port " << port_ << " for " << total_tasks_
@@ -213,6 +269,7 @@ void ClusterSpecBroker::Impl::Stop() {
   }
   FinishWaiters(std::move(waiters), absl::UnavailableError("the broker is stopping"), nullptr);
   if (timer_.joinable()) timer_.join();
+  if (listener_ != nullptr) listener_->Stop();  // before the server: it hands connections to it
   if (server_ != nullptr) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server_.reset();
@@ -238,8 +295,13 @@ bool ClusterSpecBroker::Impl::Authenticated(grpc::CallbackServerContext* ctx) co
   const auto& md = ctx->client_metadata();
   auto it = md.find(broker::kSecretMetadataKey);
   if (it == md.end()) return false;
-  return broker::SecretsEqual(absl::string_view(it->second.data(), it->second.size()),
-                              options_.secret);
+  if (!broker::SecretsEqual(absl::string_view(it->second.data(), it->second.size()),
+                            options_.secret)) {
+    return false;
+  }
+  // The connection proved it belongs to the job: a flood of others never displaces it.
+  if (listener_ != nullptr) listener_->MarkTrusted(ctx->peer());
+  return true;
 }
 
 ClusterSpecBroker::Impl::TaskState* ClusterSpecBroker::Impl::FindLocked(absl::string_view job,

@@ -10,11 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "ipc/credentials.h"
 
 namespace tony::broker {
 
@@ -43,27 +46,44 @@ bool SecretsEqual(absl::string_view a, absl::string_view b) {
   return diff == 0 && !b.empty();
 }
 
-absl::StatusOr<std::string> SecretFromEnvironment() {
-  if (const char* s = std::getenv(kSecretEnv); s != nullptr && *s != '\0') {
-    return std::string(absl::StripAsciiWhitespace(s));
+absl::StatusOr<std::string> LoadSecret(const std::string& token_file,
+                                       const std::string& secret_file) {
+  if (!token_file.empty()) {
+    TONY_ASSIGN_OR_RETURN(ipc::Credentials creds, ipc::Credentials::ReadFile(token_file));
+    if (std::optional<std::string> s = creds.FindSecret(kSecretCredentialAlias); s && !s->empty()) {
+      return *s;
+    }
+    if (secret_file.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no application secret: the token file ", token_file, " has no '", kSecretCredentialAlias,
+          "' secret key (was the container started by libtony?)"));
+    }
   }
-  const char* path = std::getenv(kSecretFileEnv);
-  if (path == nullptr || *path == '\0') {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no application secret: set ", kSecretEnv, " or ", kSecretFileEnv));
+  if (secret_file.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("no application secret: set ", kTokenFileEnv,
+                                                      " (YARN sets it) or ", kSecretFileEnv));
   }
-  std::ifstream in(path);
+  std::ifstream in(secret_file);
   if (!in) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot read the secret file ", path, " (", kSecretFileEnv, ")"));
+        absl::StrCat("cannot read the secret file ", secret_file, " (", kSecretFileEnv, ")"));
   }
   std::stringstream buf;
   buf << in.rdbuf();
   std::string secret(absl::StripAsciiWhitespace(buf.str()));
   if (secret.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("the secret file ", path, " is empty"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the secret file ", secret_file, " is empty"));
   }
   return secret;
+}
+
+absl::StatusOr<std::string> SecretFromEnvironment() {
+  auto get = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v == nullptr ? "" : v);
+  };
+  return LoadSecret(get(kTokenFileEnv), get(kSecretFileEnv));
 }
 
 absl::Status WriteSecretFile(const std::string& path, absl::string_view secret) {

@@ -51,6 +51,7 @@ constexpr FlagDef kFlags[] = {
     {0, "conf_dir", true},
     {'D', "define", true},
     {0, "dry-run", false},
+    {0, "dry-run-tasks", false},
     {0, "detach", false},
     {0, "quiet", false},
     {'h', "help", false},
@@ -327,6 +328,8 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
       out.conf_overrides[kv.first] = kv.second;
     } else if (name == "dry-run") {
       out.dry_run = true;
+    } else if (name == "dry-run-tasks") {
+      out.dry_run = out.dry_run_tasks = true;
     } else if (name == "detach") {
       out.detach = true;
     } else if (name == "quiet") {
@@ -387,7 +390,9 @@ Where and how:
       --yarn             run on YARN (the default when HADOOP_CONF_DIR or YARN_CONF_DIR is set)
       --conf_dir <dir>   Hadoop configuration directory (default $HADOOP_CONF_DIR)
   -D, --define key=value   override a Hadoop configuration key; repeatable
-      --dry-run          print the resolved job as YAML (accepted back by --spec) and exit
+      --dry-run          print the job as YAML (accepted back by --spec) with a summary per
+                         job type (resources, command, environment) and exit
+      --dry-run-tasks    as --dry-run, listing every task with its whole environment
       --detach           return right after submission
       --quiet            no progress lines
   -h, --help             this help

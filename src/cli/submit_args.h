@@ -22,6 +22,7 @@ struct SubmitArgs {
   JobSpec spec;
   Backend backend = Backend::kAuto;  // Default: YARN when a Hadoop configuration is found
   bool dry_run = false;
+  bool dry_run_tasks = false;  // --dry-run-tasks: every task's whole environment
   bool detach = false;
   bool help = false;
   bool version = false;

@@ -51,7 +51,8 @@ int ExitCodeFor(const absl::Status& status) {
 
 int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   if (args.dry_run) {
-    out << JobSpecToYaml(args.spec, /*with_resolved_tasks=*/true);
+    out << JobSpecToYaml(args.spec,
+                         args.dry_run_tasks ? YamlDetail::kEveryTask : YamlDetail::kRoleSummary);
     return kExitOk;
   }
 

@@ -45,6 +45,50 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return buf.str();
 }
 
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no file ", path));
+    return Errno("cannot read", path);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    absl::Status s = Errno("cannot stat", path);
+    ::close(fd);
+    return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is ", S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
+  }
+  if (st.st_size > max_bytes) {
+    ::close(fd);
+    return absl::OutOfRangeError(
+        absl::StrCat(path, " has ", st.st_size, " bytes, more than ", max_bytes));
+  }
+  std::string data;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status s = Errno("cannot read", path);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<size_t>(n));
+    if (static_cast<int64_t>(data.size()) > max_bytes) {  // it may have grown since fstat
+      ::close(fd);
+      return absl::OutOfRangeError(absl::StrCat(path, " is larger than ", max_bytes, " bytes"));
+    }
+  }
+  ::close(fd);
+  return data;
+}
+
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, int mode) {
   std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);

@@ -7,6 +7,7 @@
 #ifndef TONY_COMMON_FILE_UTIL_H_
 #define TONY_COMMON_FILE_UTIL_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -16,6 +17,10 @@
 namespace tony {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// Reads a regular file of at most `max_bytes` without ever blocking on a FIFO or reading an
+// endless device: FailedPrecondition when `path` is not a regular file, OutOfRange when it holds
+// more than `max_bytes`, NotFound when it does not exist.
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes);
 // Writes to a temporary file beside `path`, then renames it over `path`: readers see the old or
 // the new contents, never a part.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,

@@ -32,6 +32,7 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
     return std::nullopt;
   }
   s.state = fields[0][0];
+  if (fields.size() > 19) (void)absl::SimpleAtoi(fields[19], &s.start_ticks);
   return s;
 }
 

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct ProcStat {
   char state = '?';  // 'R', 'S', 'Z' (zombie), ...
   pid_t ppid = 0;
   pid_t pgrp = 0;
+  // When it started, in clock ticks after boot: with the pid, names one process for good.
+  uint64_t start_ticks = 0;
 };
 
 // /proc/<pid>/stat, or nullopt when the process is gone.

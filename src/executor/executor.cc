@@ -39,7 +39,7 @@ namespace tony::executor {
 namespace {
 
 // Variables of the executor that the task must not see.
-constexpr const char* kPrivateVariables[] = {"TONY_SECRET", "TONY_SECRET_FILE"};
+constexpr const char* kPrivateVariables[] = {broker::kSecretFileEnv};
 
 std::string Get(const std::map<std::string, std::string>& env, const std::string& key) {
   auto it = env.find(key);
@@ -162,19 +162,13 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
     if (hold != "0" && hold != "1") return Missing("TONY_HOLD_PORT", "0 or 1");
     c.hold_port = hold == "1";
   }
-  // The secret last: it is read from the process environment or its file.
-  c.secret = std::string(absl::StripAsciiWhitespace(Get(env, broker::kSecretEnv)));
-  if (c.secret.empty()) {
-    std::string path = Get(env, broker::kSecretFileEnv);
-    if (path.empty()) return Missing("TONY_SECRET or TONY_SECRET_FILE", "the application secret");
-    absl::StatusOr<std::string> contents = ReadFileToString(path);
-    if (!contents.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tony-executor: TONY_SECRET_FILE: ", contents.status().message()));
-    }
-    c.secret = std::string(absl::StripAsciiWhitespace(*contents));
-    if (c.secret.empty()) return Missing("TONY_SECRET_FILE", "a non-empty secret file");
+  // The secret last: from the container's token file on YARN, else its own 0600 file.
+  absl::StatusOr<std::string> secret =
+      broker::LoadSecret(Get(env, broker::kTokenFileEnv), Get(env, broker::kSecretFileEnv));
+  if (!secret.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("tony-executor: ", secret.status().message()));
   }
+  c.secret = *std::move(secret);
   return c;
 }
 

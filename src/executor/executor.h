@@ -10,8 +10,11 @@
 //
 // Configuration, from the environment (docs/executor.md):
 //   TONY_AM_ADDRESS          host:port of the broker. Required.
-//   TONY_SECRET              the application secret, or
-//   TONY_SECRET_FILE         a file holding it. One is required; neither reaches the task.
+//   HADOOP_TOKEN_FILE_LOCATION  on YARN: the container's token file, whose secret key
+//                            "tony.job.secret" is the application secret; or
+//   TONY_SECRET_FILE         a 0600 file holding the secret (local mode). One is required. The
+//                            secret never travels in the environment; TONY_SECRET_FILE does not
+//                            reach the task (the token file does: Hadoop clients need it).
 //   TONY_JOB_NAME            this task's job type, e.g. "worker". Required.
 //   TONY_TASK_INDEX          this task's index within it. Required.
 //   TONY_SPEC_FILE           the job spec (YAML) the task's command and env come from. Required.

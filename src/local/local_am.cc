@@ -53,9 +53,7 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
   if (!spec->script_file.empty()) rm_options.files.push_back(spec->script_file);
   for (const std::string& f : spec->files) rm_options.files.push_back(f);
   rm_options.base_env = env;
-  for (const char* private_var : {broker::kSecretEnv, broker::kSecretFileEnv}) {
-    rm_options.base_env.erase(private_var);
-  }
+  rm_options.base_env.erase(broker::kSecretFileEnv);
   LocalResourceManager rm(rm_options);
 
   am::ApplicationMasterOptions options;
@@ -65,11 +63,8 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
   options.broker_listen_address = "127.0.0.1:0";  // a local job is reached locally only
   options.advertised_host = "127.0.0.1";
   options.executor_env["TONY_SPEC_FILE"] = spec_file;
-  if (std::string file = Get(env, broker::kSecretFileEnv); !file.empty()) {
-    options.executor_env[broker::kSecretFileEnv] = file;
-  } else {
-    options.executor_env[broker::kSecretEnv] = *secret;
-  }
+  // The executors read the secret from the same 0600 file, never from their environment.
+  options.executor_env[broker::kSecretFileEnv] = Get(env, broker::kSecretFileEnv);
   options.log_dir = job_dir;
   options.on_broker_started = [&job_dir](int port, const std::string&) {
     absl::Status s = WriteFileAtomically(job_dir + "/" + kAmPortFile, absl::StrCat(port, "\n"));

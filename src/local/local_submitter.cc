@@ -325,14 +325,13 @@ class LocalSubmitter : public Submitter {
     const std::string secret_file = job_dir + "/secret";
     if (absl::Status s = broker::WriteSecretFile(secret_file, *secret); !s.ok()) return s;
     const std::string spec_file = job_dir + "/spec.yaml";
-    if (absl::Status s = WriteFileAtomically(spec_file, JobSpecToYaml(spec, true)); !s.ok()) {
+    if (absl::Status s = WriteFileAtomically(spec_file, JobSpecToYaml(spec)); !s.ok()) {
       return s;
     }
 
     SubprocessOptions o;
     o.argv = {am_path};
     o.env = CurrentEnvironment();
-    o.env.erase(broker::kSecretEnv);
     o.env["TONY_AM_BACKEND"] = "local";
     o.env["TONY_SPEC_FILE"] = spec_file;
     o.env[broker::kSecretFileEnv] = secret_file;

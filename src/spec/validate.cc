@@ -3,7 +3,11 @@
 // Semantic checks of a complete JobSpec. Each message names the YAML key and, where one exists,
 // the ytf-submit flag, then says how to fix it.
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <set>
 
@@ -11,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spec/limits.h"
 #include "spec/parse_util.h"
 #include "tony/job_spec.h"
 
@@ -30,12 +35,25 @@ bool IsEnvName(absl::string_view name) {
   return true;
 }
 
+absl::Status CheckLength(absl::string_view value, int64_t max, absl::string_view key,
+                         absl::string_view flag) {
+  if (static_cast<int64_t>(value.size()) <= max) return absl::OkStatus();
+  return Invalid(
+      key, flag,
+      absl::StrCat("is ", value.size(), " characters long; at most ", max, " are allowed"));
+}
+
 absl::Status CheckEnv(const std::map<std::string, std::string>& env, absl::string_view key) {
   for (const auto& [name, value] : env) {
     if (!IsEnvName(name)) {
       return Invalid(
           key, "",
           absl::StrCat("'", name, "' is not a variable name; use letters, digits and '_'"));
+    }
+    if (auto s =
+            CheckLength(value, spec::kMaxEnvValueBytes, absl::StrCat(key, ".", name), "-e/--env");
+        !s.ok()) {
+      return s;
     }
   }
   return absl::OkStatus();
@@ -52,11 +70,32 @@ absl::Status CheckResources(const Resources& r, absl::string_view key) {
   return absl::OkStatus();
 }
 
-absl::Status CheckReadableFile(const std::string& path, absl::string_view key,
-                               absl::string_view flag) {
-  if (access(path.c_str(), R_OK) != 0) {
+// A local file that will be shipped: it must exist, be a regular file (not a directory, FIFO or
+// device, whose reading would never end or block) within `max_bytes`, and be readable. stat()
+// only: opening a FIFO would block.
+absl::Status CheckLocalFile(const std::string& path, absl::string_view key, absl::string_view flag,
+                            int64_t max_bytes) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
     return Invalid(key, flag,
-                   absl::StrCat("cannot read '", path, "'; give an existing, readable local file"));
+                   absl::StrCat("cannot read '", path, "': ", strerror(errno),
+                                "; give an existing local file"));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Invalid(
+        key, flag,
+        absl::StrCat(
+            "'", path, "' is ", S_ISDIR(st.st_mode) ? "a directory" : "not a regular file",
+            "; give a regular file",
+            S_ISDIR(st.st_mode) ? " (pack a directory with tar or zip and use --archive)" : ""));
+  }
+  if (st.st_size > max_bytes) {
+    return Invalid(key, flag,
+                   absl::StrCat("'", path, "' has ", st.st_size, " bytes, more than the ",
+                                max_bytes, " allowed (see docs/job-spec.md, Limits)"));
+  }
+  if (access(path.c_str(), R_OK) != 0) {
+    return Invalid(key, flag, absl::StrCat("cannot read '", path, "'; check its permissions"));
   }
   return absl::OkStatus();
 }
@@ -71,6 +110,23 @@ absl::Status CheckTimeout(absl::Duration d, absl::string_view key) {
 absl::Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.name.empty()) return Invalid("name", "-n/--name", "must not be empty");
   if (spec.queue.empty()) return Invalid("queue", "-q/--queue", "must not be empty");
+  if (auto s = CheckLength(spec.name, spec::kMaxNameLength, "name", "-n/--name"); !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckLength(spec.queue, spec::kMaxNameLength, "queue", "-q/--queue"); !s.ok()) {
+    return s;
+  }
+  if (static_cast<int>(spec.tags.size()) > spec::kMaxTags) {
+    return Invalid("tags", "--tag",
+                   absl::StrCat(spec.tags.size(), " tags; YARN takes at most ", spec::kMaxTags));
+  }
+  for (const std::string& tag : spec.tags) {
+    if (auto s = CheckLength(tag, spec::kMaxTagLength, "tags", "--tag"); !s.ok()) return s;
+  }
+  if (auto s = CheckLength(spec.command, spec::kMaxCommandBytes, "command", "<task_command>");
+      !s.ok()) {
+    return s;
+  }
   if (spec.max_attempts < 1) return Invalid("max_attempts", "", "must be at least 1");
   if (spec.am_vcores < 1) return Invalid("am.vcores", "", "must be at least 1");
   if (spec.am_memory_mb < 1) return Invalid("am.memory", "", "must be more than 0 MB");
@@ -106,6 +162,10 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
       if (auto s = CheckResources(r, task_key); !s.ok()) return s;
     }
     if (auto s = CheckEnv(jt.env, absl::StrCat(key, ".env")); !s.ok()) return s;
+    if (auto s = CheckLength(jt.command, spec::kMaxCommandBytes, absl::StrCat(key, ".command"), "");
+        !s.ok()) {
+      return s;
+    }
     if (spec.command.empty() && jt.command.empty()) {
       return Invalid("command", "<task_command>",
                      absl::StrCat("no task command for job '", jt.name,
@@ -134,14 +194,26 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
     return Invalid("tensorboard", "-t/--tensorboard",
                    "needs an output path; add -o/--output <dir> (TensorBoard reads it)");
   }
+  int64_t total_tasks = 0;  // in 64 bits: the counts were checked one by one only
+  for (const JobTypeSpec& jt : spec.job_types) total_tasks += jt.instances;
+  if (total_tasks > spec::kMaxTotalTasks) {
+    return Invalid(
+        "jobs", "-r/--cluster_requirement",
+        absl::StrCat(total_tasks, " tasks; at most ", spec::kMaxTotalTasks, " are supported"));
+  }
   if (!spec.script_file.empty()) {
-    if (auto s = CheckReadableFile(spec.script_file, "script", "-s/--script"); !s.ok()) return s;
+    if (auto s = CheckLocalFile(spec.script_file, "script", "-s/--script", spec::kMaxScriptBytes);
+        !s.ok()) {
+      return s;
+    }
   }
   for (const std::string& f : spec.files) {
-    if (auto s = CheckReadableFile(f, "files", "--file"); !s.ok()) return s;
+    if (auto s = CheckLocalFile(f, "files", "--file", spec::kMaxFileBytes); !s.ok()) return s;
   }
   for (const std::string& f : spec.archives) {
-    if (auto s = CheckReadableFile(f, "archives", "--archive"); !s.ok()) return s;
+    if (auto s = CheckLocalFile(f, "archives", "--archive", spec::kMaxArchiveBytes); !s.ok()) {
+      return s;
+    }
   }
   if (auto s = CheckTimeout(spec.timeouts.registration, "timeouts.registration"); !s.ok()) return s;
   if (auto s = CheckTimeout(spec.timeouts.job, "timeouts.job"); !s.ok()) return s;

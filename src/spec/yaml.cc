@@ -10,7 +10,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_util.h"
 #include "common/status_macros.h"
+#include "spec/limits.h"
 #include "spec/parse_util.h"
 #include "spec/task_env.h"
 #include "tony/job_spec.h"
@@ -194,7 +196,7 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
                              "framework", "command", "env",      "docker_image",     "input",
                              "output",    "script",  "files",    "archives",         "tensorboard",
                              "client",    "am",      "timeouts", "defaults",         "jobs",
-                             "resolved"}));
+                             "resolved",  "summary"}));
   if (root["name"]) {
     TONY_ASSIGN_OR_RETURN(spec.name, r.String(root["name"], "name"));
   }
@@ -322,6 +324,10 @@ void EmitStringList(YAML::Emitter& out, const std::vector<std::string>& v) {
 }  // namespace
 
 absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_view source_name) {
+  if (static_cast<int64_t>(yaml.size()) > spec::kMaxSpecFileBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_name, ": larger than ", spec::kMaxSpecFileBytes, " bytes"));
+  }
   Reader reader(source_name);
   try {
     YAML::Node root = YAML::Load(std::string(yaml));
@@ -336,17 +342,72 @@ absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_vi
 }
 
 absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot read job spec file '", path, "'; check the path and permissions"));
+  absl::StatusOr<std::string> yaml = ReadRegularFile(path, spec::kMaxSpecFileBytes);
+  if (!yaml.ok()) {
+    switch (yaml.status().code()) {
+      case absl::StatusCode::kOutOfRange:
+        return absl::InvalidArgumentError(absl::StrCat("job spec file '", path, "' is larger than ",
+                                                       spec::kMaxSpecFileBytes,
+                                                       " bytes; a job spec is a few KB of YAML"));
+      case absl::StatusCode::kFailedPrecondition:
+        return absl::InvalidArgumentError(
+            absl::StrCat("job spec file '", path, "' is not a regular file; give a YAML file"));
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("cannot read job spec file '", path, "'; check the path and permissions"));
+    }
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return ParseJobSpecYaml(buf.str(), path);
+  return ParseJobSpecYaml(*yaml, path);
 }
 
-std::string JobSpecToYaml(const JobSpec& spec, bool with_resolved_tasks) {
+// Output only (ignored on input): per job type, what its tasks get, in space linear in the
+// number of tasks: resources with the tasks that differ, and the first task's environment with
+// long values (host lists of large jobs) shortened.
+void EmitRoleSummary(YAML::Emitter& out, const JobSpec& spec) {
+  constexpr size_t kShownChars = 120;
+  std::vector<TaskSpec> tasks = ResolveTasks(spec);
+  out << YAML::Key << "summary" << YAML::Value << YAML::BeginSeq;
+  for (size_t first = 0; first < tasks.size();) {
+    const TaskSpec& t = tasks[first];
+    size_t end = first;
+    while (end < tasks.size() && tasks[end].job_name == t.job_name) ++end;
+    out << YAML::BeginMap;
+    out << YAML::Key << "job" << YAML::Value << t.job_name;
+    out << YAML::Key << "tasks" << YAML::Value << (end - first);
+    out << YAML::Key << "vcores" << YAML::Value << t.vcores;
+    out << YAML::Key << "memory" << YAML::Value << t.memory_mb;
+    out << YAML::Key << "gpus" << YAML::Value << t.gpus;
+    std::vector<std::string> differing;
+    for (size_t i = first + 1; i < end; ++i) {
+      const TaskSpec& o = tasks[i];
+      if (o.vcores != t.vcores || o.memory_mb != t.memory_mb || o.gpus != t.gpus) {
+        differing.push_back(absl::StrCat(o.id(), ": vcores ", o.vcores, ", memory ", o.memory_mb,
+                                         ", gpus ", o.gpus));
+      }
+    }
+    if (!differing.empty()) {
+      out << YAML::Key << "differing" << YAML::Value;
+      EmitStringList(out, differing);
+    }
+    out << YAML::Key << "tracked" << YAML::Value << t.tracked;
+    if (!t.node_label.empty()) out << YAML::Key << "node_label" << YAML::Value << t.node_label;
+    out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << t.command;
+    std::map<std::string, std::string> env = BuildTaskEnvironment(spec, t, nullptr);
+    for (auto& [name, value] : env) {
+      if (value.size() > kShownChars + 40) {
+        value = absl::StrCat(value.substr(0, kShownChars), "... (", value.size(),
+                             " characters; --dry-run-tasks shows every task whole)");
+      }
+    }
+    out << YAML::Key << absl::StrCat("env of ", t.id()) << YAML::Value;
+    EmitStringMap(out, env);
+    out << YAML::EndMap;
+    first = end;
+  }
+  out << YAML::EndSeq;
+}
+
+std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << spec.name;
@@ -413,7 +474,8 @@ std::string JobSpecToYaml(const JobSpec& spec, bool with_resolved_tasks) {
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
-  if (with_resolved_tasks) {
+  if (detail == YamlDetail::kRoleSummary) EmitRoleSummary(out, spec);
+  if (detail == YamlDetail::kEveryTask) {
     // Output only (ignored on input): what each task gets, after every override.
     out << YAML::Key << "resolved" << YAML::Value << YAML::BeginSeq;
     for (const TaskSpec& t : ResolveTasks(spec)) {

@@ -16,7 +16,8 @@
 
 namespace tony::submit {
 
-// Client -> AM (and AM -> executor where noted). The secret travels as broker::kSecretEnv.
+// Client -> AM (and AM -> executor where noted). The secret travels in the containers'
+// credentials (broker::kSecretCredentialAlias), never in the environment.
 inline constexpr char kEnvSpecFile[] = "TONY_SPEC_FILE";  // also AM -> executor
 inline constexpr char kEnvSchedulerAddresses[] = "TONY_RM_SCHEDULER_ADDRESSES";  // "h:p,h:p"
 inline constexpr char kEnvStagingDir[] = "TONY_STAGING_DIR";  // HDFS path, removed at the end

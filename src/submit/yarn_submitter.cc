@@ -11,11 +11,14 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -25,6 +28,7 @@
 #include "broker/secret.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/proc.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
 #include "submit/contract.h"
@@ -280,7 +284,8 @@ class YarnSubmitter : public Submitter {
     TONY_ASSIGN_OR_RETURN(std::string secret, broker::GenerateSecret());
     const std::string id = app.id.ToString();
     const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");
-    const std::string staging = absl::StrCat(home, "/staging/", id);
+    const std::string staging = absl::StrCat(StagingRoot(cluster_->user), "/", id);
+    MarkStagingBy(id);
 
     auto staged = Stage(spec, bundle, home, staging);
     if (!staged.ok()) {
@@ -320,7 +325,12 @@ class YarnSubmitter : public Submitter {
       (void)WriteFileAtomically(local_dir + "/staging", staging, 0600);
     }
     TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
+    StartSweep(id);
     return OpenYarnApplication(cluster_, app.id, secret, staging);
+  }
+
+  ~YarnSubmitter() override {
+    if (sweeper_.joinable()) sweeper_.join();
   }
 
  private:
@@ -343,7 +353,12 @@ class YarnSubmitter : public Submitter {
                                                                    const std::string& home,
                                                                    const std::string& staging) {
     hdfs::WebHdfsClient& fs = *cluster_->hdfs;
+    // Private to the user: the staging area holds the job's files, the history where its
+    // containers run. Directories made here are 0700; a home made by an older version is closed.
     TONY_RETURN_IF_ERROR(fs.Mkdirs(staging, 0700));
+    TONY_RETURN_IF_ERROR(fs.SetPermission(home, 0700));
+    hdfs::UploadOptions private_file;
+    private_file.permission = 0600;
     std::map<std::string, yarn::LocalResource> resources;
 
     // The runtime bundle is the same for every job of a build: upload it once.
@@ -352,7 +367,7 @@ class YarnSubmitter : public Submitter {
     auto st = fs.Stat(cached);
     if (!st.ok()) {
       TONY_RETURN_IF_ERROR(fs.Mkdirs(home + "/cache", 0700));
-      st = fs.Upload(bundle, cached);
+      st = fs.Upload(bundle, cached, private_file);
     }
     if (!st.ok()) return st.status();
     TONY_ASSIGN_OR_RETURN(resources[kRuntimeLink],
@@ -368,7 +383,8 @@ class YarnSubmitter : public Submitter {
             absl::StrCat("two shipped files are both named '", name, "' (", local,
                          "); every script, file and archive needs its own base name"));
       }
-      TONY_ASSIGN_OR_RETURN(auto status, fs.Upload(local, absl::StrCat(staging, "/", name)));
+      TONY_ASSIGN_OR_RETURN(auto status,
+                            fs.Upload(local, absl::StrCat(staging, "/", name), private_file));
       TONY_ASSIGN_OR_RETURN(resources[name],
                             Resource(absl::StrCat(staging, "/", name), type, status));
       return absl::OkStatus();
@@ -388,7 +404,8 @@ class YarnSubmitter : public Submitter {
       shipped.archives.push_back(BaseName(a));
     }
     std::string spec_path = absl::StrCat(staging, "/", kSpecLink);
-    TONY_ASSIGN_OR_RETURN(auto spec_status, fs.UploadString(JobSpecToYaml(shipped), spec_path));
+    TONY_ASSIGN_OR_RETURN(auto spec_status,
+                          fs.UploadString(JobSpecToYaml(shipped), spec_path, private_file));
     TONY_ASSIGN_OR_RETURN(resources[kSpecLink],
                           Resource(spec_path, yarn::LocalResourceType::kFile, spec_status));
     return resources;
@@ -403,7 +420,9 @@ class YarnSubmitter : public Submitter {
     std::vector<std::string> scheduler_list;
     for (const auto& hp : schedulers) scheduler_list.push_back(hp.ToString());
     am.environment["TONY_AM_BACKEND"] = "yarn";
-    am.environment[broker::kSecretEnv] = secret;
+    // In the container's credentials, not its environment: YARN writes the environment into
+    // launch_container.sh, which it serves with the container's logs.
+    am.tokens.AddSecret(broker::kSecretCredentialAlias, secret);
     am.environment[kEnvSpecFile] = kSpecLink;
     am.environment[kEnvSchedulerAddresses] = absl::StrJoin(scheduler_list, ",");
     am.environment[kEnvStagingDir] = staging;
@@ -419,8 +438,26 @@ class YarnSubmitter : public Submitter {
     return am;
   }
 
+  // Sweeps the staging area behind the job just submitted, on the submitter's own thread (the
+  // destructor joins it), at most once per submitter: a client's submission is not delayed.
+  void StartSweep(const std::string& app_id) {
+    if (sweeper_.joinable()) return;
+    sweeper_ = std::thread([cluster = cluster_, app_id] {
+      StagingSweepOptions o;
+      o.except_app = app_id;
+      auto swept = SweepStaging(*cluster, o);
+      if (!swept.ok()) {
+        TONY_LOG(DEBUG) << "staging sweep: " << swept.status();
+      } else if (!swept->removed.empty()) {
+        TONY_LOG(INFO) << "removed the staging directories of " << swept->removed.size()
+                       << " finished or abandoned jobs: " << absl::StrJoin(swept->removed, ", ");
+      }
+    });
+  }
+
   const std::shared_ptr<YarnCluster> cluster_;
   const std::string bin_dir_;
+  std::thread sweeper_;
 };
 
 }  // namespace
@@ -451,6 +488,85 @@ AppState ToAppState(const yarn::ApplicationReport& report) {
       return AppState::kKilled;
   }
   return AppState::kFailed;
+}
+
+std::string StagingRoot(const std::string& user) {
+  return absl::StrCat("/user/", user, "/.tony/staging");
+}
+
+void MarkStagingBy(const std::string& app_id) {
+  const std::string dir = LocalAppDir(app_id);
+  std::optional<ProcStat> self = ReadProcStat(::getpid());
+  if (!self || !MakeDirectories(dir, 0700).ok()) return;
+  (void)WriteFileAtomically(dir + "/submitter", absl::StrCat(self->pid, " ", self->start_ticks),
+                            0600);
+}
+
+namespace {
+
+// Whether this machine's process that staged `app_id` is known to be gone. False when there is
+// no marker (staged elsewhere) or the process still runs.
+bool StagingClientGone(const std::string& app_id) {
+  absl::StatusOr<std::string> marker = ReadFileToString(LocalAppDir(app_id) + "/submitter");
+  if (!marker.ok()) return false;
+  std::vector<std::string> parts = absl::StrSplit(*marker, ' ', absl::SkipEmpty());
+  pid_t pid = 0;
+  uint64_t start = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &pid) ||
+      !absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[1]), &start)) {
+    return false;
+  }
+  std::optional<ProcStat> now = ReadProcStat(pid);
+  return !now || now->start_ticks != start || now->state == 'Z';
+}
+
+}  // namespace
+
+absl::StatusOr<StagingSweepResult> SweepStaging(const YarnCluster& cluster,
+                                                const StagingSweepOptions& options) {
+  StagingSweepResult result;
+  absl::Duration orphan_age = options.orphan_age;
+  if (cluster.conf.GetRaw("tony.staging.orphan-age")) {
+    TONY_ASSIGN_OR_RETURN(orphan_age,
+                          cluster.conf.GetDuration("tony.staging.orphan-age", orphan_age));
+  }
+  const std::string root = StagingRoot(cluster.user);
+  absl::StatusOr<std::vector<hdfs::FileStatus>> entries = cluster.hdfs->List(root);
+  if (!entries.ok()) {
+    if (absl::IsNotFound(entries.status())) return result;
+    return entries.status();
+  }
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  int looked = 0;
+  for (const hdfs::FileStatus& e : *entries) {
+    if (!e.is_directory() || e.name == options.except_app) continue;
+    absl::StatusOr<yarn::ApplicationId> id = yarn::ParseApplicationId(e.name);
+    if (!id.ok()) continue;
+    if (++looked > options.max_entries) break;
+    absl::StatusOr<yarn::ApplicationReport> report = cluster.yarn->GetApplicationReport(*id);
+    bool remove = false;
+    if (report.ok()) {
+      using S = yarn::YarnApplicationState;
+      remove = report->state == S::kFinished || report->state == S::kFailed ||
+               report->state == S::kKilled;
+    } else if (absl::IsNotFound(report.status())) {
+      remove = StagingClientGone(e.name) ||
+               absl::Milliseconds(now_ms - e.modification_time_ms) >= orphan_age;
+    }
+    if (!remove) {
+      ++result.kept;
+      continue;
+    }
+    absl::StatusOr<bool> deleted = cluster.hdfs->Delete(e.path, /*recursive=*/true);
+    if (deleted.ok()) {
+      result.removed.push_back(e.name);
+      // The local marker goes with it; the secret stays for `ytf status` of a finished job.
+      ::unlink((LocalAppDir(e.name) + "/submitter").c_str());
+    } else {
+      ++result.kept;
+    }
+  }
+  return result;
 }
 
 std::string LocalAppDir(const std::string& app_id) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "conf/configuration.h"
 #include "hdfs/webhdfs_client.h"
 #include "tony/submitter.h"
@@ -33,6 +34,33 @@ AppState ToAppState(const yarn::ApplicationReport& report);
 // Where the submitter keeps what only it knows of a job it submitted (the secret, so that `ytf`
 // can ask the AM for progress later): ~/.tony/apps/<application id>/ (0700).
 std::string LocalAppDir(const std::string& app_id);
+
+// The staging area of `user`'s jobs in HDFS, and the directory of one application's files.
+std::string StagingRoot(const std::string& user);
+
+// Removes staging directories that nothing will remove any more: those of applications the
+// ResourceManager reports finished (their AM was killed before it could clean up), and those of
+// applications it does not know, which never were submitted because their client died while
+// staging: at once when this machine's client that made it is gone (a marker in LocalAppDir()
+// says which process it was), else once `orphan_age` old (from another machine, or a client
+// still uploading). Never `except_app`'s.
+struct StagingSweepOptions {
+  // Default: 1 hour; the configuration key tony.staging.orphan-age overrides it.
+  absl::Duration orphan_age = absl::Hours(1);
+  std::string except_app;
+  // Directories looked at in one sweep (each costs an RPC). Default: 200.
+  int max_entries = 200;
+};
+struct StagingSweepResult {
+  std::vector<std::string> removed;  // application ids
+  int kept = 0;
+};
+absl::StatusOr<StagingSweepResult> SweepStaging(const YarnCluster& cluster,
+                                                const StagingSweepOptions& options);
+
+// Marks `app_id` as being staged by this process (LocalAppDir()/submitter: pid and start time),
+// so that a sweep on this machine knows once the process is gone.
+void MarkStagingBy(const std::string& app_id);
 
 // An Application for a job already on the cluster (e.g. `ytf status APP`). `secret` may be empty,
 // then progress comes from YARN's report only.

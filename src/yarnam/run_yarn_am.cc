@@ -79,7 +79,6 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.secret = *secret;
   options.advertised_host = yam.container().nm_host;
   options.executor_env[submit::kEnvSpecFile] = submit::kSpecLink;
-  options.executor_env[broker::kSecretEnv] = *secret;
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   absl::Status registered = absl::UnknownError("not registered");
   options.on_broker_started = [&](int port, const std::string& tracking_url) {
@@ -97,6 +96,8 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   std::atomic<bool> done{false};
   signal_watcher.Start([&](int sig) {
     TONY_LOG(WARNING) << "tony-am: signal " << sig << "; killing the job";
+    // First, while there is time: SIGKILL may follow within 250 ms.
+    yam.RemoveStagingIfLastAttempt();
     am.Kill(absl::StrCat("the ApplicationMaster got signal ", sig));
   });
   // Launch phases for bench/launch_latency.py, and the task history once every task has a

@@ -204,6 +204,7 @@ void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container&
   yarn::ContainerLaunchContext ctx;
   ctx.local_resources = options_.local_resources;
   ctx.environment = options_.environment;
+  ctx.tokens = options_.tokens;
   ctx.environment["TONY_JOB_NAME"] = task.job_name;
   ctx.environment["TONY_TASK_INDEX"] = std::to_string(task.index);
   for (auto& [k, v] : DockerRuntimeEnvironment(task, options_.docker_mounts)) {

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "ipc/credentials.h"
 #include "submit/contract.h"
 #include "tony/job_spec.h"
 #include "yarn/am_rm_client.h"
@@ -52,6 +53,9 @@ struct TaskLauncherOptions {
   std::map<std::string, yarn::LocalResource> local_resources;
   // Environment of every executor; the launcher adds TONY_JOB_NAME and TONY_TASK_INDEX.
   std::map<std::string, std::string> environment;
+  // Credentials of every executor's container (the job secret; never the AMRMToken). The
+  // NodeManager writes them to the container's token file. Default: none.
+  ipc::Credentials tokens;
   // Between scheduler heartbeats. Default: 200 ms.
   absl::Duration heartbeat = absl::Milliseconds(200);
   // Containers started concurrently. Default: 8.

@@ -106,6 +106,12 @@ absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& exe
   options.nm = nm_.get();
   options.local_resources = resources_;
   options.environment = executor_env;
+  // What the executors need of the AM's own credentials: everything but the AMRMToken, which only
+  // the AM may hold. The job secret is among the secret keys.
+  options.tokens = container_.credentials;
+  for (const auto& [alias, token] : container_.credentials.tokens()) {
+    if (token.kind == ipc::kAmRmTokenKind) options.tokens.RemoveToken(alias);
+  }
   options.environment["HADOOP_USER_NAME"] = user_;
   if (std::string debug = Env("TONY_LOG_DEBUG"); !debug.empty()) {
     options.environment["TONY_LOG_DEBUG"] = debug;
@@ -149,8 +155,16 @@ absl::Status YarnAm::WriteHistory() {
   }
   containers.insert(containers.end(), earlier_attempts_.begin(), earlier_attempts_.end());
   size_t slash = path.rfind('/');
-  TONY_RETURN_IF_ERROR(hdfs_->Mkdirs(path.substr(0, slash)));
-  auto written = hdfs_->UploadString(submit::EncodeTaskContainers(containers), path);
+  // Private to the user (0700/0600): it maps containers to NodeManager addresses.
+  if (!history_dir_ready_) {
+    // Made private here, or closed if an older version made it open.
+    TONY_RETURN_IF_ERROR(hdfs_->Mkdirs(path.substr(0, slash), 0700));
+    TONY_RETURN_IF_ERROR(hdfs_->SetPermission(path.substr(0, slash), 0700));
+    history_dir_ready_ = true;
+  }
+  hdfs::UploadOptions private_file;
+  private_file.permission = 0600;
+  auto written = hdfs_->UploadString(submit::EncodeTaskContainers(containers), path, private_file);
   return written.ok() ? absl::OkStatus() : written.status();
 }
 
@@ -164,11 +178,19 @@ absl::Status YarnAm::Finish(AppState state, const std::string& diagnostics) {
   if (absl::Status s = WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "task history: " << s;
   absl::Status unregistered = rm_->Unregister(ToFinal(state), diagnostics);
   if (!unregistered.ok()) TONY_LOG(ERROR) << "unregistering: " << unregistered;
-  if (hdfs_ != nullptr && !staging_dir_.empty()) {
-    auto deleted = hdfs_->Delete(staging_dir_, /*recursive=*/true);
-    if (!deleted.ok()) TONY_LOG(WARNING) << "removing " << staging_dir_ << ": " << deleted.status();
-  }
+  RemoveStaging();  // the application is over, whatever attempt this is
   return unregistered;
+}
+
+void YarnAm::RemoveStagingIfLastAttempt() {
+  if (attempt() >= max_attempts_) RemoveStaging();
+}
+
+void YarnAm::RemoveStaging() {
+  if (hdfs_ == nullptr || staging_dir_.empty()) return;
+  if (staging_removed_.exchange(true)) return;
+  auto deleted = hdfs_->Delete(staging_dir_, /*recursive=*/true);
+  if (!deleted.ok()) TONY_LOG(WARNING) << "removing " << staging_dir_ << ": " << deleted.status();
 }
 
 }  // namespace tony::yarnam

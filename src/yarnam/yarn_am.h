@@ -11,6 +11,7 @@
 #ifndef TONY_YARNAM_YARN_AM_H_
 #define TONY_YARNAM_YARN_AM_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,11 @@ class YarnAm {
   // history, but neither unregisters nor removes the staging directory, so that the AM exiting
   // non-zero makes YARN start the next attempt.
   void EndAttempt();
+  // Removes the staging directory unless this attempt may be followed by another (which needs
+  // it). Idempotent; safe from the signal-watcher thread. Called first on SIGTERM: a NodeManager
+  // killing the AM's container (the application killed through the ResourceManager) sends
+  // SIGKILL 250 ms later, too soon for anything slower.
+  void RemoveStagingIfLastAttempt();
 
   // This AM's attempt (1 for the first) and how many YARN will make.
   int attempt() const { return container_.container_id.attempt.attempt; }
@@ -67,13 +73,16 @@ class YarnAm {
 
  private:
   YarnAm() = default;
+  void RemoveStaging();  // idempotent
 
   yarn::ContainerEnvironment container_;
   std::string spec_file_;
   std::string staging_dir_;
   std::string user_;
   int max_attempts_ = 1;
+  std::atomic<bool> staging_removed_{false};
   bool earlier_attempts_loaded_ = false;
+  bool history_dir_ready_ = false;
   std::vector<submit::TaskContainer> earlier_attempts_;  // from the history, renamed "task@N"
   std::map<std::string, yarn::LocalResource> resources_;
   std::shared_ptr<yarn::NmTokenCache> nm_tokens_;

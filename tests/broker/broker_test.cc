@@ -7,18 +7,24 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "broker/bounded_listener.h"
 #include "broker/broker_client.h"
 #include "broker/grpc_status.h"
 #include "broker/secret.h"
 #include "broker/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ipc/credentials.h"
 #include "tony/broker.grpc.pb.h"
 #include "tony/cluster_spec_broker.h"
 
@@ -391,6 +397,155 @@ TEST(SecretTest, GeneratesDistinct256BitSecrets) {
   EXPECT_NE(*a, *b);
 }
 
+// An idle TCP connection to 127.0.0.1:port (connect only, never a byte); -1 on failure.
+int IdleConnection(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True once the server closed `fd` (reading gives EOF or an error), within `timeout`. Whatever
+// the server sent first (gRPC's SETTINGS) is read and dropped.
+bool ClosedByServer(int fd, absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    char buf[4096];
+    ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) return true;
+    if (n > 0) continue;
+    int left = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, left) <= 0) return false;
+  }
+}
+
+// "127.0.0.1:port" of the local end of `fd`, as the listener sees its peer.
+std::string LocalName(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  return absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+}
+
+class BoundedListenerTest : public ::testing::Test {
+ protected:
+  void Start(int max_connections) {
+    broker::BoundedListenerOptions o;
+    o.listen_address = "127.0.0.1:0";
+    o.max_connections = max_connections;
+    o.handler = [this](int, int fd) {
+      absl::MutexLock lock(&mu_);
+      accepted_.push_back(fd);
+    };
+    listener_ = std::make_unique<broker::BoundedListener>(o);
+    ASSERT_TRUE(listener_->Bind().ok());
+    ASSERT_TRUE(listener_->Start().ok());
+  }
+  int Accepted() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(accepted_.size());
+  }
+  bool WaitAccepted(int n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&] { return static_cast<int>(accepted_.size()) >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+  }
+  void TearDown() override {
+    if (listener_) listener_->Stop();
+    absl::MutexLock lock(&mu_);
+    for (int fd : accepted_) close(fd);
+  }
+  std::unique_ptr<broker::BoundedListener> listener_;
+  absl::Mutex mu_;
+  std::vector<int> accepted_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(BoundedListenerTest, ANewConnectionDisplacesTheOldestUntrustedOne) {
+  Start(3);
+  int a = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(1));
+  int b = IdleConnection(listener_->port());
+  int c = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(3));
+  listener_->MarkTrusted(absl::StrCat("ipv4:", LocalName(a)));  // as gRPC names the peer
+  int d = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(4));
+  // b, the oldest untrusted, made room; the trusted a stays.
+  EXPECT_TRUE(ClosedByServer(b, absl::Seconds(5)));
+  EXPECT_FALSE(ClosedByServer(a, absl::Milliseconds(100)));
+  EXPECT_FALSE(ClosedByServer(c, absl::Milliseconds(100)));
+  EXPECT_EQ(listener_->shed(), 1);
+  for (int fd : {a, b, c, d}) close(fd);
+}
+
+TEST_F(BoundedListenerTest, WhenEveryConnectionIsTrustedTheNewOneIsRefused) {
+  Start(2);
+  int a = IdleConnection(listener_->port());
+  int b = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(2));
+  listener_->MarkTrusted(LocalName(a));
+  listener_->MarkTrusted(LocalName(b));
+  int c = IdleConnection(listener_->port());
+  EXPECT_TRUE(ClosedByServer(c, absl::Seconds(5)));
+  EXPECT_EQ(Accepted(), 2);
+  EXPECT_FALSE(ClosedByServer(a, absl::Milliseconds(100)));
+  for (int fd : {a, b, c}) close(fd);
+}
+
+TEST_F(BoundedListenerTest, ConnectionsTheOwnerClosedFreeTheirPlaces) {
+  Start(2);
+  int a = IdleConnection(listener_->port());
+  int b = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(2));
+  listener_->MarkTrusted(LocalName(a));
+  listener_->MarkTrusted(LocalName(b));
+  {
+    absl::MutexLock lock(&mu_);  // the owner (gRPC in the broker) closes its descriptors
+    for (int fd : accepted_) close(fd);
+    accepted_.clear();
+  }
+  int c = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(1));
+  EXPECT_FALSE(ClosedByServer(c, absl::Milliseconds(200)));
+  EXPECT_EQ(listener_->shed(), 0);
+  for (int fd : {a, b, c}) close(fd);
+}
+
+TEST_F(BrokerTest, AFloodOfIdleConnectionsNeitherGrowsTheBrokerNorKeepsTasksOut) {
+  // Few tasks, so the limit is small (2 per task + 64); the flood is ten times that.
+  StartBroker({{"worker", 2}});
+  std::vector<int> flood;
+  for (int i = 0; i < 700; ++i) {
+    int fd = IdleConnection(broker_->port());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  ASSERT_GT(flood.size(), 600u);
+  // The tasks still get in, and stay in while the flood goes on.
+  auto w0 = RegisterAsync("worker", 0, 1000);
+  auto w1 = Client()->Register("worker", 1, "127.0.0.1", 1001, absl::Seconds(20));
+  ASSERT_TRUE(w1.ok()) << w1.status();
+  ASSERT_TRUE(w0.get().ok());
+  for (int i = 0; i < 300; ++i) {
+    int fd = IdleConnection(broker_->port());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  auto client = Client();
+  EXPECT_TRUE(client->Heartbeat("worker", 0).ok());
+  // The broker holds at most its limit: most of the flood was closed by it.
+  int closed = 0;
+  for (int fd : flood) closed += ClosedByServer(fd, absl::ZeroDuration()) ? 1 : 0;
+  EXPECT_GE(closed, static_cast<int>(flood.size()) - (2 * 2 + 64));
+  for (int fd : flood) close(fd);
+}
+
 TEST(SecretTest, ComparesExactly) {
   EXPECT_TRUE(broker::SecretsEqual("abc", "abc"));
   EXPECT_FALSE(broker::SecretsEqual("abd", "abc"));
@@ -399,10 +554,29 @@ TEST(SecretTest, ComparesExactly) {
   EXPECT_FALSE(broker::SecretsEqual("", ""));
 }
 
-TEST(SecretTest, FromEnvironmentOrFile) {
-  setenv("TONY_SECRET", "  s3cr3t\n", 1);
-  EXPECT_EQ(*broker::SecretFromEnvironment(), "s3cr3t");
+TEST(SecretTest, NeverFromAVariable) {
+  setenv("TONY_SECRET", "s3cr3t", 1);
+  EXPECT_EQ(broker::SecretFromEnvironment().status().code(), absl::StatusCode::kFailedPrecondition);
   unsetenv("TONY_SECRET");
+}
+
+TEST(SecretTest, FromTokenFile) {
+  std::string path = absl::StrCat(::testing::TempDir(), "/tokens-", getpid());
+  ipc::Credentials creds;
+  creds.AddSecret(broker::kSecretCredentialAlias, "from-credentials");
+  ASSERT_TRUE(creds.WriteFile(path).ok());
+  setenv("HADOOP_TOKEN_FILE_LOCATION", path.c_str(), 1);
+  EXPECT_EQ(*broker::SecretFromEnvironment(), "from-credentials");
+  // A token file without the key (a container libtony did not start) says so.
+  ASSERT_TRUE(ipc::Credentials().WriteFile(path).ok());
+  absl::Status missing = broker::SecretFromEnvironment().status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(missing.message()), HasSubstr("tony.job.secret"));
+  unsetenv("HADOOP_TOKEN_FILE_LOCATION");
+  unlink(path.c_str());
+}
+
+TEST(SecretTest, FromFile) {
   std::string path = absl::StrCat(::testing::TempDir(), "/secret-", getpid());
   ASSERT_TRUE(broker::WriteSecretFile(path, "from-file").ok());
   struct stat st;

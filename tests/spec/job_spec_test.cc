@@ -211,13 +211,38 @@ TEST(YamlTest, RoundTripIsExact) {
 
 TEST(YamlTest, ResolvedSectionIsIgnoredOnInputSoDryRunOutputRoundTrips) {
   JobSpec spec = PsWorker();
-  std::string yaml = JobSpecToYaml(spec, /*with_resolved_tasks=*/true);
+  std::string yaml = JobSpecToYaml(spec, YamlDetail::kEveryTask);
   EXPECT_THAT(yaml, HasSubstr("resolved:"));
   EXPECT_THAT(yaml, HasSubstr("task: worker:2"));
   auto back = ParseJobSpecYaml(yaml, "dry-run");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(*back == spec);
-  EXPECT_EQ(JobSpecToYaml(*back, true), yaml);
+  EXPECT_EQ(JobSpecToYaml(*back, YamlDetail::kEveryTask), yaml);
+}
+
+TEST(YamlTest, RoleSummaryRoundTripsAndStaysLinearInTheTaskCount) {
+  JobSpec spec = PsWorker();
+  spec.FindJobType("worker")->task_resources[2].memory_mb = 700;
+  std::string yaml = JobSpecToYaml(spec, YamlDetail::kRoleSummary);
+  EXPECT_THAT(yaml, HasSubstr("summary:"));
+  EXPECT_THAT(yaml, HasSubstr("job: worker"));
+  EXPECT_THAT(yaml, HasSubstr("worker:2: vcores 1, memory 700"));
+  EXPECT_THAT(yaml, HasSubstr("env of worker:0"));
+  auto back = ParseJobSpecYaml(yaml, "dry-run");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == spec);
+
+  // 4,000 tasks: each environment would list them all; the summary shortens the lists, so ten
+  // times the tasks gives about the same output, not a hundred times.
+  auto size_for = [](int workers) {
+    JobSpec s;
+    s.command = "python train.py";
+    s.job_types.push_back({.name = "ps", .instances = 2});
+    s.job_types.push_back({.name = "worker", .instances = workers});
+    return JobSpecToYaml(s, YamlDetail::kRoleSummary).size();
+  };
+  size_t small = size_for(400), large = size_for(4000);
+  EXPECT_LT(large, 2 * small) << small << " -> " << large;
 }
 
 TEST(YamlTest, LoadFileErrors) {

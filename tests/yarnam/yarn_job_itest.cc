@@ -12,18 +12,22 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "broker/broker_client.h"
+#include "broker/secret.h"
 #include "common/file_util.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "http/client.h"
 #include "http/json.h"
+#include "ipc/credentials.h"
 #include "tests/harness/hadoop_cluster.h"
 #include "yarn/yarn_client.h"
 
@@ -195,6 +199,30 @@ std::string WaitForEnd(const std::string& app_id) {
   return state;
 }
 
+// WebHDFS FileStatus of `path` ("" when it does not exist).
+http::Json HdfsStatus(const std::string& path) {
+  const harness::HadoopCluster& c = harness::HadoopCluster::Get();
+  http::Client http;
+  auto r = http.Get(absl::StrCat(c.namenode_web_url(), "/webhdfs/v1", path,
+                                 "?op=GETFILESTATUS&user.name=", c.user()));
+  if (!r.ok() || !r->ok()) return http::Json();
+  auto j = http::ParseJson(r->body, path);
+  return j.ok() && j->contains("FileStatus") ? (*j)["FileStatus"] : http::Json();
+}
+
+std::string StagingDir(const std::string& app_id) {
+  return absl::StrCat("/user/", harness::HadoopCluster::Get().user(), "/.tony/staging/", app_id);
+}
+
+// Waits (at most `timeout`) until `path` is gone from HDFS.
+bool WaitGoneFromHdfs(const std::string& path, absl::Duration timeout) {
+  for (absl::Time deadline = absl::Now() + timeout; absl::Now() < deadline;) {
+    if (HdfsStatus(path).is_null()) return true;
+    absl::SleepFor(absl::Milliseconds(250));
+  }
+  return HdfsStatus(path).is_null();
+}
+
 std::string Submit() { return BinDir() + "/ytf-submit"; }
 std::string Ytf() { return BinDir() + "/ytf"; }
 
@@ -282,6 +310,191 @@ TEST(YarnJobTest, ContainerDyingWithoutItsExecutorReportingFailsTheJob) {
   EXPECT_THAT(status.out, HasSubstr("worker:0"));
   EXPECT_THAT(status.out, HasSubstr("its container ended without an exit report"));
   ExpectNothingLeft(app);
+}
+
+// Every file under the NodeManagers' log directories for `app_id` ("path" -> contents).
+std::map<std::string, std::string> ContainerLogFiles(const std::string& app_id) {
+  std::map<std::string, std::string> files;
+  std::string state = harness::HadoopCluster::Get().conf_dir() + "/..";
+  Result find = RunCommand(
+      {"/bin/bash", "-c", absl::StrCat("find ", state, "/data/*/logs/", app_id, " -type f")});
+  for (absl::string_view path : absl::StrSplit(find.out, '\n', absl::SkipEmpty())) {
+    files[std::string(path)] = ReadFileToString(std::string(path)).value_or("");
+  }
+  return files;
+}
+
+TEST(YarnJobTest, TheJobSecretIsInNoLogNoLaunchScriptAndNoEnvironment) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-secret", "-r", "worker:2",
+                         "-m", "256m", "env; sleep 6"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0) << "worker:1 of " << app << " never started";
+
+  // The oracle: the secret as the AM's container credentials hold it.
+  std::string secret, am_address;
+  for (int pid : ProcessesOf(app)) {
+    for (const std::string& v : EnvironOf(pid)) {
+      if (absl::StartsWith(v, "TONY_AM_ADDRESS=")) am_address = v.substr(16);
+      if (secret.empty() && absl::StartsWith(v, "HADOOP_TOKEN_FILE_LOCATION=")) {
+        auto creds = ipc::Credentials::ReadFile(v.substr(27));
+        if (!creds.ok()) continue;
+        secret = creds->FindSecret(broker::kSecretCredentialAlias).value_or("");
+      }
+    }
+  }
+  ASSERT_EQ(secret.size(), 64u) << "no job secret found in the containers' token files";
+  ASSERT_FALSE(am_address.empty());
+  for (int pid : ProcessesOf(app)) {
+    std::string environ = ReadFileToString(absl::StrCat("/proc/", pid, "/environ")).value_or("");
+    EXPECT_FALSE(absl::StrContains(environ, secret))
+        << "the secret is in the environment of " << pid;
+  }
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+
+  // Everything YARN serves as the job's logs: launch scripts, stdout (with `env`), stderr...
+  std::map<std::string, std::string> logs = ContainerLogFiles(app);
+  int launch_scripts = 0;
+  for (const auto& [path, contents] : logs) {
+    if (absl::EndsWith(path, "launch_container.sh")) ++launch_scripts;
+    EXPECT_FALSE(absl::StrContains(contents, secret)) << "the secret is in " << path;
+  }
+  EXPECT_EQ(launch_scripts, 3) << "expected the AM's and two workers' launch scripts";
+  Result shown = RunCommand({Ytf(), "logs", app, "--file", "launch_container.sh"});
+  EXPECT_THAT(shown.out, HasSubstr("TONY_AM_ADDRESS"));
+  EXPECT_FALSE(absl::StrContains(shown.out, secret));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, NothingTheLogsShowLetsAnyoneReportToTheBroker) {
+  // A job that lives long enough to be attacked, and whose outcome the attacker tries to change.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-secret-attack", "-r",
+                         "worker:1", "-m", "256m", "env; sleep 8"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0) << "worker:0 of " << app << " never started";
+  std::string everything;
+  for (const auto& [path, contents] : ContainerLogFiles(app)) everything += contents;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(everything, m, std::regex("TONY_AM_ADDRESS=\"?([^\"\\s]+)")))
+      << "the logs do not show the broker's address";
+  const std::string address = m[1].str();
+  // Every token that could be a secret, and the empty one.
+  std::set<std::string> candidates = {""};
+  static const std::regex token("[0-9A-Za-z+/=_-]{16,}");
+  for (auto it = std::sregex_iterator(everything.begin(), everything.end(), token);
+       it != std::sregex_iterator(); ++it) {
+    candidates.insert(it->str());
+  }
+  for (const std::string& candidate : candidates) {
+    broker::BrokerClient client(address, candidate);
+    absl::Status s = client.ReportExit("worker", 0, 1, "forged");
+    ASSERT_FALSE(s.ok()) << "a ReportExit with '" << candidate << "' from the logs was accepted";
+  }
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED") << candidates.size() << " candidates tried";
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, StagingAndHistoryArePrivateToTheUser) {
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-private", "-r", "worker:1", "-m", "256m", "true"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string home = absl::StrCat("/user/", harness::HadoopCluster::Get().user(), "/.tony");
+  http::Json st = HdfsStatus(home);
+  ASSERT_FALSE(st.is_null());
+  EXPECT_EQ(st["permission"].get<std::string>(), "700");
+  http::Json history = HdfsStatus(absl::StrCat(home, "/history/", app, ".json"));
+  ASSERT_FALSE(history.is_null());
+  EXPECT_EQ(history["permission"].get<std::string>(), "600");
+  EXPECT_EQ(HdfsStatus(home + "/history")["permission"].get<std::string>(), "700");
+  EXPECT_TRUE(HdfsStatus(StagingDir(app)).is_null()) << "staging left after success";
+}
+
+TEST(YarnJobTest, KillingTheAppThroughTheRmRemovesItsStaging) {
+  yarn::YarnClientOptions o;
+  o.rm_addresses = {harness::HadoopCluster::Get().rm_address()};
+  auto yarn = yarn::NewYarnClient(o);
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  // Once the AM runs: its SIGTERM handler removes the staging directory at once.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-rm-kill-staging", "-r",
+                         "worker:1", "-m", "256m", "exec sleep 600"});
+  std::string running = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(running, "worker", 0), 0);
+  ASSERT_FALSE(HdfsStatus(StagingDir(running)).is_null());
+  ASSERT_TRUE((*yarn)->KillApplication(*yarn::ParseApplicationId(running), "test").ok());
+  EXPECT_TRUE(WaitGoneFromHdfs(StagingDir(running), absl::Seconds(20)))
+      << "staging of " << running << " left after an RM kill of the running AM";
+  ExpectNothingLeft(running);
+
+  // Before the AM ran: nothing of ours was there to clean up; the next submission's sweep does.
+  r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-rm-kill-early", "-r", "worker:1",
+                  "-m", "256m", "exec sleep 600"});
+  std::string early = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_TRUE((*yarn)->KillApplication(*yarn::ParseApplicationId(early), "test").ok());
+  EXPECT_THAT(WaitForEnd(early), testing::EndsWith("KILLED"));
+  Result next = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-sweeper", "-r", "worker:1", "-m", "256m", "true"});
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  EXPECT_TRUE(WaitGoneFromHdfs(StagingDir(early), absl::Seconds(20)))
+      << "staging of " << early << " left after the next submission's sweep";
+  ExpectNothingLeft(early);
+}
+
+TEST(YarnJobTest, ASubmitterKilledMidUploadLeavesNoStagingBehind) {
+  // A file large enough that the upload is still going when the client is killed.
+  std::string big = ::testing::TempDir() + "/itest-big-upload.bin";
+  {
+    std::ofstream out(big, std::ios::binary);
+    std::string chunk(1 << 20, 'x');
+    for (int i = 0; i < 300; ++i) out << chunk;
+  }
+  SubprocessOptions options;
+  options.argv = {Submit(), "--yarn",   "--detach", "-n",   "itest-killed-mid-upload",
+                  "-r",     "worker:1", "-m",       "256m", "--file",
+                  big,      "true"};
+  options.env = Environment();
+  options.stdout_path = big + ".out";
+  options.stderr_path = big + ".err";
+  auto p = Subprocess::Spawn(options);
+  ASSERT_TRUE(p.ok()) << p.status();
+  // Its staging directory appears as soon as the upload starts.
+  const std::string root =
+      absl::StrCat("/user/", harness::HadoopCluster::Get().user(), "/.tony/staging");
+  std::string orphan;
+  http::Client http;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(60);
+       orphan.empty() && absl::Now() < deadline;) {
+    auto r =
+        http.Get(absl::StrCat(harness::HadoopCluster::Get().namenode_web_url(), "/webhdfs/v1", root,
+                              "/?op=LISTSTATUS&user.name=", harness::HadoopCluster::Get().user()));
+    if (r.ok() && r->ok()) {
+      auto j = http::ParseJson(r->body, "list");
+      if (j.ok()) {
+        for (const auto& e : (*j)["FileStatuses"]["FileStatus"]) {
+          std::string name = e["pathSuffix"].get<std::string>();
+          // This test's own job: its spec is not uploaded yet (the big file goes first).
+          if (!HdfsStatus(absl::StrCat(root, "/", name, "/itest-big-upload.bin")).is_null()) {
+            orphan = name;
+          }
+        }
+      }
+    }
+    if (orphan.empty()) absl::SleepFor(absl::Milliseconds(20));
+  }
+  kill((*p)->pid(), SIGKILL);
+  (void)(*p)->Wait(absl::Seconds(10));
+  unlink(big.c_str());
+  ASSERT_FALSE(orphan.empty()) << "the upload never showed in HDFS";
+  ASSERT_FALSE(HdfsStatus(absl::StrCat(root, "/", orphan)).is_null());
+  // The next submission from this machine sees that the client that staged it is gone.
+  Result next = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-sweeper-2", "-r", "worker:1", "-m", "256m", "true"});
+  EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
+  EXPECT_TRUE(WaitGoneFromHdfs(absl::StrCat(root, "/", orphan), absl::Seconds(20)))
+      << "staging of " << orphan << " left after the client was killed mid-upload";
 }
 
 TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
