@@ -3,9 +3,12 @@
 // ytf-submit and ytf on the real single-host YARN: the real binaries, real containers, real
 // TensorFlow. After every test no container or process of the job may remain.
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -495,6 +498,60 @@ TEST(YarnJobTest, ASubmitterKilledMidUploadLeavesNoStagingBehind) {
   EXPECT_EQ(next.exit_code, 0) << next.out << next.err;
   EXPECT_TRUE(WaitGoneFromHdfs(absl::StrCat(root, "/", orphan), absl::Seconds(20)))
       << "staging of " << orphan << " left after the client was killed mid-upload";
+}
+
+// Peak resident memory of a process, kB (VmHWM), or -1.
+int64_t PeakRssKb(int pid) {
+  std::string status = ReadFileToString(absl::StrCat("/proc/", pid, "/status")).value_or("");
+  size_t at = status.find("VmHWM:");
+  return at == std::string::npos ? -1 : std::atoll(status.c_str() + at + 6);
+}
+
+TEST(YarnJobTest, AFloodOfIdleConnectionsNeitherBloatsTheAmNorStopsTheJob) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-flood", "-r", "worker:2",
+                         "-m", "256m", "sleep 12"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0);
+  int am_pid = -1;
+  std::string broker;
+  for (int pid : ProcessesOf(app)) {
+    for (const std::string& v : EnvironOf(pid)) {
+      if (absl::StartsWith(v, "TONY_AM_ADDRESS=")) broker = v.substr(16);
+    }
+    std::string cmd = ReadFileToString(absl::StrCat("/proc/", pid, "/cmdline")).value_or("");
+    if (absl::StrContains(cmd, "tony-am")) am_pid = pid;
+  }
+  ASSERT_GT(am_pid, 0);
+  size_t colon = broker.rfind(':');
+  ASSERT_NE(colon, std::string::npos) << broker;
+  const int port = std::atoi(broker.c_str() + colon + 1);
+  // Two floods of 5,000 idle connections each (the report that found this used 2 x 10,000; the
+  // test process's own descriptors bound it here), held until the job is over.
+  std::vector<int> flood;
+  for (int i = 0; i < 10000; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0) break;
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      close(fd);
+      continue;
+    }
+    flood.push_back(fd);
+  }
+  EXPECT_GT(flood.size(), 9000u);
+  const int64_t peak_kb = PeakRssKb(am_pid);
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED") << "under a flood of " << flood.size();
+  for (int fd : flood) close(fd);
+  // The AM's container has 256 MB; before the broker's limits this flood took it to ~350 MB.
+  EXPECT_GT(peak_kb, 0);
+  EXPECT_LT(peak_kb, 128 * 1024) << "AM peak RSS under the flood";
+  std::printf("AM peak RSS under a flood of %zu idle connections: %.1f MB\n", flood.size(),
+              static_cast<double>(peak_kb) / 1024);
+  ExpectNothingLeft(app);
 }
 
 TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
