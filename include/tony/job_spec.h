@@ -71,6 +71,10 @@ struct JobTimeouts {
   absl::Duration job = absl::InfiniteDuration();
   // SIGTERM to SIGKILL when a task is stopped. Default: 10 seconds.
   absl::Duration stop_grace = absl::Seconds(10);
+  // An executor whose ApplicationMaster has not answered a heartbeat for this long (its node
+  // died, or it did and nobody is left to stop the task) stops its task and exits, so that
+  // nothing of the job runs on without it. Default: 1 minute.
+  absl::Duration am_unreachable = absl::Minutes(1);
 };
 
 struct JobSpec {

@@ -67,7 +67,7 @@ void WriteAll(int fd, const char* data, size_t size) {
   }
 }
 
-// Sends heartbeats every `interval` until stopped.
+// Sends heartbeats every `interval` until stopped, and knows how long the AM has not answered.
 class Heartbeater {
  public:
   Heartbeater(broker::BrokerClient* client, const ExecutorConfig& config)
@@ -84,6 +84,7 @@ class Heartbeater {
         absl::Status s = client_->Heartbeat(config_.job_name, config_.task_index);
         if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
         mu_.Lock();
+        if (s.ok()) last_answer_ = absl::Now();
       }
     });
   }
@@ -94,12 +95,18 @@ class Heartbeater {
     }
     if (thread_.joinable()) thread_.join();
   }
+  // Since the AM last answered a heartbeat (or since Start()).
+  absl::Duration Silence() {
+    absl::MutexLock lock(&mu_);
+    return absl::Now() - last_answer_;
+  }
 
  private:
   broker::BrokerClient* client_;
   const ExecutorConfig& config_;
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = absl::Now();
   std::thread thread_;
 };
 
@@ -328,6 +335,16 @@ int RunExecutor(const ExecutorConfig& config) {
       TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
                      << "; reservation released";
       reservation->Release();
+    }
+    // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
+    if (!kill_at && !exit_code && heartbeater.Silence() > spec->timeouts.am_unreachable) {
+      TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << config.am_address
+                      << " has not answered for "
+                      << absl::FormatDuration(spec->timeouts.am_unreachable)
+                      << " (timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
+                      << absl::FormatDuration(spec->timeouts.stop_grace);
+      signal_task(SIGTERM);
+      kill_at = absl::Now() + spec->timeouts.stop_grace;
     }
     if (kill_at && !exit_code && absl::Now() >= *kill_at) {
       TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";

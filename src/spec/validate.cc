@@ -218,6 +218,9 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   if (auto s = CheckTimeout(spec.timeouts.registration, "timeouts.registration"); !s.ok()) return s;
   if (auto s = CheckTimeout(spec.timeouts.job, "timeouts.job"); !s.ok()) return s;
   if (auto s = CheckTimeout(spec.timeouts.stop_grace, "timeouts.stop_grace"); !s.ok()) return s;
+  if (auto s = CheckTimeout(spec.timeouts.am_unreachable, "timeouts.am_unreachable"); !s.ok()) {
+    return s;
+  }
   return absl::OkStatus();
 }
 

@@ -260,7 +260,8 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
     }
   }
   if (const YAML::Node t = root["timeouts"]) {
-    TONY_RETURN_IF_ERROR(r.CheckKeys(t, "timeouts", {"registration", "job", "stop_grace"}));
+    TONY_RETURN_IF_ERROR(
+        r.CheckKeys(t, "timeouts", {"registration", "job", "stop_grace", "am_unreachable"}));
     if (t["registration"]) {
       TONY_ASSIGN_OR_RETURN(
           spec.timeouts.registration,
@@ -274,6 +275,11 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
       TONY_ASSIGN_OR_RETURN(
           spec.timeouts.stop_grace,
           r.Parsed<absl::Duration>(t["stop_grace"], "timeouts.stop_grace", spec::ParseTimeout));
+    }
+    if (t["am_unreachable"]) {
+      TONY_ASSIGN_OR_RETURN(spec.timeouts.am_unreachable,
+                            r.Parsed<absl::Duration>(t["am_unreachable"], "timeouts.am_unreachable",
+                                                     spec::ParseTimeout));
     }
   }
   if (const YAML::Node d = root["defaults"]) {
@@ -439,6 +445,8 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
       << spec::FormatTimeout(spec.timeouts.registration);
   out << YAML::Key << "job" << YAML::Value << spec::FormatTimeout(spec.timeouts.job);
   out << YAML::Key << "stop_grace" << YAML::Value << spec::FormatTimeout(spec.timeouts.stop_grace);
+  out << YAML::Key << "am_unreachable" << YAML::Value
+      << spec::FormatTimeout(spec.timeouts.am_unreachable);
   out << YAML::EndMap;
   out << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
   EmitResources(out, spec.task_defaults);

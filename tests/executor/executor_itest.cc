@@ -230,6 +230,25 @@ TEST_F(ExecutorTest, ContainerKilledLikeTheNodeManagerDoesLeavesNoTaskProcess) {
   for (int pid : left) ::kill(pid, SIGKILL);
 }
 
+TEST_F(ExecutorTest, WithoutItsApplicationMasterTheExecutorStopsItsTaskAndExits) {
+  StartBroker({{"worker", 1}});
+  WriteSpec("  worker: {instances: 1}\n",
+            "trap \"echo got-term >&2; exit 9\" TERM; echo ready >&2; sleep 600 & wait",
+            "timeouts: {am_unreachable: 2s, stop_grace: 2s}\n");
+  auto worker = StartExecutor("worker", 0);
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  absl::SleepFor(absl::Milliseconds(300));  // let bash set its trap
+  // The AM goes away (its node died): nobody answers the heartbeats any more.
+  broker_->Stop();
+  absl::Time stopped = absl::Now();
+  auto code = worker->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok()) << "the executor outlived its AM: " << Read("executor.log");
+  EXPECT_EQ(*code, 9) << Read("executor.log");
+  EXPECT_LT(absl::Now() - stopped, absl::Seconds(25));
+  EXPECT_THAT(Read("executor.log"), HasSubstr("has not answered for 2s"));
+  EXPECT_THAT(Read("logs/stderr"), HasSubstr("got-term"));
+}
+
 TEST_F(ExecutorTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
   StartBroker({{"worker", 1}});
   WriteSpec("  worker: {instances: 1}\n", "trap \"\" TERM; sleep 60",
