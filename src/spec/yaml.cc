@@ -335,6 +335,25 @@ absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_vi
   }
 }
 
+namespace {
+
+// A file's relative local paths name files next to it, wherever the command runs.
+void ResolveAgainstDirectoryOf(const std::string& file, JobSpec* spec) {
+  const size_t slash = file.rfind('/');
+  if (slash == std::string::npos) return;  // the current directory already
+  const std::string dir = file.substr(0, slash + 1);
+  auto resolve = [&](std::string& path) {
+    if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
+      path = dir + path;
+    }
+  };
+  resolve(spec->script_file);
+  for (std::string& f : spec->files) resolve(f);
+  for (std::string& a : spec->archives) resolve(a);
+}
+
+}  // namespace
+
 absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
@@ -343,7 +362,9 @@ absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path) {
   }
   std::stringstream buf;
   buf << in.rdbuf();
-  return ParseJobSpecYaml(buf.str(), path);
+  absl::StatusOr<JobSpec> spec = ParseJobSpecYaml(buf.str(), path);
+  if (spec.ok()) ResolveAgainstDirectoryOf(path, &*spec);
+  return spec;
 }
 
 std::string JobSpecToYaml(const JobSpec& spec, bool with_resolved_tasks) {
