@@ -339,7 +339,11 @@ class YarnSubmitter : public Submitter {
     }
     ctx.am_resource.memory_mb = spec.am_memory_mb;
     ctx.am_resource.vcores = spec.am_vcores;
-    if (spec.timeouts.job != absl::InfiniteDuration()) ctx.lifetime = spec.timeouts.job;
+    // The AM ends a job past its timeout as FAILED, naming the deadline; YARN's lifetime, a
+    // margin later, is only the fallback for an AM that cannot.
+    if (spec.timeouts.job != absl::InfiniteDuration()) {
+      ctx.lifetime = spec.timeouts.job + spec.timeouts.stop_grace + absl::Minutes(1);
+    }
     TONY_ASSIGN_OR_RETURN(ctx.am_container, AmLaunchContext(*staged, secret, staging));
     ctx.am_container.environment[kEnvMaxAttempts] = std::to_string(ctx.max_app_attempts);
 

@@ -266,12 +266,17 @@ TEST(DocsTest, JobSpecYamlExampleRunsWithTheTestClustersLimits) {
   ASSERT_EQ(symlink((SourceDir() + "/examples").c_str(), (dir + "/examples").c_str()), 0);
   std::ofstream(dir + "/job.yaml") << yaml;
   // Overridden the documented way (options beat the file): the test cluster has only the
-  // default queue, no HDFS support in TensorFlow for hdfs:// output, two small nodes.
-  Result r = Exec({Submit(), "--yarn",     "--spec", dir + "/job.yaml", "-q", "default",
-                   "-o",     dir + "/out", "-r",     "worker:1",        "-m", "512m",
-                   "-m",     "ps:512m",    "-m",     "worker:512m",     "-m", "worker[0]:512m",
-                   "-c",     "worker[0]:1"},
-                  {{"PATH", PathWithTools()}}, absl::Minutes(10));
+  // default queue, no HDFS support in TensorFlow for hdfs:// output, two small nodes, and its
+  // TensorFlow in a virtual environment.
+  const std::string venv =
+      std::string(absl::StripAsciiWhitespace(Exec({SourceDir() + "/scripts/python-env"}).out));
+  std::vector<std::string> argv = {Submit(), "--yarn", "--spec", dir + "/job.yaml"};
+  for (const char* arg : {"-q", "default", "-r", "worker:1", "-m", "512m", "-m", "ps:512m", "-m",
+                          "worker:512m", "-m", "worker[0]:512m", "-c", "worker[0]:1"}) {
+    argv.push_back(arg);
+  }
+  argv.insert(argv.end(), {"-o", dir + "/out", "-e", "PATH=" + venv + ":/usr/bin:/bin"});
+  Result r = Exec(argv, {{"PATH", PathWithTools()}}, absl::Minutes(10));
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
 }
