@@ -112,6 +112,15 @@ TEST(CliTest, LogsOfTheAmAreItsOwnFilesAndAMissingLogIsAnError) {
   EXPECT_THAT(no_task.err, HasSubstr("worker:0, worker:1"));
 }
 
+TEST(CliTest, WordsAfterDoubleDashReachTheTaskAsGiven) {
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-argv", "-r", "worker:1", "-m", "128m", "--",
+                   "python3", "-c", "import sys; print('a b', sys.argv[1:])", "$HOME", "x y"});
+  const std::string app = AppIdOf(r.out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result logs = Exec({Ytf(), "logs", app, "--task", "worker:0", "--file", "stdout"});
+  EXPECT_THAT(logs.out, HasSubstr("a b ['$HOME', 'x y']\n"));
+}
+
 TEST(CliTest, MaxAttemptsAboveTheClusterCapWarnsPlainlyAndProgressAgrees) {
   // The test cluster allows 3 attempts. worker:0 fails in the first attempt only (its container
   // id names the attempt), so the second one succeeds.
