@@ -28,7 +28,11 @@ configure_package_config_file(cmake/tonyConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tonyConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tonyConfig.cmake ${PROJECT_BINARY_DIR}/tonyConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/tony_package_location.cc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony)
+# Bash completion; it reads the options from the programs' --help.
+install(FILES ${PROJECT_SOURCE_DIR}/completion/ytf-submit ${PROJECT_SOURCE_DIR}/completion/ytf
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 foreach(tool IN ITEMS ytf-submit ytf tony-am tony-executor)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

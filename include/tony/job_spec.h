@@ -149,6 +149,8 @@ std::vector<TaskSpec> ResolveTasks(const JobSpec& spec);
 // YAML form (docs/job-spec.md). Errors name the key with line and column, e.g.
 // "job.yaml:3:5: jobs.worker.instances: expected a positive integer, got 'two'".
 absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_view source_name);
+// Relative `script`, `files` and `archives` in the file are relative to the file's directory
+// (the result names them by that path).
 absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
 
 // What JobSpecToYaml() writes besides the spec. Both extra sections are ignored on input.

@@ -3,10 +3,21 @@
 // Submitter: runs a JobSpec on a backend (YARN, or local processes) and hands back an
 // Application to follow, wait for, or kill it. The same JobSpec runs unchanged on either.
 //
-//   tony::JobSpec spec = ...;
-//   auto submitter = tony::NewLocalSubmitter({});
-//   auto app = (*submitter)->Submit(spec);
-//   auto final = (*app)->Wait(absl::Hours(1), [](const tony::ApplicationStatus& s) { ... });
+//   tony::JobSpec spec;
+//   spec.command = "echo hello from $DTF_TASK_JOB_NAME:$DTF_TASK_INDEX";
+//   spec.job_types.push_back({.name = "worker", .instances = 2});
+//   std::unique_ptr<tony::Submitter> submitter = tony::NewLocalSubmitter({});
+//   auto app = submitter->Submit(spec);
+//   if (!app.ok()) {
+//     std::fprintf(stderr, "%s\n", app.status().ToString().c_str());
+//     return 3;
+//   }
+//   auto final = (*app)->Wait(absl::Hours(1), [](const tony::ApplicationStatus& s) {
+//     std::printf("%s\n", std::string(tony::AppStateName(s.state)).c_str());
+//   });
+//   return final.ok() && final->state == tony::AppState::kSucceeded ? 0 : 1;
+//
+// (tests/consumer builds and runs this example against the installed package.)
 //
 // Thread-safety: Submitter and Application are thread-safe.
 
@@ -55,6 +66,9 @@ struct ApplicationStatus {
   std::string log_dir;          // where task logs are (local backend: a directory)
   std::string tensorboard_url;  // "http://host:port/" once the TensorBoard task registered
   int attempt = 0;  // YARN's AM attempt, 1 for the first (max_attempts); 0 where there is none
+  // Attempts the job gets: its max_attempts within the cluster's cap; 0 where unknown (an
+  // application opened later, e.g. by `ytf status`).
+  int max_attempts = 0;
 };
 
 class Application {
@@ -100,7 +114,9 @@ class Submitter {
 };
 
 struct LocalSubmitterOptions {
-  // Where tony-am and tony-executor live. Default: "" (next to the running program).
+  // Where tony-am and tony-executor live. Default: "" ($TONY_BIN_DIR, else the installed
+  // package's bin directory when the program was linked through find_package(tony), else next
+  // to the running program).
   std::string bin_dir;
   // Parent of the per-job directory holding logs and the resolved spec.
   // Default: "" ($TMPDIR or /tmp, under "tony-jobs").
@@ -116,7 +132,9 @@ struct YarnSubmitterOptions {
   std::string conf_dir;
   // "key=value" overrides applied on top of the XML files, as `-D` on the command line.
   std::map<std::string, std::string> conf_overrides;
-  // Where tony-am and tony-executor live. Default: "" (next to the running program).
+  // Where the runtime bundle is, as <bin_dir>/../share/tony/tony-runtime.tar.gz. Default: ""
+  // ($TONY_RUNTIME_BUNDLE, else the installed package's share/tony when the program was linked
+  // through find_package(tony), else next to the running program).
   std::string bin_dir;
   // User for SIMPLE authentication and HDFS staging. Default: "" ($HADOOP_USER_NAME, else $USER).
   std::string user;

@@ -2,12 +2,17 @@
 
 #include "cli/submit_args.h"
 
+#include <algorithm>
 #include <functional>
+#include <iostream>
+#include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "spec/parse_util.h"
@@ -93,13 +98,26 @@ struct RawFlag {
   std::string value;
 };
 
-// Splits argv into flags (in order) and the positional task command.
+// A word as bash reads it back unchanged: as is when it has no special character, else in single
+// quotes (a quote inside becomes '\'').
+std::string ShellQuote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+           absl::string_view("_@%+=:,./-").find(c) != absl::string_view::npos;
+  });
+  if (plain) return word;
+  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
+}
+
+// Splits argv into flags (in order) and the positional task command. `*argv_form` is set when
+// the command came as words after "--".
 absl::Status Tokenize(const std::vector<std::string>& args, std::vector<RawFlag>* flags,
-                      std::vector<std::string>* positional) {
+                      std::vector<std::string>* positional, bool* argv_form) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") {
       positional->insert(positional->end(), args.begin() + i + 1, args.end());
+      *argv_form = true;
       break;
     }
     const FlagDef* def = nullptr;
@@ -206,7 +224,8 @@ absl::StatusOr<std::pair<std::string, std::string>> KeyValue(const RawFlag& flag
 absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args) {
   std::vector<RawFlag> flags;
   std::vector<std::string> positional;
-  TONY_RETURN_IF_ERROR(Tokenize(args, &flags, &positional));
+  bool argv_form = false;
+  TONY_RETURN_IF_ERROR(Tokenize(args, &flags, &positional, &argv_form));
 
   SubmitArgs out;
   for (const RawFlag& f : flags) {
@@ -219,7 +238,14 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
   // The file first: every command-line option overrides it.
   for (const RawFlag& f : flags) {
     if (std::string(f.def->long_name) == "spec") {
-      TONY_ASSIGN_OR_RETURN(out.spec, LoadJobSpecFile(f.value));
+      if (f.value == "-") {
+        // From a pipe: relative paths in it are relative to the current directory.
+        std::stringstream text;
+        text << std::cin.rdbuf();
+        TONY_ASSIGN_OR_RETURN(out.spec, ParseJobSpecYaml(text.str(), "<stdin>"));
+      } else {
+        TONY_ASSIGN_OR_RETURN(out.spec, LoadJobSpecFile(f.value));
+      }
     }
   }
   JobSpec& spec = out.spec;
@@ -337,7 +363,15 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
     }
   }
 
-  if (!positional.empty()) spec.command = absl::StrJoin(positional, " ");
+  // One word is a shell command line, run as is (so ${DTF_TASK_SCRIPT} expands in the task).
+  // Words after "--", or several words, are the command's argv: each reaches the task as given.
+  if (positional.size() == 1 && !argv_form) {
+    spec.command = positional[0];
+  } else if (!positional.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string& word : positional) quoted.push_back(ShellQuote(word));
+    spec.command = absl::StrJoin(quoted, " ");
+  }
   TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
   if (spec.client_mode && out.detach && !out.dry_run) {
     return absl::InvalidArgumentError(
@@ -349,11 +383,14 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
 std::string SubmitUsage() {
   return R"(ytf-submit - submit a distributed TensorFlow (or PyTorch, Horovod) job to Hadoop YARN
 
-Usage: ytf-submit [OPTIONS] -r <cluster_requirement> <task_command>
-       ytf-submit [OPTIONS] --spec job.yaml [<task_command>]
+Usage: ytf-submit [OPTIONS] -r <cluster_requirement> '<task command line>'
+       ytf-submit [OPTIONS] -r <cluster_requirement> -- <program> [<arg>...]
+       ytf-submit [OPTIONS] --spec job.yaml ['<task command line>']
 
-<task_command> runs once per task with /bin/bash -c. Each task sees DTF_TASK_JOB_NAME,
-DTF_TASK_INDEX, DTF_<JOB>_HOSTS, TF_CONFIG, CLUSTER_SPEC, ... (see README, Task environment).
+The task command runs once per task with /bin/bash -c: one quoted command line as is (so
+'python3 ${DTF_TASK_SCRIPT}' expands in the task), or the words after -- each exactly as given.
+Each task sees DTF_TASK_JOB_NAME, DTF_TASK_INDEX, DTF_<JOB>_HOSTS, TF_CONFIG, CLUSTER_SPEC, ...
+(see README, Task environment).
 
 Job:
   -r, --cluster_requirement <job>:<n>[,<job>:<n>...]   e.g. "ps:1,worker:4"
@@ -375,15 +412,20 @@ Job:
       --framework <f>    tensorflow (default), pytorch, horovod or custom
   -e, --env KEY=VALUE    extra environment for every task; repeatable
       --file <file>      extra local file shipped to every task; repeatable
-      --archive <file>   extra local archive unpacked for every task; repeatable
+      --archive <file>   extra local archive (.tar.gz, .tgz, .tar, .zip, .jar) unpacked for
+                         every task into ./<file name>/ in its working directory (e.g.
+                         ./env.tar.gz/bin/python3); repeatable; YARN only
       --node_label <job>:<label>   YARN node label expression for a job
       --tag <tag>        YARN application tag; repeatable
       --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
                          n-1 times, within the cluster's AM attempt limit (default 1)
       --am_memory <mb>   ApplicationMaster memory (default 256)
       --registration_timeout <d>   fail if tasks have not registered by then (default 10m)
-      --timeout <d>      kill the job after this long (default none)
-      --spec <file>      read the job from YAML (docs/job-spec.md); options above override it
+      --timeout <d>      the job ends FAILED ("the job timeout of <d> passed") after this
+                         long, its tasks stopped (default none)
+      --spec <file>      read the job from YAML (docs/job-spec.md; '-': standard input);
+                         options above override it; relative paths in the file are
+                         relative to its directory
 
 Where and how:
       --local            run on this machine as local processes (the default without YARN config)

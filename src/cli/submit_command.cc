@@ -116,7 +116,8 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
     if (args.quiet) return;
     if (!IsFinal(s.state)) show_urls(s);
     if (s.attempt > shown_attempt) {
-      err << "ytf-submit: attempt " << s.attempt << " of " << args.spec.max_attempts
+      err << "ytf-submit: attempt " << s.attempt << " of "
+          << (s.max_attempts > 0 ? s.max_attempts : args.spec.max_attempts)
           << ": the previous attempt failed (its AM's log: ytf logs " << (*app)->id()
           << " --task am@" << s.attempt - 1 << "); every task starts again\n";
       shown_attempt = s.attempt;

@@ -2,15 +2,22 @@
 
 #include "cli/ytf_command.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/submit_command.h"
 #include "common/file_util.h"
 #include "http/client.h"
+#include "http/json.h"
 #include "submit/contract.h"
 #include "submit/yarn_submitter.h"
 
@@ -23,66 +30,160 @@ struct YtfArgs {
   std::string task;                                       // logs --task
   std::vector<std::string> files = {"stdout", "stderr"};  // logs --file
   bool follow = false;
-  bool all = false;  // list --all
+  bool all = false;   // list --all
+  bool json = false;  // status, list --json
+  bool help = false;
+  bool version = false;
   YarnSubmitterOptions cluster;
 };
 
-absl::Status Usage(absl::string_view msg) {
-  return absl::InvalidArgumentError(absl::StrCat(msg, " (see ytf --help)"));
+struct YtfFlag {
+  char short_name;        // 0 when none
+  const char* long_name;  // without "--"
+  bool takes_value;
+  const char* commands;  // the commands that take it, space-separated; "" for all
+};
+
+constexpr YtfFlag kYtfFlags[] = {
+    {0, "json", false, "status list"}, {0, "all", false, "list"},      {0, "task", true, "logs"},
+    {0, "file", true, "logs"},         {'f', "follow", false, "logs"}, {0, "conf_dir", true, ""},
+    {'D', "define", true, ""},         {'h', "help", false, ""},       {0, "version", false, ""},
+};
+
+constexpr const char* kCommands[] = {"status", "kill", "list", "logs"};
+
+bool IsCommand(absl::string_view c) {
+  return std::find(std::begin(kCommands), std::end(kCommands), c) != std::end(kCommands);
+}
+
+absl::Status Usage(absl::string_view command, absl::string_view msg) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      msg, " (see ytf ", command.empty() ? "" : absl::StrCat(command, " "), "--help)"));
+}
+
+const YtfFlag* FindYtfFlag(absl::string_view long_name, char short_name) {
+  for (const YtfFlag& f : kYtfFlags) {
+    if (short_name != 0 ? f.short_name == short_name : long_name == f.long_name) return &f;
+  }
+  // Dashes for underscores (--conf-dir) as ytf-submit accepts them.
+  if (short_name == 0) {
+    std::string wanted(long_name);
+    std::replace(wanted.begin(), wanted.end(), '-', '_');
+    for (const YtfFlag& f : kYtfFlags) {
+      if (wanted == f.long_name) return &f;
+    }
+  }
+  return nullptr;
 }
 
 absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
   YtfArgs out;
   bool files_given = false;
+  std::vector<std::pair<const YtfFlag*, std::string>> flags;
+  std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](absl::string_view flag) -> absl::StatusOr<std::string> {
-      if (i + 1 >= args.size()) return Usage(absl::StrCat(flag, " needs a value"));
-      return args[++i];
-    };
-    if (a == "--task") {
-      auto v = value("--task");
-      if (!v.ok()) return v.status();
-      out.task = *v;
-    } else if (a == "--file") {
-      auto v = value("--file");
-      if (!v.ok()) return v.status();
+    const YtfFlag* def = nullptr;
+    std::optional<std::string> value;
+    if (absl::StartsWith(a, "--") && a.size() > 2) {
+      std::string name = a.substr(2);
+      if (size_t eq = name.find('='); eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      def = FindYtfFlag(name, 0);
+      if (def == nullptr) return Usage(out.command, absl::StrCat("unknown option '--", name, "'"));
+    } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
+      def = FindYtfFlag("", a[1]);
+      if (def == nullptr) return Usage(out.command, absl::StrCat("unknown option '", a, "'"));
+      if (a.size() > 2) {
+        if (!def->takes_value) {
+          return Usage(out.command, absl::StrCat("unknown option '", a, "'"));
+        }
+        value = a.substr(2);
+      }
+    } else {
+      if (out.command.empty()) {
+        out.command = a;
+      } else {
+        positional.push_back(a);
+      }
+      continue;
+    }
+    const std::string name =
+        def->short_name != 0
+            ? absl::StrCat("-", std::string(1, def->short_name), "/--", def->long_name)
+            : absl::StrCat("--", def->long_name);
+    if (!def->takes_value) {
+      if (value) return Usage(out.command, absl::StrCat(name, " takes no value"));
+    } else if (!value) {
+      if (i + 1 >= args.size()) return Usage(out.command, absl::StrCat(name, " needs a value"));
+      value = args[++i];
+    }
+    flags.emplace_back(def, value.value_or(""));
+  }
+  for (const auto& [def, value] : flags) {
+    const std::string name = def->long_name;
+    if (name == "help") out.help = true;
+    if (name == "version") out.version = true;
+  }
+  if (out.help || out.version) {
+    if (!out.command.empty() && !IsCommand(out.command)) {
+      return Usage("", absl::StrCat("unknown command '", out.command, "'"));
+    }
+    return out;
+  }
+  if (out.command.empty()) return Usage("", "no command; use status, kill, list or logs");
+  if (!IsCommand(out.command)) {
+    return Usage("", absl::StrCat("unknown command '", out.command, "'"));
+  }
+  for (const auto& [def, value] : flags) {
+    const std::string name = def->long_name;
+    if (*def->commands != '\0') {
+      std::vector<absl::string_view> allowed = absl::StrSplit(def->commands, ' ');
+      if (std::find(allowed.begin(), allowed.end(), out.command) == allowed.end()) {
+        return Usage(out.command,
+                     absl::StrCat("--", name, " is not an option of ytf ", out.command,
+                                  "; it belongs to ytf ", absl::StrJoin(allowed, ", ytf ")));
+      }
+    }
+    if (name == "task") {
+      out.task = value;
+    } else if (name == "file") {
       if (!files_given) out.files.clear();
       files_given = true;
-      out.files.push_back(*v);
-    } else if (a == "--follow" || a == "-f") {
+      out.files.push_back(value);
+    } else if (name == "follow") {
       out.follow = true;
-    } else if (a == "--all") {
+    } else if (name == "all") {
       out.all = true;
-    } else if (a == "--conf_dir") {
-      auto v = value("--conf_dir");
-      if (!v.ok()) return v.status();
-      out.cluster.conf_dir = *v;
-    } else if (a == "-D") {
-      auto v = value("-D");
-      if (!v.ok()) return v.status();
-      size_t eq = v->find('=');
-      if (eq == std::string::npos || eq == 0) return Usage("-D: expected key=value");
-      out.cluster.conf_overrides[v->substr(0, eq)] = v->substr(eq + 1);
-    } else if (absl::StartsWith(a, "-")) {
-      return Usage(absl::StrCat("unknown option '", a, "'"));
-    } else if (out.command.empty()) {
-      out.command = a;
-    } else if (out.app.empty()) {
-      out.app = a;
-    } else {
-      return Usage(absl::StrCat("unexpected argument '", a, "'"));
+    } else if (name == "json") {
+      out.json = true;
+    } else if (name == "conf_dir") {
+      out.cluster.conf_dir = value;
+    } else if (name == "define") {
+      size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return Usage(out.command, absl::StrCat("-D/--define: '", value, "' is not key=value"));
+      }
+      out.cluster.conf_overrides[value.substr(0, eq)] = value.substr(eq + 1);
     }
   }
-  if (out.command.empty()) return Usage("no command; use status, kill, list or logs");
-  if (out.command != "status" && out.command != "kill" && out.command != "list" &&
-      out.command != "logs") {
-    return Usage(absl::StrCat("unknown command '", out.command, "'"));
+  if (out.command == "list") {
+    if (!positional.empty()) {
+      return Usage(out.command, absl::StrCat("unexpected argument '", positional[0], "'"));
+    }
+    return out;
   }
-  if (out.command != "list" && out.app.empty()) {
-    return Usage(
-        absl::StrCat(out.command, " needs an application id, e.g. application_1700000000000_0001"));
+  if (positional.empty()) {
+    return Usage(out.command, absl::StrCat(out.command,
+                                           " needs an application id, e.g. "
+                                           "application_1700000000000_0001"));
   }
+  if (positional.size() > 1) {
+    return Usage(out.command, absl::StrCat("unexpected argument '", positional[1], "'"));
+  }
+  out.app = positional[0];
   return out;
 }
 
@@ -107,22 +208,58 @@ void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
   if (!s.diagnostics.empty()) out << "  diagnostics: " << s.diagnostics << "\n";
 }
 
-int Status(std::unique_ptr<Application> app, std::ostream& out, std::ostream& err) {
+http::Json StatusJson(const ApplicationStatus& s) {
+  http::Json progress = http::Json::object();
+  for (const auto& [job, p] : s.progress) {
+    progress[job] = {{"total", p.total},           {"allocated", p.allocated},
+                     {"registered", p.registered}, {"running", p.running},
+                     {"succeeded", p.succeeded},   {"failed", p.failed}};
+  }
+  return {{"id", s.id},
+          {"state", AppStateName(s.state)},
+          {"tracking_url", s.tracking_url},
+          {"tensorboard_url", s.tensorboard_url},
+          {"attempt", s.attempt},
+          {"progress", progress},
+          {"diagnostics", s.diagnostics}};
+}
+
+int Status(std::unique_ptr<Application> app, bool json, std::ostream& out, std::ostream& err) {
   auto s = app->Status();
   if (!s.ok()) {
     err << "ytf: " << s.status().message() << "\n";
     return kExitInternal;
   }
-  PrintStatus(*s, out);
+  if (json) {
+    out << StatusJson(*s).dump(2) << "\n";
+  } else {
+    PrintStatus(*s, out);
+  }
   return s->state == AppState::kFailed || s->state == AppState::kKilled ? kExitJobFailed : kExitOk;
 }
 
-int Logs(const YtfArgs& args, submit::YarnCluster& cluster, Application& app, std::ostream& out,
-         std::ostream& err) {
+// The ApplicationMaster's own files are tony-am.stdout/tony-am.stderr (its launch command
+// names them), in the container of "am" and, after a restart, "am@1", ...
+std::string ContainerLogName(const std::string& task, const std::string& file) {
+  const bool am = task == "am" || absl::StartsWith(task, "am@");
+  if (am && (file == "stdout" || file == "stderr")) return absl::StrCat("tony-am.", file);
+  return file;
+}
+
+int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::ApplicationId& id,
+         Application& app, std::ostream& out, std::ostream& err) {
   http::Client http;
   std::map<std::string, size_t> printed;  // "container/file" -> bytes already shown
+  std::set<std::string> missing;          // "container/file" reported as not available
+  // Following several logs at once, each line says where it comes from.
+  const bool prefixed = args.follow && (args.task.empty() || args.files.size() > 1);
+  // The AM writes the history under the job's user's home, whoever asks.
+  std::string owner = cluster.user;
+  if (auto report = cluster.yarn->GetApplicationReport(id); report.ok() && !report->user.empty()) {
+    owner = report->user;
+  }
   while (true) {
-    auto history = cluster.hdfs->ReadToString(submit::HistoryPath(cluster.user, args.app));
+    auto history = cluster.hdfs->ReadToString(submit::HistoryPath(owner, args.app));
     auto status = app.Status();
     bool final = status.ok() && IsFinal(status->state);
     if (!history.ok()) {
@@ -142,16 +279,19 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, Application& app, st
         if (!args.task.empty() && c.task != args.task) continue;
         found = true;
         for (const std::string& file : args.files) {
+          const std::string remote = ContainerLogName(c.task, file);
           std::string url = absl::StrCat("http://", c.node_http_address,
-                                         "/ws/v1/node/containerlogs/", c.container_id, "/", file);
+                                         "/ws/v1/node/containerlogs/", c.container_id, "/", remote);
           auto r = http.Get(url, {{"Accept", "text/plain"}});
           std::string key = c.container_id + "/" + file;
           if (!r.ok() || !r->ok()) {
-            if (!args.follow && !printed.count(key)) {
-              err << "ytf: " << c.task << " " << file << ": not available ("
+            // While following, a file may still appear; it is missing once the job is over.
+            if ((!args.follow || final) && !printed.count(key) && !missing.count(key)) {
+              err << "ytf: " << c.task << " " << file << " (" << remote << " of " << c.container_id
+                  << "): not available ("
                   << (r.ok() ? absl::StrCat("HTTP ", r->status) : std::string(r.status().message()))
                   << ")\n";
-              printed[key] = 0;
+              missing.insert(key);
             }
             continue;
           }
@@ -163,7 +303,19 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, Application& app, st
                 begin, end == std::string::npos || end < begin ? std::string::npos : end - begin);
           }
           size_t& done = printed[key];
-          if (r->body.size() > done) {
+          if (prefixed) {
+            // Whole lines only while the job runs: a line is never split between two prefixes.
+            size_t upto = r->body.size();
+            if (!final)
+              upto = r->body.rfind('\n') == std::string::npos ? 0 : r->body.rfind('\n') + 1;
+            if (upto > done) {
+              for (absl::string_view line :
+                   absl::StrSplit(absl::string_view(r->body).substr(done, upto - done), '\n')) {
+                if (!line.empty()) out << c.task << " " << file << "| " << line << "\n";
+              }
+              done = upto;
+            }
+          } else if (r->body.size() > done) {
             if (done == 0) {
               out << "==> " << c.task << " " << file << " (" << c.container_id << " on "
                   << c.node_http_address << ") <==\n";
@@ -175,46 +327,131 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, Application& app, st
         }
       }
       if (!found) {
+        std::vector<std::string> tasks;
+        for (const submit::TaskContainer& c : *containers) tasks.push_back(c.task);
         err << "ytf: " << args.app << " has no task '" << args.task
-            << "'; tasks look like worker:0, ps:0 or am\n";
+            << "'; its tasks are: " << absl::StrJoin(tasks, ", ") << "\n";
         return kExitUsage;
       }
     }
     out.flush();
-    if (!args.follow || final) return kExitOk;
+    // A log that was asked for and cannot be shown is an error, after showing the others.
+    if (!args.follow || final) return missing.empty() ? kExitOk : kExitInternal;
     absl::SleepFor(absl::Seconds(1));
   }
 }
 
+// Where the local backend keeps a job (LocalSubmitterOptions::work_root's default).
+std::string LocalJobDir(const std::string& id) {
+  const char* tmp = std::getenv("TMPDIR");
+  return absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tony-jobs/", id);
+}
+
 }  // namespace
 
-std::string YtfUsage() {
-  return R"(ytf - follow and control libtony jobs on YARN
+std::string YtfUsage(absl::string_view command) {
+  static constexpr char kCommon[] = R"(
+Options of every command:
+      --conf_dir <dir>      Hadoop configuration directory (default $HADOOP_CONF_DIR)
+  -D, --define key=value    override a Hadoop configuration key; repeatable
+  -h, --help                this help
+Options take their value as the next word or after '=' (--task=worker:1).
+)";
+  if (command == "status") {
+    return absl::StrCat(R"(ytf status - a job's state
 
-Usage: ytf status APP              state, tracking URL, per-job progress and diagnostics
+Usage: ytf status APP [--json]
+
+Prints the state, the tracking URL, each job type's tasks (allocated, registered, running,
+succeeded, failed; for a finished job as it ended) and the diagnostics.
+      --json                the same as one JSON object
+Exit codes: 0 running or succeeded, 1 failed or killed, 2 bad usage, 3 cluster or job not found.
+)",
+                        kCommon);
+  }
+  if (command == "kill") {
+    return absl::StrCat(R"(ytf kill - stop a job
+
+Usage: ytf kill APP
+
+The ApplicationMaster stops every task and the job ends KILLED (YARN kills it when its AM does
+not answer). Exit codes: 0 killed, 1 the job had already finished (its final state is
+printed), 2 bad usage, 3 cluster or job not found.
+)",
+                        kCommon);
+  }
+  if (command == "list") {
+    return absl::StrCat(R"(ytf list - libtony jobs on the cluster
+
+Usage: ytf list [--all] [--json]
+
+Lists the jobs libtony submitted (every user's, whatever their application type) that are
+still running.
+      --all                 finished jobs too
+      --json                one JSON array of {id, state, user, queue, name, type}
+Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
+)",
+                        kCommon);
+  }
+  if (command == "logs") {
+    return absl::StrCat(R"(ytf logs - task logs from the NodeManagers
+
+Usage: ytf logs APP [--task <task>] [--file <name>]... [--follow]
+
+      --task <task>         one task: worker:1, ps:0, am (the ApplicationMaster); after a
+                            whole-job restart the earlier attempts' as worker:1@1, am@1
+                            (default: every task)
+      --file <name>         stdout, stderr (default both) or another file of the container's
+                            log directory; repeatable
+  -f, --follow              keep printing as the logs grow, until the job ends; with several
+                            logs each line starts with "<task> <file>| "
+Exit codes: 0 ok, 2 bad usage or no such task, 3 a log asked for is not available (the others
+are printed), or the cluster or job not found.
+)",
+                        kCommon);
+  }
+  return absl::StrCat(R"(ytf - follow and control libtony jobs on YARN
+
+Usage: ytf status APP [--json]     state, tracking URL, per-job progress and diagnostics
        ytf kill APP                stop the job (it ends KILLED)
-       ytf list [--all]            libtony jobs (running ones; --all: finished too)
+       ytf list [--all] [--json]   libtony jobs (running ones; --all: finished too)
        ytf logs APP [--task worker:1] [--file stderr] [--follow]
                                    task logs from the NodeManagers (--task am: the AM's)
+       ytf <command> --help        a command's options
+       ytf --version               print the version
 
-Options: --conf_dir DIR, -D key=value (Hadoop configuration, default $HADOOP_CONF_DIR)
-Exit codes: 0 ok, 1 the job failed or was killed (status), 2 bad usage, 3 cluster or job not found.
-)";
+Local jobs (ytf-submit --local) are followed by the ytf-submit that runs them; their logs are
+in $TMPDIR/tony-jobs/<id>/ (default /tmp).
+)",
+                      kCommon,
+                      "Exit codes: 0 ok, 1 the job failed or was killed (status) or was already "
+                      "finished (kill),\n"
+                      "            2 bad usage, 3 cluster or job not found, or a log not "
+                      "available.\n");
 }
 
 int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  for (const std::string& a : args) {
-    if (a == "-h" || a == "--help") {
-      out << YtfUsage();
-      return kExitOk;
-    }
-  }
   auto parsed = Parse(args);
   if (!parsed.ok()) {
     err << "ytf: " << parsed.status().message() << "\n";
     return kExitUsage;
   }
+  if (parsed->help) {
+    out << YtfUsage(parsed->command);
+    return kExitOk;
+  }
+  if (parsed->version) {
+    out << "ytf " << TONY_VERSION << "\n";
+    return kExitOk;
+  }
   yarn::ApplicationId id;
+  if (absl::StartsWith(parsed->app, "local_")) {
+    // Local jobs live only as long as their ytf-submit, which shows their progress.
+    err << "ytf: " << parsed->app << " is a local job (--local): ytf follows YARN jobs only; "
+        << "its ytf-submit shows its progress and stops it on Ctrl-C, and its logs are in "
+        << LocalJobDir(parsed->app) << "/\n";
+    return kExitUsage;
+  }
   if (!parsed->app.empty()) {
     auto p = yarn::ParseApplicationId(parsed->app);
     if (!p.ok()) {
@@ -232,21 +469,45 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   auto cluster = std::make_shared<submit::YarnCluster>(std::move(*connected));
 
   if (parsed->command == "list") {
-    yarn::ApplicationFilter filter;
-    filter.application_types = {"TENSORFLOW", "PYTORCH", "HOROVOD", "TONY"};
-    if (!parsed->all) {
-      filter.states = {yarn::YarnApplicationState::kNew, yarn::YarnApplicationState::kNewSaving,
-                       yarn::YarnApplicationState::kSubmitted,
-                       yarn::YarnApplicationState::kAccepted, yarn::YarnApplicationState::kRunning};
+    // Every libtony job carries our tag, whatever its application type; jobs submitted before
+    // the tag existed are found by the default types.
+    std::map<std::string, yarn::ApplicationReport> by_id;
+    for (int by_tag = 0; by_tag < 2; ++by_tag) {
+      yarn::ApplicationFilter filter;
+      if (by_tag) {
+        filter.tags = {submit::kApplicationTag};
+      } else {
+        filter.application_types = {"TENSORFLOW", "PYTORCH", "HOROVOD", "TONY"};
+      }
+      if (!parsed->all) {
+        filter.states = {yarn::YarnApplicationState::kNew, yarn::YarnApplicationState::kNewSaving,
+                         yarn::YarnApplicationState::kSubmitted,
+                         yarn::YarnApplicationState::kAccepted,
+                         yarn::YarnApplicationState::kRunning};
+      }
+      auto found = cluster->yarn->ListApplications(filter);
+      if (!found.ok()) {
+        err << "ytf: " << found.status().message() << "\n";
+        return kExitInternal;
+      }
+      for (auto& r : *found) by_id[r.id.ToString()] = std::move(r);
     }
-    auto apps = cluster->yarn->ListApplications(filter);
-    if (!apps.ok()) {
-      err << "ytf: " << apps.status().message() << "\n";
-      return kExitInternal;
+    if (parsed->json) {
+      http::Json list = http::Json::array();
+      for (const auto& [unused, r] : by_id) {
+        list.push_back({{"id", r.id.ToString()},
+                        {"state", AppStateName(submit::ToAppState(r))},
+                        {"user", r.user},
+                        {"queue", r.queue},
+                        {"name", r.name},
+                        {"type", r.application_type}});
+      }
+      out << list.dump(2) << "\n";
+      return kExitOk;
     }
     out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", "APPLICATION", "STATE", "USER", "QUEUE",
                            "NAME");
-    for (const auto& r : *apps) {
+    for (const auto& [unused, r] : by_id) {
       out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", r.id.ToString(),
                              AppStateName(submit::ToAppState(r)), r.user, r.queue, r.name);
     }
@@ -254,8 +515,18 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   std::unique_ptr<Application> app = Open(cluster, id);
-  if (parsed->command == "status") return Status(std::move(app), out, err);
+  if (parsed->command == "status") return Status(std::move(app), parsed->json, out, err);
   if (parsed->command == "kill") {
+    auto before = app->Status();
+    if (!before.ok()) {
+      err << "ytf: kill " << parsed->app << ": " << before.status().message() << "\n";
+      return kExitInternal;
+    }
+    if (IsFinal(before->state)) {
+      err << "ytf: " << parsed->app << " had already finished: " << AppStateName(before->state)
+          << "\n";
+      return kExitJobFailed;
+    }
     if (absl::Status s = app->Kill(); !s.ok()) {
       err << "ytf: kill " << parsed->app << ": " << s.message() << "\n";
       return kExitInternal;
@@ -264,7 +535,7 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
     out << parsed->app << " " << (s.ok() ? AppStateName(s->state) : "KILLED") << "\n";
     return kExitOk;
   }
-  return Logs(*parsed, *cluster, *app, out, err);
+  return Logs(*parsed, *cluster, id, *app, out, err);
 }
 
 }  // namespace tony::cli

@@ -9,9 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace tony::cli {
 
-std::string YtfUsage();
+// The text of `ytf --help`, or of `ytf <command> --help` for one of status, kill, list, logs.
+std::string YtfUsage(absl::string_view command = "");
 
 // `args` excludes the program name. Returns the exit code (0 ok, 1 the job failed or was
 // killed for `status`, 2 bad usage, 3 the cluster could not be reached or the job not found).

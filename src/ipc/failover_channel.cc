@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "ipc/rpc_errors.h"
 
@@ -35,6 +36,7 @@ absl::Status FailoverChannel::Call(absl::string_view method,
     index = current_;
   }
   size_t tried_in_round = 0;
+  bool warned = false;
   absl::Status last;
   while (true) {
     absl::Duration left = deadline - absl::Now();
@@ -62,6 +64,13 @@ absl::Status FailoverChannel::Call(absl::string_view method,
     }
     if (++tried_in_round >= channels_.size()) {
       tried_in_round = 0;
+      // Say once per call that it waits, and how long at most: silence looks like a hang.
+      if (!warned) {
+        TONY_LOG(WARNING) << options_.peer << " at " << absl::StrJoin(names_, ", ")
+                          << " unreachable (" << last.message() << "); retrying for up to "
+                          << absl::FormatDuration(timeout);
+        warned = true;
+      }
       if (absl::Now() + backoff >= deadline) break;
       absl::SleepFor(backoff);
       backoff = std::min(backoff * 2, options_.max_round_backoff);
@@ -70,8 +79,9 @@ absl::Status FailoverChannel::Call(absl::string_view method,
   if (last.ok()) last = absl::DeadlineExceededError("no attempt made");
   absl::Status out(absl::IsDeadlineExceeded(last) ? absl::StatusCode::kDeadlineExceeded
                                                   : absl::StatusCode::kUnavailable,
-                   absl::StrCat(method, ": no server available (", channels_.size(),
-                                " tried): ", last.message()));
+                   absl::StrCat(options_.peer, " at ", absl::StrJoin(names_, ", "),
+                                " unreachable: gave up after ", absl::FormatDuration(timeout), " (",
+                                method, "): ", last.message()));
   last.ForEachPayload([&](absl::string_view url, const absl::Cord& p) { out.SetPayload(url, p); });
   return out;
 }

@@ -24,6 +24,9 @@ struct FailoverOptions {
   // Default: 200 ms pause after every server has been tried once, doubling up to 5 s.
   absl::Duration round_backoff = absl::Milliseconds(200);
   absl::Duration max_round_backoff = absl::Seconds(5);
+  // What the servers are, for messages ("ResourceManager at localhost:8032 unreachable").
+  // Default: "server".
+  std::string peer = "server";
 };
 
 // Thread-safe (the wrapped channels must be too).

@@ -24,6 +24,7 @@
 #include "broker/wire.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/package_location.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "local/local_am.h"
@@ -301,6 +302,8 @@ class LocalSubmitter : public Submitter {
     if (bin_dir.empty()) {
       const char* env = std::getenv("TONY_BIN_DIR");
       bin_dir = env != nullptr && *env != '\0' ? env : SelfDirectory();
+      // A program linked through find_package(tony) uses the installed package's binaries.
+      if ((env == nullptr || *env == '\0') && !PackageBinDir().empty()) bin_dir = PackageBinDir();
     }
     const std::string am_path = bin_dir + "/tony-am";
     if (::access(am_path.c_str(), X_OK) != 0 ||

@@ -347,6 +347,25 @@ absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_vi
   }
 }
 
+namespace {
+
+// A file's relative local paths name files next to it, wherever the command runs.
+void ResolveAgainstDirectoryOf(const std::string& file, JobSpec* spec) {
+  const size_t slash = file.rfind('/');
+  if (slash == std::string::npos) return;  // the current directory already
+  const std::string dir = file.substr(0, slash + 1);
+  auto resolve = [&](std::string& path) {
+    if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
+      path = dir + path;
+    }
+  };
+  resolve(spec->script_file);
+  for (std::string& f : spec->files) resolve(f);
+  for (std::string& a : spec->archives) resolve(a);
+}
+
+}  // namespace
+
 absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path) {
   absl::StatusOr<std::string> yaml = ReadRegularFile(path, spec::kMaxSpecFileBytes);
   if (!yaml.ok()) {
@@ -363,7 +382,9 @@ absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path) {
             absl::StrCat("cannot read job spec file '", path, "'; check the path and permissions"));
     }
   }
-  return ParseJobSpecYaml(*yaml, path);
+  absl::StatusOr<JobSpec> spec = ParseJobSpecYaml(*yaml, path);
+  if (spec.ok()) ResolveAgainstDirectoryOf(path, &*spec);
+  return spec;
 }
 
 // Output only (ignored on input): per job type, what its tasks get, in space linear in the

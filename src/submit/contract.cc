@@ -59,6 +59,35 @@ std::string HistoryPath(const std::string& user, const std::string& app_id) {
   return absl::StrCat("/user/", user, "/.tony/history/", app_id, ".json");
 }
 
+std::string FinalProgressPath(const std::string& user, const std::string& app_id) {
+  return absl::StrCat("/user/", user, "/.tony/history/", app_id, ".progress.json");
+}
+
+std::string EncodeProgress(const std::map<std::string, JobTypeProgress>& progress) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [job, p] : progress) {
+    out[job] = {{"total", p.total},     {"allocated", p.allocated}, {"registered", p.registered},
+                {"running", p.running}, {"succeeded", p.succeeded}, {"failed", p.failed}};
+  }
+  return out.dump(1);
+}
+
+absl::StatusOr<std::map<std::string, JobTypeProgress>> DecodeProgress(const std::string& encoded) {
+  nlohmann::json in = nlohmann::json::parse(encoded, nullptr, /*allow_exceptions=*/false);
+  if (in.is_discarded() || !in.is_object()) {
+    return absl::DataLossError("final progress is not a JSON object");
+  }
+  std::map<std::string, JobTypeProgress> out;
+  for (const auto& [job, v] : in.items()) {
+    auto count = [&](const char* key) {
+      return v.is_object() && v.contains(key) && v[key].is_number_integer() ? v[key].get<int>() : 0;
+    };
+    out[job] = {count("total"),   count("allocated"), count("registered"),
+                count("running"), count("succeeded"), count("failed")};
+  }
+  return out;
+}
+
 std::string EncodeTaskContainers(const std::vector<TaskContainer>& containers) {
   nlohmann::json out = nlohmann::json::array();
   for (const TaskContainer& c : containers) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tony/submitter.h"
 #include "yarn/records.h"
 
 namespace tony::submit {
@@ -28,6 +29,10 @@ inline constexpr char kEnvUser[] = "TONY_USER";
 // that is not the last leaves a failed job to the next attempt instead of ending it.
 inline constexpr char kEnvMaxAttempts[] = "TONY_MAX_ATTEMPTS";
 inline constexpr char kEnvLocalResources[] = "TONY_LOCAL_RESOURCES";  // base64 JSON
+
+// The YARN application tag on every libtony job: `ytf list` finds them by it whatever their
+// application type (YARN keeps tags in lower case).
+inline constexpr char kApplicationTag[] = "libtony";
 
 // Names in a container's working directory.
 inline constexpr char kRuntimeLink[] = "tony";  // the runtime bundle, unpacked: tony/bin, tony/lib
@@ -49,6 +54,12 @@ struct TaskContainer {
   std::string node_http_address;  // the NodeManager's web address, "host:port"
 };
 std::string HistoryPath(const std::string& user, const std::string& app_id);
+
+// Each job type's task counts as the job ended, written by the AM beside the history so that
+// `ytf status` of a finished job still shows them (YARN's report has none).
+std::string FinalProgressPath(const std::string& user, const std::string& app_id);
+std::string EncodeProgress(const std::map<std::string, JobTypeProgress>& progress);
+absl::StatusOr<std::map<std::string, JobTypeProgress>> DecodeProgress(const std::string& encoded);
 std::string EncodeTaskContainers(const std::vector<TaskContainer>& containers);
 absl::StatusOr<std::vector<TaskContainer>> DecodeTaskContainers(const std::string& encoded);
 

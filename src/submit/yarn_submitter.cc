@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <thread>
@@ -28,6 +30,7 @@
 #include "broker/secret.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/package_location.h"
 #include "common/proc.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
@@ -39,11 +42,17 @@ namespace {
 constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
 constexpr absl::Duration kGracefulKillWait = absl::Seconds(20);
 
+// `bin_dir` is YarnSubmitterOptions::bin_dir: empty for the defaults, the installed package
+// (when the program was linked through find_package(tony)) or next to the running program.
 absl::StatusOr<std::string> FindRuntimeBundle(const std::string& bin_dir) {
   const char* override_path = std::getenv("TONY_RUNTIME_BUNDLE");
   std::vector<std::string> candidates;
   if (override_path != nullptr && *override_path != '\0') candidates.push_back(override_path);
-  candidates.push_back(bin_dir + "/../share/tony/tony-runtime.tar.gz");
+  if (bin_dir.empty() && !PackageDataDir().empty()) {
+    candidates.push_back(PackageDataDir() + "/tony-runtime.tar.gz");
+  }
+  candidates.push_back((bin_dir.empty() ? SelfDirectory() : bin_dir) +
+                       "/../share/tony/tony-runtime.tar.gz");
   for (const std::string& c : candidates) {
     if (access(c.c_str(), R_OK) == 0) return c;
   }
@@ -122,12 +131,13 @@ absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::Yar
 class YarnApplication : public broker::BrokerBackedApplication {
  public:
   YarnApplication(std::shared_ptr<YarnCluster> cluster, const yarn::ApplicationId& id,
-                  std::string secret, std::string staging_dir)
+                  std::string secret, std::string staging_dir, int max_attempts)
       : cluster_(std::move(cluster)),
         id_(id),
         id_text_(id.ToString()),
         secret_(std::move(secret)),
-        staging_dir_(std::move(staging_dir)) {}
+        staging_dir_(std::move(staging_dir)),
+        max_attempts_(max_attempts) {}
 
   const std::string& id() const override { return id_text_; }
 
@@ -139,6 +149,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
     s.state = ToAppState(report);
     s.tracking_url = report.tracking_url;
     if (report.current_attempt) s.attempt = report.current_attempt->attempt;
+    s.max_attempts = max_attempts_;
     if (report.diagnostics != "N/A") s.diagnostics = report.diagnostics;
     s.log_dir = absl::StrCat("ytf logs ", id_text_);
     if (s.state == AppState::kRunning && !secret_.empty() && report.rpc_port > 0 &&
@@ -155,7 +166,10 @@ class YarnApplication : public broker::BrokerBackedApplication {
         TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
       }
     }
-    if (IsFinal(s.state)) CleanUpStaging();
+    if (IsFinal(s.state)) {
+      CleanUpStaging();
+      if (s.progress.empty()) s.progress = FinalProgress(report.user);
+    }
     return s;
   }
 
@@ -250,6 +264,20 @@ class YarnApplication : public broker::BrokerBackedApplication {
     return am_;
   }
 
+  // The task counts the AM recorded as the job ended (empty if it recorded none), read once.
+  std::map<std::string, JobTypeProgress> FinalProgress(const std::string& user) {
+    absl::MutexLock lock(&mu_);
+    if (!final_progress_) {
+      final_progress_.emplace();
+      auto text = cluster_->hdfs->ReadToString(
+          FinalProgressPath(user.empty() ? cluster_->user : user, id_text_));
+      if (text.ok()) {
+        if (auto p = DecodeProgress(*text); p.ok()) *final_progress_ = std::move(*p);
+      }
+    }
+    return *final_progress_;
+  }
+
   // The AM removes the staging directory itself; after a YARN kill nobody else will.
   void CleanUpStaging() {
     absl::MutexLock lock(&mu_);
@@ -264,11 +292,13 @@ class YarnApplication : public broker::BrokerBackedApplication {
   const std::string id_text_;
   const std::string secret_;
   const std::string staging_dir_;
+  const int max_attempts_;
   std::string last_rendering_;
   absl::Mutex mu_;
   std::shared_ptr<broker::BrokerClient> am_ ABSL_GUARDED_BY(mu_);
   std::string am_address_ ABSL_GUARDED_BY(mu_);
   bool staging_cleaned_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<std::map<std::string, JobTypeProgress>> final_progress_ ABSL_GUARDED_BY(mu_);
 };
 
 class YarnSubmitter : public Submitter {
@@ -298,6 +328,9 @@ class YarnSubmitter : public Submitter {
     ctx.queue = spec.queue;
     ctx.application_type = spec.application_type;
     ctx.tags = spec.tags;
+    if (std::find(ctx.tags.begin(), ctx.tags.end(), kApplicationTag) == ctx.tags.end()) {
+      ctx.tags.push_back(kApplicationTag);
+    }
     // YARN silently caps attempts at the cluster's maximum; say so, and tell the AM the truth.
     const int64_t cap =
         cluster_->conf.GetInt("yarn.resourcemanager.am.max-attempts", 2).value_or(2);
@@ -306,11 +339,15 @@ class YarnSubmitter : public Submitter {
       TONY_LOG(WARNING) << "max_attempts " << spec.max_attempts
                         << " is more than this cluster allows (yarn.resourcemanager.am."
                            "max-attempts = "
-                        << cap << "); the job gets " << ctx.max_app_attempts;
+                        << cap << "): the job gets " << ctx.max_app_attempts << " attempts";
     }
     ctx.am_resource.memory_mb = spec.am_memory_mb;
     ctx.am_resource.vcores = spec.am_vcores;
-    if (spec.timeouts.job != absl::InfiniteDuration()) ctx.lifetime = spec.timeouts.job;
+    // The AM ends a job past its timeout as FAILED, naming the deadline; YARN's lifetime, a
+    // margin later, is only the fallback for an AM that cannot.
+    if (spec.timeouts.job != absl::InfiniteDuration()) {
+      ctx.lifetime = spec.timeouts.job + spec.timeouts.stop_grace + absl::Minutes(1);
+    }
     TONY_ASSIGN_OR_RETURN(ctx.am_container, AmLaunchContext(*staged, secret, staging));
     ctx.am_container.environment[kEnvMaxAttempts] = std::to_string(ctx.max_app_attempts);
 
@@ -326,7 +363,7 @@ class YarnSubmitter : public Submitter {
     }
     TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
     StartSweep(id);
-    return OpenYarnApplication(cluster_, app.id, secret, staging);
+    return OpenYarnApplication(cluster_, app.id, secret, staging, ctx.max_app_attempts);
   }
 
   ~YarnSubmitter() override {
@@ -598,9 +635,9 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
 
 std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,
                                                  const yarn::ApplicationId& id, std::string secret,
-                                                 std::string staging_dir) {
+                                                 std::string staging_dir, int max_attempts) {
   return std::make_unique<YarnApplication>(std::move(cluster), id, std::move(secret),
-                                           std::move(staging_dir));
+                                           std::move(staging_dir), max_attempts);
 }
 
 }  // namespace tony::submit
@@ -609,9 +646,8 @@ namespace tony {
 
 absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options) {
   TONY_ASSIGN_OR_RETURN(submit::YarnCluster cluster, submit::ConnectYarnCluster(options));
-  return std::unique_ptr<Submitter>(
-      new submit::YarnSubmitter(std::make_shared<submit::YarnCluster>(std::move(cluster)),
-                                options.bin_dir.empty() ? SelfDirectory() : options.bin_dir));
+  return std::unique_ptr<Submitter>(new submit::YarnSubmitter(
+      std::make_shared<submit::YarnCluster>(std::move(cluster)), options.bin_dir));
 }
 
 }  // namespace tony

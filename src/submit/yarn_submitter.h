@@ -63,10 +63,11 @@ absl::StatusOr<StagingSweepResult> SweepStaging(const YarnCluster& cluster,
 void MarkStagingBy(const std::string& app_id);
 
 // An Application for a job already on the cluster (e.g. `ytf status APP`). `secret` may be empty,
-// then progress comes from YARN's report only.
+// then progress comes from YARN's report only. `max_attempts` (0: unknown) is reported in its
+// status.
 std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,
                                                  const yarn::ApplicationId& id, std::string secret,
-                                                 std::string staging_dir);
+                                                 std::string staging_dir, int max_attempts = 0);
 
 }  // namespace tony::submit
 

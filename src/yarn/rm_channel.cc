@@ -32,6 +32,7 @@ absl::StatusOr<RmChannel> NewRmChannel(const std::vector<std::string>& addresses
   }
   ipc::FailoverOptions fo;
   fo.call_timeout = call_timeout;
+  fo.peer = "ResourceManager";
   out.channel = std::make_unique<ipc::FailoverChannel>(std::move(channels), addresses, fo);
   return out;
 }

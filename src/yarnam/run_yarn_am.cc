@@ -151,6 +151,11 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     yam.EndAttempt();
     return kNextAttemptExitCode;
   }
+  if (status.ok()) {
+    if (absl::Status s = yam.WriteFinalProgress(status->progress); !s.ok()) {
+      TONY_LOG(WARNING) << "final progress: " << s;
+    }
+  }
   absl::Status finished = yam.Finish(state, diagnostics);
   return finished.ok() ? 0 : 3;
 }

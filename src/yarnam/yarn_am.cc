@@ -168,6 +168,16 @@ absl::Status YarnAm::WriteHistory() {
   return written.ok() ? absl::OkStatus() : written.status();
 }
 
+absl::Status YarnAm::WriteFinalProgress(const std::map<std::string, JobTypeProgress>& progress) {
+  if (hdfs_ == nullptr) return absl::OkStatus();
+  const std::string path = submit::FinalProgressPath(user_, application_id());
+  TONY_RETURN_IF_ERROR(hdfs_->Mkdirs(path.substr(0, path.rfind('/')), 0700));
+  hdfs::UploadOptions private_file;
+  private_file.permission = 0600;
+  auto written = hdfs_->UploadString(submit::EncodeProgress(progress), path, private_file);
+  return written.ok() ? absl::OkStatus() : written.status();
+}
+
 void YarnAm::EndAttempt() {
   if (launcher_ != nullptr) launcher_->Stop();
   if (absl::Status s = WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "task history: " << s;

@@ -47,6 +47,8 @@ class YarnAm {
 
   // Records where each task runs (HDFS, kept after the job) for `ytf logs`.
   absl::Status WriteHistory();
+  // Records each job type's final task counts (submit::FinalProgressPath) for `ytf status`.
+  absl::Status WriteFinalProgress(const std::map<std::string, JobTypeProgress>& progress);
 
   // Stops the launcher, unregisters with `state` and `diagnostics`, removes the staging
   // directory. The AM exits after this.

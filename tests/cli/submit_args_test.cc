@@ -6,8 +6,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 
+#include "cli/log_sink.h"
 #include "cli/submit_command.h"
+#include "cli/ytf_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -236,6 +240,90 @@ TEST(SubmitArgsTest, DryRunYamlIsAcceptedBackUnchanged) {
   EXPECT_EQ(again.str(), out.str());
   EXPECT_THAT(out.str(), HasSubstr("DTF_WORKER_HOSTS"));
   EXPECT_THAT(out.str(), HasSubstr("memory: 3072"));
+}
+
+TEST(SubmitArgsTest, WordsAfterDoubleDashReachTheTaskAsGiven) {
+  std::vector<std::string> words = {"python3", "-c", "print('a b')", "", "$HOME", "x.py", "a\"b"};
+  std::vector<std::string> args = {"-r", "worker:1", "--"};
+  args.insert(args.end(), words.begin(), words.end());
+  auto r = Parse(args);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->spec.command, R"(python3 -c 'print('\''a b'\'')' '' '$HOME' x.py 'a"b')");
+  // bash (as the executor runs it) reads back exactly the words given.
+  std::string script = WriteTemp("words.sh", "printf '<%s>\\n' " + r->spec.command + "\n");
+  FILE* p = popen(("/bin/bash " + script).c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string got;
+  char buf[256];
+  while (size_t n = fread(buf, 1, sizeof(buf), p)) got.append(buf, n);
+  pclose(p);
+  std::string want;
+  for (const std::string& w : words) want += "<" + w + ">\n";
+  EXPECT_EQ(got, want);
+
+  // One command line (no "--") stays as is, for the shell in the task to expand.
+  auto line = Parse({"-r", "worker:1", "python3 ${DTF_TASK_SCRIPT} --steps 2"});
+  ASSERT_TRUE(line.ok());
+  EXPECT_EQ(line->spec.command, "python3 ${DTF_TASK_SCRIPT} --steps 2");
+}
+
+TEST(LogSinkTest, WarningsAreMessagesNotLogLines) {
+  EXPECT_EQ(UserLogLine("ytf-submit", LogSeverity::kWarning, "src/submit/x.cc", 301, "careful"),
+            "ytf-submit: warning: careful");
+  EXPECT_EQ(UserLogLine("ytf", LogSeverity::kError, "x.cc", 1, "broken"), "ytf: error: broken");
+  EXPECT_EQ(UserLogLine("ytf", LogSeverity::kDebug, "src/a/x.cc", 7, "detail"),
+            "ytf: [x.cc:7] detail");
+}
+
+struct YtfRun {
+  int code;
+  std::string out, err;
+};
+
+YtfRun Ytf(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  int code = RunYtf(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(YtfCommandTest, VersionAndPerCommandHelp) {
+  YtfRun v = Ytf({"--version"});
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out, std::string("ytf ") + TONY_VERSION + "\n");
+  for (const char* c : {"status", "kill", "list", "logs"}) {
+    YtfRun h = Ytf({c, "--help"});
+    EXPECT_EQ(h.code, 0) << c;
+    EXPECT_THAT(h.out, HasSubstr(std::string("Usage: ytf ") + c)) << c;
+    EXPECT_EQ(h.out, YtfUsage(c));
+  }
+  EXPECT_THAT(Ytf({"logs", "-h"}).out, HasSubstr("--follow"));
+  EXPECT_THAT(Ytf({"--help"}).out, HasSubstr("ytf <command> --help"));
+}
+
+TEST(YtfCommandTest, OptionsTakeEqualsAndBelongToTheirCommands) {
+  // Parsed up to the point where ytf explains local jobs (nothing touches a cluster).
+  YtfRun r = Ytf({"logs", "--task=worker:1", "--file=stderr", "-f", "local_1_ab"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("local_1_ab is a local job"));
+  EXPECT_THAT(r.err, HasSubstr("tony-jobs/local_1_ab/"));
+  EXPECT_THAT(Ytf({"status", "--json=1", "application_1_1"}).err, HasSubstr("takes no value"));
+  YtfRun wrong = Ytf({"kill", "--all", "application_1_1"});
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_THAT(wrong.err, HasSubstr("--all is not an option of ytf kill; it belongs to ytf list"));
+  EXPECT_THAT(Ytf({"status"}).err, HasSubstr("needs an application id"));
+  EXPECT_THAT(Ytf({"frobnicate"}).err, HasSubstr("unknown command 'frobnicate'"));
+  EXPECT_THAT(Ytf({"status", "-Dx", "a"}).err, HasSubstr("-D/--define: 'x' is not key=value"));
+}
+
+TEST(SubmitArgsTest, SpecFromStandardInput) {
+  std::istringstream yaml("command: echo hi\njobs: {worker: {instances: 2}}\n");
+  std::streambuf* old = std::cin.rdbuf(yaml.rdbuf());
+  auto r = Parse({"--spec", "-", "-m", "512m"});
+  std::cin.rdbuf(old);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->spec.command, "echo hi");
+  EXPECT_EQ(r->spec.job_types.at(0).instances, 2);
+  EXPECT_EQ(r->spec.task_defaults.memory_mb, 512);
 }
 
 }  // namespace

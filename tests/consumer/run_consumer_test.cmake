@@ -1,13 +1,53 @@
 # Installs libtony from the build tree into a scratch prefix, then configures, builds and runs a
-# separate project that only does find_package(tony).
+# separate project that only does find_package(tony): a small consumer, and the C++ examples of
+# README.md and include/tony/submitter.h exactly as written there. The header example runs here
+# (local backend, the installed tony-am); the README example submits to YARN, so
+# tests/cli/cli_itest.cc runs the binary built here (build/readme_example) on the real cluster.
 file(REMOVE_RECURSE ${WORK_DIR})
+get_filename_component(source_root ${CONSUMER_SOURCE_DIR}/../.. ABSOLUTE)
+
+# README.md: the first ```cpp block, a whole program.
+file(READ ${source_root}/README.md readme)
+string(FIND "${readme}" "```cpp\n" begin)
+if(begin EQUAL -1)
+  message(FATAL_ERROR "README.md has no ```cpp block")
+endif()
+math(EXPR begin "${begin} + 7")
+string(SUBSTRING "${readme}" ${begin} -1 rest)
+string(FIND "${rest}" "```" end)
+string(SUBSTRING "${rest}" 0 ${end} readme_code)
+file(WRITE ${WORK_DIR}/examples/readme_example.cc "${readme_code}")
+
+# tony/submitter.h: the indented comment lines from "tony::JobSpec spec;" to the next "//" line,
+# a main()'s body.
+file(STRINGS ${source_root}/include/tony/submitter.h header_lines)
+set(body "")
+set(inside FALSE)
+foreach(line IN LISTS header_lines)
+  if(line MATCHES "^//   tony::JobSpec spec;")
+    set(inside TRUE)
+  elseif(inside AND line STREQUAL "//")
+    break()
+  endif()
+  if(inside)
+    string(REGEX REPLACE "^//   " "" line "${line}")
+    string(APPEND body "  ${line}\n")
+  endif()
+endforeach()
+if(body STREQUAL "")
+  message(FATAL_ERROR "include/tony/submitter.h has no example")
+endif()
+file(WRITE ${WORK_DIR}/examples/header_example.cc
+  "#include <cstdio>\n#include <memory>\n#include <string>\n\n#include \"tony/submitter.h\"\n\n"
+  "int main() {\n${body}}\n")
+
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${TONY_BINARY_DIR} --prefix ${WORK_DIR}/prefix
   RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build
-  -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+  -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DEXAMPLES_DIR=${WORK_DIR}/examples RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer configure failed: ${rc}")
 endif()
@@ -18,4 +58,12 @@ endif()
 execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer run failed: ${rc}")
+endif()
+# The header example must find the installed tony-am and tony-executor on its own.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TONY_BIN_DIR --unset=HADOOP_CONF_DIR
+  --unset=YARN_CONF_DIR ${WORK_DIR}/build/header_example
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+message(STATUS "header example: ${out}${err}")
+if(rc OR NOT out MATCHES "SUCCEEDED")
+  message(FATAL_ERROR "header example failed (${rc}): ${out}${err}")
 endif()

@@ -109,6 +109,9 @@ TEST(FailoverChannelTest, AllDownGivesUpAtTheDeadline) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_TRUE(GetConnectionFailure(s).has_value());
+  // The error says whom it tried and for how long.
+  EXPECT_EQ(s.message(),
+            "server at rm1, rm2 unreachable: gave up after 300ms (m): connection refused");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "tony/job_spec.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "gmock/gmock.h"
@@ -249,6 +250,22 @@ TEST(YamlTest, LoadFileErrors) {
   auto missing = LoadJobSpecFile("/nonexistent/job.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("cannot read job spec file"));
+}
+
+TEST(JobSpecYamlTest, RelativePathsInAFileAreRelativeToItsDirectory) {
+  const std::string dir = ::testing::TempDir() + "/spec_dir_test";
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  std::ofstream(dir + "/job.yaml") << "command: python3 train.py\n"
+                                      "script: train.py\n"
+                                      "files: [data/a.txt, /abs/b.txt, hdfs:///c.txt]\n"
+                                      "archives: [../env.tar.gz]\n"
+                                      "jobs: {worker: {instances: 1}}\n";
+  auto spec = LoadJobSpecFile(dir + "/job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->script_file, dir + "/train.py");
+  EXPECT_EQ(spec->files,
+            (std::vector<std::string>{dir + "/data/a.txt", "/abs/b.txt", "hdfs:///c.txt"}));
+  EXPECT_EQ(spec->archives, std::vector<std::string>{dir + "/../env.tar.gz"});
 }
 
 }  // namespace

@@ -6,16 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "tony/log.h"
-
+#include "cli/log_sink.h"
 #include "cli/submit_args.h"
 #include "cli/submit_command.h"
 
 int main(int argc, char** argv) {
   // The command prints its own progress; library lines only when something is wrong.
-  if (tony::MinLogSeverity() > tony::LogSeverity::kDebug) {
-    tony::SetMinLogSeverity(tony::LogSeverity::kWarning);
-  }
+  tony::cli::InstallUserLogSink("ytf-submit");
   std::vector<std::string> args(argv + 1, argv + argc);
   auto parsed = tony::cli::ParseSubmitArgs(args);
   if (!parsed.ok()) {

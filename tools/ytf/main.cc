@@ -6,14 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "tony/log.h"
-
+#include "cli/log_sink.h"
 #include "cli/ytf_command.h"
 
 int main(int argc, char** argv) {
   // The command prints its own progress; library lines only when something is wrong.
-  if (tony::MinLogSeverity() > tony::LogSeverity::kDebug) {
-    tony::SetMinLogSeverity(tony::LogSeverity::kWarning);
-  }
+  tony::cli::InstallUserLogSink("ytf");
   return tony::cli::RunYtf(std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
 }

@@ -1,0 +1,294 @@
+// Copyright libtony authors.
+//
+// ytf-submit and ytf as a newcomer meets them, on the real single-host YARN: the real binaries,
+// what they print and how they exit.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/file_util.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/harness/hadoop_cluster.h"
+
+namespace tony {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string BinDir() {
+  const char* d = std::getenv("TONY_BIN_DIR");
+  return d != nullptr ? d : "build/bin";
+}
+
+std::string TempDir() {
+  static const std::string dir = [] {
+    std::string tmpl = ::testing::TempDir() + "/cli_itest.XXXXXX";
+    return std::string(mkdtemp(tmpl.data()));
+  }();
+  return dir;
+}
+
+// Runs argv with the cluster's HADOOP_CONF_DIR plus `env`, capturing stdout and stderr.
+Result Exec(std::vector<std::string> argv, std::map<std::string, std::string> env = {},
+            absl::Duration timeout = absl::Minutes(5)) {
+  static int counter = 0;
+  std::string base = absl::StrCat(TempDir(), "/run", ++counter);
+  SubprocessOptions options;
+  options.argv = std::move(argv);
+  options.env = CurrentEnvironment();
+  options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
+  for (const auto& [k, v] : env) options.env[k] = v;
+  options.stdout_path = base + ".out";
+  options.stderr_path = base + ".err";
+  Result r;
+  auto p = Subprocess::Spawn(options);
+  if (!p.ok()) {
+    r.err = std::string(p.status().message());
+    return r;
+  }
+  auto code = (*p)->Wait(timeout);
+  r.exit_code = code.ok() ? *code : (*p)->Terminate(absl::Seconds(5));
+  r.out = ReadFileToString(base + ".out").value_or("");
+  r.err = ReadFileToString(base + ".err").value_or("");
+  return r;
+}
+
+std::string Submit() { return BinDir() + "/ytf-submit"; }
+std::string Ytf() { return BinDir() + "/ytf"; }
+
+std::string AppIdOf(const std::string& text) {
+  std::smatch m;
+  static const std::regex re("application_[0-9]+_[0-9]+");
+  return std::regex_search(text, m, re) ? m.str() : "";
+}
+
+int Lines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// One small job shared by the tests that only read what it left behind.
+const std::string& FinishedJob() {
+  static const std::string app = [] {
+    Result r = Exec({Submit(), "--yarn", "-n", "cli-itest", "-r", "worker:2", "-m", "128m",
+                     "echo \"out of $DTF_TASK_JOB_NAME:$DTF_TASK_INDEX\"; echo err >&2"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return AppIdOf(r.out);
+  }();
+  return app;
+}
+
+TEST(CliTest, LogsOfTheAmAreItsOwnFilesAndAMissingLogIsAnError) {
+  const std::string& app = FinishedJob();
+  ASSERT_FALSE(app.empty());
+  Result am = Exec({Ytf(), "logs", app, "--task", "am"});
+  EXPECT_EQ(am.exit_code, 0) << am.err;
+  EXPECT_THAT(am.out, HasSubstr("==> am stderr"));
+  EXPECT_THAT(am.err, Not(HasSubstr("not available")));
+
+  Result missing = Exec({Ytf(), "logs", app, "--task", "am", "--file", "no-such-file"});
+  EXPECT_EQ(missing.exit_code, 3) << missing.out << missing.err;
+  EXPECT_EQ(Lines(missing.err), 1) << missing.err;
+  EXPECT_THAT(missing.err, HasSubstr("no-such-file"));
+
+  Result no_task = Exec({Ytf(), "logs", app, "--task", "worker:7"});
+  EXPECT_EQ(no_task.exit_code, 2);
+  EXPECT_THAT(no_task.err, HasSubstr("worker:0, worker:1"));
+}
+
+TEST(CliTest, WordsAfterDoubleDashReachTheTaskAsGiven) {
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-argv", "-r", "worker:1", "-m", "128m", "--",
+                   "python3", "-c", "import sys; print('a b', sys.argv[1:])", "$HOME", "x y"});
+  const std::string app = AppIdOf(r.out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result logs = Exec({Ytf(), "logs", app, "--task", "worker:0", "--file", "stdout"});
+  EXPECT_THAT(logs.out, HasSubstr("a b ['$HOME', 'x y']\n"));
+}
+
+TEST(CliTest, MaxAttemptsAboveTheClusterCapWarnsPlainlyAndProgressAgrees) {
+  // The test cluster allows 3 attempts. worker:0 fails in the first attempt only (its container
+  // id names the attempt), so the second one succeeds.
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-attempts", "--max_attempts", "5", "-r",
+                   "worker:1", "-m", "128m",
+                   "case $CONTAINER_ID in *_01_0*) echo 'attempt one breaks' >&2; exit 3;; esac"});
+  const std::string app = AppIdOf(r.out);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("ytf-submit: warning: max_attempts 5 is more than this cluster "
+                        "allows (yarn.resourcemanager.am.max-attempts = 3): the job gets 3"));
+  EXPECT_THAT(r.err, HasSubstr("attempt 2 of 3"));
+  // No log-formatted line ("W1123 12:00:00.000 file.cc:301] ...") reaches the user.
+  static const std::regex log_line("(^|\n)[DIWE][0-9]{4} [0-9:.]+ [^ ]+:[0-9]+\\]");
+  EXPECT_FALSE(std::regex_search(r.err, log_line)) << r.err;
+
+  // The first attempt's AM keeps its own log files.
+  Result am1 = Exec({Ytf(), "logs", app, "--task", "am@1", "--file", "stderr"});
+  EXPECT_EQ(am1.exit_code, 0) << am1.err;
+  EXPECT_THAT(am1.out, HasSubstr("==> am@1 stderr"));
+}
+
+TEST(CliTest, FinishedJobStatusKillListAndFollow) {
+  const std::string& app = FinishedJob();
+  ASSERT_FALSE(app.empty());
+  // The per-role summary survives the AM.
+  Result status = Exec({Ytf(), "status", app});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("SUCCEEDED"));
+  EXPECT_THAT(status.out, HasSubstr("worker       2 tasks: 2 allocated, 2 registered, 0 running, "
+                                    "2 succeeded, 0 failed"));
+  Result json = Exec({Ytf(), "status", "--json", app});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"state\": \"SUCCEEDED\""));
+  EXPECT_THAT(json.out, HasSubstr("\"succeeded\": 2"));
+
+  Result kill = Exec({Ytf(), "kill", app});
+  EXPECT_EQ(kill.exit_code, 1);
+  EXPECT_EQ(kill.err, absl::StrCat("ytf: ", app, " had already finished: SUCCEEDED\n"));
+
+  Result list = Exec({Ytf(), "list", "--all", "--json"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr(absl::StrCat("\"id\": \"", app, "\"")));
+
+  // Following several logs: every line says which task and file it comes from.
+  Result follow = Exec({Ytf(), "logs", app, "--follow"});
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_THAT(follow.out, HasSubstr("worker:0 stdout| out of worker:0\n"));
+  EXPECT_THAT(follow.out, HasSubstr("worker:1 stdout| out of worker:1\n"));
+  EXPECT_THAT(follow.out, HasSubstr("worker:1 stderr| err\n"));
+}
+
+TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {
+  std::string yaml = TempDir() + "/typed.yaml";
+  std::ofstream(yaml) << "application_type: MY-TRAINER\n"
+                         "command: echo typed\n"
+                         "defaults: {memory: 128m}\n"
+                         "jobs: {worker: {instances: 1}}\n";
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-typed", "--spec", yaml},
+                  {{"HADOOP_USER_NAME", "cli-itest-other"}});
+  const std::string app = AppIdOf(r.out);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Result list = Exec({Ytf(), "list", "--all"});
+  EXPECT_THAT(list.out, HasSubstr(app));
+  // Asked by this machine's user: the history is in the job's user's HDFS home.
+  Result logs = Exec({Ytf(), "logs", app, "--task", "worker:0", "--file", "stdout"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_THAT(logs.out, HasSubstr("typed"));
+}
+
+TEST(CliTest, LocalJobIdsGetAClearAnswerFromYtf) {
+  Result r = Exec({Submit(), "--local", "-r", "worker:1", "true"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string id(absl::StripAsciiWhitespace(r.out));
+  ASSERT_TRUE(absl::StartsWith(id, "local_")) << r.out;
+  for (const char* command : {"status", "logs", "kill"}) {
+    Result y = Exec({Ytf(), command, id});
+    EXPECT_EQ(y.exit_code, 2) << command;
+    EXPECT_THAT(y.err, HasSubstr("is a local job (--local)")) << command;
+    EXPECT_EQ(Lines(y.err), 1) << y.err;
+  }
+}
+
+TEST(CliTest, UnreachableResourceManagerSaysWhatAndGivesUp) {
+  Result r = Exec({Submit(), "--yarn", "-D", "yarn.resourcemanager.address=localhost:1", "-r",
+                   "worker:1", "true"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err,
+              HasSubstr("ytf-submit: warning: ResourceManager at localhost:1 unreachable ("));
+  EXPECT_THAT(r.err, HasSubstr("retrying for up to"));
+  EXPECT_THAT(r.err, HasSubstr("ResourceManager at localhost:1 unreachable: gave up after"));
+  EXPECT_EQ(AppIdOf(r.out), "");
+}
+
+TEST(CliTest, TimeoutEndsTheJobFailedSayingWhy) {
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-timeout", "--timeout", "5s", "-r",
+                   "worker:1", "-m", "128m", "sleep 600"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(" FAILED\nthe job timeout of 5s passed\n"));
+}
+
+TEST(CliTest, ReadmeCppExampleRunsAgainstTheInstalledPackage) {
+  const char* dir = std::getenv("TONY_CONSUMER_BUILD_DIR");
+  std::string example = dir != nullptr ? absl::StrCat(dir, "/readme_example") : "";
+  if (example.empty() || access(example.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "no readme_example: run the find_package_consumer test first";
+  }
+  // No TONY_BIN_DIR or TONY_RUNTIME_BUNDLE: it finds the installed package on its own.
+  std::map<std::string, std::string> env = {{"TONY_BIN_DIR", ""}, {"TONY_RUNTIME_BUNDLE", ""}};
+  Result r = Exec({example}, env);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("SUCCEEDED"));
+  EXPECT_FALSE(AppIdOf(r.out).empty()) << r.out;
+}
+
+// The first ```<lang> block after `after` in `text`.
+std::string CodeBlock(const std::string& text, const std::string& after, const std::string& lang) {
+  size_t at = text.find(after);
+  if (at == std::string::npos) return "";
+  size_t begin = text.find("```" + lang + "\n", at);
+  if (begin == std::string::npos) return "";
+  begin += 4 + lang.size();
+  size_t end = text.find("```", begin);
+  return end == std::string::npos ? "" : text.substr(begin, end - begin);
+}
+
+std::string SourceDir() { return harness::HadoopCluster::Get().source_dir(); }
+
+std::string PathWithTools() {
+  const char* path = std::getenv("PATH");
+  return BinDir() + ":" + (path != nullptr ? path : "/usr/bin:/bin");
+}
+
+TEST(DocsTest, ReadmeFirstJobRunsAsWritten) {
+  std::string readme = ReadFileToString(SourceDir() + "/README.md").value_or("");
+  std::string commands = CodeBlock(readme, "### A first job", "sh");
+  ASSERT_FALSE(commands.empty()) << "README.md lost its first-job commands";
+  Result r = Exec({"/bin/bash", "-euo", "pipefail", "-c", "cd \"$0\" && " + commands, SourceDir()},
+                  {{"PATH", PathWithTools()}}, absl::Minutes(10));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("==> chief:0 stdout"));  // ytf logs --follow
+  EXPECT_THAT(r.out, HasSubstr("  SUCCEEDED\n"));       // ytf status
+}
+
+TEST(DocsTest, JobSpecYamlExampleRunsWithTheTestClustersLimits) {
+  std::string doc = ReadFileToString(SourceDir() + "/docs/job-spec.md").value_or("");
+  std::string yaml = CodeBlock(doc, "## Full example", "yaml");
+  ASSERT_FALSE(yaml.empty()) << "docs/job-spec.md lost its example";
+  // As written, in a directory of its own: its relative script resolves against it.
+  const std::string dir = TempDir() + "/docs-yaml";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ASSERT_EQ(symlink((SourceDir() + "/examples").c_str(), (dir + "/examples").c_str()), 0);
+  std::ofstream(dir + "/job.yaml") << yaml;
+  // Overridden the documented way (options beat the file): the test cluster has only the
+  // default queue, no HDFS support in TensorFlow for hdfs:// output, two small nodes, and its
+  // TensorFlow in a virtual environment.
+  const std::string venv =
+      std::string(absl::StripAsciiWhitespace(Exec({SourceDir() + "/scripts/python-env"}).out));
+  std::vector<std::string> argv = {Submit(), "--yarn", "--spec", dir + "/job.yaml"};
+  for (const char* arg : {"-q", "default", "-r", "worker:1", "-m", "512m", "-m", "ps:512m", "-m",
+                          "worker:512m", "-m", "worker[0]:512m", "-c", "worker[0]:1"}) {
+    argv.push_back(arg);
+  }
+  argv.insert(argv.end(), {"-o", dir + "/out", "-e", "PATH=" + venv + ":/usr/bin:/bin"});
+  Result r = Exec(argv, {{"PATH", PathWithTools()}}, absl::Minutes(10));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
+}
+
+}  // namespace
+}  // namespace tony
