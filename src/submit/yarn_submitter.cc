@@ -35,6 +35,7 @@
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
 #include "submit/contract.h"
+#include "submit/gang_fit.h"
 
 namespace tony::submit {
 namespace {
@@ -126,6 +127,28 @@ absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::Yar
     }
   }
   return absl::OkStatus();
+}
+
+// A job whose containers can never all run at once would wait forever: refuse it now.
+absl::Status CheckGangFitsCluster(const JobSpec& spec, yarn::YarnClient& yarn) {
+  absl::StatusOr<std::vector<yarn::NodeReport>> reports =
+      yarn.ListNodes({yarn::NodeState::kRunning});
+  if (!reports.ok()) {
+    TONY_LOG(DEBUG) << "no node list for the gang check: " << reports.status();
+    return absl::OkStatus();
+  }
+  std::vector<GangItem> nodes, containers;
+  for (const yarn::NodeReport& n : *reports) {
+    auto gpus = n.capability.others.find(yarn::kResourceGpu);
+    nodes.push_back({n.id.host, n.capability.memory_mb, n.capability.vcores,
+                     gpus == n.capability.others.end() ? 0 : gpus->second,
+                     n.labels.empty() ? "" : n.labels.front()});
+  }
+  containers.push_back({"the ApplicationMaster", spec.am_memory_mb, spec.am_vcores, 0, ""});
+  for (const TaskSpec& t : ResolveTasks(spec)) {
+    containers.push_back({t.id(), t.memory_mb, t.vcores, t.gpus, t.node_label});
+  }
+  return CheckGangFits(containers, nodes);
 }
 
 class YarnApplication : public broker::BrokerBackedApplication {
@@ -311,6 +334,7 @@ class YarnSubmitter : public Submitter {
     TONY_ASSIGN_OR_RETURN(std::string bundle, FindRuntimeBundle(bin_dir_));
     TONY_ASSIGN_OR_RETURN(yarn::NewApplication app, cluster_->yarn->CreateApplication());
     TONY_RETURN_IF_ERROR(CheckFits(spec, app.max_capability, *cluster_->yarn));
+    TONY_RETURN_IF_ERROR(CheckGangFitsCluster(spec, *cluster_->yarn));
     TONY_ASSIGN_OR_RETURN(std::string secret, broker::GenerateSecret());
     const std::string id = app.id.ToString();
     const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");

@@ -554,6 +554,67 @@ TEST(YarnJobTest, AFloodOfIdleConnectionsNeitherBloatsTheAmNorStopsTheJob) {
   ExpectNothingLeft(app);
 }
 
+// The NodeManager whose container `pid` is: its JVM is an ancestor (the DefaultContainerExecutor
+// starts containers as its children). Its pid, or -1.
+int NodeManagerOf(int pid) {
+  for (int p = pid; p > 1;) {
+    std::string cmd = ReadFileToString(absl::StrCat("/proc/", p, "/cmdline")).value_or("");
+    if (absl::StrContains(cmd, "-Dtony.hadoop.daemon=nodemanager")) return p;
+    std::string stat = ReadFileToString(absl::StrCat("/proc/", p, "/stat")).value_or("");
+    size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) return -1;
+    std::vector<std::string> f = absl::StrSplit(stat.substr(paren + 2), ' ');
+    p = f.size() > 1 ? std::atoi(f[1].c_str()) : -1;
+  }
+  return -1;
+}
+
+TEST(YarnJobTest, LosingTheAmsNodeManagerLeavesNoProcessOfTheJob) {
+  // The AM's NodeManager dies (SIGKILL): YARN loses the AM's node after its liveness expiry
+  // (30 s on the test cluster) and ends the attempt; the AM stops; the executors on the dead
+  // node, which no NodeManager will ever kill, notice their AM is gone and stop their tasks.
+  std::string yaml = ::testing::TempDir() + "/itest-nm-loss.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {am_unreachable: 10s, stop_grace: 2s}\n"
+                                  "jobs:\n  worker: {instances: 2, memory: 256m}\n")
+                  .ok());
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-nm-loss", "--spec", yaml,
+                         "--am_memory", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0);
+  int am_pid = -1;
+  for (int pid : ProcessesOf(app)) {
+    std::string cmd = ReadFileToString(absl::StrCat("/proc/", pid, "/cmdline")).value_or("");
+    if (absl::StrContains(cmd, "tony-am")) am_pid = pid;
+  }
+  ASSERT_GT(am_pid, 0);
+  const int nm = NodeManagerOf(am_pid);
+  ASSERT_GT(nm, 0) << "no NodeManager above the AM's process";
+  ASSERT_EQ(kill(nm, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+
+  // Bound: NM expiry 30 s + the AM's shutdown + am_unreachable 10 s + a heartbeat + grace 2 s.
+  std::vector<int> left = ProcessesOf(app);
+  while (!left.empty() && absl::Now() - killed < absl::Minutes(3)) {
+    absl::SleepFor(absl::Seconds(1));
+    left = ProcessesOf(app);
+  }
+  const absl::Duration took = absl::Now() - killed;
+  // Bring the NodeManager back for the tests after this one.
+  Result restart =
+      RunCommand({"/bin/bash",
+                  harness::HadoopCluster::Get().source_dir() + "/scripts/hadoop-cluster", "start"},
+                 absl::Minutes(4));
+  EXPECT_EQ(restart.exit_code, 0) << restart.err;
+  EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app << " still run "
+                            << absl::FormatDuration(took) << " after their NodeManager died";
+  std::printf("NodeManager of the AM killed: every process of the job gone after %s\n",
+              absl::FormatDuration(took).c_str());
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("FAILED"));
+}
+
 TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-ytf-kill", "-r",
                          "ps:1,worker:2", "-m", "256m", "exec sleep 600"});
