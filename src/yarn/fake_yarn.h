@@ -424,6 +424,16 @@ class FakeYarnClient : public YarnClient {
     return out;
   }
 
+  // One queue, "default", RUNNING, open to every label and to the caller.
+  absl::StatusOr<std::vector<QueueInfo>> ListQueues() override {
+    QueueInfo root{"root", "root", QueueState::kRunning, false, {"*"}, ""};
+    QueueInfo q{"default", "root.default", QueueState::kRunning, true, {"*"}, ""};
+    return std::vector<QueueInfo>{root, q};
+  }
+  absl::StatusOr<std::vector<std::string>> SubmittableQueues() override {
+    return std::vector<std::string>{"root", "default"};
+  }
+
   absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() override {
     absl::MutexLock lock(&cluster_->mu_);
     std::vector<ResourceTypeInfo> out = {{"memory-mb", "Mi"}, {"vcores", ""}};
