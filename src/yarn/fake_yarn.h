@@ -105,6 +105,12 @@ class FakeYarnCluster {
     absl::MutexLock lock(&mu_);
     return allocate_calls_;
   }
+  // Every Allocate fails with `status` until it is set back to OK (the scheduler refusing the
+  // requests, e.g. an InvalidLabelResourceRequestException).
+  void SetAllocateError(absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    allocate_error_ = std::move(status);
+  }
 
  private:
   friend class FakeAmRmClient;
@@ -159,6 +165,7 @@ class FakeYarnCluster {
   std::optional<FinalApplicationStatus> final_status_ ABSL_GUARDED_BY(mu_);
   std::string final_diagnostics_ ABSL_GUARDED_BY(mu_);
   int allocate_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status allocate_error_ ABSL_GUARDED_BY(mu_);
   // FakeYarnClient state.
   int32_t next_app_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int32_t, ApplicationReport> apps_ ABSL_GUARDED_BY(mu_);
@@ -236,6 +243,7 @@ class FakeAmRmClient : public AmRmClient {
     absl::MutexLock lock(&cluster_->mu_);
     FakeYarnCluster& c = *cluster_;
     ++c.allocate_calls_;
+    if (!c.allocate_error_.ok()) return c.allocate_error_;
     if (!c.registered_) {
       return absl::FailedPreconditionError(
           "ApplicationMasterNotRegisteredException: allocate before register");

@@ -11,11 +11,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=${1:-1}
 base=${TONY_HADOOP_BASE_PORT:-18800}
+main_state=${TONY_HADOOP_HOME:-$HOME/.cache/libtony/hadoop}
 export TONY_HADOOP_BASE_PORT=${TONY_HADOOP_LOAD_TEST_PORT:-$((base + 100))}
 export TONY_HADOOP_HOME
 TONY_HADOOP_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tony-load-test.XXXXXX")
 export TONY_HADOOP_CDS=0  # no class-data archives to record for a one-off cluster
 cluster="$root/scripts/hadoop-cluster"
+# The main cluster's resolved classpath spares a Maven run (it is keyed by the pom's hash).
+for d in "$main_state"/classpath-*; do
+  [[ -s $d/classpath.txt ]] || continue
+  mkdir -p "$TONY_HADOOP_HOME/${d##*/}"
+  cp "$d/classpath.txt" "$TONY_HADOOP_HOME/${d##*/}/" && cp -r "$d/res" "$TONY_HADOOP_HOME/${d##*/}/"
+done
 
 burners=()
 cleanup() {
@@ -27,8 +34,8 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Two burners per core: the daemons' start-up competes with them for every core.
-for ((i = 0; i < 2 * $(nproc); i++)); do
+# A burner per core: the daemons' start-up competes with them for every core.
+for ((i = 0; i < $(nproc); i++)); do
   (while :; do :; done) &
   burners+=($!)
 done
