@@ -49,9 +49,16 @@ class FakeYarnCluster {
   }
 
   // ---- Set-up and inspection from tests.
-  void AddNode(const NodeId& id, const Resource& capability) {
+  void AddNode(const NodeId& id, const Resource& capability, std::string label = "") {
     absl::MutexLock lock(&mu_);
-    nodes_.push_back({id, capability, Resource{}});
+    nodes_.push_back({id, capability, Resource{}, std::move(label)});
+  }
+  // What FakeYarnClient::ListQueues and SubmittableQueues answer. Default: root with one
+  // RUNNING leaf "default" open to every label, on both of which the caller may submit.
+  void SetQueues(std::vector<QueueInfo> queues, std::vector<std::string> submittable) {
+    absl::MutexLock lock(&mu_);
+    queues_ = std::move(queues);
+    submittable_ = std::move(submittable);
   }
   ApplicationAttemptId attempt() const {
     absl::MutexLock lock(&mu_);
@@ -121,6 +128,7 @@ class FakeYarnCluster {
     NodeId id;
     Resource capability;
     Resource used;
+    std::string label;  // "" for the default partition
   };
 
   static bool Fits(const Resource& want, const Node& n) {
@@ -165,6 +173,10 @@ class FakeYarnCluster {
   std::optional<FinalApplicationStatus> final_status_ ABSL_GUARDED_BY(mu_);
   std::string final_diagnostics_ ABSL_GUARDED_BY(mu_);
   int allocate_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<QueueInfo> queues_ ABSL_GUARDED_BY(mu_) = {
+      {"root", "root", QueueState::kRunning, false, {"*"}, ""},
+      {"default", "root.default", QueueState::kRunning, true, {"*"}, ""}};
+  std::vector<std::string> submittable_ ABSL_GUARDED_BY(mu_) = {"root", "default"};
   absl::Status allocate_error_ ABSL_GUARDED_BY(mu_);
   // FakeYarnClient state.
   int32_t next_app_ ABSL_GUARDED_BY(mu_) = 1;
@@ -426,20 +438,20 @@ class FakeYarnClient : public YarnClient {
       r.id = n.id;
       r.capability = n.capability;
       r.used = n.used;
+      if (!n.label.empty()) r.labels = {n.label};
       r.state = NodeState::kRunning;
       out.push_back(r);
     }
     return out;
   }
 
-  // One queue, "default", RUNNING, open to every label and to the caller.
   absl::StatusOr<std::vector<QueueInfo>> ListQueues() override {
-    QueueInfo root{"root", "root", QueueState::kRunning, false, {"*"}, ""};
-    QueueInfo q{"default", "root.default", QueueState::kRunning, true, {"*"}, ""};
-    return std::vector<QueueInfo>{root, q};
+    absl::MutexLock lock(&cluster_->mu_);
+    return cluster_->queues_;
   }
   absl::StatusOr<std::vector<std::string>> SubmittableQueues() override {
-    return std::vector<std::string>{"root", "default"};
+    absl::MutexLock lock(&cluster_->mu_);
+    return cluster_->submittable_;
   }
 
   absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() override {
