@@ -436,7 +436,8 @@ TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
 TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
   Result r = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "worker:100g", "true"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("largest container"));
+  EXPECT_THAT(r.err, HasSubstr("asks for 102400 MB but no node in the default partition"));
+  EXPECT_THAT(r.err, HasSubstr("the largest is "));
   EXPECT_EQ(AppIdOf(r), "");
 }
 
