@@ -1,6 +1,6 @@
 // Copyright libtony authors.
 //
-// YARN clients against the real single-host cluster (one RM, two NodeManagers).
+// YARN clients against the real test cluster (one RM, three NodeManagers, each its own host).
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // Copyright libtony authors.
 //
-// ytf-submit and ytf on the real single-host YARN: the real binaries, real containers, real
-// TensorFlow. After every test no container or process of the job may remain.
+// ytf-submit and ytf on the real test YARN (NodeManagers on their own hosts): the real binaries,
+// real containers, real TensorFlow. After every test no container or process of the job may remain.
 
 #include <dirent.h>
 #include <signal.h>
