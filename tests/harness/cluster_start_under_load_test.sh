@@ -56,8 +56,8 @@ for ((r = 1; r <= rounds; r++)); do
     fi
     if grep -q "$id" /etc/hosts; then fail "/etc/hosts still names $id"; fi
   fi
-  if pgrep -f "tony.hadoop.home=$TONY_HADOOP_HOME" >/dev/null; then
-    fail "daemons left: $(pgrep -af "tony.hadoop.home=$TONY_HADOOP_HOME")"
-  fi
+  # The brackets keep grep from matching its own command line.
+  left=$(grep -lsa -- "tony[.]hadoop[.]home=$TONY_HADOOP_HOME" /proc/[0-9]*/cmdline || true)
+  [[ -z $left ]] || fail "daemons left: $left"
 done
 echo "PASS: $rounds start(s) under load, nothing left after stop ($net network)" >&2
