@@ -16,6 +16,9 @@ export TONY_HADOOP_BASE_PORT=${TONY_HADOOP_LOAD_TEST_PORT:-$((base + 100))}
 export TONY_HADOOP_HOME
 TONY_HADOOP_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tony-load-test.XXXXXX")
 export TONY_HADOOP_CDS=0  # no class-data archives to record for a one-off cluster
+# Besides the burners, every daemon idles 3 s before exec-ing its JVM: the liveness check must
+# take that for a start, whatever the load.
+export TONY_HADOOP_TEST_EXEC_DELAY=3
 cluster="$root/scripts/hadoop-cluster"
 # The main cluster's resolved classpath spares a Maven run (it is keyed by the pom's hash).
 for d in "$main_state"/classpath-*; do
