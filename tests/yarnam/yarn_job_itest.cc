@@ -172,9 +172,17 @@ void ExpectNothingLeft(const std::string& app_id) {
     absl::SleepFor(absl::Milliseconds(500));
   } while (absl::Now() < deadline);
   EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app_id << " still run";
-  http::Json app = Rm("/ws/v1/cluster/apps/" + app_id);
-  ASSERT_TRUE(app.contains("app")) << app_id;
-  EXPECT_LE(app["app"]["runningContainers"].get<int>(), 0);  // -1 once finished
+  // The RM counts a container as running until its NodeManager reports it gone (a heartbeat
+  // later, longer on a loaded machine), even after the application finished.
+  int running = 0;
+  do {
+    http::Json app = Rm("/ws/v1/cluster/apps/" + app_id);
+    ASSERT_TRUE(app.contains("app")) << app_id;
+    running = app["app"]["runningContainers"].get<int>();  // -1 once finished
+    if (running <= 0) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  } while (absl::Now() < deadline);
+  EXPECT_LE(running, 0) << app_id;
 }
 
 std::string AppState(const std::string& app_id) {
