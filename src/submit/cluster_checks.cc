@@ -44,7 +44,8 @@ absl::StatusOr<yarn::QueueInfo> CheckQueue(const JobSpec& spec, yarn::YarnClient
   bool may_submit = false;
   for (const yarn::QueueInfo& q : queues) {
     bool may = Contains(submittable, q.name) || Contains(submittable, q.path);
-    if (q.leaf && (q.name == spec.queue || q.path == spec.queue)) {
+    if (q.leaf &&
+        (q.name == spec.queue || q.path == spec.queue || q.path == "root." + spec.queue)) {
       chosen = &q;
       may_submit = may;
     }
@@ -52,6 +53,21 @@ absl::StatusOr<yarn::QueueInfo> CheckQueue(const JobSpec& spec, yarn::YarnClient
   }
   const std::string choices = absl::StrCat("; queues you may submit to: ", ListOrNone(open));
   if (chosen == nullptr) {
+    // A path under an existing parent queue may be created on submission (the
+    // CapacityScheduler's auto-created leaf queues, the FairScheduler's placement rules): only
+    // the ResourceManager can tell.
+    if (size_t dot = spec.queue.rfind('.'); dot != std::string::npos) {
+      const std::string parent = spec.queue.substr(0, dot);
+      for (const yarn::QueueInfo& q : queues) {
+        if (!q.leaf && (q.path == parent || q.path == "root." + parent)) {
+          yarn::QueueInfo created;
+          created.name = spec.queue.substr(dot + 1);
+          created.path = q.path + "." + created.name;
+          created.accessible_labels = {"*"};
+          return created;
+        }
+      }
+    }
     return absl::InvalidArgumentError(absl::StrCat("queue '", spec.queue,
                                                    "' (-q/--queue) is not a leaf queue of this "
                                                    "cluster",

@@ -20,7 +20,8 @@
 namespace tony::submit {
 
 // spec.queue (leaf name or full path) must be a RUNNING leaf queue the caller may submit to;
-// the error lists the queues that qualify. Returns that queue.
+// the error lists the queues that qualify. Returns that queue. A path that names no queue but
+// lies under an existing parent queue is left to the ResourceManager (it may create the leaf).
 absl::StatusOr<yarn::QueueInfo> CheckQueue(const JobSpec& spec, yarn::YarnClient& yarn);
 
 // Every node label of the job (its job types' and the AM's) must be carried by a RUNNING node

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -162,6 +163,11 @@ class RpcYarnClient : public YarnClient {
     QueueInfo q;
     q.name = p.queuename();
     q.path = parent_path.empty() ? q.name : absl::StrCat(parent_path, ".", q.name);
+    // The FairScheduler names queues by their full path already.
+    if (!parent_path.empty() && absl::StartsWith(q.name, parent_path + ".")) {
+      q.path = q.name;
+      q.name = q.name.substr(parent_path.size() + 1);
+    }
     q.state = static_cast<QueueState>(p.state());
     q.leaf = p.childqueues_size() == 0;
     q.accessible_labels.assign(p.accessiblenodelabels().begin(), p.accessiblenodelabels().end());

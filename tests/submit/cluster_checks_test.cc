@@ -56,6 +56,13 @@ TEST_F(ClusterChecksTest, QueueByNameOrPath) {
   EXPECT_TRUE(Check().ok());
 }
 
+TEST_F(ClusterChecksTest, ANewLeafUnderAnExistingParentIsLeftToTheRm) {
+  spec_.queue = "root.alice";  // root exists: the scheduler may create the leaf
+  EXPECT_TRUE(Check().ok());
+  spec_.queue = "nosuch.alice";
+  EXPECT_EQ(Check().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(ClusterChecksTest, UnknownStoppedOrForbiddenQueueNamesTheOpenOnes) {
   for (const auto& [queue, what] : std::vector<std::pair<std::string, std::string>>{
            {"nosuch", "queue 'nosuch' (-q/--queue) is not a leaf queue of this cluster"},
