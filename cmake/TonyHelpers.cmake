@@ -61,7 +61,7 @@ endfunction()
 # One gtest binary. Without SOURCES it takes every *_test.cc (or *_itest.cc with ITEST) in the
 # calling directory. ITEST binaries are multi-process tests: they run serially and carry the
 # "integration" label; with HADOOP they get the real-cluster harness main (tests/harness), which
-# starts the single-host Hadoop once per run (or reuses a running one).
+# starts the test Hadoop cluster once per run (or reuses a running one).
 function(tony_test name)
   cmake_parse_arguments(ARG "ITEST;HADOOP" "TIMEOUT" "DEPS;SOURCES;LIBS" ${ARGN})
   if(ARG_ITEST)

@@ -101,6 +101,7 @@ struct JobSpec {
 
   int am_vcores = 1;           // Default: 1
   int64_t am_memory_mb = 256;  // Default: 256
+  std::string am_node_label;   // Default: "" (the queue's default partition)
   JobTimeouts timeouts;
 
   const JobTypeSpec* FindJobType(absl::string_view name) const;

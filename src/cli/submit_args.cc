@@ -49,6 +49,7 @@ constexpr FlagDef kFlags[] = {
     {0, "tag", true},
     {0, "max_attempts", true},
     {0, "am_memory", true},
+    {0, "am_node_label", true},
     {0, "registration_timeout", true},
     {0, "timeout", true},
     {0, "local", false},
@@ -337,6 +338,9 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
       auto v = spec::ParseMemoryMb(f.value);
       if (!v.ok()) return FlagError(*f.def, v.status().message());
       spec.am_memory_mb = *v;
+    } else if (name == "am_node_label") {
+      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+      spec.am_node_label = f.value;
     } else if (name == "registration_timeout" || name == "timeout") {
       auto v = spec::ParseTimeout(f.value);
       if (!v.ok()) return FlagError(*f.def, v.status().message());
@@ -420,6 +424,7 @@ Job:
       --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
                          n-1 times, within the cluster's AM attempt limit (default 1)
       --am_memory <mb>   ApplicationMaster memory (default 256)
+      --am_node_label <label>   YARN node label for the ApplicationMaster's container
       --registration_timeout <d>   fail if tasks have not registered by then (default 10m)
       --timeout <d>      the job ends FAILED ("the job timeout of <d> passed") after this
                          long, its tasks stopped (default none)

@@ -137,8 +137,9 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
          a.output_path == b.output_path && a.script_file == b.script_file && a.files == b.files &&
          a.archives == b.archives && a.tensorboard == b.tensorboard &&
          a.client_mode == b.client_mode && a.am_vcores == b.am_vcores &&
-         a.am_memory_mb == b.am_memory_mb && a.timeouts.registration == b.timeouts.registration &&
-         a.timeouts.job == b.timeouts.job && a.timeouts.stop_grace == b.timeouts.stop_grace &&
+         a.am_memory_mb == b.am_memory_mb && a.am_node_label == b.am_node_label &&
+         a.timeouts.registration == b.timeouts.registration && a.timeouts.job == b.timeouts.job &&
+         a.timeouts.stop_grace == b.timeouts.stop_grace &&
          a.timeouts.am_unreachable == b.timeouts.am_unreachable;
 }
 

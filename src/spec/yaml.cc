@@ -249,7 +249,10 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
     TONY_ASSIGN_OR_RETURN(spec.client_mode, r.Bool(root["client"], "client"));
   }
   if (const YAML::Node am = root["am"]) {
-    TONY_RETURN_IF_ERROR(r.CheckKeys(am, "am", {"vcores", "memory"}));
+    TONY_RETURN_IF_ERROR(r.CheckKeys(am, "am", {"vcores", "memory", "node_label"}));
+    if (am["node_label"]) {
+      TONY_ASSIGN_OR_RETURN(spec.am_node_label, r.String(am["node_label"], "am.node_label"));
+    }
     if (am["vcores"]) {
       TONY_ASSIGN_OR_RETURN(spec.am_vcores,
                             r.Parsed<int>(am["vcores"], "am.vcores", spec::ParsePositiveInt));
@@ -459,8 +462,11 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   out << YAML::Key << "tensorboard" << YAML::Value << spec.tensorboard;
   out << YAML::Key << "client" << YAML::Value << spec.client_mode;
   out << YAML::Key << "am" << YAML::Value << YAML::BeginMap << YAML::Key << "vcores" << YAML::Value
-      << spec.am_vcores << YAML::Key << "memory" << YAML::Value << spec.am_memory_mb
-      << YAML::EndMap;
+      << spec.am_vcores << YAML::Key << "memory" << YAML::Value << spec.am_memory_mb;
+  if (!spec.am_node_label.empty()) {
+    out << YAML::Key << "node_label" << YAML::Value << YAML::DoubleQuoted << spec.am_node_label;
+  }
+  out << YAML::EndMap;
   out << YAML::Key << "timeouts" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "registration" << YAML::Value
       << spec::FormatTimeout(spec.timeouts.registration);

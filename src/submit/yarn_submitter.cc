@@ -34,6 +34,7 @@
 #include "common/proc.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
+#include "submit/cluster_checks.h"
 #include "submit/contract.h"
 #include "submit/gang_fit.h"
 
@@ -90,7 +91,6 @@ std::string ResourceText(int64_t memory_mb, int vcores, int gpus) {
 // Asking for more than any container can ever be is a mistake to catch before submitting,
 // instead of a job that waits forever for an allocation.
 absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::YarnClient& yarn) {
-  auto max_gpus = max.others.count(yarn::kResourceGpu) ? max.others.at(yarn::kResourceGpu) : 0;
   bool wants_gpus = false;
   for (const TaskSpec& t : ResolveTasks(spec)) {
     wants_gpus = wants_gpus || t.gpus > 0;
@@ -116,15 +116,7 @@ absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::Yar
           "tasks ask for GPUs (-g/--task_gpus) but this cluster has no resource type "
           "yarn.io/gpu (see yarn.resource-types in its resource-types.xml)");
     }
-    for (const TaskSpec& t : ResolveTasks(spec)) {
-      if (t.gpus > max_gpus) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("task ", t.id(), " asks for ", t.gpus,
-                         " GPUs but the largest container this cluster "
-                         "grants has ",
-                         max_gpus, "; lower -g/--task_gpus"));
-      }
-    }
+    // How many GPUs a container may have is checked per node, by CheckNodes.
   }
   return absl::OkStatus();
 }
@@ -332,9 +324,12 @@ class YarnSubmitter : public Submitter {
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) override {
     TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
     TONY_ASSIGN_OR_RETURN(std::string bundle, FindRuntimeBundle(bin_dir_));
+    // Queue, labels and node sizes first: a bad one creates no application at all.
+    TONY_ASSIGN_OR_RETURN(yarn::QueueInfo queue, CheckQueue(spec, *cluster_->yarn));
+    TONY_RETURN_IF_ERROR(CheckNodes(spec, queue, *cluster_->yarn));
+    TONY_RETURN_IF_ERROR(CheckGangFitsCluster(spec, *cluster_->yarn));
     TONY_ASSIGN_OR_RETURN(yarn::NewApplication app, cluster_->yarn->CreateApplication());
     TONY_RETURN_IF_ERROR(CheckFits(spec, app.max_capability, *cluster_->yarn));
-    TONY_RETURN_IF_ERROR(CheckGangFitsCluster(spec, *cluster_->yarn));
     TONY_ASSIGN_OR_RETURN(std::string secret, broker::GenerateSecret());
     const std::string id = app.id.ToString();
     const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");
@@ -365,6 +360,7 @@ class YarnSubmitter : public Submitter {
                            "max-attempts = "
                         << cap << "): the job gets " << ctx.max_app_attempts << " attempts";
     }
+    ctx.am_node_label_expression = spec.am_node_label;
     ctx.am_resource.memory_mb = spec.am_memory_mb;
     ctx.am_resource.vcores = spec.am_vcores;
     // The AM ends a job past its timeout as FAILED, naming the deadline; YARN's lifetime, a

@@ -49,9 +49,16 @@ class FakeYarnCluster {
   }
 
   // ---- Set-up and inspection from tests.
-  void AddNode(const NodeId& id, const Resource& capability) {
+  void AddNode(const NodeId& id, const Resource& capability, std::string label = "") {
     absl::MutexLock lock(&mu_);
-    nodes_.push_back({id, capability, Resource{}});
+    nodes_.push_back({id, capability, Resource{}, std::move(label)});
+  }
+  // What FakeYarnClient::ListQueues and SubmittableQueues answer. Default: root with one
+  // RUNNING leaf "default" open to every label, on both of which the caller may submit.
+  void SetQueues(std::vector<QueueInfo> queues, std::vector<std::string> submittable) {
+    absl::MutexLock lock(&mu_);
+    queues_ = std::move(queues);
+    submittable_ = std::move(submittable);
   }
   ApplicationAttemptId attempt() const {
     absl::MutexLock lock(&mu_);
@@ -105,6 +112,12 @@ class FakeYarnCluster {
     absl::MutexLock lock(&mu_);
     return allocate_calls_;
   }
+  // Every Allocate fails with `status` until it is set back to OK (the scheduler refusing the
+  // requests, e.g. an InvalidLabelResourceRequestException).
+  void SetAllocateError(absl::Status status) {
+    absl::MutexLock lock(&mu_);
+    allocate_error_ = std::move(status);
+  }
 
  private:
   friend class FakeAmRmClient;
@@ -115,6 +128,7 @@ class FakeYarnCluster {
     NodeId id;
     Resource capability;
     Resource used;
+    std::string label;  // "" for the default partition
   };
 
   static bool Fits(const Resource& want, const Node& n) {
@@ -159,6 +173,11 @@ class FakeYarnCluster {
   std::optional<FinalApplicationStatus> final_status_ ABSL_GUARDED_BY(mu_);
   std::string final_diagnostics_ ABSL_GUARDED_BY(mu_);
   int allocate_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<QueueInfo> queues_ ABSL_GUARDED_BY(mu_) = {
+      {"root", "root", QueueState::kRunning, false, {"*"}, ""},
+      {"default", "root.default", QueueState::kRunning, true, {"*"}, ""}};
+  std::vector<std::string> submittable_ ABSL_GUARDED_BY(mu_) = {"root", "default"};
+  absl::Status allocate_error_ ABSL_GUARDED_BY(mu_);
   // FakeYarnClient state.
   int32_t next_app_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int32_t, ApplicationReport> apps_ ABSL_GUARDED_BY(mu_);
@@ -236,6 +255,7 @@ class FakeAmRmClient : public AmRmClient {
     absl::MutexLock lock(&cluster_->mu_);
     FakeYarnCluster& c = *cluster_;
     ++c.allocate_calls_;
+    if (!c.allocate_error_.ok()) return c.allocate_error_;
     if (!c.registered_) {
       return absl::FailedPreconditionError(
           "ApplicationMasterNotRegisteredException: allocate before register");
@@ -418,10 +438,20 @@ class FakeYarnClient : public YarnClient {
       r.id = n.id;
       r.capability = n.capability;
       r.used = n.used;
+      if (!n.label.empty()) r.labels = {n.label};
       r.state = NodeState::kRunning;
       out.push_back(r);
     }
     return out;
+  }
+
+  absl::StatusOr<std::vector<QueueInfo>> ListQueues() override {
+    absl::MutexLock lock(&cluster_->mu_);
+    return cluster_->queues_;
+  }
+  absl::StatusOr<std::vector<std::string>> SubmittableQueues() override {
+    absl::MutexLock lock(&cluster_->mu_);
+    return cluster_->submittable_;
   }
 
   absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() override {

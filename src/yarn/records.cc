@@ -161,4 +161,16 @@ absl::string_view NodeStateName(NodeState state) {
   return "UNKNOWN";
 }
 
+absl::string_view QueueStateName(QueueState state) {
+  switch (state) {
+    case QueueState::kStopped:
+      return "STOPPED";
+    case QueueState::kRunning:
+      return "RUNNING";
+    case QueueState::kDraining:
+      return "DRAINING";
+  }
+  return "UNKNOWN";
+}
+
 }  // namespace tony::yarn

@@ -190,6 +190,20 @@ struct ResourceTypeInfo {
   std::string units;
 };
 
+enum class QueueState { kStopped = 1, kRunning = 2, kDraining = 3 };
+absl::string_view QueueStateName(QueueState state);
+
+// One scheduler queue, flattened out of the RM's queue tree.
+struct QueueInfo {
+  std::string name;  // "research"
+  std::string path;  // "root.research"
+  QueueState state = QueueState::kRunning;
+  bool leaf = true;  // only leaf queues take applications
+  // Node labels (partitions) the queue may use; "*" means all.
+  std::vector<std::string> accessible_labels;
+  std::string default_label_expression;
+};
+
 enum class LocalResourceType { kArchive = 1, kFile = 2, kPattern = 3 };
 enum class LocalResourceVisibility { kPublic = 1, kPrivate = 2, kApplication = 3 };
 

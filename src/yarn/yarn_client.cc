@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -129,7 +130,53 @@ class RpcYarnClient : public YarnClient {
     return out;
   }
 
+  absl::StatusOr<std::vector<QueueInfo>> ListQueues() override {
+    pb::GetQueueInfoRequestProto req;
+    req.set_queuename("root");
+    req.set_includeapplications(false);
+    req.set_includechildqueues(true);
+    req.set_recursive(true);
+    pb::GetQueueInfoResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("getQueueInfo", req, &resp));
+    std::vector<QueueInfo> out;
+    AddQueue(resp.queueinfo(), "", &out);
+    return out;
+  }
+
+  absl::StatusOr<std::vector<std::string>> SubmittableQueues() override {
+    pb::GetQueueUserAclsInfoRequestProto req;
+    pb::GetQueueUserAclsInfoResponseProto resp;
+    TONY_RETURN_IF_ERROR(Call("getQueueUserAcls", req, &resp));
+    std::vector<std::string> out;
+    for (const auto& q : resp.queueuseracls()) {
+      for (int acl : q.useracls()) {
+        if (acl == pb::QACL_SUBMIT_APPLICATIONS) out.push_back(q.queuename());
+      }
+    }
+    return out;
+  }
+
  private:
+  // Depth first, so parents come before their children.
+  static void AddQueue(const pb::QueueInfoProto& p, const std::string& parent_path,
+                       std::vector<QueueInfo>* out) {
+    QueueInfo q;
+    q.name = p.queuename();
+    q.path = parent_path.empty() ? q.name : absl::StrCat(parent_path, ".", q.name);
+    // The FairScheduler names queues by their full path already.
+    if (!parent_path.empty() && absl::StartsWith(q.name, parent_path + ".")) {
+      q.path = q.name;
+      q.name = q.name.substr(parent_path.size() + 1);
+    }
+    q.state = static_cast<QueueState>(p.state());
+    q.leaf = p.childqueues_size() == 0;
+    q.accessible_labels.assign(p.accessiblenodelabels().begin(), p.accessiblenodelabels().end());
+    q.default_label_expression = p.defaultnodelabelexpression();
+    const std::string path = q.path;
+    out->push_back(std::move(q));
+    for (const auto& c : p.childqueues()) AddQueue(c, path, out);
+  }
+
   absl::Status Call(absl::string_view method, const google::protobuf::MessageLite& req,
                     google::protobuf::MessageLite* resp) {
     ipc::CallOptions co;

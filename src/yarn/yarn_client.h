@@ -53,6 +53,11 @@ class YarnClient {
       const std::vector<NodeState>& states) = 0;
   // The cluster's resource types ("memory-mb", "vcores", "yarn.io/gpu", ...).
   virtual absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() = 0;
+  // Every queue of the scheduler, parents before their children (getQueueInfo of "root",
+  // recursive).
+  virtual absl::StatusOr<std::vector<QueueInfo>> ListQueues() = 0;
+  // Names of the queues the calling user may submit to (getQueueUserAcls).
+  virtual absl::StatusOr<std::vector<std::string>> SubmittableQueues() = 0;
 };
 
 struct YarnClientOptions {

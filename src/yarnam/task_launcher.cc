@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "ipc/rpc_errors.h"
 #include "submit/contract.h"
 
 namespace tony::yarnam {
@@ -98,8 +99,24 @@ std::vector<std::string> YarnTaskLauncher::PendingTasks() const {
 
 void YarnTaskLauncher::Emit(TaskContainerEvent event) { options_.on_event(event); }
 
+namespace {
+
+// Exceptions by which the scheduler rejects the requests themselves (a label the queue may not
+// use, a resource beyond the maximum): not a failure to reach it.
+bool IsRefusal(const absl::Status& status) {
+  for (const char* name :
+       {"InvalidLabelResourceRequestException", "InvalidResourceRequestException",
+        "InvalidResourceBlacklistRequestException"}) {
+    if (ipc::IsRemoteException(status, name)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void YarnTaskLauncher::HeartbeatLoop() {
   int failures = 0;
+  bool refusal_reported = false;
   while (true) {
     std::vector<std::pair<yarn::ContainerId, yarn::NodeId>> to_stop;
     {
@@ -112,7 +129,15 @@ void YarnTaskLauncher::HeartbeatLoop() {
       if (!s.ok()) TONY_LOG(WARNING) << "stopping " << cid.ToString() << ": " << s;
     }
     auto result = options_.rm->Allocate(options_.progress ? options_.progress() : 0.0f);
-    if (!result.ok()) {
+    if (!result.ok() && IsRefusal(result.status())) {
+      // The scheduler answered, and will answer the same to every retry: say so at once.
+      if (!refusal_reported) {
+        refusal_reported = true;
+        Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
+              absl::StrCat("the ResourceManager refused the job's container requests: ",
+                           result.status().message())});
+      }
+    } else if (!result.ok()) {
       TONY_LOG(WARNING) << "scheduler heartbeat failed: " << result.status();
       if (++failures >= options_.max_heartbeat_failures) {
         Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,

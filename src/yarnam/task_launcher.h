@@ -37,7 +37,8 @@ struct TaskContainerEvent {
     kLaunchFailed,  // starting it failed (diagnostics say why); the container is released
     kCompleted,     // the container ended; exit_status is YARN's (-100.. for lost, killed, ...)
     kShutdown,      // the ResourceManager ordered this AM to stop (task_id empty)
-    kRmError,       // the scheduler could not be reached for too long (task_id empty)
+    kRmError,       // the scheduler could not be reached for too long, or refused the
+                    // requests (task_id empty)
   };
   Kind kind;
   std::string task_id;

@@ -79,6 +79,8 @@ TEST(SubmitArgsTest, AllScalarOptionsLongAndShort) {
                   "2",
                   "--am_memory",
                   "1g",
+                  "--am_node_label",
+                  "gpu",
                   "--registration_timeout",
                   "2m",
                   "--timeout",
@@ -106,6 +108,7 @@ TEST(SubmitArgsTest, AllScalarOptionsLongAndShort) {
   EXPECT_EQ(s.tags, std::vector<std::string>{"t1"});
   EXPECT_EQ(s.max_attempts, 2);
   EXPECT_EQ(s.am_memory_mb, 1024);
+  EXPECT_EQ(s.am_node_label, "gpu");
   EXPECT_EQ(s.timeouts.registration, absl::Minutes(2));
   EXPECT_EQ(s.timeouts.job, absl::Hours(1));
   EXPECT_EQ(r->backend, Backend::kLocal);

@@ -4,6 +4,7 @@
 // cluster's own configuration.
 
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -35,7 +36,7 @@ TEST(ClusterTest, AccessorsComeFromTheClusterConfiguration) {
   EXPECT_EQ(conf::RmAddresses(*conf)->front().ToString(), c.rm_address());
 }
 
-TEST(ClusterTest, ResourceManagerListsTwoRunningNodeManagers) {
+TEST(ClusterTest, ResourceManagerListsThreeRunningNodeManagersOnTheirOwnHosts) {
   const HadoopCluster& c = HadoopCluster::Get();
   http::Client client;
   auto response =
@@ -50,12 +51,21 @@ TEST(ClusterTest, ResourceManagerListsTwoRunningNodeManagers) {
   ASSERT_NE(list, nullptr) << response->body;
   ASSERT_TRUE(list->is_array());
   int running = 0;
+  std::set<std::string> hosts;
   for (const http::Json& node : *list) {
     auto state = http::JsonString(node, "state", "node");
     ASSERT_TRUE(state.ok()) << state.status();
     if (*state == "RUNNING") ++running;
+    auto host = http::JsonString(node, "nodeHostName", "node");
+    ASSERT_TRUE(host.ok()) << host.status();
+    hosts.insert(*host);
   }
-  EXPECT_EQ(running, 2) << response->body;
+  EXPECT_EQ(running, 3) << response->body;
+  // Multi-host topology (the default): every NodeManager has its own name, none is localhost.
+  if (c.conf().Get("yarn.resourcemanager.hostname").value_or("") != "localhost") {
+    EXPECT_EQ(hosts.size(), 3u) << response->body;
+    EXPECT_EQ(hosts.count("localhost"), 0u) << response->body;
+  }
 }
 
 }  // namespace

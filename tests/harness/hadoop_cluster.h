@@ -1,6 +1,6 @@
 // Copyright libtony authors.
 //
-// The real single-host Hadoop cluster (scripts/hadoop-cluster) for integration tests built with
+// The real test Hadoop cluster (scripts/hadoop-cluster) for integration tests built with
 // `tony_test(<name> ITEST HADOOP ...)`. The harness main registers a GoogleTest global
 // environment that, once per test binary run:
 //  - reuses a running cluster (`hadoop-cluster status` exits 0), or starts one

@@ -1,6 +1,6 @@
 // Copyright libtony authors.
 //
-// WebHdfsClient against the real single-host cluster.
+// WebHdfsClient against the real test cluster.
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -131,7 +131,7 @@ env: {LOG_LEVEL: "1"}
 input: hdfs:///data/mnist
 output: /tmp/out
 tensorboard: true
-am: {memory: 512m}
+am: {memory: 512m, node_label: gpu}
 timeouts: {registration: 5m, job: 2h}
 defaults: {memory: 2g, vcores: 1}
 jobs:
@@ -150,6 +150,7 @@ jobs:
   EXPECT_EQ(spec->queue, "research");
   EXPECT_EQ(spec->tags, (std::vector<std::string>{"nightly", "team-a"}));
   EXPECT_EQ(spec->am_memory_mb, 512);
+  EXPECT_EQ(spec->am_node_label, "gpu");
   EXPECT_EQ(spec->timeouts.job, absl::Hours(2));
   ASSERT_EQ(spec->job_types.size(), 3u);
   EXPECT_EQ(spec->job_types[0].name, "ps");  // document order is kept
@@ -203,6 +204,7 @@ TEST(YamlTest, RoundTripIsExact) {
   worker.tracked = true;
   worker.command = "python w.py '$X'";
   worker.node_label = "fast";
+  spec.am_node_label = "am nodes";
   std::string yaml = JobSpecToYaml(spec);
   auto back = ParseJobSpecYaml(yaml, "roundtrip");
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;

@@ -1,10 +1,11 @@
 // Copyright libtony authors.
 //
-// YARN clients against the real single-host cluster (one RM, two NodeManagers).
+// YARN clients against the real test cluster (one RM, three NodeManagers, each its own host).
 
 #include <unistd.h>
 
 #include <climits>
+#include <set>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -101,7 +102,7 @@ class YarnItest : public ::testing::Test {
   std::unique_ptr<YarnClient> client_;
 };
 
-TEST_F(YarnItest, NewApplicationAndTwoNodes) {
+TEST_F(YarnItest, NewApplicationAndThreeNodesOneLabelled) {
   auto app = client_->CreateApplication();
   ASSERT_TRUE(app.ok()) << app.status();
   EXPECT_GT(app->id.cluster_timestamp, 0);
@@ -111,18 +112,62 @@ TEST_F(YarnItest, NewApplicationAndTwoNodes) {
 
   auto nodes = client_->ListNodes({});
   ASSERT_TRUE(nodes.ok()) << nodes.status();
-  ASSERT_EQ(nodes->size(), 2u);
-  EXPECT_NE((*nodes)[0].id, (*nodes)[1].id);
+  ASSERT_EQ(nodes->size(), 3u);
+  std::set<NodeId> ids;
+  std::vector<std::string> labelled;
+  const bool multi_host =
+      harness::HadoopCluster::Get().conf().Get("yarn.resourcemanager.hostname").value_or("") !=
+      "localhost";
+  std::set<std::string> hosts;
   for (const auto& n : *nodes) {
+    ids.insert(n.id);
+    hosts.insert(n.id.host);
     EXPECT_EQ(n.state, NodeState::kRunning);
     EXPECT_GT(n.capability.memory_mb, 0);
     EXPECT_GT(n.id.port, 0);
+    EXPECT_EQ(n.capability.others.at(kResourceGpu), 2) << n.capability.ToString();
+    if (!n.labels.empty()) labelled.push_back(n.id.ToString() + "=" + n.labels.front());
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(labelled.size(), 1u) << ::testing::PrintToString(labelled);
+  // On the multi-host topology every NodeManager has its own name (and address).
+  if (multi_host) {
+    EXPECT_EQ(hosts.size(), 3u) << ::testing::PrintToString(hosts);
   }
   auto types = client_->GetResourceTypes();
   ASSERT_TRUE(types.ok()) << types.status();
   bool has_memory = false;
-  for (const auto& t : *types) has_memory |= t.name == "memory-mb";
+  bool has_gpu = false;
+  for (const auto& t : *types) {
+    has_memory |= t.name == "memory-mb";
+    has_gpu |= t.name == kResourceGpu;
+  }
   EXPECT_TRUE(has_memory);
+  EXPECT_TRUE(has_gpu);
+}
+
+TEST_F(YarnItest, QueuesAndTheirAcls) {
+  auto queues = client_->ListQueues();
+  ASSERT_TRUE(queues.ok()) << queues.status();
+  std::vector<std::string> leaves;
+  for (const auto& q : *queues) {
+    if (!q.leaf) continue;
+    leaves.push_back(q.path);
+    EXPECT_EQ(q.state, QueueState::kRunning) << q.path;
+    EXPECT_THAT(q.accessible_labels, ::testing::Contains("gpu")) << q.path;
+  }
+  EXPECT_THAT(leaves, ::testing::UnorderedElementsAre("root.default", "root.research"));
+  ASSERT_FALSE(queues->empty());
+  EXPECT_EQ(queues->front().path, "root");
+  auto submittable = client_->SubmittableQueues();
+  ASSERT_TRUE(submittable.ok()) << submittable.status();
+  // Hadoop 3.5 names queues by path here, older releases by leaf name.
+  for (const std::string leaf : {"default", "research"}) {
+    EXPECT_TRUE(std::count(submittable->begin(), submittable->end(), leaf) +
+                    std::count(submittable->begin(), submittable->end(), "root." + leaf) >
+                0)
+        << leaf << " not in " << ::testing::PrintToString(*submittable);
+  }
 }
 
 TEST_F(YarnItest, UnknownApplicationIsNotFound) {
@@ -151,7 +196,7 @@ TEST_F(YarnItest, FailsOverPastADeadResourceManager) {
   ASSERT_TRUE(app.ok()) << app.status();
   auto nodes = (*c)->ListNodes({});
   ASSERT_TRUE(nodes.ok()) << nodes.status();
-  EXPECT_EQ(nodes->size(), 2u);
+  EXPECT_EQ(nodes->size(), 3u);
 }
 
 TEST_F(YarnItest, NoResourceManagerIsUnavailableNotAHang) {

@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ipc/rpc_errors.h"
 #include "yarn/fake_yarn.h"
 
 namespace tony::yarnam {
@@ -102,6 +103,27 @@ TEST_F(TaskLauncherTest, LaunchesTheExecutorWithTheTasksIdentity) {
   }
   EXPECT_THAT(kinds, ::testing::UnorderedElementsAre(TaskContainerEvent::Kind::kAllocated,
                                                      TaskContainerEvent::Kind::kLaunched));
+}
+
+TEST_F(TaskLauncherTest, ASchedulerRefusalIsReportedAtOnceQuotingTheRm) {
+  cluster_->SetAllocateError(ipc::RemoteExceptionToStatus(
+      "org.apache.hadoop.yarn.exceptions.InvalidLabelResourceRequestException",
+      "Invalid resource request, queue=default doesn't have permission to access all labels in "
+      "resource request. labelExpression of resource request=fpga.\n\tat org.apache.X.y(X.java:1)",
+      false, 0));
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(1));
+  launcher_->Stop();
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(events_[0].kind, TaskContainerEvent::Kind::kRmError);
+  // At the first answer, not after max_heartbeat_failures; no Java stack trace.
+  EXPECT_LT(cluster_->allocate_calls(), 5);
+  EXPECT_EQ(events_[0].diagnostics,
+            "the ResourceManager refused the job's container requests: "
+            "InvalidLabelResourceRequestException: Invalid resource request, queue=default "
+            "doesn't have permission to access all labels in resource request. labelExpression "
+            "of resource request=fpga.");
 }
 
 TEST_F(TaskLauncherTest, DockerTasksGetYarnsDockerRuntime) {

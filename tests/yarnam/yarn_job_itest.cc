@@ -1,7 +1,7 @@
 // Copyright libtony authors.
 //
-// ytf-submit and ytf on the real single-host YARN: the real binaries, real containers, real
-// TensorFlow. After every test no container or process of the job may remain.
+// ytf-submit and ytf on the real test YARN (NodeManagers on their own hosts): the real binaries,
+// real containers, real TensorFlow. After every test no container or process of the job may remain.
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -178,9 +179,17 @@ void ExpectNothingLeft(const std::string& app_id) {
     absl::SleepFor(absl::Milliseconds(500));
   } while (absl::Now() < deadline);
   EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app_id << " still run";
-  http::Json app = Rm("/ws/v1/cluster/apps/" + app_id);
-  ASSERT_TRUE(app.contains("app")) << app_id;
-  EXPECT_LE(app["app"]["runningContainers"].get<int>(), 0);  // -1 once finished
+  // The RM counts a container as running until its NodeManager reports it gone (a heartbeat
+  // later, longer on a loaded machine), even after the application finished.
+  int running = 0;
+  do {
+    http::Json app = Rm("/ws/v1/cluster/apps/" + app_id);
+    ASSERT_TRUE(app.contains("app")) << app_id;
+    running = app["app"]["runningContainers"].get<int>();  // -1 once finished
+    if (running <= 0) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  } while (absl::Now() < deadline);
+  EXPECT_LE(running, 0) << app_id;
 }
 
 std::string AppState(const std::string& app_id) {
@@ -229,12 +238,49 @@ bool WaitGoneFromHdfs(const std::string& path, absl::Duration timeout) {
 std::string Submit() { return BinDir() + "/ytf-submit"; }
 std::string Ytf() { return BinDir() + "/ytf"; }
 
+// True when the test cluster gives every NodeManager its own network namespace and name
+// (scripts/hadoop-cluster's default), false on its loopback fallback.
+bool MultiHost() {
+  return harness::HadoopCluster::Get().conf().Get("yarn.resourcemanager.hostname").value_or("") !=
+         "localhost";
+}
+
+// The NodeManagers (1-based, as scripts/hadoop-cluster numbers them) that ran containers of
+// `app_id`: each keeps a container log directory per application.
+std::vector<int> NodesThatRan(const std::string& app_id) {
+  const std::string state = harness::HadoopCluster::Get().conf_dir() + "/..";
+  std::vector<int> nodes;
+  for (int i = 1; i <= 3; ++i) {
+    struct stat st;
+    if (stat(absl::StrCat(state, "/data/nm", i, "/logs/", app_id).c_str(), &st) == 0) {
+      nodes.push_back(i);
+    }
+  }
+  return nodes;
+}
+
+// Host names of the running nodes carrying `label` ("" for unlabelled ones).
+std::vector<std::string> NodeHosts(const std::string& label) {
+  std::vector<std::string> hosts;
+  http::Json nodes = Rm("/ws/v1/cluster/nodes?states=RUNNING");
+  if (!nodes.contains("nodes")) return hosts;
+  for (const auto& n : nodes["nodes"]["node"]) {
+    std::string l;
+    if (n.contains("nodeLabels") && !n["nodeLabels"].empty()) {
+      l = n["nodeLabels"][0].get<std::string>();
+    }
+    if (l == label) hosts.push_back(n["nodeHostName"].get<std::string>());
+  }
+  return hosts;
+}
+
 TEST(YarnJobTest, TensorFlowExampleSucceedsWithCheckpointsAndLogs) {
   std::string tmpl = ::testing::TempDir() + "/tf-out.XXXXXX";
   const std::string out = mkdtemp(tmpl.data());
   const std::string src = harness::HadoopCluster::Get().source_dir();
+  // 5 GB workers cannot share an 8 GB node: the job spans both default-partition nodes.
   Result r = RunCommand({Submit(), "--yarn", "-n", "itest-tf", "-r", "ps:1,worker:2", "-m", "1g",
-                         "-s", src + "/examples/classic_ps_worker.py", "-o", out,
+                         "-m", "worker:5g", "-s", src + "/examples/classic_ps_worker.py", "-o", out,
                          Python() + " ${DTF_TASK_SCRIPT} --steps 200"},
                         absl::Minutes(10));
   std::string app = AppIdOf(r);
@@ -242,6 +288,7 @@ TEST(YarnJobTest, TensorFlowExampleSucceedsWithCheckpointsAndLogs) {
   EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
   EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
   EXPECT_TRUE(ReadFileToString(out + "/checkpoint").ok()) << "no checkpoint in " << out;
+  EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
 
   Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
@@ -728,8 +775,104 @@ TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
 TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
   Result r = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "worker:100g", "true"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_THAT(r.err, HasSubstr("largest container"));
+  EXPECT_THAT(r.err, HasSubstr("asks for 102400 MB but no node in the default partition"));
+  EXPECT_THAT(r.err, HasSubstr("the largest is "));
   EXPECT_EQ(AppIdOf(r), "");
+}
+
+TEST(YarnJobTest, TasksOnTwoNodesAdvertiseTheirNodesAddressesAndReachEachOther) {
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r =
+      RunCommand({Submit(), "--yarn", "-n", "itest-cross-node", "-r", "worker:2", "-m", "5g", "-s",
+                  src + "/tests/yarnam/cross_node_probe.py", Python() + " ${DTF_TASK_SCRIPT}"});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
+  std::vector<std::string> hosts;
+  for (int i = 0; i < 2; ++i) {
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", absl::StrCat("worker:", i)});
+    EXPECT_THAT(logs.out, HasSubstr(absl::StrCat("reached worker:", 1 - i))) << logs.out;
+    EXPECT_THAT(logs.out, HasSubstr("probe done")) << logs.out;
+    std::smatch m;
+    static const std::regex re("advertises ([^:]+):[0-9]+ \\(([0-9.]+)\\); NM_HOST=([^;]*)");
+    ASSERT_TRUE(std::regex_search(logs.out, m, re)) << logs.out;
+    // The address a task advertises is its node's: the NodeManager's name, and the address its
+    // connections to the other node come from.
+    EXPECT_EQ(m[1].str(), m[3].str());
+    EXPECT_THAT(logs.out, HasSubstr(absl::StrCat(" from ", m[2].str(), ":")));
+    hosts.push_back(m[1].str());
+  }
+  if (MultiHost()) {
+    ASSERT_EQ(hosts.size(), 2u);
+    EXPECT_NE(hosts[0], hosts[1]);
+    for (const std::string& h : hosts) {
+      EXPECT_NE(h, "localhost");
+      EXPECT_THAT(NodeHosts(""), ::testing::Contains(h));
+    }
+  }
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, NodeLabelsPlaceTasksAndTheAmOnlyOnTheLabelledNode) {
+  const std::vector<std::string> gpu_nodes = NodeHosts("gpu");
+  ASSERT_EQ(gpu_nodes.size(), 1u);
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-label", "-r", "ps:1,worker:2", "-m",
+                         "256m", "--node_label", "worker:gpu", "--node_label", "ps:gpu",
+                         "--am_node_label", "gpu", "echo \"on $NM_HOST\""});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(3));
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:1"});
+  EXPECT_THAT(logs.out, HasSubstr("on " + gpu_nodes[0]));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, UnknownNodeLabelFailsBeforeSubmittingNamingTheLabels) {
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-r", "worker:1", "-m", "256m", "--node_label", "worker:fpga", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("'fpga' (--node_label worker:<label>)"));
+  EXPECT_THAT(r.err, HasSubstr("labels on running nodes: gpu"));
+  EXPECT_EQ(AppIdOf(r), "");
+  Result am = RunCommand(
+      {Submit(), "--yarn", "-r", "worker:1", "-m", "256m", "--am_node_label", "fpga", "true"});
+  EXPECT_EQ(am.exit_code, 2) << am.out << am.err;
+  EXPECT_THAT(am.err, HasSubstr("ApplicationMaster asks for node label 'fpga'"));
+}
+
+TEST(YarnJobTest, QueueResearchTakesTheJobAndAnUnknownQueueFailsBeforeSubmitting) {
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-queue", "-q", "research", "-r",
+                         "worker:1", "-m", "256m", "true"});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  http::Json a = Rm("/ws/v1/cluster/apps/" + app);
+  ASSERT_TRUE(a.contains("app")) << app;
+  EXPECT_THAT(a["app"]["queue"].get<std::string>(), ::testing::EndsWith("research"));
+
+  Result bad = RunCommand({Submit(), "--yarn", "-q", "nosuch", "-r", "worker:1", "true"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("queue 'nosuch' (-q/--queue)"));
+  EXPECT_THAT(bad.err, HasSubstr("queues you may submit to: default, research"));
+  EXPECT_EQ(AppIdOf(bad), "");
+}
+
+TEST(YarnJobTest, GpusArePlacedAndMoreThanAnyNodeHasFailsNamingTheLargestNode) {
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-gpu", "-r", "worker:2", "-m", "256m",
+                         "-g", "2", "echo \"gpus:[${CUDA_VISIBLE_DEVICES-unset}]\""});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // 2 GPUs per node: the two workers need both default-partition nodes.
+  EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
+  // The test cluster has no GPU plugin: YARN counts GPUs but assigns no devices.
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_THAT(logs.out, HasSubstr("gpus:[unset]"));
+
+  Result big = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "256m", "-g", "3", "true"});
+  EXPECT_EQ(big.exit_code, 2) << big.out << big.err;
+  EXPECT_THAT(big.err, HasSubstr("asks for 3 GPUs (yarn.io/gpu)"));
+  EXPECT_THAT(big.err, HasSubstr("the largest is "));
+  EXPECT_THAT(big.err, HasSubstr("yarn.io/gpu:2"));
+  EXPECT_EQ(AppIdOf(big), "");
 }
 
 }  // namespace
