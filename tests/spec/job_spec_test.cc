@@ -209,6 +209,28 @@ TEST(YamlTest, RoundTripIsExact) {
   EXPECT_EQ(JobSpecToYaml(*back), yaml);
 }
 
+// Found by fuzz/spec_yaml: bytes that are not UTF-8 (a Latin-1 spec file, a command line in a
+// Latin-1 locale) passed validation, and the YAML shipped to the ApplicationMaster carried U+FFFD
+// in their place: the tasks ran another command than the one given.
+TEST(YamlTest, TextThatIsNotUtf8IsRefusedAndUtf8RoundTrips) {
+  auto latin1 = ParseJobSpecYaml("command: python caf\xe9.py\njobs: {worker: {instances: 1}}\n",
+                                 "latin1.yaml");
+  ASSERT_TRUE(latin1.ok()) << latin1.status();
+  absl::Status invalid = ValidateJobSpec(*latin1);
+  EXPECT_EQ(invalid.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(invalid.message()), HasSubstr("command"));
+  EXPECT_THAT(std::string(invalid.message()), HasSubstr("UTF-8"));
+
+  JobSpec spec = PsWorker();
+  spec.env["GREETING"] = "gr\xc3\xbc\xc3\x9f \xf0\x9f\x91\x8b";
+  ASSERT_TRUE(ValidateJobSpec(spec).ok());
+  auto back = ParseJobSpecYaml(JobSpecToYaml(spec), "utf8");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == spec);
+  spec.FindJobType("worker")->env["BAD"] = "\xc0\x80";  // overlong NUL
+  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("jobs.worker.env.BAD"));
+}
+
 TEST(YamlTest, ResolvedSectionIsIgnoredOnInputSoDryRunOutputRoundTrips) {
   JobSpec spec = PsWorker();
   std::string yaml = JobSpecToYaml(spec, /*with_resolved_tasks=*/true);
