@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -19,6 +20,9 @@
 
 namespace tony {
 namespace {
+
+// Far beyond any YARN cluster, and keeps every per-task count (and loop) within int.
+constexpr int64_t kMaxTotalTasks = 100000;
 
 absl::Status Invalid(absl::string_view key, absl::string_view flag, absl::string_view problem) {
   if (flag.empty()) return absl::InvalidArgumentError(absl::StrCat(key, ": ", problem));
@@ -131,6 +135,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
                    "no job types; give e.g. -r \"ps:1,worker:2\" or a `jobs:` map in the spec");
   }
   std::set<std::string> names;
+  int64_t total_tasks = 0;
   for (const JobTypeSpec& jt : spec.job_types) {
     std::string key = absl::StrCat("jobs.", jt.name);
     if (!spec::IsValidJobName(jt.name)) {
@@ -146,6 +151,12 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
     if (jt.instances < 1) {
       return Invalid(absl::StrCat(key, ".instances"), "-r/--cluster_requirement",
                      "must be at least 1");
+    }
+    total_tasks += jt.instances;
+    if (total_tasks > kMaxTotalTasks) {
+      return Invalid(absl::StrCat(key, ".instances"), "-r/--cluster_requirement",
+                     absl::StrCat("the job would have more than ", kMaxTotalTasks,
+                                  " tasks in all; ask for fewer instances"));
     }
     if (auto s = CheckResources(jt.resources, key); !s.ok()) return s;
     for (const auto& [index, r] : jt.task_resources) {

@@ -231,6 +231,22 @@ TEST(YamlTest, TextThatIsNotUtf8IsRefusedAndUtf8RoundTrips) {
   EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("jobs.worker.env.BAD"));
 }
 
+// Found by fuzz/spec_yaml (UBSan): instances of several job types could sum past INT_MAX, and
+// TotalTasks() overflowed on a spec that validated.
+TEST(ValidateJobSpecTest, TotalTaskCountIsBounded) {
+  auto huge = ParseJobSpecYaml(
+      "command: x\njobs: {a: {instances: 2147483647}, b: {instances: 2}}\n", "huge.yaml");
+  ASSERT_TRUE(huge.ok()) << huge.status();
+  absl::Status s = ValidateJobSpec(*huge);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("jobs.a.instances"));
+  JobSpec spec = PsWorker();
+  spec.FindJobType("worker")->instances = 100000 - spec.FindJobType("ps")->instances;
+  EXPECT_TRUE(ValidateJobSpec(spec).ok());
+  spec.FindJobType("worker")->instances += 1;
+  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("more than 100000 tasks"));
+}
+
 TEST(YamlTest, ResolvedSectionIsIgnoredOnInputSoDryRunOutputRoundTrips) {
   JobSpec spec = PsWorker();
   std::string yaml = JobSpecToYaml(spec, /*with_resolved_tasks=*/true);
