@@ -231,8 +231,8 @@ TEST(YamlTest, TextThatIsNotUtf8IsRefusedAndUtf8RoundTrips) {
   EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("jobs.worker.env.BAD"));
 }
 
-// Found by fuzz/spec_yaml (UBSan): instances of several job types could sum past INT_MAX, and
-// TotalTasks() overflowed on a spec that validated.
+// Seen while writing fuzz/spec_yaml, confirmed by its UBSan build: instances of several job types
+// could sum past INT_MAX, and TotalTasks() overflowed on a spec that validated.
 TEST(ValidateJobSpecTest, TotalTaskCountIsBounded) {
   auto huge = ParseJobSpecYaml(
       "command: x\njobs: {a: {instances: 2147483647}, b: {instances: 2}}\n", "huge.yaml");
