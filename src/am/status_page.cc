@@ -150,12 +150,42 @@ void StatusPage::Serve() {
   }
 }
 
+HttpRequestVerdict ClassifyHttpRequest(absl::string_view received) {
+  if (!absl::StrContains(received, "\r\n\r\n") && !absl::StrContains(received, "\n\n")) {
+    // No real browser sends that much to us.
+    return received.size() > 16384 ? HttpRequestVerdict::kTooLarge
+                                   : HttpRequestVerdict::kIncomplete;
+  }
+  if (absl::StartsWith(received, "GET ")) return HttpRequestVerdict::kGet;
+  if (absl::StartsWith(received, "HEAD ")) return HttpRequestVerdict::kHead;
+  return HttpRequestVerdict::kNotAllowed;
+}
+
+std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body) {
+  switch (verdict) {
+    case HttpRequestVerdict::kIncomplete:
+    case HttpRequestVerdict::kTooLarge:
+      return "";
+    case HttpRequestVerdict::kNotAllowed:
+      return "HTTP/1.0 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Length: 0\r\n"
+             "Connection: close\r\n\r\n";
+    case HttpRequestVerdict::kGet:
+    case HttpRequestVerdict::kHead:
+      break;
+  }
+  return absl::StrCat(
+      "HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+      "Cache-Control: no-store\r\nContent-Length: ",
+      body.size(), "\r\nConnection: close\r\n\r\n",
+      verdict == HttpRequestVerdict::kGet ? body : absl::string_view());
+}
+
 void StatusPage::Answer(int fd) {
   std::string request;
   const absl::Time deadline = absl::Now() + options_.read_timeout;
   char buf[2048];
-  while (!absl::StrContains(request, "\r\n\r\n") && !absl::StrContains(request, "\n\n")) {
-    if (request.size() > 16384) return;  // no real browser sends that much to us
+  HttpRequestVerdict verdict;
+  while ((verdict = ClassifyHttpRequest(request)) == HttpRequestVerdict::kIncomplete) {
     int left_ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
     if (left_ms <= 0) return;
     pollfd pfd{fd, POLLIN, 0};
@@ -165,22 +195,10 @@ void StatusPage::Answer(int fd) {
     if (n <= 0) return;
     request.append(buf, static_cast<size_t>(n));
   }
+  if (verdict == HttpRequestVerdict::kTooLarge) return;
   const absl::Time send_deadline = absl::Now() + options_.read_timeout;
-  const bool head = absl::StartsWith(request, "HEAD ");
-  if (!head && !absl::StartsWith(request, "GET ")) {
-    SendAll(fd,
-            "HTTP/1.0 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Length: 0\r\n"
-            "Connection: close\r\n\r\n",
-            send_deadline);
-    return;
-  }
-  std::string body = render_();
-  SendAll(fd,
-          absl::StrCat("HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-                       "Cache-Control: no-store\r\nContent-Length: ",
-                       body.size(), "\r\nConnection: close\r\n\r\n"),
-          send_deadline);
-  if (!head) SendAll(fd, body, send_deadline);
+  const std::string body = verdict == HttpRequestVerdict::kNotAllowed ? "" : render_();
+  SendAll(fd, HttpAnswer(verdict, body), send_deadline);
 }
 
 }  // namespace tony::am

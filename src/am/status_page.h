@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tony/submitter.h"
 
@@ -39,6 +40,16 @@ struct StatusPageOptions {
 // per task: "worker:0  host:port  RUNNING".
 std::string RenderStatusPage(const ApplicationStatus& status,
                              const std::vector<std::string>& tasks);
+
+// What the page makes of the bytes a client sent so far (pure, so it can be tested and fuzzed
+// without sockets): wait for more until the blank line ending the headers, give up past 16 KB,
+// then answer GET and HEAD and refuse every other method.
+enum class HttpRequestVerdict { kIncomplete, kTooLarge, kGet, kHead, kNotAllowed };
+HttpRequestVerdict ClassifyHttpRequest(absl::string_view received);
+
+// The whole HTTP/1.0 answer to a complete request: the page `body` for GET, its headers alone for
+// HEAD, 405 for kNotAllowed. Empty for kIncomplete and kTooLarge (nothing is sent).
+std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body);
 
 class StatusPage {
  public:

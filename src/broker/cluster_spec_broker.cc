@@ -379,11 +379,9 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
   if (request->observe()) return Observe(ctx, response);
   const std::string& job = request->task().job_name();
   const int index = request->task().index();
-  if (request->host().empty() || request->port() == 0 || request->port() > 65535) {
-    return Reply(ctx, absl::InvalidArgumentError(absl::StrCat(
-                          "registration of ", TaskName(job, index), " needs a host and a port")));
-  }
-  const std::string address = absl::StrCat(request->host(), ":", request->port());
+  absl::StatusOr<std::string> registered = broker::RegisteredAddress(*request);
+  if (!registered.ok()) return Reply(ctx, registered.status());
+  const std::string address = *std::move(registered);
 
   auto* reactor = new RegisterReactor(this, response);
   std::vector<RegisterReactor*> to_finish;

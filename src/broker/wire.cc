@@ -76,10 +76,26 @@ absl::StatusOr<ClusterSpec> ClusterSpecFromWire(const ClusterSpecWire& wire) {
         return absl::InvalidArgumentError(
             absl::StrCat("host index out of range in job '", job.name(), "'"));
       }
-      out.push_back(absl::StrCat(wire.hosts(static_cast<int>(host)), ":", Uint16At(ports, i)));
+      // What no registration can give (and ClusterSpecToWire refuses): an empty host or port 0.
+      const std::string& host_name = wire.hosts(static_cast<int>(host));
+      const uint32_t port = Uint16At(ports, i);
+      if (host_name.empty() || port == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("task ", i, " of job '", job.name(), "' has no host or port"));
+      }
+      out.push_back(absl::StrCat(host_name, ":", port));
     }
   }
   return cluster;
+}
+
+absl::StatusOr<std::string> RegisteredAddress(const RegisterRequest& request) {
+  if (request.host().empty() || request.port() == 0 || request.port() > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("registration of ", request.task().job_name(),
+                                                   ":", request.task().index(),
+                                                   " needs a host and a port"));
+  }
+  return absl::StrCat(request.host(), ":", request.port());
 }
 
 StatusResponse ApplicationStatusToWire(const ApplicationStatus& status) {

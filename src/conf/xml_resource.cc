@@ -3,6 +3,7 @@
 #include "conf/xml_resource.h"
 
 #include <expat.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -20,12 +21,27 @@ namespace {
 
 // Guards against include cycles (a.xml includes b.xml includes a.xml).
 constexpr int kMaxIncludeDepth = 10;
+// Hadoop's core-default.xml, the largest resource there is, has about 150 KB.
+constexpr int64_t kMaxResourceBytes = 16 << 20;
 
 absl::StatusOr<std::vector<XmlProperty>> ParseWithDepth(absl::string_view xml,
                                                         const std::string& name,
                                                         const std::string& base_dir, int depth);
 
 absl::StatusOr<std::vector<XmlProperty>> ParseFileWithDepth(const std::string& path, int depth) {
+  // Only regular files of sane size: an include of /dev/zero or a FIFO would read forever.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot read ", path, ": not a regular file"));
+    }
+    if (st.st_size > kMaxResourceBytes) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot read ", path, ": ", st.st_size,
+                       " bytes; a configuration file may have at most ", kMaxResourceBytes));
+    }
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int err = errno;

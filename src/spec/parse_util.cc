@@ -103,6 +103,41 @@ std::string FormatTimeout(absl::Duration d) {
   return absl::FormatDuration(d);
 }
 
+bool IsValidUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n;  // continuation bytes
+    uint32_t cp;
+    if ((c & 0xe0) == 0xc0) {
+      n = 1;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      n = 2;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (text.size() - i <= n) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      if ((byte(i + k) & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (byte(i + k) & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
 bool IsValidJobName(absl::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   if (!absl::ascii_islower(static_cast<unsigned char>(name[0]))) return false;

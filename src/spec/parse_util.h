@@ -33,6 +33,10 @@ std::string FormatTimeout(absl::Duration d);
 // [a-z][a-z0-9_-]* up to 64 characters.
 bool IsValidJobName(absl::string_view name);
 
+// Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). YAML,
+// and so the spec shipped to the ApplicationMaster, carries nothing else.
+bool IsValidUtf8(absl::string_view text);
+
 // "ps:1,worker:4" -> {{"ps",1},{"worker",4}}. Rejects empty strings and entries, bad counts and
 // duplicate names.
 absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseClusterRequirement(

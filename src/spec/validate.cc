@@ -7,9 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
-
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -100,6 +103,55 @@ absl::Status CheckLocalFile(const std::string& path, absl::string_view key, absl
   return absl::OkStatus();
 }
 
+// YAML carries only UTF-8, and the spec reaches the ApplicationMaster as YAML: other bytes would
+// arrive as U+FFFD.
+absl::Status CheckText(absl::string_view value, absl::string_view key, absl::string_view flag) {
+  if (spec::IsValidUtf8(value)) return absl::OkStatus();
+  return Invalid(key, flag, "is not valid UTF-8; give the text in UTF-8");
+}
+
+absl::Status CheckEnvText(const std::map<std::string, std::string>& env, absl::string_view key) {
+  for (const auto& [name, value] : env) {
+    if (auto s = CheckText(value, absl::StrCat(key, ".", name), "-e/--env"); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// Every free-text field, in the order of docs/job-spec.md.
+absl::Status CheckAllText(const JobSpec& spec) {
+  const std::pair<const std::string*, std::pair<const char*, const char*>> fields[] = {
+      {&spec.name, {"name", "-n/--name"}},
+      {&spec.queue, {"queue", "-q/--queue"}},
+      {&spec.application_type, {"application_type", ""}},
+      {&spec.command, {"command", "<task_command>"}},
+      {&spec.docker_image, {"docker_image", "--docker_image"}},
+      {&spec.input_path, {"input", "-i/--input"}},
+      {&spec.output_path, {"output", "-o/--output"}},
+      {&spec.script_file, {"script", "-s/--script"}},
+  };
+  for (const auto& [value, names] : fields) {
+    if (auto s = CheckText(*value, names.first, names.second); !s.ok()) return s;
+  }
+  for (const std::string& tag : spec.tags) {
+    if (auto s = CheckText(tag, "tags", "--tag"); !s.ok()) return s;
+  }
+  if (auto s = CheckEnvText(spec.env, "env"); !s.ok()) return s;
+  for (const std::string& f : spec.files) {
+    if (auto s = CheckText(f, "files", "--file"); !s.ok()) return s;
+  }
+  for (const std::string& f : spec.archives) {
+    if (auto s = CheckText(f, "archives", "--archive"); !s.ok()) return s;
+  }
+  for (const JobTypeSpec& jt : spec.job_types) {
+    const std::string key = absl::StrCat("jobs.", jt.name);
+    if (auto s = CheckText(jt.node_label, key + ".node_label", "--node_label"); !s.ok()) return s;
+    if (auto s = CheckText(jt.docker_image, key + ".docker_image", ""); !s.ok()) return s;
+    if (auto s = CheckText(jt.command, key + ".command", ""); !s.ok()) return s;
+    if (auto s = CheckEnvText(jt.env, key + ".env"); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckTimeout(absl::Duration d, absl::string_view key) {
   if (d <= absl::ZeroDuration()) return Invalid(key, "", "must be more than 0 (or none)");
   return absl::OkStatus();
@@ -135,6 +187,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
                    "no job types; give e.g. -r \"ps:1,worker:2\" or a `jobs:` map in the spec");
   }
   std::set<std::string> names;
+  int64_t total_tasks = 0;
   for (const JobTypeSpec& jt : spec.job_types) {
     std::string key = absl::StrCat("jobs.", jt.name);
     if (!spec::IsValidJobName(jt.name)) {
@@ -150,6 +203,12 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
     if (jt.instances < 1) {
       return Invalid(absl::StrCat(key, ".instances"), "-r/--cluster_requirement",
                      "must be at least 1");
+    }
+    total_tasks += jt.instances;
+    if (total_tasks > spec::kMaxTotalTasks) {
+      return Invalid(absl::StrCat(key, ".instances"), "-r/--cluster_requirement",
+                     absl::StrCat("the job would have more than ", spec::kMaxTotalTasks,
+                                  " tasks in all; ask for fewer instances"));
     }
     if (auto s = CheckResources(jt.resources, key); !s.ok()) return s;
     for (const auto& [index, r] : jt.task_resources) {
@@ -175,6 +234,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   if (auto s = CheckResources(spec.task_defaults, "defaults"); !s.ok()) return s;
   if (auto s = CheckEnv(spec.env, "env"); !s.ok()) return s;
+  if (auto s = CheckAllText(spec); !s.ok()) return s;
   if (spec.client_mode) {
     if (spec.FindJobType(kClientJobName) != nullptr) {
       return Invalid("jobs.client", "--client",
@@ -193,13 +253,6 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   if (spec.tensorboard && spec.output_path.empty()) {
     return Invalid("tensorboard", "-t/--tensorboard",
                    "needs an output path; add -o/--output <dir> (TensorBoard reads it)");
-  }
-  int64_t total_tasks = 0;  // in 64 bits: the counts were checked one by one only
-  for (const JobTypeSpec& jt : spec.job_types) total_tasks += jt.instances;
-  if (total_tasks > spec::kMaxTotalTasks) {
-    return Invalid(
-        "jobs", "-r/--cluster_requirement",
-        absl::StrCat(total_tasks, " tasks; at most ", spec::kMaxTotalTasks, " are supported"));
   }
   if (!spec.script_file.empty()) {
     if (auto s = CheckLocalFile(spec.script_file, "script", "-s/--script", spec::kMaxScriptBytes);

@@ -377,6 +377,36 @@ TEST(WireTest, RejectsBadAddressesAndMessages) {
   EXPECT_FALSE(broker::ClusterSpecFromWire(wire).ok());
 }
 
+// Found by fuzz/broker_messages: port 0 and empty hosts were accepted from the wire although no
+// registration can produce them, giving executors addresses like "h:0" or ":2222".
+TEST(WireTest, RejectsPortZeroAndEmptyHostFromTheWire) {
+  broker::ClusterSpecWire wire;
+  wire.add_hosts("h");
+  auto* job = wire.add_jobs();
+  job->set_name("w");
+  job->set_ports(std::string("\x01\x00\x00\x00", 4));  // ports 1 and 0
+  EXPECT_EQ(broker::ClusterSpecFromWire(wire).status().code(), absl::StatusCode::kInvalidArgument);
+  job->set_ports(std::string("\x01\x00", 2));
+  ASSERT_TRUE(broker::ClusterSpecFromWire(wire).ok());
+  wire.set_hosts(0, "");
+  EXPECT_EQ(broker::ClusterSpecFromWire(wire).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(WireTest, RegisteredAddressNeedsHostAndPort) {
+  broker::RegisterRequest request;
+  request.mutable_task()->set_job_name("worker");
+  request.set_host("h");
+  request.set_port(2222);
+  EXPECT_EQ(*broker::RegisteredAddress(request), "h:2222");
+  request.set_port(65536);
+  EXPECT_EQ(broker::RegisteredAddress(request).status().code(), absl::StatusCode::kInvalidArgument);
+  request.set_port(0);
+  EXPECT_FALSE(broker::RegisteredAddress(request).ok());
+  request.set_port(1);
+  request.set_host("");
+  EXPECT_FALSE(broker::RegisteredAddress(request).ok());
+}
+
 TEST(GrpcStatusTest, ConvertsBothWays) {
   absl::Status s = absl::NotFoundError("no task");
   grpc::Status g = broker::ToGrpcStatus(s);

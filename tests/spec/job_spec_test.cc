@@ -212,6 +212,44 @@ TEST(YamlTest, RoundTripIsExact) {
   EXPECT_EQ(JobSpecToYaml(*back), yaml);
 }
 
+// Found by fuzz/spec_yaml: bytes that are not UTF-8 (a Latin-1 spec file, a command line in a
+// Latin-1 locale) passed validation, and the YAML shipped to the ApplicationMaster carried U+FFFD
+// in their place: the tasks ran another command than the one given.
+TEST(YamlTest, TextThatIsNotUtf8IsRefusedAndUtf8RoundTrips) {
+  auto latin1 = ParseJobSpecYaml("command: python caf\xe9.py\njobs: {worker: {instances: 1}}\n",
+                                 "latin1.yaml");
+  ASSERT_TRUE(latin1.ok()) << latin1.status();
+  absl::Status invalid = ValidateJobSpec(*latin1);
+  EXPECT_EQ(invalid.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(invalid.message()), HasSubstr("command"));
+  EXPECT_THAT(std::string(invalid.message()), HasSubstr("UTF-8"));
+
+  JobSpec spec = PsWorker();
+  spec.env["GREETING"] = "gr\xc3\xbc\xc3\x9f \xf0\x9f\x91\x8b";
+  ASSERT_TRUE(ValidateJobSpec(spec).ok());
+  auto back = ParseJobSpecYaml(JobSpecToYaml(spec), "utf8");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == spec);
+  spec.FindJobType("worker")->env["BAD"] = "\xc0\x80";  // overlong NUL
+  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("jobs.worker.env.BAD"));
+}
+
+// Seen while writing fuzz/spec_yaml, confirmed by its UBSan build: instances of several job types
+// could sum past INT_MAX, and TotalTasks() overflowed on a spec that validated.
+TEST(ValidateJobSpecTest, TotalTaskCountIsBounded) {
+  auto huge = ParseJobSpecYaml(
+      "command: x\njobs: {a: {instances: 2147483647}, b: {instances: 2}}\n", "huge.yaml");
+  ASSERT_TRUE(huge.ok()) << huge.status();
+  absl::Status s = ValidateJobSpec(*huge);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("jobs.a.instances"));
+  JobSpec spec = PsWorker();
+  spec.FindJobType("worker")->instances = 10000 - spec.FindJobType("ps")->instances;
+  EXPECT_TRUE(ValidateJobSpec(spec).ok());
+  spec.FindJobType("worker")->instances += 1;
+  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("more than 10000 tasks"));
+}
+
 TEST(YamlTest, ResolvedSectionIsIgnoredOnInputSoDryRunOutputRoundTrips) {
   JobSpec spec = PsWorker();
   std::string yaml = JobSpecToYaml(spec, YamlDetail::kEveryTask);

@@ -120,7 +120,7 @@ TEST(ValueLimitsTest, LongNamesCommandsAndHugeJobsAreRefused) {
   spec.job_types[0].instances = spec::kMaxTotalTasks;
   EXPECT_TRUE(ValidateJobSpec(spec).ok());
   spec.job_types.push_back({.name = "ps", .instances = 1});
-  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("at most 10000"));
+  EXPECT_THAT(std::string(ValidateJobSpec(spec).message()), HasSubstr("more than 10000 tasks"));
 
   // No overflow with counts near INT_MAX.
   spec.job_types[0].instances = 2147483647;

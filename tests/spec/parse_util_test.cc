@@ -105,5 +105,21 @@ TEST(ParseResourceAssignmentsTest, RejectsMalformed) {
   }
 }
 
+TEST(ParseUtilTest, IsValidUtf8) {
+  EXPECT_TRUE(IsValidUtf8(""));
+  EXPECT_TRUE(IsValidUtf8("plain ascii\n"));
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x91\x8b \xf4\x8f\xbf\xbf"));
+  EXPECT_TRUE(IsValidUtf8(std::string("nul\0inside", 11)));
+  EXPECT_FALSE(IsValidUtf8("caf\xe9"));               // Latin-1
+  EXPECT_FALSE(IsValidUtf8("\xc3"));                  // truncated
+  EXPECT_FALSE(IsValidUtf8("\xc3\x28"));              // bad continuation
+  EXPECT_FALSE(IsValidUtf8("\xc0\x80"));              // overlong
+  EXPECT_FALSE(IsValidUtf8("\xe0\x80\xaf"));          // overlong
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));          // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));      // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xf8\x88\x80\x80\x80"));  // 5-byte form
+  EXPECT_FALSE(IsValidUtf8("\x80"));
+}
+
 }  // namespace
 }  // namespace tony::spec
