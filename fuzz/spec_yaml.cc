@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(total >= 1);
   if (total <= 256) {
     FUZZ_CHECK(static_cast<int>(tony::ResolveTasks(*spec).size()) == total);
-    (void)tony::JobSpecToYaml(*spec, /*with_resolved_tasks=*/true);
+    (void)tony::JobSpecToYaml(*spec, tony::YamlDetail::kEveryTask);
+    (void)tony::JobSpecToYaml(*spec, tony::YamlDetail::kRoleSummary);
   }
   return 0;
 }
