@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -18,6 +19,49 @@
 #include "common/logging.h"
 
 namespace tony::am {
+
+std::string SummarizeTasks(const std::vector<std::string>& tasks, size_t max_chars) {
+  // "job:index" ids, in the order given (job types together, indices ascending), as ranges.
+  std::vector<std::string> parts;
+  std::string job;
+  int first = -1, last = -1;
+  auto flush = [&] {
+    if (first < 0) return;
+    parts.push_back(first == last ? absl::StrCat(job, ":", first)
+                                  : absl::StrCat(job, ":", first, "-", last, " (", last - first + 1,
+                                                 " tasks)"));
+  };
+  for (const std::string& t : tasks) {
+    size_t colon = t.rfind(':');
+    int index = -1;
+    if (colon == std::string::npos || !absl::SimpleAtoi(t.substr(colon + 1), &index)) {
+      flush();
+      first = last = -1;
+      parts.push_back(t);
+      continue;
+    }
+    std::string this_job = t.substr(0, colon);
+    if (this_job == job && index == last + 1 && first >= 0) {
+      last = index;
+      continue;
+    }
+    flush();
+    job = this_job;
+    first = last = index;
+  }
+  flush();
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string next = absl::StrCat(i == 0 ? "" : ", ", parts[i]);
+    if (out.size() + next.size() > max_chars) {
+      absl::StrAppend(&out, ", and ", parts.size() - i, " more");
+      break;
+    }
+    out += next;
+  }
+  return out;
+}
+
 namespace {
 
 // The last `n` lines of `text`.
@@ -491,7 +535,7 @@ void ApplicationMaster::Handle(const Event& e) {
       Finish(AppState::kFailed,
              absl::StrCat("registration deadline of ",
                           absl::FormatDuration(options_.spec.timeouts.registration),
-                          " passed; never registered: ", absl::StrJoin(e.missing, ", ")));
+                          " passed; never registered: ", SummarizeTasks(e.missing)));
       return;
     case Kind::kHeartbeatTimeout:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
@@ -584,7 +628,12 @@ void ApplicationMaster::CheckSuccess() {
 void ApplicationMaster::Finish(AppState state, const std::string& diagnostics) {
   if (IsFinal(state_)) return;
   state_ = state;
-  diagnostics_ = diagnostics;
+  // Bounded: YARN keeps and shows it, and every `ytf status` prints it.
+  constexpr size_t kMaxDiagnostics = 16 * 1024;
+  diagnostics_ = diagnostics.size() <= kMaxDiagnostics
+                     ? diagnostics
+                     : absl::StrCat(diagnostics.substr(0, kMaxDiagnostics), "... (",
+                                    diagnostics.size() - kMaxDiagnostics, " more characters)");
   if (state != AppState::kSucceeded) TONY_LOG(WARNING) << "job failing: " << diagnostics;
   // Stopping the remaining tasks is done by Run()'s loop, outside the lock.
 }

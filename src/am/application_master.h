@@ -158,6 +158,10 @@ class ApplicationMaster {
   int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// "worker:0-4999 (5000 tasks), ps:1" for a list of "job:index" ids: consecutive indices of a job
+// as ranges, at most about `max_chars` characters ("..., and N more" beyond).
+std::string SummarizeTasks(const std::vector<std::string>& tasks, size_t max_chars = 1000);
+
 }  // namespace tony::am
 
 #endif  // TONY_AM_APPLICATION_MASTER_H_

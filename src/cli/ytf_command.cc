@@ -50,7 +50,7 @@ constexpr YtfFlag kYtfFlags[] = {
     {'D', "define", true, ""},         {'h', "help", false, ""},       {0, "version", false, ""},
 };
 
-constexpr const char* kCommands[] = {"status", "kill", "list", "logs"};
+constexpr const char* kCommands[] = {"status", "kill", "list", "logs", "clean"};
 
 bool IsCommand(absl::string_view c) {
   return std::find(std::begin(kCommands), std::end(kCommands), c) != std::end(kCommands);
@@ -169,7 +169,7 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
       out.cluster.conf_overrides[value.substr(0, eq)] = value.substr(eq + 1);
     }
   }
-  if (out.command == "list") {
+  if (out.command == "list" || out.command == "clean") {
     if (!positional.empty()) {
       return Usage(out.command, absl::StrCat("unexpected argument '", positional[0], "'"));
     }
@@ -380,6 +380,21 @@ printed), 2 bad usage, 3 cluster or job not found.
 )",
                         kCommon);
   }
+  if (command == "clean") {
+    return absl::StrCat(R"(ytf clean - remove what your finished or abandoned jobs left in HDFS
+
+Usage: ytf clean
+
+Removes the staging directories (/user/<you>/.tony/staging/<app>) that nothing else will
+remove: those of jobs YARN reports finished whose ApplicationMaster was killed before it could
+clean up, and those of submissions that never reached YARN (their client died while uploading):
+at once when the client that made it ran on this machine and is gone, else once an hour old
+(-D tony.staging.orphan-age=<duration> changes that). ytf-submit does the same after each
+submission. Prints what it removed.
+Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
+)",
+                        kCommon);
+  }
   if (command == "list") {
     return absl::StrCat(R"(ytf list - libtony jobs on the cluster
 
@@ -417,6 +432,7 @@ Usage: ytf status APP [--json]     state, tracking URL, per-job progress and dia
        ytf list [--all] [--json]   libtony jobs (running ones; --all: finished too)
        ytf logs APP [--task worker:1] [--file stderr] [--follow]
                                    task logs from the NodeManagers (--task am: the AM's)
+       ytf clean                   remove the HDFS staging your finished or abandoned jobs left
        ytf <command> --help        a command's options
        ytf --version               print the version
 
@@ -468,6 +484,19 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   auto cluster = std::make_shared<submit::YarnCluster>(std::move(*connected));
 
+  if (parsed->command == "clean") {
+    submit::StagingSweepOptions o;
+    o.max_entries = 100000;  // asked for: all of them
+    auto swept = submit::SweepStaging(*cluster, o);
+    if (!swept.ok()) {
+      err << "ytf: " << swept.status().message() << "\n";
+      return kExitInternal;
+    }
+    for (const std::string& app : swept->removed) out << "removed the staging of " << app << "\n";
+    out << swept->removed.size() << " staging directories removed, " << swept->kept
+        << " kept (jobs still running or being submitted)\n";
+    return kExitOk;
+  }
   if (parsed->command == "list") {
     // Every libtony job carries our tag, whatever its application type; jobs submitted before
     // the tag existed are found by the default types.

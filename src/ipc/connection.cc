@@ -161,7 +161,7 @@ void Connection::Close() {
 
 bool Connection::broken() const {
   absl::MutexLock lock(&mu_);
-  return broken_ || closing_;
+  return broken_ || closing_ || write_failed_;
 }
 
 void Connection::Break(const absl::Status& status) {
@@ -188,6 +188,7 @@ absl::Status Connection::WriteFrame(const std::string& frame, absl::Time deadlin
           absl::StrCat("waiting to write to ", params_.address.ToString()));
     }
     if (broken_) return broken_status_;
+    if (write_failed_) return write_failed_status_;
     writing_ = true;
   }
   absl::Status s = socket_.WriteAll(frame, deadline);
@@ -197,10 +198,20 @@ absl::Status Connection::WriteFrame(const std::string& frame, absl::Time deadlin
     last_io_ = absl::Now();
   }
   if (!s.ok()) {
-    // A partly written frame desynchronizes the stream: this connection is done.
-    Break(ConnectionFailureStatus(
+    // A partly written frame desynchronizes the stream: this connection is done. When the peer
+    // closed it (EPIPE, ECONNRESET), its last words (e.g. the exception refusing our
+    // authentication) may still wait in the receive buffer: the reader delivers them, then sees
+    // the end and breaks the connection. Otherwise break it now.
+    absl::Status lost = ConnectionFailureStatus(
         ConnectionFailure::kLost,
-        absl::StrCat("write to ", params_.address.ToString(), ": ", s.message())));
+        absl::StrCat("write to ", params_.address.ToString(), ": ", s.message()));
+    if (absl::IsDeadlineExceeded(s)) {
+      Break(lost);
+    } else {
+      absl::MutexLock lock(&mu_);
+      write_failed_ = true;
+      write_failed_status_ = lost;
+    }
   }
   return s;
 }
@@ -210,7 +221,7 @@ absl::StatusOr<std::string> Connection::Call(int32_t call_id, const std::string&
   Pending pending;
   {
     absl::MutexLock lock(&mu_);
-    if (broken_ || closing_) {
+    if (broken_ || closing_ || write_failed_) {
       // Nothing was sent: always safe to retry on a new connection.
       return ConnectionFailureStatus(
           ConnectionFailure::kConnect,
@@ -221,6 +232,11 @@ absl::StatusOr<std::string> Connection::Call(int32_t call_id, const std::string&
   }
   absl::Status ws = WriteFrame(frame, deadline);
   absl::MutexLock lock(&mu_);
+  if (!ws.ok() && !pending.done && !absl::IsDeadlineExceeded(ws)) {
+    // The peer closed the connection: its answer, if it sent one, is on its way to the reader.
+    mu_.AwaitWithDeadline(absl::Condition(&pending.done),
+                          std::min(deadline, absl::Now() + absl::Seconds(2)));
+  }
   if (!ws.ok() && !pending.done) {
     pending_.erase(call_id);
     if (absl::IsDeadlineExceeded(ws)) return ws;

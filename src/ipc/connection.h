@@ -81,6 +81,9 @@ class Connection {
 
   mutable absl::Mutex mu_;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
+  // A write failed because the peer closed: no more writes; the reader drains what it sent.
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status write_failed_status_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;  // one writer at a time, waited for with deadline
   absl::Status broken_status_ ABSL_GUARDED_BY(mu_);

@@ -448,3 +448,22 @@ TEST(AmStartTest, BackendThatCannotStartIsAnError) {
 
 }  // namespace
 }  // namespace tony::am
+
+namespace tony::am {
+namespace {
+
+TEST(SummarizeTasksTest, RangesKeepLargeJobsDiagnosticsShort) {
+  std::vector<std::string> missing = {"ps:0", "ps:1"};
+  for (int i = 0; i < 5000; ++i) missing.push_back(absl::StrCat("worker:", i));
+  missing.push_back("evaluator:0");
+  EXPECT_EQ(SummarizeTasks(missing), "ps:0-1 (2 tasks), worker:0-4999 (5000 tasks), evaluator:0");
+  std::vector<std::string> gaps;
+  for (int i = 0; i < 5000; i += 2) gaps.push_back(absl::StrCat("worker:", i));
+  std::string s = SummarizeTasks(gaps);
+  EXPECT_LE(s.size(), 1100u);
+  EXPECT_THAT(s, ::testing::HasSubstr("more"));
+  EXPECT_EQ(SummarizeTasks({"worker:3"}), "worker:3");
+}
+
+}  // namespace
+}  // namespace tony::am

@@ -13,7 +13,8 @@ mkdir -p "$root/lib64" "$root/lib/x86_64-linux-gnu" "$root/app" "$root/proc"
 # glibc only: the loader and glibc's own libraries.
 for lib in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1 \
            libresolv.so.2; do
-  src=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ {print $NF; exit}')
+  # No early exit in awk: ldconfig would die of SIGPIPE and pipefail would end the script.
+  src=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$src" ] && cp -L "$src" "$root/lib/x86_64-linux-gnu/$lib"
 done
 cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -572,16 +573,23 @@ TEST(YarnJobTest, AFloodOfIdleConnectionsNeitherBloatsTheAmNorStopsTheJob) {
   ASSERT_GT(am_pid, 0);
   size_t colon = broker.rfind(':');
   ASSERT_NE(colon, std::string::npos) << broker;
-  const int port = std::atoi(broker.c_str() + colon + 1);
+  // The AM's node: its own host (a network namespace of the test cluster), not this loopback.
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  ASSERT_EQ(getaddrinfo(broker.substr(0, colon).c_str(), broker.substr(colon + 1).c_str(), &hints,
+                        &found),
+            0)
+      << broker;
+  const sockaddr_in target = *reinterpret_cast<const sockaddr_in*>(found->ai_addr);
+  freeaddrinfo(found);
   // Two floods of 5,000 idle connections each (the report that found this used 2 x 10,000; the
   // test process's own descriptors bound it here), held until the job is over.
   std::vector<int> flood;
   for (int i = 0; i < 10000; ++i) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in addr = target;
     if (fd < 0) break;
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
       close(fd);
