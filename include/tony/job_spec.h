@@ -135,6 +135,8 @@ bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name);
 // The job name of the client task (JobSpec::client_mode): it runs on the submitting machine,
 // gets the cluster's addresses but is no member of the cluster.
 inline constexpr char kClientJobName[] = "client";
+// The job type of the TensorBoard sidecar (`-t`): untracked, and its death never fails the job.
+inline constexpr char kTensorBoardJobName[] = "tensorboard";
 
 // The client task "client:0" of a spec in client mode: the job's command and environment.
 TaskSpec ResolveClientTask(const JobSpec& spec);

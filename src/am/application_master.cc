@@ -610,6 +610,15 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
     } else {
       CheckSuccess();
     }
+  } else if (exit_code != 0 && t.spec.job_name == kTensorBoardJobName) {
+    // A sidecar: training never depends on it. Said in the diagnostics, whatever the outcome.
+    std::string warning =
+        WithTail(absl::StrCat("warning: ", id, " died with exit code ", exit_code,
+                              "; training goes on without it (is `tensorboard` on the nodes' "
+                              "PATH?)"),
+                 tail, from_container);
+    TONY_LOG(WARNING) << warning;
+    warnings_.push_back(std::move(warning));
   } else if (exit_code != 0) {
     Finish(AppState::kFailed,
            WithTail(absl::StrCat(id, " (untracked) died with exit code ", exit_code,
@@ -628,12 +637,14 @@ void ApplicationMaster::CheckSuccess() {
 void ApplicationMaster::Finish(AppState state, const std::string& diagnostics) {
   if (IsFinal(state_)) return;
   state_ = state;
+  std::string all = diagnostics;
+  for (const std::string& w : warnings_) absl::StrAppend(&all, all.empty() ? "" : "\n", w);
   // Bounded: YARN keeps and shows it, and every `ytf status` prints it.
   constexpr size_t kMaxDiagnostics = 16 * 1024;
-  diagnostics_ = diagnostics.size() <= kMaxDiagnostics
-                     ? diagnostics
-                     : absl::StrCat(diagnostics.substr(0, kMaxDiagnostics), "... (",
-                                    diagnostics.size() - kMaxDiagnostics, " more characters)");
+  diagnostics_ = all.size() <= kMaxDiagnostics
+                     ? all
+                     : absl::StrCat(all.substr(0, kMaxDiagnostics), "... (",
+                                    all.size() - kMaxDiagnostics, " more characters)");
   if (state != AppState::kSucceeded) TONY_LOG(WARNING) << "job failing: " << diagnostics;
   // Stopping the remaining tasks is done by Run()'s loop, outside the lock.
 }

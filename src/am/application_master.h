@@ -146,6 +146,8 @@ class ApplicationMaster {
   std::vector<std::string> order_;                               // task ids in ResolveTasks order
   AppState state_ ABSL_GUARDED_BY(mu_) = AppState::kAccepted;
   std::string diagnostics_ ABSL_GUARDED_BY(mu_);
+  // What went wrong without failing the job (a TensorBoard sidecar that died), in diagnostics.
+  std::vector<std::string> warnings_ ABSL_GUARDED_BY(mu_);
   std::string tracking_url_ ABSL_GUARDED_BY(mu_);
   std::string tensorboard_address_ ABSL_GUARDED_BY(mu_);  // as registered
   std::string tensorboard_url_ ABSL_GUARDED_BY(mu_);      // once it answers

@@ -127,6 +127,19 @@ TEST_F(AmTest, FailingTrackedTaskFailsTheJobAndStopsTheRest) {
   EXPECT_EQ(s.progress["worker"].running, 0);
 }
 
+TEST_F(AmTest, ADeadTensorBoardNeverFailsTrainingButIsReported) {
+  Start({Job("worker", 1), Job("tensorboard", 1)});
+  AllRunning();
+  Exit("tensorboard", 0, 127, "/bin/bash: line 1: tensorboard: command not found");
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_THAT(rm_.killed(), IsEmpty());  // the worker trains on
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(s.diagnostics, HasSubstr("warning: tensorboard:0 died with exit code 127"));
+  EXPECT_THAT(s.diagnostics, HasSubstr("command not found"));
+}
+
 TEST_F(AmTest, TaskEndingBeforeRegisteringFailsAtOnce) {
   Start({Job("ps", 1), Job("worker", 2)}, absl::Minutes(10));
   rm_.Allocate("worker:1");

@@ -704,6 +704,20 @@ TEST(YarnJobTest, ClientModeDrivesTheClusterFromHereAndItsExitDecides) {
   ExpectNothingLeft(app);
 }
 
+TEST(YarnJobTest, ATensorBoardThatCannotStartNeverFailsTraining) {
+  // The nodes' PATH has no TensorBoard (the report that found this: the job ended FAILED).
+  std::string tmpl = ::testing::TempDir() + "/tb-missing.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-tensorboard-missing", "-t", "-o", out,
+                         "-e", "PATH=/usr/bin:/bin", "-r", "worker:1", "-m", "256m", "sleep 8"});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("warning: tensorboard:0 died with exit code 127"));
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, TrackingUrlShowsTheJobThenTensorBoard) {
   std::string tmpl = ::testing::TempDir() + "/tb-out.XXXXXX";
   const std::string out = mkdtemp(tmpl.data());
