@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "submit/gang_fit.h"
 
 namespace tony::submit {
 namespace {
@@ -164,7 +165,16 @@ absl::Status CheckNodes(const JobSpec& spec, const yarn::QueueInfo& queue, yarn:
         p.who, " asks for ", what, " but no node in ", where, " has that much; the largest is ",
         largest->id.ToString(), " with ", largest->capability.ToString(), "; ", fix));
   }
-  return absl::OkStatus();
+  // Each container fits somewhere; can they all run at once (submit/gang_fit.h)?
+  std::vector<GangItem> containers, gang_nodes;
+  for (const Placement& p : placements) {
+    containers.push_back({p.who, p.memory_mb, p.vcores, p.gpus, p.label});
+  }
+  for (const yarn::NodeReport& n : nodes) {
+    gang_nodes.push_back({n.id.host, n.capability.memory_mb, n.capability.vcores,
+                          Gpus(n.capability), n.labels.empty() ? "" : n.labels.front()});
+  }
+  return CheckGangFits(containers, gang_nodes);
 }
 
 }  // namespace tony::submit

@@ -26,7 +26,8 @@ absl::StatusOr<yarn::QueueInfo> CheckQueue(const JobSpec& spec, yarn::YarnClient
 
 // Every node label of the job (its job types' and the AM's) must be carried by a RUNNING node
 // and accessible from `queue`; every task, and the AM, must fit on one RUNNING node of its
-// partition (memory, vcores, yarn.io/gpu), else the error names the largest such node.
+// partition (memory, vcores, yarn.io/gpu), else the error names the largest such node; and the
+// AM and every task must be able to run at once (CheckGangFits), else the job would wait forever.
 absl::Status CheckNodes(const JobSpec& spec, const yarn::QueueInfo& queue, yarn::YarnClient& yarn);
 
 }  // namespace tony::submit

@@ -36,7 +36,6 @@
 #include "conf/hadoop_addresses.h"
 #include "submit/cluster_checks.h"
 #include "submit/contract.h"
-#include "submit/gang_fit.h"
 
 namespace tony::submit {
 namespace {
@@ -119,28 +118,6 @@ absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::Yar
     // How many GPUs a container may have is checked per node, by CheckNodes.
   }
   return absl::OkStatus();
-}
-
-// A job whose containers can never all run at once would wait forever: refuse it now.
-absl::Status CheckGangFitsCluster(const JobSpec& spec, yarn::YarnClient& yarn) {
-  absl::StatusOr<std::vector<yarn::NodeReport>> reports =
-      yarn.ListNodes({yarn::NodeState::kRunning});
-  if (!reports.ok()) {
-    TONY_LOG(DEBUG) << "no node list for the gang check: " << reports.status();
-    return absl::OkStatus();
-  }
-  std::vector<GangItem> nodes, containers;
-  for (const yarn::NodeReport& n : *reports) {
-    auto gpus = n.capability.others.find(yarn::kResourceGpu);
-    nodes.push_back({n.id.host, n.capability.memory_mb, n.capability.vcores,
-                     gpus == n.capability.others.end() ? 0 : gpus->second,
-                     n.labels.empty() ? "" : n.labels.front()});
-  }
-  containers.push_back({"the ApplicationMaster", spec.am_memory_mb, spec.am_vcores, 0, ""});
-  for (const TaskSpec& t : ResolveTasks(spec)) {
-    containers.push_back({t.id(), t.memory_mb, t.vcores, t.gpus, t.node_label});
-  }
-  return CheckGangFits(containers, nodes);
 }
 
 class YarnApplication : public broker::BrokerBackedApplication {
@@ -327,7 +304,6 @@ class YarnSubmitter : public Submitter {
     // Queue, labels and node sizes first: a bad one creates no application at all.
     TONY_ASSIGN_OR_RETURN(yarn::QueueInfo queue, CheckQueue(spec, *cluster_->yarn));
     TONY_RETURN_IF_ERROR(CheckNodes(spec, queue, *cluster_->yarn));
-    TONY_RETURN_IF_ERROR(CheckGangFitsCluster(spec, *cluster_->yarn));
     TONY_ASSIGN_OR_RETURN(yarn::NewApplication app, cluster_->yarn->CreateApplication());
     TONY_RETURN_IF_ERROR(CheckFits(spec, app.max_capability, *cluster_->yarn));
     TONY_ASSIGN_OR_RETURN(std::string secret, broker::GenerateSecret());

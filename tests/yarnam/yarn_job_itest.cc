@@ -802,6 +802,15 @@ TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
   EXPECT_EQ(AppIdOf(r), "");
 }
 
+TEST(YarnJobTest, AGangThatCanNeverRunAtOnceFailsBeforeSubmitting) {
+  // Every task fits a node, but the AM and three 8 GB tasks never fit the test cluster at once:
+  // before this check the job sat at "0/2 allocated" until the registration deadline.
+  Result r = RunCommand({Submit(), "--yarn", "-r", "ps:1,worker:2", "-m", "8g", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("can never run at once"));
+  EXPECT_EQ(AppIdOf(r), "");
+}
+
 TEST(YarnJobTest, TasksOnTwoNodesAdvertiseTheirNodesAddressesAndReachEachOther) {
   const std::string src = harness::HadoopCluster::Get().source_dir();
   Result r =
