@@ -17,11 +17,14 @@ namespace tony {
 enum class LogSeverity { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
 
 // Receives one complete log line (without trailing newline). May be called from any thread,
-// concurrently; the sink must be thread-safe.
+// concurrently; the sink must be thread-safe. It is called with no libtony lock held, so it may
+// block or call into libtony; a line it logs itself (through libtony) goes to stderr rather
+// than back into the sink. `file` is relative to libtony's source tree ("src/am/am.cc").
 using LogSink = std::function<void(LogSeverity severity, absl::string_view file, int line,
                                    absl::string_view message)>;
 
-// Replaces the sink; an empty function restores the default stderr sink.
+// Replaces the sink; an empty function restores the default stderr sink. Calls already running
+// in the old sink finish there (the old sink is destroyed after the last of them).
 void SetLogSink(LogSink sink);
 
 // Lines below this severity are dropped before formatting. Default: kInfo, or kDebug when the

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -16,8 +17,14 @@
 namespace tony {
 namespace {
 
+// The sink is swapped under the lock but called outside it (a snapshot keeps it alive), so a
+// slow sink never blocks SetLogSink and a sink may itself log.
 absl::Mutex sink_mu;
-LogSink* current_sink ABSL_GUARDED_BY(sink_mu) = nullptr;
+std::shared_ptr<const LogSink> current_sink ABSL_GUARDED_BY(sink_mu);
+
+// Depth of sink calls on this thread: a line logged from inside the sink goes to stderr instead
+// of recursing into the sink.
+thread_local int sink_depth = 0;
 
 std::atomic<int> min_severity{-1};  // -1: not yet read from the environment.
 
@@ -53,12 +60,24 @@ void DefaultSink(LogSeverity severity, absl::string_view file, int line, absl::s
   std::fwrite(out.data(), 1, out.size(), stderr);
 }
 
+absl::string_view SourcePath(absl::string_view file) {
+  // From the last top-level directory of the source tree in the path, so the sink gets the same
+  // "src/am/am.cc" wherever the tree was built.
+  size_t best = absl::string_view::npos;
+  for (absl::string_view root : {"/src/", "/tools/", "/include/", "/tests/", "/fuzz/"}) {
+    size_t at = file.rfind(root);
+    if (at != absl::string_view::npos && (best == absl::string_view::npos || at > best)) best = at;
+  }
+  return best == absl::string_view::npos ? file : file.substr(best + 1);
+}
+
 }  // namespace
 
 void SetLogSink(LogSink sink) {
+  auto next = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
   absl::MutexLock lock(&sink_mu);
-  delete current_sink;
-  current_sink = sink ? new LogSink(std::move(sink)) : nullptr;
+  current_sink.swap(next);
+  // `next` (the old sink) is released after the lock; calls in flight keep their own reference.
 }
 
 void SetMinLogSeverity(LogSeverity severity) { min_severity.store(static_cast<int>(severity)); }
@@ -78,12 +97,19 @@ namespace internal {
 
 LogMessage::~LogMessage() {
   std::string msg = stream_.str();
-  absl::MutexLock lock(&sink_mu);
-  if (current_sink != nullptr) {
-    (*current_sink)(severity_, file_, line_, msg);
-  } else {
-    DefaultSink(severity_, file_, line_, msg);
+  absl::string_view file = SourcePath(file_);
+  std::shared_ptr<const LogSink> sink;
+  if (sink_depth == 0) {
+    absl::MutexLock lock(&sink_mu);
+    sink = current_sink;
   }
+  if (sink == nullptr) {
+    DefaultSink(severity_, file, line_, msg);
+    return;
+  }
+  ++sink_depth;
+  (*sink)(severity_, file, line_, msg);
+  --sink_depth;
 }
 
 }  // namespace internal
