@@ -88,7 +88,8 @@ struct ClusterSpecBrokerOptions {
   absl::Duration heartbeat_timeout = absl::InfiniteDuration();
   // Receives events; not owned, must outlive the broker. Default: null (none).
   ClusterSpecBrokerObserver* observer = nullptr;
-  // Answers the GetStatus call. Called on gRPC's threads. Default: null (the broker answers
+  // Answers the GetStatus call (and NotifyStatusChanged). Called on gRPC's threads and the
+  // notifier's, one call at a time. Default: null (the broker answers
   // with its own view: RUNNING, and per job type how many tasks registered and exited).
   std::function<ApplicationStatus()> status_provider;
 
@@ -134,6 +135,11 @@ class ClusterSpecBroker {
   // and `reason`'s message; the registration deadline no longer applies. Idempotent (the first
   // reason stays).
   void Abort(const absl::Status& reason);
+
+  // What `status_provider` returns may have changed: clients waiting in a status long poll get
+  // the new status at once if it differs. Call it without holding any lock status_provider
+  // takes. Without a provider the broker notices its own changes.
+  void NotifyStatusChanged();
 
   // The published spec, once every task has registered.
   std::optional<ClusterSpec> cluster_spec() const;

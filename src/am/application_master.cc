@@ -476,7 +476,11 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     }
     if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
     for (const auto& [id, grace] : kills) rm_->Kill(id, grace);
+    broker_->NotifyStatusChanged();  // answers status long polls when something changed
   }
+  // When every task has stopped the outcome shows now, before the backend winds down (YARN's
+  // unregistration): a client in a status long poll returns at once.
+  broker_->NotifyStatusChanged();
   StopTensorBoardProbe();
   rm_->Stop();
 
@@ -485,6 +489,11 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     absl::MutexLock lock(&mu_);
     for (auto& [id, t] : tasks_) t.container_done = true;  // the backend has ended them all
     final_status = StatusLocked();
+  }
+  // The outcome now shows: clients waiting in a status long poll learn it at once.
+  broker_->NotifyStatusChanged();
+  {
+    absl::MutexLock lock(&mu_);
     TONY_LOG(INFO) << "job " << options_.app_id << " ended "
                    << (final_status.state == AppState::kSucceeded ? "SUCCEEDED"
                        : final_status.state == AppState::kKilled  ? "KILLED"

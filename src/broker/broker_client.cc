@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -131,6 +132,47 @@ absl::StatusOr<ApplicationStatus> BrokerClient::GetStatus() {
   absl::Status status = FromGrpcStatus(stub_->stub->GetStatus(&ctx, request, &response));
   if (!status.ok()) return status;
   return ApplicationStatusFromWire(response);
+}
+
+absl::StatusOr<BrokerClient::VersionedStatus> BrokerClient::WatchStatus(uint64_t known_version,
+                                                                        absl::Duration wait) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, wait + options_.call_timeout);
+  StatusRequest request;
+  request.set_known_version(known_version);
+  request.set_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(wait)));
+  StatusResponse response;
+  TONY_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->GetStatus(&ctx, request, &response)));
+  return VersionedStatus{ApplicationStatusFromWire(response), response.version()};
+}
+
+void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
+                                    std::function<void(absl::StatusOr<VersionedStatus>)> done) {
+  // Everything the call touches lives until its callback has run.
+  struct Call {
+    std::shared_ptr<grpc::Channel> channel;
+    grpc::ClientContext ctx;
+    StatusRequest request;
+    StatusResponse response;
+    std::function<void(absl::StatusOr<VersionedStatus>)> done;
+  };
+  auto* call = new Call;
+  call->channel = channel_;
+  call->done = std::move(done);
+  Prepare(&call->ctx, secret_, wait + options_.call_timeout);
+  call->request.set_known_version(known_version);
+  call->request.set_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(wait)));
+  stub_->stub->async()->GetStatus(
+      &call->ctx, &call->request, &call->response, [call](grpc::Status status) {
+        std::unique_ptr<Call> owned(call);
+        absl::Status s = FromGrpcStatus(status);
+        if (!s.ok()) {
+          owned->done(s);
+        } else {
+          owned->done(VersionedStatus{ApplicationStatusFromWire(owned->response),
+                                      owned->response.version()});
+        }
+      });
 }
 
 absl::Status BrokerClient::Kill(absl::string_view reason) {

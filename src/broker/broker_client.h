@@ -8,6 +8,7 @@
 #ifndef TONY_BROKER_BROKER_CLIENT_H_
 #define TONY_BROKER_BROKER_CLIENT_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -60,6 +61,19 @@ class BrokerClient {
   absl::StatusOr<ApplicationStatus> GetStatus();
   absl::Status Kill(absl::string_view reason);
 
+  // The AM's status and its version (which grows with every change).
+  struct VersionedStatus {
+    ApplicationStatus status;
+    uint64_t version = 0;
+  };
+  // A long poll: answers once the status's version differs from `known_version` (at once for 0)
+  // or after `wait` with the unchanged status. Deadline: `wait` + call_timeout.
+  absl::StatusOr<VersionedStatus> WatchStatus(uint64_t known_version, absl::Duration wait);
+  // The same without blocking: `done` runs once, on a gRPC thread, when the answer is in (it
+  // must not block for long). The call keeps what it needs alive; the client may go first.
+  void WatchStatusAsync(uint64_t known_version, absl::Duration wait,
+                        std::function<void(absl::StatusOr<VersionedStatus>)> done);
+
  private:
   class Stub;
   absl::StatusOr<ClusterSpec> LongPoll(const RegisterRequest& request, absl::Duration timeout);
@@ -78,6 +92,13 @@ class BrokerBackedApplication : public Application {
   absl::Status ReportClientStarted() override;
   absl::Status ReportClientAlive() override;
   absl::Status ReportClientExit(int exit_code) override;
+
+  // For ApplicationMonitor: calls `done` once, on some thread (possibly inline), with the status
+  // when it differs from `known_version` or after `max_wait`, and its version; version 0 means
+  // no long poll was possible (the AM is not up): ask again after a pause. An error means the
+  // AM could not be asked; ask again with `known_version` 0. `done` must not block for long.
+  using WatchDone = std::function<void(absl::StatusOr<ApplicationStatus>, uint64_t version)>;
+  virtual void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) = 0;
 
  protected:
   // The running AM's broker client: Unavailable before the AM is up, another error (e.g.

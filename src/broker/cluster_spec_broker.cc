@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -57,6 +58,7 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
   absl::Status Start();
   void Stop();
   void Abort(const absl::Status& reason);
+  void NotifyStatusChanged();
 
   int port() const { return port_; }
   std::optional<ClusterSpec> cluster_spec() const {
@@ -86,6 +88,24 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
     Impl* impl_;
     grpc::ByteBuffer* response_;
   };
+
+  // A GetStatus long poll parked until the status changes, its wait ends, the call is cancelled
+  // or the broker stops. Whoever removes it from `status_waiters_` finishes it.
+  class StatusReactor final : public grpc::ServerUnaryReactor {
+   public:
+    StatusReactor(Impl* impl, pb::StatusResponse* response) : impl_(impl), response_(response) {}
+    void OnCancel() override { impl_->CancelStatusWaiter(this); }
+    void OnDone() override { delete this; }
+    pb::StatusResponse* response() { return response_; }
+
+   private:
+    Impl* impl_;
+    pb::StatusResponse* response_;
+  };
+
+  // Recomputes the status; when it differs from the last one, the version grows and every
+  // parked status poll is answered.
+  pb::StatusResponse RefreshStatus();
 
   // Service.
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx,
@@ -135,6 +155,9 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<std::string> UnregisteredLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CancelWaiter(RegisterReactor* reactor);
+  void CancelStatusWaiter(StatusReactor* reactor);
+  // The status as the provider (or the broker itself) sees it. Takes mu_ in the latter case.
+  ApplicationStatus CurrentStatus();
   void TimerLoop();
   // Finishes every parked registration with `status`, or with the spec when it is OK.
   void FinishWaiters(std::vector<RegisterReactor*> waiters, const absl::Status& status,
@@ -160,6 +183,12 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
   grpc::ByteBuffer published_response_ ABSL_GUARDED_BY(mu_);  // serialized RegisterResponse
   absl::Status aborted_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<RegisterReactor*> waiters_ ABSL_GUARDED_BY(mu_);
+  // Serializes RefreshStatus so that versions follow the order the statuses were computed in.
+  absl::Mutex refresh_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  uint64_t status_version_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string status_bytes_ ABSL_GUARDED_BY(mu_);  // the last status, serialized without version
+  // Parked status polls and when each must be answered even without a change.
+  absl::flat_hash_map<StatusReactor*, absl::Time> status_waiters_ ABSL_GUARDED_BY(mu_);
   // Tasks outside the cluster by "job:index"; "registered" once they reported their start, from
   // when on their heartbeats are watched.
   std::map<std::string, TaskState> outside_ ABSL_GUARDED_BY(mu_);
@@ -256,6 +285,7 @@ absl::Status ClusterSpecBroker::Impl::Start() {
 
 void ClusterSpecBroker::Impl::Stop() {
   std::vector<RegisterReactor*> waiters;
+  std::vector<StatusReactor*> status_waiters;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_ || !started_) {
@@ -265,7 +295,13 @@ void ClusterSpecBroker::Impl::Stop() {
     stopping_ = true;
     waiters.assign(waiters_.begin(), waiters_.end());
     waiters_.clear();
+    for (auto& [reactor, deadline] : status_waiters_) status_waiters.push_back(reactor);
+    status_waiters_.clear();
     timer_cv_.SignalAll();
+  }
+  // Finished outside the lock: gRPC may run a reactor's OnCancel inline, which takes it.
+  for (StatusReactor* r : status_waiters) {
+    r->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping"));
   }
   FinishWaiters(std::move(waiters), absl::UnavailableError("the broker is stopping"), nullptr);
   if (timer_.joinable()) timer_.join();
@@ -289,6 +325,7 @@ void ClusterSpecBroker::Impl::Abort(const absl::Status& reason) {
     timer_cv_.SignalAll();
   }
   FinishWaiters(std::move(waiters), status, nullptr);
+  if (!options_.status_provider) RefreshStatus();
 }
 
 bool ClusterSpecBroker::Impl::Authenticated(grpc::CallbackServerContext* ctx) const {
@@ -444,6 +481,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
   }
   ClusterSpecBrokerObserver* observer = options_.observer;
   if (newly_registered && observer != nullptr) observer->OnRegistered(job, index, address);
+  if (newly_registered && !options_.status_provider) RefreshStatus();
   if (published) {
     TONY_LOG(INFO) << "all " << total_tasks_ << " tasks registered: cluster spec published";
     if (observer != nullptr) observer->OnClusterSpecPublished(*published);
@@ -525,32 +563,87 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::ReportExit(grpc::CallbackServ
     options_.observer->OnTaskExited(request->task().job_name(), request->task().index(),
                                     request->exit_code(), request->stderr_tail());
   }
+  if (!options_.status_provider) RefreshStatus();
   return Reply(ctx, absl::OkStatus());
+}
+
+ApplicationStatus ClusterSpecBroker::Impl::CurrentStatus() {
+  if (options_.status_provider) return options_.status_provider();
+  ApplicationStatus status;
+  absl::MutexLock lock(&mu_);
+  status.state = aborted_.ok() ? AppState::kRunning : AppState::kFailed;
+  status.diagnostics = std::string(aborted_.message());
+  for (const auto& [name, tasks] : tasks_) {
+    JobTypeProgress& p = status.progress[name];
+    p.total = static_cast<int>(tasks.size());
+    for (const TaskState& t : tasks) {
+      p.registered += t.registered;
+      p.succeeded += t.exited;
+    }
+  }
+  return status;
+}
+
+pb::StatusResponse ClusterSpecBroker::Impl::RefreshStatus() {
+  absl::MutexLock refresh(&refresh_mu_);
+  pb::StatusResponse wire = broker::ApplicationStatusToWire(CurrentStatus());
+  std::string bytes = wire.SerializeAsString();
+  std::vector<StatusReactor*> changed;
+  {
+    absl::MutexLock lock(&mu_);
+    if (bytes != status_bytes_ || status_version_ == 0) {
+      status_bytes_ = std::move(bytes);
+      ++status_version_;
+      for (auto& [reactor, deadline] : status_waiters_) changed.push_back(reactor);
+      status_waiters_.clear();
+    }
+    wire.set_version(status_version_);
+  }
+  for (StatusReactor* r : changed) {
+    *r->response() = wire;
+    r->Finish(grpc::Status::OK);
+  }
+  return wire;
+}
+
+void ClusterSpecBroker::Impl::CancelStatusWaiter(StatusReactor* reactor) {
+  absl::MutexLock lock(&mu_);
+  if (status_waiters_.erase(reactor) > 0) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "status poll cancelled"));
+  }
 }
 
 grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::GetStatus(grpc::CallbackServerContext* ctx,
                                                              const pb::StatusRequest* request,
                                                              pb::StatusResponse* response) {
   if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
-  ApplicationStatus status;
-  if (options_.status_provider) {
-    status = options_.status_provider();
-  } else {
+  pb::StatusResponse current = RefreshStatus();
+  if (request->wait_ms() == 0 || request->known_version() != current.version()) {
+    *response = std::move(current);
+    return Reply(ctx, absl::OkStatus());
+  }
+  // A long poll: parked until the status changes or the wait (at most a minute) ends.
+  auto* reactor = new StatusReactor(this, response);
+  grpc::Status answer_now;
+  {
     absl::MutexLock lock(&mu_);
-    status.state = aborted_.ok() ? AppState::kRunning : AppState::kFailed;
-    status.diagnostics = std::string(aborted_.message());
-    for (const auto& [name, tasks] : tasks_) {
-      JobTypeProgress& p = status.progress[name];
-      p.total = static_cast<int>(tasks.size());
-      for (const TaskState& t : tasks) {
-        p.registered += t.registered;
-        p.succeeded += t.exited;
-      }
+    if (!stopping_ && status_version_ == request->known_version()) {
+      const absl::Duration wait =
+          std::min(absl::Milliseconds(request->wait_ms()), absl::Minutes(1));
+      status_waiters_[reactor] = absl::Now() + wait;
+      timer_cv_.SignalAll();
+      return reactor;
+    }
+    if (stopping_) {
+      answer_now = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the broker is stopping");
     }
   }
-  *response = broker::ApplicationStatusToWire(status);
-  return Reply(ctx, absl::OkStatus());
+  *response = std::move(current);  // changed meanwhile
+  reactor->Finish(answer_now);
+  return reactor;
 }
+
+void ClusterSpecBroker::Impl::NotifyStatusChanged() { RefreshStatus(); }
 
 grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Kill(grpc::CallbackServerContext* ctx,
                                                         const pb::KillRequest* request,
@@ -574,9 +667,25 @@ void ClusterSpecBroker::Impl::TimerLoop() {
     absl::Time wake = absl::InfiniteFuture();
     if (waiting_for_registration) wake = registration_deadline;
     if (watch_heartbeats) wake = std::min(wake, absl::Now() + tick);
+    for (const auto& [reactor, deadline] : status_waiters_) wake = std::min(wake, deadline);
     timer_cv_.WaitWithDeadline(&mu_, wake);
     if (stopping_) break;
     const absl::Time now = absl::Now();
+    std::vector<StatusReactor*> expired;
+    for (const auto& [reactor, deadline] : status_waiters_) {
+      if (deadline <= now) expired.push_back(reactor);
+    }
+    if (!expired.empty()) {
+      for (StatusReactor* r : expired) status_waiters_.erase(r);
+      mu_.Unlock();
+      pb::StatusResponse current = RefreshStatus();  // answers the others if it changed
+      for (StatusReactor* r : expired) {
+        *r->response() = current;
+        r->Finish(grpc::Status::OK);
+      }
+      mu_.Lock();
+      continue;
+    }
     if (!published_ && aborted_.ok() && now >= registration_deadline) {
       std::vector<std::string> missing = UnregisteredLocked();
       std::string message = absl::StrCat(
@@ -632,6 +741,7 @@ absl::Status ClusterSpecBroker::Start() { return impl_->Start(); }
 void ClusterSpecBroker::Stop() { impl_->Stop(); }
 int ClusterSpecBroker::port() const { return impl_->port(); }
 void ClusterSpecBroker::Abort(const absl::Status& reason) { impl_->Abort(reason); }
+void ClusterSpecBroker::NotifyStatusChanged() { impl_->NotifyStatusChanged(); }
 std::optional<ClusterSpec> ClusterSpecBroker::cluster_spec() const { return impl_->cluster_spec(); }
 bool ClusterSpecBroker::IsRegistered(absl::string_view job_name, int index) const {
   return impl_->IsRegistered(job_name, index);

@@ -71,59 +71,102 @@ class LocalApplication : public broker::BrokerBackedApplication {
   ~LocalApplication() override {
     // A job still running is left running (as on YARN); only a finished AM is reaped here.
     absl::MutexLock lock(&mu_);
-    am_->Poll();
+    if (!reaping_) am_->Poll();
   }
 
   const std::string& id() const override { return id_; }
 
-  absl::StatusOr<ApplicationStatus> Status() override {
-    absl::MutexLock lock(&mu_);
-    return StatusLocked();
-  }
+  absl::StatusOr<ApplicationStatus> Status() override { return Refresh(); }
 
+  // Long polls of the AM: an answer the moment its status changes. No lock is held during a
+  // call, so Status() and Kill() from other threads go on meanwhile.
   absl::StatusOr<ApplicationStatus> Wait(
       absl::Duration timeout,
       const std::function<void(const ApplicationStatus&)>& on_progress) override {
     const absl::Time deadline = absl::Now() + timeout;
     std::optional<ApplicationStatus> last;
+    uint64_t version = 0;
+    absl::Duration pause = absl::Milliseconds(20);
     while (true) {
       absl::StatusOr<ApplicationStatus> status;
-      {
-        absl::MutexLock lock(&mu_);
-        status = StatusLocked();
+      bool answered = false;  // a long poll answered: ask again at once
+      std::shared_ptr<broker::BrokerClient> client = CurrentClient();
+      if (client != nullptr) {
+        auto w = client->WatchStatus(
+            version, std::min(kLongPoll, std::max(deadline - absl::Now(), absl::ZeroDuration())));
+        if (w.ok()) {
+          answered = w->version != 0;
+          version = w->version;
+          status = Absorb(std::move(w->status));
+        } else {
+          status = Absorb(w.status());
+        }
+      } else {
+        status = Refresh();
       }
       if (!status.ok()) return status;
       if (on_progress && (!last || Changed(*last, *status))) on_progress(*status);
       last = *status;
       if (IsFinal(status->state)) {
+        Reap();
         absl::MutexLock lock(&mu_);
-        ReapLocked();
         return final_ ? *final_ : *status;
       }
       if (absl::Now() >= deadline) {
         return absl::DeadlineExceededError(absl::StrCat(id_, " still ", AppStateName(status->state),
                                                         " after ", absl::FormatDuration(timeout)));
       }
-      absl::SleepFor(std::min(absl::Milliseconds(250), deadline - absl::Now()));
+      if (!answered) {
+        // The AM is starting (no port yet) or not answering: ask again shortly.
+        absl::SleepFor(std::min(pause, deadline - absl::Now()));
+        pause = std::min(pause * 2, absl::Milliseconds(500));
+      }
     }
   }
 
-  absl::Status Kill() override {
-    absl::MutexLock lock(&mu_);
-    if (final_) {
-      ReapLocked();
-      return absl::OkStatus();
+  void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) override {
+    std::shared_ptr<broker::BrokerClient> client = CurrentClient();
+    if (known_version == 0 || client == nullptr) {
+      // The AM's exit and its port file are checked here, not in the callback.
+      absl::StatusOr<ApplicationStatus> s = Refresh();
+      client = CurrentClient();
+      if (!s.ok() || IsFinal(s->state) || client == nullptr) {
+        done(std::move(s), 0);
+        return;
+      }
+      known_version = 0;
     }
-    if (!am_->Poll()) {
-      broker::BrokerClient* client = Client();
+    client->WatchStatusAsync(known_version, max_wait,
+                             [done = std::move(done), id = id_, log_dir = job_dir_](
+                                 absl::StatusOr<broker::BrokerClient::VersionedStatus> w) {
+                               if (!w.ok()) {
+                                 done(w.status(), 0);
+                                 return;
+                               }
+                               w->status.id = id;
+                               w->status.log_dir = log_dir;
+                               done(std::move(w->status), w->version);
+                             });
+  }
+
+  absl::Status Kill() override {
+    std::shared_ptr<broker::BrokerClient> client;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!final_ && !reaping_ && !am_->Poll()) client = ClientLocked();
+      if (final_ || reaping_) client = nullptr;
+    }
+    if (client != nullptr || !Finished()) {
       absl::Status s = client == nullptr ? absl::UnavailableError("the AM is starting")
                                          : client->Kill("killed by the submitter");
       if (!s.ok()) {
         TONY_LOG(WARNING) << id_ << ": kill call failed (" << s << "); signalling the AM";
-        am_->Signal(SIGTERM);
+        absl::MutexLock lock(&mu_);
+        if (!reaping_ && !am_->Poll()) am_->Signal(SIGTERM);
       }
     }
-    ReapLocked();
+    Reap();
+    absl::MutexLock lock(&mu_);
     if (!final_) {
       ApplicationStatus s = BaseStatus();
       s.state = AppState::kKilled;
@@ -138,17 +181,18 @@ class LocalApplication : public broker::BrokerBackedApplication {
   // FailedPrecondition once the job is over.
   absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override {
     absl::MutexLock lock(&mu_);
-    if (!final_) {
+    if (!final_ && !reaping_) {
       if (std::optional<int> code = am_->Poll()) final_ = StatusAfterAmExit(*code);
     }
     if (final_) {
       return absl::FailedPreconditionError(
           absl::StrCat(id_, " is over: ", AppStateName(final_->state)));
     }
-    if (Client() == nullptr) {
+    std::shared_ptr<broker::BrokerClient> client = ClientLocked();
+    if (client == nullptr) {
       return absl::UnavailableError(absl::StrCat(id_, ": the ApplicationMaster is not up yet"));
     }
-    return client_;
+    return client;
   }
 
   static bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
@@ -173,7 +217,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
     return s;
   }
 
-  broker::BrokerClient* Client() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  std::shared_ptr<broker::BrokerClient> ClientLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (client_ == nullptr) {
       absl::StatusOr<std::string> port = ReadFileToString(job_dir_ + "/" + kAmPortFile);
       if (!port.ok()) return nullptr;
@@ -182,7 +226,18 @@ class LocalApplication : public broker::BrokerBackedApplication {
       client_ = std::make_shared<broker::BrokerClient>(
           absl::StrCat("127.0.0.1:", absl::StripAsciiWhitespace(*port)), secret_, options);
     }
-    return client_.get();
+    return client_;
+  }
+
+  // The AM's client while the job runs, else null.
+  std::shared_ptr<broker::BrokerClient> CurrentClient() {
+    absl::MutexLock lock(&mu_);
+    return final_ ? nullptr : ClientLocked();
+  }
+
+  bool Finished() {
+    absl::MutexLock lock(&mu_);
+    return final_.has_value();
   }
 
   // The AM's final status file, or a FAILED status built from its exit when it wrote none.
@@ -203,24 +258,39 @@ class LocalApplication : public broker::BrokerBackedApplication {
     return s;
   }
 
-  absl::StatusOr<ApplicationStatus> StatusLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // A fresh status; the AM is asked without holding the lock.
+  absl::StatusOr<ApplicationStatus> Refresh() {
+    std::shared_ptr<broker::BrokerClient> client;
+    {
+      absl::MutexLock lock(&mu_);
+      if (final_) return *final_;
+      if (!reaping_) {
+        if (std::optional<int> code = am_->Poll()) {
+          final_ = StatusAfterAmExit(*code);
+          return *final_;
+        }
+      }
+      client = ClientLocked();
+      if (client == nullptr) {
+        ApplicationStatus s = BaseStatus();
+        s.state = AppState::kAccepted;  // the AM is starting
+        return s;
+      }
+    }
+    return Absorb(client->GetStatus());
+  }
+
+  // Records what the AM answered (or that it did not).
+  absl::StatusOr<ApplicationStatus> Absorb(absl::StatusOr<ApplicationStatus> s) {
+    absl::MutexLock lock(&mu_);
     if (final_) return *final_;
-    if (std::optional<int> code = am_->Poll()) {
-      final_ = StatusAfterAmExit(*code);
-      return *final_;
-    }
-    broker::BrokerClient* client = Client();
-    if (client == nullptr) {
-      ApplicationStatus s = BaseStatus();
-      s.state = AppState::kAccepted;  // the AM is starting
-      return s;
-    }
-    absl::StatusOr<ApplicationStatus> s = client->GetStatus();
     if (!s.ok()) {
-      // The AM may have exited between the two checks: its status file tells.
-      if (std::optional<int> code = am_->Poll()) {
-        final_ = StatusAfterAmExit(*code);
-        return *final_;
+      // The AM may have exited meanwhile: its status file tells.
+      if (!reaping_) {
+        if (std::optional<int> code = am_->Poll()) {
+          final_ = StatusAfterAmExit(*code);
+          return *final_;
+        }
       }
       ApplicationStatus st = BaseStatus();
       st.state = AppState::kRunning;
@@ -234,35 +304,57 @@ class LocalApplication : public broker::BrokerBackedApplication {
   }
 
   // Waits for the AM to exit (it stops every task first), forcing it after a while, then makes
-  // sure nothing of the job is left.
-  void ReapLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (reaped_) return;
-    // Fetching the final status also tells the AM that it may exit without lingering.
-    const absl::Time deadline = absl::Now() + stop_grace_ + kAmExitMargin;
-    while (!final_ && !am_->Poll() && absl::Now() < deadline) {
-      StatusLocked().IgnoreError();
-      if (!final_) absl::SleepFor(absl::Milliseconds(100));
+  // sure nothing of the job is left. One reaper at a time; the others wait for it (not holding
+  // mu_, so Status() goes on).
+  void Reap() {
+    absl::MutexLock reap(&reap_mu_);
+    {
+      absl::MutexLock lock(&mu_);
+      if (reaped_) return;
+      reaping_ = true;  // from now on only this thread touches am_
     }
-    absl::StatusOr<int> code = am_->Wait(std::max(deadline - absl::Now(), absl::Seconds(1)));
-    if (!code.ok()) {
+    const absl::Time deadline = absl::Now() + stop_grace_ + kAmExitMargin;
+    std::optional<int> code = am_->Poll();
+    uint64_t version = 0;
+    // Fetching the final status also tells the AM that it may exit without lingering.
+    while (!code && !Finished() && absl::Now() < deadline) {
+      std::shared_ptr<broker::BrokerClient> client = CurrentClient();
+      if (client == nullptr) break;
+      auto w = client->WatchStatus(version, std::min(absl::Seconds(1), deadline - absl::Now()));
+      if (w.ok()) {
+        version = w->version;
+        Absorb(std::move(w->status)).IgnoreError();
+      } else {
+        absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
+      }
+      code = am_->Poll();
+    }
+    absl::StatusOr<int> exit = code ? absl::StatusOr<int>(*code)
+                                    : am_->Wait(std::max(deadline - absl::Now(), absl::Seconds(1)));
+    if (!exit.ok()) {
       TONY_LOG(WARNING) << id_ << ": the ApplicationMaster did not exit; terminating it";
-      code = am_->Terminate(absl::Seconds(5));
+      exit = am_->Terminate(absl::Seconds(5));
     }
     if (int n = KillJobProcesses(id_); n > 0) {
       TONY_LOG(WARNING) << id_ << ": killed " << n << " leftover process(es)";
     }
-    if (!final_) final_ = StatusAfterAmExit(*code);
+    absl::MutexLock lock(&mu_);
+    if (!final_) final_ = StatusAfterAmExit(exit.ok() ? *exit : -1);
     reaped_ = true;
   }
 
   const std::string id_;
   const std::string job_dir_;
   const std::string secret_;
+  static constexpr absl::Duration kLongPoll = absl::Seconds(20);
+  absl::Mutex reap_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
-  std::unique_ptr<Subprocess> am_ ABSL_GUARDED_BY(mu_);
+  // Polled under mu_ until reaping_ is set; then used by the reaper alone.
+  std::unique_ptr<Subprocess> am_;
   const absl::Duration stop_grace_;
   std::shared_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);  // never replaced
   std::optional<ApplicationStatus> final_ ABSL_GUARDED_BY(mu_);
+  bool reaping_ ABSL_GUARDED_BY(mu_) = false;
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -40,7 +40,6 @@
 namespace tony::submit {
 namespace {
 
-constexpr absl::Duration kPollInterval = absl::Milliseconds(200);
 constexpr absl::Duration kGracefulKillWait = absl::Seconds(20);
 
 // `bin_dir` is YarnSubmitterOptions::bin_dir: empty for the defaults, the installed package
@@ -133,62 +132,113 @@ class YarnApplication : public broker::BrokerBackedApplication {
 
   const std::string& id() const override { return id_text_; }
 
-  absl::StatusOr<ApplicationStatus> Status() override {
-    TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
-                          cluster_->yarn->GetApplicationReport(id_));
-    ApplicationStatus s;
-    s.id = id_text_;
-    s.state = ToAppState(report);
-    s.tracking_url = report.tracking_url;
-    if (report.current_attempt) s.attempt = report.current_attempt->attempt;
-    s.max_attempts = max_attempts_;
-    if (report.diagnostics != "N/A") s.diagnostics = report.diagnostics;
-    s.log_dir = absl::StrCat("ytf logs ", id_text_);
-    if (s.state == AppState::kRunning && !secret_.empty() && report.rpc_port > 0 &&
-        !report.host.empty() && report.host != "N/A") {
-      std::shared_ptr<broker::BrokerClient> am =
-          AmClient(absl::StrCat(report.host, ":", report.rpc_port));
-      auto am_status = am->GetStatus();
-      if (am_status.ok()) {
-        s.progress = am_status->progress;
-        if (!am_status->diagnostics.empty()) s.diagnostics = am_status->diagnostics;
-        if (s.tracking_url.empty()) s.tracking_url = am_status->tracking_url;
-        s.tensorboard_url = am_status->tensorboard_url;
-      } else {
-        TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
-      }
-    }
-    if (IsFinal(s.state)) {
-      CleanUpStaging();
-      if (s.progress.empty()) s.progress = FinalProgress(report.user);
-    }
-    return s;
-  }
+  absl::StatusOr<ApplicationStatus> Status() override { return StatusAndAm(nullptr); }
 
+  // Follows the AM's status with long polls while it runs (an answer the moment anything
+  // changes, the outcome included); YARN is asked only while no AM answers, with a backoff.
   absl::StatusOr<ApplicationStatus> Wait(
       absl::Duration timeout,
       const std::function<void(const ApplicationStatus&)>& on_progress) override {
     const absl::Time deadline = absl::Now() + timeout;
+    std::string last_rendering;  // per call: concurrent waiters each see every change
+    auto report = [&](const ApplicationStatus& s) {
+      std::string key = Rendering(s);
+      if (on_progress && key != last_rendering) on_progress(s);
+      last_rendering = std::move(key);
+    };
     int failures = 0;
+    absl::Duration backoff = absl::Milliseconds(100);
     while (true) {
-      auto s = Status();
+      std::shared_ptr<broker::BrokerClient> am;
+      auto s = StatusAndAm(&am);
       if (!s.ok()) {
         // The RM may fail over or be busy for a moment; give up only on a persistent error.
         if (++failures >= 5 || absl::Now() >= deadline) return s.status();
       } else {
         failures = 0;
-        std::string key = Rendering(*s);
-        if (on_progress && key != last_rendering_) on_progress(*s);
-        last_rendering_ = key;
+        report(*s);
         if (IsFinal(s->state)) return s;
+      }
+      if (am != nullptr) {
+        uint64_t version = 0;
+        while (absl::Now() < deadline) {
+          auto w = am->WatchStatus(version, std::min(kLongPoll, deadline - absl::Now()));
+          if (!w.ok()) break;  // the AM is gone or moving: YARN tells what happened
+          if (w->version == 0) {
+            am = nullptr;  // an AM without long polls: poll it like YARN
+            break;
+          }
+          version = w->version;
+          ApplicationStatus merged = *s;
+          MergeAmStatus(w->status, &merged);
+          if (IsFinal(w->status.state)) {
+            if (!OutcomeIsFinal(w->status.state, merged.attempt, max_attempts_)) {
+              break;  // another attempt follows: YARN tells
+            }
+            merged.state = w->status.state;
+            CleanUpStaging();
+            report(merged);
+            return merged;
+          }
+          report(merged);
+        }
+        backoff = absl::Milliseconds(100);
       }
       absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration()) {
         return absl::DeadlineExceededError(
             absl::StrCat(id_text_, " is not finished after ", absl::FormatDuration(timeout)));
       }
-      absl::SleepFor(std::min(left, kPollInterval));
+      if (am == nullptr) {
+        absl::SleepFor(std::min(left, backoff));
+        backoff = std::min(backoff * 2, kMaxPollInterval);
+      }
     }
+  }
+
+  // YARN's report first (kept as the base the AM's answers complete); then long polls of the AM
+  // while it is up.
+  void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) override {
+    std::shared_ptr<broker::BrokerClient> am;
+    ApplicationStatus base;
+    if (known_version != 0) {
+      absl::MutexLock lock(&mu_);
+      am = watch_am_;
+      base = watch_base_;
+    }
+    if (am == nullptr) {
+      auto s = StatusAndAm(&am);
+      {
+        absl::MutexLock lock(&mu_);
+        watch_am_ = am;
+        if (s.ok()) watch_base_ = *s;
+      }
+      if (!s.ok() || am == nullptr || IsFinal(s->state)) {
+        done(std::move(s), 0);
+        return;
+      }
+      base = *s;
+      known_version = 0;  // the AM's current version comes back at once
+    }
+    am->WatchStatusAsync(
+        known_version, max_wait,
+        [done = std::move(done), base = std::move(base),
+         max_attempts = max_attempts_](absl::StatusOr<broker::BrokerClient::VersionedStatus> w) {
+          if (!w.ok()) {
+            done(w.status(), 0);
+            return;
+          }
+          ApplicationStatus merged = base;
+          MergeAmStatus(w->status, &merged);
+          if (IsFinal(w->status.state)) {
+            if (!OutcomeIsFinal(w->status.state, merged.attempt, max_attempts)) {
+              done(merged, 0);  // another attempt follows: YARN tells
+              return;
+            }
+            merged.state = w->status.state;
+          }
+          done(merged, w->version);
+        });
   }
 
   absl::Status Kill() override {
@@ -213,6 +263,57 @@ class YarnApplication : public broker::BrokerBackedApplication {
   }
 
  private:
+  // Long polls of the AM end after this (and are renewed), so a lost AM shows within it.
+  static constexpr absl::Duration kLongPoll = absl::Seconds(20);
+  // Longest pause between two YARN polls while no AM answers.
+  static constexpr absl::Duration kMaxPollInterval = absl::Seconds(1);
+
+  // The status: YARN's report, completed with the AM's own view while it runs. `am` (if set)
+  // gets the AM's client when the AM is up and answered.
+  absl::StatusOr<ApplicationStatus> StatusAndAm(std::shared_ptr<broker::BrokerClient>* am_out) {
+    TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
+                          cluster_->yarn->GetApplicationReport(id_));
+    ApplicationStatus s;
+    s.id = id_text_;
+    s.state = ToAppState(report);
+    s.tracking_url = report.tracking_url;
+    if (report.current_attempt) s.attempt = report.current_attempt->attempt;
+    s.max_attempts = max_attempts_;
+    if (report.diagnostics != "N/A") s.diagnostics = report.diagnostics;
+    s.log_dir = absl::StrCat("ytf logs ", id_text_);
+    if (s.state == AppState::kRunning && !secret_.empty() && report.rpc_port > 0 &&
+        !report.host.empty() && report.host != "N/A") {
+      std::shared_ptr<broker::BrokerClient> am =
+          AmClient(absl::StrCat(report.host, ":", report.rpc_port));
+      auto am_status = am->GetStatus();
+      if (am_status.ok()) {
+        MergeAmStatus(*am_status, &s);
+        if (am_out != nullptr) *am_out = std::move(am);
+      } else {
+        TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
+      }
+    }
+    if (IsFinal(s.state)) {
+      CleanUpStaging();
+      if (s.progress.empty()) s.progress = FinalProgress(report.user);
+    }
+    return s;
+  }
+
+  // The AM's view of what YARN cannot know: task counts, diagnostics, TensorBoard.
+  static void MergeAmStatus(const ApplicationStatus& am, ApplicationStatus* s) {
+    s->progress = am.progress;
+    if (!am.diagnostics.empty()) s->diagnostics = am.diagnostics;
+    if (s->tracking_url.empty()) s->tracking_url = am.tracking_url;
+    s->tensorboard_url = am.tensorboard_url;
+  }
+
+  // An AM's outcome ends the application unless YARN starts another attempt after a failure.
+  static bool OutcomeIsFinal(AppState state, int attempt, int max_attempts) {
+    if (state != AppState::kFailed) return true;
+    return max_attempts > 0 && attempt >= max_attempts;
+  }
+
   // The running AM's broker client; Unavailable before the AM is up, FailedPrecondition once the
   // application is over.
   absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override {
@@ -285,10 +386,12 @@ class YarnApplication : public broker::BrokerBackedApplication {
   const std::string secret_;
   const std::string staging_dir_;
   const int max_attempts_;
-  std::string last_rendering_;
   absl::Mutex mu_;
   std::shared_ptr<broker::BrokerClient> am_ ABSL_GUARDED_BY(mu_);
   std::string am_address_ ABSL_GUARDED_BY(mu_);
+  // WatchAsync's AM (null: ask YARN) and the report its answers complete.
+  std::shared_ptr<broker::BrokerClient> watch_am_ ABSL_GUARDED_BY(mu_);
+  ApplicationStatus watch_base_ ABSL_GUARDED_BY(mu_);
   bool staging_cleaned_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<std::map<std::string, JobTypeProgress>> final_progress_ ABSL_GUARDED_BY(mu_);
 };

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "broker/bounded_listener.h"
 #include "broker/broker_client.h"
 #include "broker/grpc_status.h"
@@ -130,6 +131,48 @@ TEST_F(BrokerTest, EveryTaskGetsTheSpecWhenTheLastRegisters) {
   EXPECT_EQ(*w1_spec, expected);
   EXPECT_EQ(broker_->cluster_spec(), expected);
   EXPECT_TRUE(observer_.WaitFor("published", absl::Seconds(5)));
+}
+
+TEST_F(BrokerTest, StatusLongPollAnswersAtTheChangeOrAtTheEndOfItsWait) {
+  StartBroker({{"worker", 2}});
+  auto client = Client();
+  auto first = client->WatchStatus(0, absl::Seconds(10));  // version 0: at once
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_GT(first->version, 0u);
+  EXPECT_EQ(first->status.progress["worker"].registered, 0);
+
+  // Unchanged: answered after its wait, with the same version.
+  auto same = client->WatchStatus(first->version, absl::Milliseconds(300));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(same->version, first->version);
+
+  // A registration is a change: the parked poll (and an asynchronous one) answer with it.
+  auto parked = std::async(
+      std::launch::async, [&] { return Client()->WatchStatus(first->version, absl::Seconds(30)); });
+  absl::Notification async_done;
+  absl::StatusOr<broker::BrokerClient::VersionedStatus> async_result;
+  client->WatchStatusAsync(first->version, absl::Seconds(30),
+                           [&](absl::StatusOr<broker::BrokerClient::VersionedStatus> r) {
+                             async_result = std::move(r);
+                             async_done.Notify();
+                           });
+  auto w0 = RegisterAsync("worker", 0, 1001);
+  auto changed = parked.get();
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_GT(changed->version, first->version);
+  EXPECT_EQ(changed->status.progress["worker"].registered, 1);
+  ASSERT_TRUE(async_done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(async_result.ok()) << async_result.status();
+  EXPECT_GT(async_result->version, first->version);
+
+  // Stop answers a parked poll instead of leaving it to its deadline.
+  auto at_stop = std::async(std::launch::async, [&] {
+    return Client()->WatchStatus(changed->version, absl::Seconds(30));
+  });
+  EXPECT_EQ(at_stop.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  broker_->Stop();
+  EXPECT_EQ(at_stop.get().status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(w0.get().ok());
 }
 
 TEST_F(BrokerTest, WrongOrMissingSecretIsUnauthenticated) {

@@ -18,28 +18,46 @@ string(FIND "${rest}" "```" end)
 string(SUBSTRING "${rest}" 0 ${end} readme_code)
 file(WRITE ${WORK_DIR}/examples/readme_example.cc "${readme_code}")
 
-# tony/submitter.h: the indented comment lines from "tony::JobSpec spec;" to the next "//" line,
-# a main()'s body.
-file(STRINGS ${source_root}/include/tony/submitter.h header_lines)
-set(body "")
-set(inside FALSE)
-foreach(line IN LISTS header_lines)
-  if(line MATCHES "^//   tony::JobSpec spec;")
-    set(inside TRUE)
-  elseif(inside AND line STREQUAL "//")
-    break()
+# A public header's example: the indented comment lines from the one matching `first` to the
+# next bare "//" line, without their "//   ".
+function(header_example header first out)
+  file(STRINGS ${source_root}/include/tony/${header} lines)
+  set(body "")
+  set(inside FALSE)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^//   ${first}")
+      set(inside TRUE)
+    elseif(inside AND line STREQUAL "//")
+      break()
+    endif()
+    if(inside)
+      string(REGEX REPLACE "^//   " "" line "${line}")
+      string(APPEND body "  ${line}\n")
+    endif()
+  endforeach()
+  if(body STREQUAL "")
+    message(FATAL_ERROR "include/tony/${header} has no example")
   endif()
-  if(inside)
-    string(REGEX REPLACE "^//   " "" line "${line}")
-    string(APPEND body "  ${line}\n")
-  endif()
-endforeach()
-if(body STREQUAL "")
-  message(FATAL_ERROR "include/tony/submitter.h has no example")
-endif()
+  set(${out} "${body}" PARENT_SCOPE)
+endfunction()
+
+# tony/submitter.h: a main()'s body.
+header_example(submitter.h "tony::JobSpec spec;" body)
 file(WRITE ${WORK_DIR}/examples/header_example.cc
   "#include <cstdio>\n#include <memory>\n#include <string>\n\n#include \"tony/submitter.h\"\n\n"
   "int main() {\n${body}}\n")
+# tony/application_monitor.h: a function's body, given `submitted`; run on a local job.
+header_example(application_monitor.h "tony::ApplicationMonitor monitor;" body)
+file(WRITE ${WORK_DIR}/examples/monitor_example.cc
+  "#include <poll.h>\n#include <cerrno>\n#include <cstdio>\n#include <memory>\n\n"
+  "#include \"tony/application_monitor.h\"\n\n"
+  "absl::Status Follow(absl::StatusOr<std::unique_ptr<tony::Application>> submitted) {\n"
+  "${body}}\n\n"
+  "int main() {\n  tony::JobSpec spec;\n  spec.command = \"true\";\n"
+  "  spec.job_types.push_back({.name = \"worker\", .instances = 1});\n"
+  "  absl::Status s = Follow(tony::NewLocalSubmitter({})->Submit(spec));\n"
+  "  std::printf(\"%s\\n\", s.ok() ? \"FOLLOWED\" : s.ToString().c_str());\n"
+  "  return s.ok() ? 0 : 1;\n}\n")
 
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${TONY_BINARY_DIR} --prefix ${WORK_DIR}/prefix
   RESULT_VARIABLE rc)
@@ -66,4 +84,10 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TONY_BIN_DIR --unset=HAD
 message(STATUS "header example: ${out}${err}")
 if(rc OR NOT out MATCHES "SUCCEEDED")
   message(FATAL_ERROR "header example failed (${rc}): ${out}${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TONY_BIN_DIR ${WORK_DIR}/build/monitor_example
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+message(STATUS "monitor example: ${out}${err}")
+if(rc OR NOT out MATCHES "FOLLOWED")
+  message(FATAL_ERROR "monitor example failed (${rc}): ${out}${err}")
 endif()

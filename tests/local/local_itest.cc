@@ -4,10 +4,14 @@
 // TensorFlow (examples/). After every test no process of the job may be left: they all carry
 // TONY_APP_ID=<id> in their environment (or the id on their command line).
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <future>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "local/process_sweep.h"
+#include "tony/application_monitor.h"
 #include "tony/submitter.h"
 
 namespace tony {
@@ -253,6 +258,90 @@ TEST_F(LocalJobTest, WrongSecretIsRejectedAndKillLeavesNothing) {
   EXPECT_EQ(final->state, AppState::kKilled);
   EXPECT_THAT(local::FindJobProcesses(app->id(), true), IsEmpty());
   EXPECT_TRUE(app->Kill().ok());  // harmless when final
+}
+
+// Application promises thread-safety: Wait, Status and Kill from several threads at once.
+// Status must keep answering while another thread is in Kill's reaping.
+TEST_F(LocalJobTest, ConcurrentWaitStatusAndKill) {
+  JobSpec spec;
+  spec.job_types = {Job("worker", 2)};
+  spec.command = "sleep 300";
+  spec.timeouts.stop_grace = absl::Seconds(2);
+  std::shared_ptr<Application> app = Submit(spec);
+  ASSERT_NE(app, nullptr);
+  // Two waiters; each sees the job running before it ends.
+  std::vector<std::future<absl::StatusOr<ApplicationStatus>>> waiters;
+  std::atomic<int> running_seen{0};
+  for (int i = 0; i < 2; ++i) {
+    waiters.push_back(std::async(std::launch::async, [app, &running_seen] {
+      bool seen = false;
+      return app->Wait(absl::Minutes(2), [&](const ApplicationStatus& s) {
+        if (!seen && s.progress.count("worker") && s.progress.at("worker").running == 2) {
+          seen = true;
+          ++running_seen;
+        }
+      });
+    }));
+  }
+  absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (running_seen.load() < 2 && absl::Now() < deadline) {
+    auto s = app->Status();
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::SleepFor(absl::Milliseconds(50));  // a caller's own polling, not synchronisation
+  }
+  ASSERT_EQ(running_seen.load(), 2);
+  auto killer = std::async(std::launch::async, [app] { return app->Kill(); });
+  int statuses = 0;
+  while (killer.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
+    auto s = app->Status();  // never blocked behind the kill
+    ASSERT_TRUE(s.ok()) << s.status();
+    ++statuses;
+  }
+  ASSERT_TRUE(killer.get().ok());
+  EXPECT_GT(statuses, 0);
+  for (auto& w : waiters) {
+    auto final = w.get();
+    ASSERT_TRUE(final.ok()) << final.status();
+    EXPECT_EQ(final->state, AppState::kKilled) << final->diagnostics;
+  }
+  EXPECT_THAT(local::FindJobProcesses(app->id(), true), IsEmpty());
+}
+
+// Three jobs followed from one thread through the monitor's descriptor; one is killed.
+TEST_F(LocalJobTest, MonitorFollowsSeveralJobsFromOneThread) {
+  ApplicationMonitor monitor;
+  ASSERT_TRUE(monitor.Start().ok());
+  std::vector<std::shared_ptr<Application>> apps;
+  for (const char* command : {"true", "exit 3", "sleep 300"}) {
+    JobSpec spec;
+    spec.job_types = {Job("worker", 1)};
+    spec.command = command;
+    spec.timeouts.stop_grace = absl::Seconds(2);
+    apps.push_back(Submit(spec));
+    ASSERT_NE(apps.back(), nullptr);
+    ASSERT_TRUE(monitor.Follow(apps.back(), absl::Minutes(2)).ok());
+  }
+  std::map<std::string, AppState> final;
+  bool killed = false;
+  absl::Time deadline = absl::Now() + absl::Minutes(3);
+  while (final.size() < 3 && absl::Now() < deadline) {
+    pollfd pfd{monitor.fd(), POLLIN, 0};
+    ASSERT_GE(poll(&pfd, 1, 1000), 0);
+    for (const ApplicationEvent& e : monitor.TakeEvents()) {
+      ASSERT_TRUE(e.status.ok()) << e.id << ": " << e.status.status();
+      if (e.last) final[e.id] = e.status->state;
+      // The sleeping job is killed once it runs.
+      if (!killed && e.id == apps[2]->id() && e.status->progress.count("worker") &&
+          e.status->progress.at("worker").running == 1) {
+        killed = true;
+        ASSERT_TRUE(apps[2]->Kill().ok());
+      }
+    }
+  }
+  EXPECT_EQ(final[apps[0]->id()], AppState::kSucceeded);
+  EXPECT_EQ(final[apps[1]->id()], AppState::kFailed);
+  EXPECT_EQ(final[apps[2]->id()], AppState::kKilled);
+  EXPECT_EQ(monitor.size(), 0);
 }
 
 TEST_F(LocalJobTest, Tf2ParameterServerStrategyExample) {
