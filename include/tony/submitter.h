@@ -105,12 +105,50 @@ class Application {
   }
 };
 
+// One application as a listing shows it.
+struct ApplicationSummary {
+  std::string id;
+  AppState state = AppState::kSubmitted;
+  std::string user;
+  std::string queue;
+  std::string name;
+  std::string type;  // the YARN application type ("TENSORFLOW", "PYTORCH", ...)
+};
+
+struct ListOptions {
+  // Finished applications too (as long as the backend remembers them). Default: running ones.
+  bool include_finished = false;
+};
+
 class Submitter {
  public:
   virtual ~Submitter() = default;
 
   // Validates `spec` (InvalidArgument, nothing submitted) and submits it.
   virtual absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) = 0;
+
+  // Re-attaches to an application of this backend by id, e.g. after the host program restarted:
+  // status, waiting and killing work as for one just submitted. The AM's task progress (and
+  // client mode) needs the job's secret, which the submitting user's machine keeps
+  // (~/.tony/apps/<id>/); without it the status is the backend's own view. InvalidArgument for a
+  // malformed id, NotFound when the backend does not know it. Default: Unimplemented (the local
+  // backend: its jobs belong to the process that started them).
+  virtual absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) {
+    return absl::UnimplementedError("this backend cannot re-attach to applications");
+  }
+
+  // libtony's applications on this backend, every user's. Default: Unimplemented.
+  virtual absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options) {
+    return absl::UnimplementedError("this backend cannot list applications");
+  }
+
+  // The whole of one log file of one task: `task` is "worker:0" (or "am"), `file` "stdout",
+  // "stderr", "executor.log", ... NotFound naming the tasks when the job has no such task, or
+  // when the file is not available. Default: Unimplemented.
+  virtual absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
+                                              absl::string_view file) {
+    return absl::UnimplementedError("this backend cannot read logs");
+  }
 };
 
 struct LocalSubmitterOptions {

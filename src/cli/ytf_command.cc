@@ -187,15 +187,6 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
   return out;
 }
 
-std::unique_ptr<Application> Open(std::shared_ptr<submit::YarnCluster> cluster,
-                                  const yarn::ApplicationId& id) {
-  std::string dir = submit::LocalAppDir(id.ToString());
-  // Only the submitting user has the secret: others see YARN's report without AM progress.
-  return submit::OpenYarnApplication(std::move(cluster), id,
-                                     ReadFileToString(dir + "/secret").value_or(""),
-                                     ReadFileToString(dir + "/staging").value_or(""));
-}
-
 void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
   out << s.id << "  " << AppStateName(s.state) << "\n";
   if (!s.tracking_url.empty()) out << "  tracking URL: " << s.tracking_url << "\n";
@@ -240,12 +231,6 @@ int Status(std::unique_ptr<Application> app, bool json, std::ostream& out, std::
 
 // The ApplicationMaster's own files are tony-am.stdout/tony-am.stderr (its launch command
 // names them), in the container of "am" and, after a restart, "am@1", ...
-std::string ContainerLogName(const std::string& task, const std::string& file) {
-  const bool am = task == "am" || absl::StartsWith(task, "am@");
-  if (am && (file == "stdout" || file == "stderr")) return absl::StrCat("tony-am.", file);
-  return file;
-}
-
 int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::ApplicationId& id,
          Application& app, std::ostream& out, std::ostream& err) {
   http::Client http;
@@ -253,76 +238,52 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::Applicat
   std::set<std::string> missing;          // "container/file" reported as not available
   // Following several logs at once, each line says where it comes from.
   const bool prefixed = args.follow && (args.task.empty() || args.files.size() > 1);
-  // The AM writes the history under the job's user's home, whoever asks.
-  std::string owner = cluster.user;
-  if (auto report = cluster.yarn->GetApplicationReport(id); report.ok() && !report->user.empty()) {
-    owner = report->user;
-  }
   while (true) {
-    auto history = cluster.hdfs->ReadToString(submit::HistoryPath(owner, args.app));
+    auto containers = submit::RecordedTaskContainers(cluster, args.app);
     auto status = app.Status();
     bool final = status.ok() && IsFinal(status->state);
-    if (!history.ok()) {
-      if (history.status().code() != absl::StatusCode::kNotFound || final || !args.follow) {
+    if (!containers.ok()) {
+      if (containers.status().code() != absl::StatusCode::kNotFound || final || !args.follow) {
         err << "ytf: no task containers recorded for " << args.app << " ("
-            << history.status().message() << ")\n";
+            << containers.status().message() << ")\n";
         return kExitInternal;
       }
     } else {
-      auto containers = submit::DecodeTaskContainers(*history);
-      if (!containers.ok()) {
-        err << "ytf: " << containers.status().message() << "\n";
-        return kExitInternal;
-      }
       bool found = false;
       for (const submit::TaskContainer& c : *containers) {
         if (!args.task.empty() && c.task != args.task) continue;
         found = true;
         for (const std::string& file : args.files) {
-          const std::string remote = ContainerLogName(c.task, file);
-          std::string url = absl::StrCat("http://", c.node_http_address,
-                                         "/ws/v1/node/containerlogs/", c.container_id, "/", remote);
-          auto r = http.Get(url, {{"Accept", "text/plain"}});
+          auto r = submit::FetchContainerLog(http, c, file);
           std::string key = c.container_id + "/" + file;
-          if (!r.ok() || !r->ok()) {
+          if (!r.ok()) {
             // While following, a file may still appear; it is missing once the job is over.
             if ((!args.follow || final) && !printed.count(key) && !missing.count(key)) {
-              err << "ytf: " << c.task << " " << file << " (" << remote << " of " << c.container_id
-                  << "): not available ("
-                  << (r.ok() ? absl::StrCat("HTTP ", r->status) : std::string(r.status().message()))
-                  << ")\n";
+              err << "ytf: " << r.status().message() << "\n";
               missing.insert(key);
             }
             continue;
           }
-          // For finished containers the NodeManager wraps the file in a header and a footer.
-          if (size_t begin = r->body.find("LogContents:\n"); begin != std::string::npos) {
-            size_t end = r->body.rfind("End of LogType:");
-            begin += std::string("LogContents:\n").size();
-            r->body = r->body.substr(
-                begin, end == std::string::npos || end < begin ? std::string::npos : end - begin);
-          }
           size_t& done = printed[key];
           if (prefixed) {
             // Whole lines only while the job runs: a line is never split between two prefixes.
-            size_t upto = r->body.size();
-            if (!final)
-              upto = r->body.rfind('\n') == std::string::npos ? 0 : r->body.rfind('\n') + 1;
+            size_t upto = r->size();
+            if (!final) upto = r->rfind('\n') == std::string::npos ? 0 : r->rfind('\n') + 1;
             if (upto > done) {
               for (absl::string_view line :
-                   absl::StrSplit(absl::string_view(r->body).substr(done, upto - done), '\n')) {
+                   absl::StrSplit(absl::string_view(*r).substr(done, upto - done), '\n')) {
                 if (!line.empty()) out << c.task << " " << file << "| " << line << "\n";
               }
               done = upto;
             }
-          } else if (r->body.size() > done) {
+          } else if (r->size() > done) {
             if (done == 0) {
               out << "==> " << c.task << " " << file << " (" << c.container_id << " on "
                   << c.node_http_address << ") <==\n";
             }
-            out << r->body.substr(done);
-            if (!r->body.empty() && r->body.back() != '\n') out << "\n";
-            done = r->body.size();
+            out << r->substr(done);
+            if (!r->empty() && r->back() != '\n') out << "\n";
+            done = r->size();
           }
         }
       }
@@ -498,52 +459,41 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitOk;
   }
   if (parsed->command == "list") {
-    // Every libtony job carries our tag, whatever its application type; jobs submitted before
-    // the tag existed are found by the default types.
-    std::map<std::string, yarn::ApplicationReport> by_id;
-    for (int by_tag = 0; by_tag < 2; ++by_tag) {
-      yarn::ApplicationFilter filter;
-      if (by_tag) {
-        filter.tags = {submit::kApplicationTag};
-      } else {
-        filter.application_types = {"TENSORFLOW", "PYTORCH", "HOROVOD", "TONY"};
-      }
-      if (!parsed->all) {
-        filter.states = {yarn::YarnApplicationState::kNew, yarn::YarnApplicationState::kNewSaving,
-                         yarn::YarnApplicationState::kSubmitted,
-                         yarn::YarnApplicationState::kAccepted,
-                         yarn::YarnApplicationState::kRunning};
-      }
-      auto found = cluster->yarn->ListApplications(filter);
-      if (!found.ok()) {
-        err << "ytf: " << found.status().message() << "\n";
-        return kExitInternal;
-      }
-      for (auto& r : *found) by_id[r.id.ToString()] = std::move(r);
+    ListOptions options;
+    options.include_finished = parsed->all;
+    auto found = submit::ListYarnApplications(*cluster, options);
+    if (!found.ok()) {
+      err << "ytf: " << found.status().message() << "\n";
+      return kExitInternal;
     }
     if (parsed->json) {
       http::Json list = http::Json::array();
-      for (const auto& [unused, r] : by_id) {
-        list.push_back({{"id", r.id.ToString()},
-                        {"state", AppStateName(submit::ToAppState(r))},
-                        {"user", r.user},
-                        {"queue", r.queue},
-                        {"name", r.name},
-                        {"type", r.application_type}});
+      for (const ApplicationSummary& a : *found) {
+        list.push_back({{"id", a.id},
+                        {"state", AppStateName(a.state)},
+                        {"user", a.user},
+                        {"queue", a.queue},
+                        {"name", a.name},
+                        {"type", a.type}});
       }
       out << list.dump(2) << "\n";
       return kExitOk;
     }
     out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", "APPLICATION", "STATE", "USER", "QUEUE",
                            "NAME");
-    for (const auto& [unused, r] : by_id) {
-      out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", r.id.ToString(),
-                             AppStateName(submit::ToAppState(r)), r.user, r.queue, r.name);
+    for (const ApplicationSummary& a : *found) {
+      out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", a.id, AppStateName(a.state), a.user,
+                             a.queue, a.name);
     }
     return kExitOk;
   }
 
-  std::unique_ptr<Application> app = Open(cluster, id);
+  auto opened = submit::OpenYarnApplicationById(cluster, parsed->app);
+  if (!opened.ok()) {
+    err << "ytf: " << parsed->app << ": " << opened.status().message() << "\n";
+    return kExitInternal;
+  }
+  std::unique_ptr<Application> app = *std::move(opened);
   if (parsed->command == "status") return Status(std::move(app), parsed->json, out, err);
   if (parsed->command == "kill") {
     auto before = app->Status();

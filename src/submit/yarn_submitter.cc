@@ -288,6 +288,11 @@ class YarnApplication : public broker::BrokerBackedApplication {
       auto am_status = am->GetStatus();
       if (am_status.ok()) {
         MergeAmStatus(*am_status, &s);
+        // The AM knows the outcome before YARN has recorded it (it is unregistering).
+        if (IsFinal(am_status->state) &&
+            OutcomeIsFinal(am_status->state, s.attempt, max_attempts_)) {
+          s.state = am_status->state;
+        }
         if (am_out != nullptr) *am_out = std::move(am);
       } else {
         TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
@@ -400,6 +405,18 @@ class YarnSubmitter : public Submitter {
  public:
   YarnSubmitter(std::shared_ptr<YarnCluster> cluster, std::string bin_dir)
       : cluster_(std::move(cluster)), bin_dir_(std::move(bin_dir)) {}
+
+  // In yarn_queries.cc.
+  absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) override {
+    return OpenYarnApplicationById(cluster_, id);
+  }
+  absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options) override {
+    return ListYarnApplications(*cluster_, options);
+  }
+  absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
+                                      absl::string_view file) override {
+    return ReadYarnTaskLog(*cluster_, id, task, file);
+  }
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) override {
     TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));

@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "conf/configuration.h"
 #include "hdfs/webhdfs_client.h"
+#include "http/client.h"
+#include "submit/contract.h"
 #include "tony/submitter.h"
 #include "yarn/records.h"
 #include "yarn/yarn_client.h"
@@ -68,6 +71,30 @@ void MarkStagingBy(const std::string& app_id);
 std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,
                                                  const yarn::ApplicationId& id, std::string secret,
                                                  std::string staging_dir, int max_attempts = 0);
+
+// Submitter::Open for YARN: the secret and staging directory from LocalAppDir() when this user
+// submitted it here.
+absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
+    std::shared_ptr<YarnCluster> cluster, absl::string_view id);
+
+// Submitter::List for YARN: applications tagged as libtony's, and those of the application types
+// libtony uses (jobs submitted before the tag existed).
+absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnCluster& cluster,
+                                                                     const ListOptions& options);
+
+// The task containers the AM recorded for `id` (the history file in the job user's home).
+absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnCluster& cluster,
+                                                                  absl::string_view id);
+
+// One log file of one container from its NodeManager, without the header and footer the
+// NodeManager wraps around finished containers' files. `file` as the task knows it ("stdout"
+// of the AM is its tony-am.stdout).
+absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
+                                              absl::string_view file);
+
+// Submitter::ReadLog for YARN.
+absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
+                                            absl::string_view task, absl::string_view file);
 
 }  // namespace tony::submit
 

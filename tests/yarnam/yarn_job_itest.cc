@@ -200,7 +200,8 @@ std::string AppState(const std::string& app_id) {
          app["app"]["finalStatus"].get<std::string>();
 }
 
-// Waits (at most 2 minutes) until the application is over; its "STATE/FINAL_STATUS".
+// Waits (at most 2 minutes) until the application is over; its "STATE/FINAL_STATUS". The client
+// returns as soon as the AM reports the outcome; YARN records it a moment later.
 std::string WaitForEnd(const std::string& app_id) {
   std::string state = AppState(app_id);
   for (absl::Time deadline = absl::Now() + absl::Minutes(2);
@@ -287,7 +288,7 @@ TEST(YarnJobTest, TensorFlowExampleSucceedsWithCheckpointsAndLogs) {
   std::string app = AppIdOf(r);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   EXPECT_TRUE(ReadFileToString(out + "/checkpoint").ok()) << "no checkpoint in " << out;
   EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
 
@@ -309,7 +310,7 @@ TEST(YarnJobTest, FailingWorkerFailsTheJobWithDiagnosticsAndStopsThePs) {
   EXPECT_THAT(r.err, HasSubstr("worker:1"));
   EXPECT_THAT(r.err, HasSubstr("3"));
   EXPECT_THAT(r.err, HasSubstr("something broke in worker one"));
-  EXPECT_EQ(AppState(app), "FINISHED/FAILED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
   ExpectNothingLeft(app);
 }
 
@@ -680,7 +681,7 @@ TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   Result kill = RunCommand({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   EXPECT_THAT(kill.out, HasSubstr("KILLED"));
-  EXPECT_THAT(AppState(app), testing::EndsWith("KILLED"));
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
   Result list = RunCommand({Ytf(), "list", "--all"});
   EXPECT_THAT(list.out, HasSubstr(app));
   ExpectNothingLeft(app);
@@ -697,7 +698,7 @@ TEST(YarnJobTest, ClientModeDrivesTheClusterFromHereAndItsExitDecides) {
   EXPECT_THAT(r.err, HasSubstr("client task started"));
   EXPECT_THAT(r.out, HasSubstr("client done"));  // the client ran here, on our stdout
   EXPECT_THAT(r.err, HasSubstr("client task exited with code 0"));
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   // The servers never exit by themselves: the AM stopped them once the client was done.
   Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:1"});
   EXPECT_THAT(logs.out, HasSubstr("worker 1 serving"));
@@ -712,7 +713,7 @@ TEST(YarnJobTest, ATensorBoardThatCannotStartNeverFailsTraining) {
                          "-e", "PATH=/usr/bin:/bin", "-r", "worker:1", "-m", "256m", "sleep 8"});
   std::string app = AppIdOf(r);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_THAT(status.out, HasSubstr("warning: tensorboard:0 died with exit code 127"));
   ExpectNothingLeft(app);
@@ -765,7 +766,7 @@ TEST(YarnJobTest, YarnKillingTheAppLeavesNoTaskProcessEvenOneIgnoringSigterm) {
   auto id = yarn::ParseApplicationId(app);
   ASSERT_TRUE(id.ok()) << id.status();
   ASSERT_TRUE((*yarn)->KillApplication(*id, "killed by the test through the RM").ok());
-  EXPECT_THAT(AppState(app), testing::EndsWith("KILLED"));
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
   ExpectNothingLeft(app);
 }
 
@@ -781,7 +782,7 @@ TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
       absl::Minutes(5));
   std::string app = AppIdOf(r);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   http::Json attempts = Rm("/ws/v1/cluster/apps/" + app + "/appattempts");
   ASSERT_TRUE(attempts.contains("appAttempts")) << app;
   EXPECT_EQ(attempts["appAttempts"]["appAttempt"].size(), 2u);

@@ -1,0 +1,116 @@
+// Copyright libtony authors.
+//
+// What an embedder (and `ytf`) asks of applications already on the cluster: re-attach by id,
+// list, read a task's log.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "submit/yarn_submitter.h"
+
+namespace tony::submit {
+
+absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
+    std::shared_ptr<YarnCluster> cluster, absl::string_view id_text) {
+  auto id = yarn::ParseApplicationId(id_text);
+  if (!id.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", id_text, "' is not an application id; use e.g. application_1700000000000_0001"));
+  }
+  // The RM answers ApplicationNotFoundException (NotFound) for an id it does not know.
+  TONY_RETURN_IF_ERROR(cluster->yarn->GetApplicationReport(*id).status());
+  const std::string dir = LocalAppDir(id->ToString());
+  // Only the submitting user has the secret: others see YARN's report without AM progress.
+  return OpenYarnApplication(std::move(cluster), *id,
+                             ReadFileToString(dir + "/secret").value_or(""),
+                             ReadFileToString(dir + "/staging").value_or(""));
+}
+
+absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnCluster& cluster,
+                                                                     const ListOptions& options) {
+  std::map<std::string, yarn::ApplicationReport> by_id;
+  for (int by_tag = 0; by_tag < 2; ++by_tag) {
+    yarn::ApplicationFilter filter;
+    if (by_tag) {
+      filter.tags = {kApplicationTag};
+    } else {
+      filter.application_types = {"TENSORFLOW", "PYTORCH", "HOROVOD", "TONY"};
+    }
+    if (!options.include_finished) {
+      filter.states = {yarn::YarnApplicationState::kNew, yarn::YarnApplicationState::kNewSaving,
+                       yarn::YarnApplicationState::kSubmitted,
+                       yarn::YarnApplicationState::kAccepted, yarn::YarnApplicationState::kRunning};
+    }
+    TONY_ASSIGN_OR_RETURN(auto found, cluster.yarn->ListApplications(filter));
+    for (auto& r : found) by_id[r.id.ToString()] = std::move(r);
+  }
+  std::vector<ApplicationSummary> out;
+  for (const auto& [id, r] : by_id) {
+    out.push_back({id, ToAppState(r), r.user, r.queue, r.name, r.application_type});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnCluster& cluster,
+                                                                  absl::string_view id_text) {
+  TONY_ASSIGN_OR_RETURN(yarn::ApplicationId id, yarn::ParseApplicationId(id_text));
+  // The AM writes the history under the job's user's home, whoever asks.
+  std::string owner = cluster.user;
+  if (auto report = cluster.yarn->GetApplicationReport(id); report.ok() && !report->user.empty()) {
+    owner = report->user;
+  }
+  TONY_ASSIGN_OR_RETURN(std::string history,
+                        cluster.hdfs->ReadToString(HistoryPath(owner, id.ToString())));
+  return DecodeTaskContainers(history);
+}
+
+absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
+                                              absl::string_view file) {
+  const bool am = container.task == "am" || absl::StartsWith(container.task, "am@");
+  const std::string remote = am && (file == "stdout" || file == "stderr")
+                                 ? absl::StrCat("tony-am.", file)
+                                 : std::string(file);
+  auto got =
+      http.Get(absl::StrCat("http://", container.node_http_address, "/ws/v1/node/containerlogs/",
+                            container.container_id, "/", remote),
+               {{"Accept", "text/plain"}});
+  if (!got.ok() || !got->ok()) {
+    return absl::NotFoundError(absl::StrCat(
+        container.task, " ", file, " (", remote, " of ", container.container_id,
+        "): not available (",
+        got.ok() ? absl::StrCat("HTTP ", got->status) : std::string(got.status().message()), ")"));
+  }
+  http::Response& r = *got;
+  // For finished containers the NodeManager wraps the file in a header and a footer.
+  if (size_t begin = r.body.find("LogContents:\n"); begin != std::string::npos) {
+    size_t end = r.body.rfind("End of LogType:");
+    begin += std::string("LogContents:\n").size();
+    r.body = r.body.substr(
+        begin, end == std::string::npos || end < begin ? std::string::npos : end - begin);
+  }
+  return std::move(r.body);
+}
+
+absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
+                                            absl::string_view task, absl::string_view file) {
+  TONY_ASSIGN_OR_RETURN(std::vector<TaskContainer> containers, RecordedTaskContainers(cluster, id));
+  std::vector<std::string> tasks;
+  for (const TaskContainer& c : containers) {
+    if (c.task == task) {
+      http::Client http;
+      return FetchContainerLog(http, c, file);
+    }
+    tasks.push_back(c.task);
+  }
+  return absl::NotFoundError(
+      absl::StrCat(id, " has no task '", task, "'; its tasks are: ", absl::StrJoin(tasks, ", ")));
+}
+
+}  // namespace tony::submit
