@@ -154,6 +154,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
         if (!am_status->diagnostics.empty()) s.diagnostics = am_status->diagnostics;
         if (s.tracking_url.empty()) s.tracking_url = am_status->tracking_url;
         s.tensorboard_url = am_status->tensorboard_url;
+        s.pending = am_status->pending;
       } else {
         TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
       }
@@ -236,7 +237,8 @@ class YarnApplication : public broker::BrokerBackedApplication {
   }
 
   static std::string Rendering(const ApplicationStatus& s) {
-    std::string out = absl::StrCat(AppStateName(s.state), "|", s.attempt, "|", s.diagnostics);
+    std::string out =
+        absl::StrCat(AppStateName(s.state), "|", s.attempt, "|", s.diagnostics, "|", s.pending);
     for (const auto& [job, p] : s.progress) {
       absl::StrAppend(&out, "|", job, ":", p.total, ",", p.allocated, ",", p.registered, ",",
                       p.running, ",", p.succeeded, ",", p.failed);
