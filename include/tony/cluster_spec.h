@@ -15,8 +15,13 @@ namespace tony {
 struct ClusterSpec {
   // Job name -> "host:port" of each task, by task index.
   std::map<std::string, std::vector<std::string>> jobs;
+  // 1 for the first publication; one more each time a relaunched task came back at a new
+  // address and the broker published it.
+  int version = 1;
 
-  friend bool operator==(const ClusterSpec& a, const ClusterSpec& b) { return a.jobs == b.jobs; }
+  friend bool operator==(const ClusterSpec& a, const ClusterSpec& b) {
+    return a.jobs == b.jobs && a.version == b.version;
+  }
 };
 
 }  // namespace tony

@@ -141,6 +141,14 @@ class ClusterSpecBroker {
   // takes. Without a provider the broker notices its own changes.
   void NotifyStatusChanged();
 
+  // The ApplicationMaster relaunches the task (its restart policy, scope task): it may register
+  // again, also after publication. At its old address it gets the published spec; at a new one
+  // the broker publishes the spec again with the new address and the next version (tasks that
+  // registered earlier keep theirs; the observer hears of the registration and decides). Its
+  // heartbeats are not watched until it registers. Before publication its earlier registration
+  // no longer counts. Unknown tasks are ignored.
+  void ReopenTask(absl::string_view job_name, int index);
+
   // The published spec, once every task has registered.
   std::optional<ClusterSpec> cluster_spec() const;
   bool IsRegistered(absl::string_view job_name, int index) const;

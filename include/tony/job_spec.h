@@ -48,6 +48,49 @@ struct Resources {
   }
 };
 
+// What happens when a task of a job type fails (docs/job-spec.md, "Restart policy").
+enum class RestartPolicy {
+  kNever,      // a failure is final
+  kOnFailure,  // every failure is retried
+  kExitCode,   // Kubeflow's semantics: exit codes 1-127 are final, 128-255 (signals) are retried;
+               // YARN's lost node (-100), failed disks (-101), preemption (-102) and containers
+               // the ResourceManager or its scheduler killed (-106, -108) are always retried
+};
+enum class RestartScope {
+  kTask,  // relaunch just the failed task, at its old address where possible
+  kJob,   // end the attempt; YARN's next attempt restarts the whole job (max_attempts)
+};
+// A task relaunched in scope task that cannot get its old address back: the broker publishes
+// the new address (the next cluster-spec version), and then the job fails, escalates to a
+// whole-job restart, or goes on (for frameworks that find their peers again by themselves, such
+// as PyTorch elastic's rendezvous, or tasks that need no peers).
+enum class AddressChange { kFail, kRestartJob, kAccept };
+
+// "never", "on-failure", "exit-code"; "task", "job"; "fail", "restart-job", "accept".
+absl::string_view RestartPolicyName(RestartPolicy policy);
+absl::string_view RestartScopeName(RestartScope scope);
+absl::string_view AddressChangeName(AddressChange change);
+
+struct RestartSpec {
+  RestartPolicy policy = RestartPolicy::kNever;  // Default: never
+  // Restarts per task (scope task) or whole-job restarts (scope job). Default: 3.
+  int max_restarts = 3;
+  // Wait before the first restart of a task; doubled for each further one, at most 5 minutes.
+  // Default: 10 seconds.
+  absl::Duration backoff = absl::Seconds(10);
+  RestartScope scope = RestartScope::kJob;                 // Default: job
+  AddressChange on_address_change = AddressChange::kFail;  // Default: fail
+
+  friend bool operator==(const RestartSpec& a, const RestartSpec& b) {
+    return a.policy == b.policy && a.max_restarts == b.max_restarts && a.backoff == b.backoff &&
+           a.scope == b.scope && a.on_address_change == b.on_address_change;
+  }
+};
+
+// Whether `policy` retries a task that ended with `exit_code` (the command's, 128 + signal, or
+// YARN's negative container exit status).
+bool IsRetryableExit(RestartPolicy policy, int exit_code);
+
 // One job type (a TensorFlow "job"): a role with `instances` identical tasks.
 struct JobTypeSpec {
   std::string name;  // [a-z][a-z0-9_]*, unique within the JobSpec
@@ -61,6 +104,9 @@ struct JobTypeSpec {
   // Whether the job's outcome waits for this job type. Default: unset, meaning
   // IsTrackedByDefault(spec, name).
   std::optional<bool> tracked;
+  // Default: unset, today's behaviour: a failure fails the attempt (YARN retries the whole job
+  // while max_attempts allows).
+  std::optional<RestartSpec> restart;
 };
 
 struct JobTimeouts {
@@ -75,6 +121,11 @@ struct JobTimeouts {
   // died, or it did and nobody is left to stop the task) stops its task and exits, so that
   // nothing of the job runs on without it. Default: 1 minute.
   absl::Duration am_unreachable = absl::Minutes(1);
+  // All-or-nothing allocation: when not every task has a container this long after they were
+  // asked for, the job releases every container it holds (a partial gang would only keep
+  // another job from running), waits (5 s, doubling, at most 1 minute) and asks again, until
+  // the registration deadline. Default: 2 minutes.
+  absl::Duration allocation = absl::Minutes(2);
 };
 
 struct JobSpec {
@@ -144,6 +195,11 @@ TaskSpec ResolveClientTask(const JobSpec& spec);
 // InvalidArgument naming the offending field (as ytf-submit's flag or the YAML key) and how to
 // fix it, for the first problem found.
 absl::Status ValidateJobSpec(const JobSpec& spec);
+
+// Things in a valid spec that may not do what the user hopes (e.g. scope task for the workers
+// of a MultiWorkerMirroredStrategy job, whose collectives do not survive a lost peer), one line
+// each, naming the field.
+std::vector<std::string> JobSpecWarnings(const JobSpec& spec);
 
 // Every task of a valid spec, job types in order, indices ascending. Adds the tensorboard task
 // when `spec.tensorboard` is set and the spec has no "tensorboard" job type of its own.

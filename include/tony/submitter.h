@@ -65,6 +65,9 @@ struct ApplicationStatus {
   std::map<std::string, JobTypeProgress> progress;  // by job type; empty until the AM reports
   std::string log_dir;          // where task logs are (local backend: a directory)
   std::string tensorboard_url;  // "http://host:port/" once the TensorBoard task registered
+  // While the job waits for containers: what is pending and why, e.g. "2 × <8192 MB, 1 vcore>
+  // pending (worker:0-1); queue headroom <4096 MB, 3 vcores>". Empty otherwise.
+  std::string pending;
   int attempt = 0;  // YARN's AM attempt, 1 for the first (max_attempts); 0 where there is none
   // Attempts the job gets: its max_attempts within the cluster's cap; 0 where unknown (an
   // application opened later, e.g. by `ytf status`).

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -82,6 +84,30 @@ std::string WithTail(std::string message, const std::string& tail, bool from_con
         from_container ? "; the resource manager says:\n" : "; last lines of its stderr:\n", last);
   }
   return message;
+}
+
+// What a container's exit status means, for the restart lines.
+std::string ExitCause(int code) {
+  switch (code) {
+    case -100:
+      return "exit status -100: its node was lost or the container released";
+    case -101:
+      return "exit status -101: its node's disks failed";
+    case -102:
+      return "exit status -102: preempted by the scheduler";
+    case -106:
+      return "exit status -106: killed by the ResourceManager";
+    case -108:
+      return "exit status -108: killed by the container scheduler";
+    default:
+      break;
+  }
+  if (code > 128 && code < 160) {
+    const char* name = sigabbrev_np(code - 128);
+    return absl::StrCat("exit code ", code, ": signal ", code - 128,
+                        name != nullptr ? absl::StrCat(" (SIG", name, ")") : "");
+  }
+  return absl::StrCat("exit code ", code);
 }
 
 std::string Hostname() {
@@ -281,7 +307,11 @@ ApplicationStatus ApplicationMaster::StatusLocked() const {
   s.state = IsFinal(state_) && !AllContainersDone() ? AppState::kRunning : state_;
   s.tracking_url = tracking_url_;
   s.tensorboard_url = tensorboard_url_;
+  if (!IsFinal(state_)) s.pending = PendingLocked();
   s.diagnostics = diagnostics_;
+  if (!IsFinal(state_) && !restarts_.empty()) {
+    s.diagnostics = absl::StrCat("restarts:\n  ", absl::StrJoin(restarts_, "\n  "));
+  }
   s.log_dir = options_.log_dir;
   for (const auto& [id, t] : tasks_) {
     JobTypeProgress& p = s.progress[t.spec.job_name];
@@ -289,7 +319,7 @@ ApplicationStatus ApplicationMaster::StatusLocked() const {
     p.allocated += t.allocated;
     p.registered += t.registered;
     p.running += t.running && !t.finished;
-    if (t.finished && !t.stop_requested) {
+    if (t.finished && !t.stop_requested && !t.restart_pending) {
       if (t.exit_code == 0) {
         ++p.succeeded;
       } else {
@@ -312,16 +342,64 @@ std::string ApplicationMaster::RenderStatusPage() const {
   std::vector<std::string> lines;
   for (const std::string& id : order_) {
     const TaskState& t = tasks_.at(id);
-    std::string state = t.finished && t.stop_requested ? "STOPPED"
-                        : t.finished                   ? absl::StrCat("EXITED ", t.exit_code)
-                        : t.running                    ? "RUNNING"
-                        : t.registered                 ? "REGISTERED"
-                        : t.allocated                  ? "ALLOCATED"
-                                                       : "WAITING";
-    lines.push_back(absl::StrCat(
-        absl::StrFormat("%-16s %-28s ", id, t.address.empty() ? "-" : t.address), state));
+    std::string state = t.restart_pending                ? "RESTARTING"
+                        : t.finished && t.stop_requested ? "STOPPED"
+                        : t.finished                     ? absl::StrCat("EXITED ", t.exit_code)
+                        : t.running                      ? "RUNNING"
+                        : t.registered                   ? "REGISTERED"
+                        : t.allocated                    ? "ALLOCATED"
+                                                         : "WAITING";
+    lines.push_back(
+        absl::StrCat(absl::StrFormat("%-16s %-28s ", id, t.address.empty() ? "-" : t.address),
+                     state, t.restarts > 0 ? absl::StrCat(" (restarts: ", t.restarts, ")") : ""));
   }
   return am::RenderStatusPage(StatusLocked(), lines);
+}
+
+std::string ApplicationMaster::PendingLocked() const {
+  // Unallocated tasks by what they ask for, in task order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const std::string& id : order_) {
+    const TaskState& t = tasks_.at(id);
+    if (t.outside || t.allocated || t.finished || t.stop_requested) continue;
+    if (t.restart_pending && !t.regang) continue;  // waits for its backoff, not for YARN
+    std::string shape = absl::StrCat("<", t.spec.memory_mb, " MB, ", t.spec.vcores,
+                                     t.spec.vcores == 1 ? " vcore" : " vcores");
+    if (t.spec.gpus > 0)
+      absl::StrAppend(&shape, ", ", t.spec.gpus, t.spec.gpus == 1 ? " GPU" : " GPUs");
+    if (!t.spec.node_label.empty()) absl::StrAppend(&shape, ", label ", t.spec.node_label);
+    shape += ">";
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == shape; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {shape, {}});
+    it->second.push_back(id);
+  }
+  if (groups.empty()) return "";
+  std::vector<std::string> parts;
+  for (const auto& [shape, ids] : groups) {
+    parts.push_back(
+        absl::StrCat(ids.size(), " \u00d7 ", shape, " (", SummarizeTasks(ids, 200), ")"));
+  }
+  std::string out = absl::StrCat(absl::StrJoin(parts, ", "), " pending");
+  if (std::string headroom = rm_->Headroom(); !headroom.empty()) {
+    absl::StrAppend(&out, "; queue headroom ", headroom);
+  }
+  if (regang_at_) {
+    absl::StrAppend(
+        &out, "; released everything after ",
+        absl::FormatDuration(options_.spec.timeouts.allocation),
+        " without a whole gang (all-or-nothing), asking again in ",
+        absl::FormatDuration(absl::Ceil(std::max(*regang_at_ - absl::Now(), absl::ZeroDuration()),
+                                        absl::Seconds(1))));
+  } else if (gang_rounds_ > 0) {
+    absl::StrAppend(&out, "; asked ", gang_rounds_ + 1, " times (all-or-nothing)");
+  }
+  return out;
+}
+
+bool ApplicationMaster::job_restart_allowed() const {
+  absl::MutexLock lock(&mu_);
+  return job_restart_allowed_;
 }
 
 bool ApplicationMaster::AllContainersDone() const {
@@ -397,6 +475,12 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   }
   TONY_LOG(INFO) << "job " << options_.app_id << ": " << order_.size() << " tasks; broker at "
                  << host << ":" << port;
+  {
+    absl::MutexLock lock(&mu_);
+    if (spec.timeouts.allocation != absl::InfiniteDuration()) {
+      allocation_deadline_ = absl::Now() + spec.timeouts.allocation;
+    }
+  }
   for (const std::string& id : order_) {
     TaskSpec task;
     {
@@ -412,6 +496,13 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
                                       : start + spec.timeouts.job;
   while (true) {
     std::vector<std::pair<std::string, absl::Duration>> kills;
+    struct Relaunch {
+      TaskSpec spec;
+      std::string host;
+      int port = 0;
+    };
+    std::vector<Relaunch> relaunches;
+    std::vector<TaskSpec> requests;  // all-or-nothing allocation: asked for again
     bool abort_broker = false;
     std::string tensorboard_ready;
     std::string abort_reason;
@@ -420,6 +511,12 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       absl::Time wake = job_deadline;
       if (stop_deadline_) wake = std::min(wake, *stop_deadline_);
       if (client_start_deadline_) wake = std::min(wake, *client_start_deadline_);
+      for (const auto& [id, t] : tasks_) {
+        if (t.restart_pending && t.container_done) wake = std::min(wake, t.relaunch_at);
+        if (t.register_by) wake = std::min(wake, *t.register_by);
+      }
+      if (allocation_deadline_) wake = std::min(wake, *allocation_deadline_);
+      if (regang_at_) wake = std::min(wake, *regang_at_);
       auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); };
       mu_.AwaitWithDeadline(absl::Condition(&has_events), wake);
       const bool was_final = IsFinal(state_);
@@ -442,6 +539,83 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
                                 " of every task registering (is `ytf-submit --client` still "
                                 "running?)"));
           }
+        }
+      }
+      if (!IsFinal(state_) && !published_ && allocation_deadline_ && !regang_at_ &&
+          absl::Now() >= *allocation_deadline_) {
+        allocation_deadline_.reset();
+        bool partial = false;
+        for (const auto& [id, t] : tasks_) partial |= !t.outside && !t.allocated;
+        if (partial) {
+          // All-or-nothing: a partial gang would only keep the containers from another job.
+          const std::string pending = PendingLocked();
+          ++gang_rounds_;
+          // Randomised, so that two jobs that released at the same moment do not ask again at
+          // the same moment, split the cluster again and starve each other forever.
+          absl::BitGen random;
+          const absl::Duration backoff =
+              std::min(options_.allocation_backoff * (1 << std::min(gang_rounds_ - 1, 4)),
+                       std::max(options_.allocation_backoff, absl::Minutes(1))) *
+              absl::Uniform(random, 0.5, 1.5);
+          TONY_LOG(WARNING) << "not every container within "
+                            << absl::FormatDuration(spec.timeouts.allocation) << " (" << pending
+                            << "); releasing all, asking again in "
+                            << absl::FormatDuration(backoff);
+          regang_at_ = absl::Now() + backoff;
+          for (auto& [id, t] : tasks_) {
+            if (t.outside) continue;
+            t.regang = true;
+            if (!t.container_done) kills.emplace_back(id, spec.timeouts.stop_grace);
+          }
+        }
+      }
+      if (regang_at_ && !IsFinal(state_) && absl::Now() >= *regang_at_) {
+        bool released = true;
+        for (const auto& [id, t] : tasks_) released &= !t.regang || t.container_done;
+        if (released) {
+          regang_at_.reset();
+          for (const std::string& id : order_) {
+            TaskState& t = tasks_[id];
+            if (!t.regang) continue;
+            t.regang = false;
+            t.allocated = t.registered = t.running = t.finished = t.container_done = false;
+            t.address.clear();
+            requests.push_back(t.spec);
+          }
+          allocation_deadline_ = absl::Now() + spec.timeouts.allocation;
+          TONY_LOG(INFO) << "asking again for " << requests.size() << " containers";
+        }
+      }
+      for (auto& [id, t] : tasks_) {
+        // Relaunched once its old container has ended (its node's resources and its port free).
+        if (IsFinal(state_) || !t.restart_pending || !t.container_done ||
+            absl::Now() < t.relaunch_at) {
+          continue;
+        }
+        Relaunch r{t.spec};
+        if (size_t colon = t.previous_address.rfind(':'); colon != std::string::npos) {
+          if (!t.avoid_host) r.host = t.previous_address.substr(0, colon);
+          (void)absl::SimpleAtoi(t.previous_address.substr(colon + 1), &r.port);
+        }
+        t.restart_pending = false;
+        t.allocated = t.registered = t.running = t.finished = t.container_done = false;
+        t.exit_code = 0;
+        t.stderr_tail.clear();
+        t.address.clear();
+        t.register_by = absl::Now() + spec.timeouts.registration;
+        TONY_LOG(INFO) << "relaunching " << id
+                       << (r.host.empty() ? ""
+                                          : absl::StrCat(", preferably at ", t.previous_address));
+        relaunches.push_back(std::move(r));
+      }
+      for (auto& [id, t] : tasks_) {
+        if (!t.register_by) continue;
+        if (t.registered || t.finished || IsFinal(state_)) {
+          t.register_by.reset();
+        } else if (absl::Now() >= *t.register_by) {
+          t.register_by.reset();
+          Finish(AppState::kFailed, absl::StrCat(id, " was relaunched but did not register within ",
+                                                 absl::FormatDuration(spec.timeouts.registration)));
         }
       }
       if (!IsFinal(state_) && absl::Now() >= job_deadline) {
@@ -475,6 +649,14 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
           std::thread([this, tensorboard_ready] { AnnounceTensorBoard(tensorboard_ready); });
     }
     if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
+    for (const TaskSpec& t : requests) {
+      broker_->ReopenTask(t.job_name, t.index);  // its earlier registration no longer counts
+      rm_->Request(t);
+    }
+    for (const Relaunch& r : relaunches) {
+      broker_->ReopenTask(r.spec.job_name, r.spec.index);
+      rm_->Relaunch(r.spec, r.host, r.port);
+    }
     for (const auto& [id, grace] : kills) rm_->Kill(id, grace);
     broker_->NotifyStatusChanged();  // answers status long polls when something changed
   }
@@ -512,15 +694,48 @@ void ApplicationMaster::Handle(const Event& e) {
   using Kind = Event::Kind;
   switch (e.kind) {
     case Kind::kRegistered:
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && t->regang) return;
       if (TaskState* t = Find(e.job, e.index)) {
         t->registered = true;
         t->address = e.text;
+        if (!t->previous_address.empty()) {
+          // A relaunched task is back.
+          const std::string previous = std::exchange(t->previous_address, "");
+          const bool same = previous == e.text;
+          if (t->restart_line < restarts_.size()) {
+            absl::StrAppend(
+                &restarts_[t->restart_line],
+                same ? absl::StrCat("; back at ", e.text)
+                     : absl::StrCat("; back at a new address ", e.text, " (was ", previous, ")"));
+          }
+          const JobTypeSpec* jt = options_.spec.FindJobType(t->spec.job_name);
+          if (!same && !IsFinal(state_) && jt != nullptr && jt->restart) {
+            std::string message = absl::StrCat(
+                t->spec.id(), " was relaunched but came back at ", e.text, " instead of ", previous,
+                "; the broker published the new address, which the running tasks do not follow");
+            if (jt->restart->on_address_change == AddressChange::kAccept) {
+              TONY_LOG(WARNING) << message << "; going on (restart policy: on_address_change "
+                                << "accept)";
+            } else if (jt->restart->on_address_change == AddressChange::kFail) {
+              job_restart_allowed_ = false;
+              Finish(AppState::kFailed,
+                     absl::StrCat(message, " (restart policy: on_address_change fail)"));
+            } else {
+              Finish(AppState::kFailed,
+                     absl::StrCat(message,
+                                  " (restart policy: on_address_change restart-job; the whole "
+                                  "job restarts if attempts remain)"));
+            }
+          }
+        }
         if (e.job == "tensorboard" && tensorboard_address_.empty()) tensorboard_address_ = e.text;
       }
       TONY_LOG(INFO) << e.job << ":" << e.index << " registered at " << e.text;
       return;
     case Kind::kPublished:
       TONY_LOG(INFO) << "every task registered; cluster spec published";
+      published_ = true;
+      allocation_deadline_.reset();
       for (auto& [id, t] : tasks_) {
         // The client (client mode) starts now; if its ytf-submit is gone, it never will.
         if (t.outside && !t.registered) {
@@ -535,17 +750,21 @@ void ApplicationMaster::Handle(const Event& e) {
       }
       return;
     case Kind::kExited:
-      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished && !t->regang) {
         if (t->outside) t->registered = true;  // its start report may have been lost
         TaskFinished(*t, e.exit_code, e.text, "exited");
       }
       return;
-    case Kind::kRegistrationTimeout:
-      Finish(AppState::kFailed,
-             absl::StrCat("registration deadline of ",
-                          absl::FormatDuration(options_.spec.timeouts.registration),
-                          " passed; never registered: ", SummarizeTasks(e.missing)));
+    case Kind::kRegistrationTimeout: {
+      std::string message = absl::StrCat("registration deadline of ",
+                                         absl::FormatDuration(options_.spec.timeouts.registration),
+                                         " passed; never registered: ", SummarizeTasks(e.missing));
+      if (std::string pending = PendingLocked(); !pending.empty()) {
+        absl::StrAppend(&message, "; containers never allocated: ", pending);
+      }
+      Finish(AppState::kFailed, message);
       return;
+    }
     case Kind::kHeartbeatTimeout:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
         Finish(AppState::kFailed, absl::StrCat(t->spec.id(), " sent no heartbeat for ",
@@ -566,6 +785,14 @@ void ApplicationMaster::Handle(const Event& e) {
   TaskState* t = Find(c.task_id);
   if (t == nullptr) {
     TONY_LOG(WARNING) << "event for unknown task " << c.task_id;
+    return;
+  }
+  if (t->regang) {
+    // Released for all-or-nothing allocation: its end is no failure.
+    if (c.kind == ContainerEvent::Kind::kCompleted ||
+        c.kind == ContainerEvent::Kind::kLaunchFailed) {
+      t->container_done = true;
+    }
     return;
   }
   switch (c.kind) {
@@ -608,14 +835,18 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
   }
   TONY_LOG(INFO) << id << " " << how << " with code " << exit_code;
   const bool from_container = how != "exited";
-  if (!t.registered) {
+  if (!t.registered && exit_code == 0) {
     Finish(AppState::kFailed,
            WithTail(absl::StrCat(id, " exited with code ", exit_code, " before registering"), tail,
                     from_container));
+  } else if (!t.registered) {
+    TaskFailed(t, exit_code,
+               absl::StrCat(id, " exited with code ", exit_code, " before registering"), tail,
+               from_container);
   } else if (t.spec.tracked) {
     if (exit_code != 0) {
-      Finish(AppState::kFailed, WithTail(absl::StrCat(id, " failed with exit code ", exit_code),
-                                         tail, from_container));
+      TaskFailed(t, exit_code, absl::StrCat(id, " failed with exit code ", exit_code), tail,
+                 from_container);
     } else {
       CheckSuccess();
     }
@@ -629,11 +860,71 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
     TONY_LOG(WARNING) << warning;
     warnings_.push_back(std::move(warning));
   } else if (exit_code != 0) {
-    Finish(AppState::kFailed,
-           WithTail(absl::StrCat(id, " (untracked) died with exit code ", exit_code,
-                                 " before the tracked tasks finished"),
-                    tail, from_container));
+    TaskFailed(t, exit_code,
+               absl::StrCat(id, " (untracked) died with exit code ", exit_code,
+                            " before the tracked tasks finished"),
+               tail, from_container);
   }
+}
+
+ApplicationMaster::Verdict ApplicationMaster::ApplyRestartPolicy(TaskState& t, int exit_code,
+                                                                 std::string* note) {
+  const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+  if (t.outside || jt == nullptr || !jt->restart) return Verdict::kNoPolicy;
+  const RestartSpec& r = *jt->restart;
+  const std::string id = t.spec.id();
+  const std::string policy =
+      absl::StrCat("restart policy ", RestartPolicyName(r.policy), "/", RestartScopeName(r.scope));
+  const std::string cause = ExitCause(exit_code);
+  const std::string when = absl::FormatTime("%H:%M:%S", absl::Now(), absl::UTCTimeZone());
+  if (!IsRetryableExit(r.policy, exit_code)) {
+    job_restart_allowed_ = false;
+    *note = absl::StrCat(" (", policy, ": ", cause, " is final; no restart)");
+    return Verdict::kFinal;
+  }
+  if (r.scope == RestartScope::kJob) {
+    const int done = options_.attempt - 1;
+    if (done >= r.max_restarts) {
+      job_restart_allowed_ = false;
+      *note = absl::StrCat(" (", policy, ": the job was restarted ", done,
+                           " times already, max_restarts ", r.max_restarts, ")");
+      return Verdict::kFinal;
+    }
+    restarts_.push_back(absl::StrCat(when, " UTC ", id, ": ", cause, "; whole-job restart ",
+                                     done + 1, " of ", r.max_restarts, " (attempt ",
+                                     options_.attempt + 1, ")"));
+    *note = absl::StrCat(" (", policy, ": the whole job restarts as attempt ", options_.attempt + 1,
+                         ")");
+    return Verdict::kJobRestart;
+  }
+  if (t.restarts >= r.max_restarts) {
+    *note = absl::StrCat(" (", policy, ": restarted ", t.restarts, " times already, max_restarts ",
+                         r.max_restarts, ")");
+    return Verdict::kFinal;
+  }
+  ++t.restarts;
+  absl::Duration backoff = r.backoff;
+  for (int i = 1; i < t.restarts && backoff < options_.max_backoff; ++i) backoff *= 2;
+  backoff = std::min(backoff, options_.max_backoff);
+  t.restart_pending = true;
+  t.relaunch_at = absl::Now() + backoff;
+  t.previous_address = t.registered ? t.address : "";
+  t.avoid_host = exit_code == -100 || exit_code == -101;
+  t.restart_line = restarts_.size();
+  restarts_.push_back(absl::StrCat(when, " UTC ", id, ": ", cause, "; task restart ", t.restarts,
+                                   " of ", r.max_restarts, " after ",
+                                   absl::FormatDuration(backoff)));
+  TONY_LOG(WARNING) << id << " failed (" << cause << "); " << policy << ": relaunching it in "
+                    << absl::FormatDuration(backoff) << " (restart " << t.restarts << " of "
+                    << r.max_restarts << ")";
+  return Verdict::kRelaunch;
+}
+
+void ApplicationMaster::TaskFailed(TaskState& t, int exit_code, const std::string& message,
+                                   const std::string& tail, bool from_container) {
+  std::string note;
+  if (ApplyRestartPolicy(t, exit_code, &note) == Verdict::kRelaunch) return;
+  Finish(AppState::kFailed, WithTail(message + note, tail, from_container));
 }
 
 void ApplicationMaster::CheckSuccess() {
@@ -648,6 +939,10 @@ void ApplicationMaster::Finish(AppState state, const std::string& diagnostics) {
   state_ = state;
   std::string all = diagnostics;
   for (const std::string& w : warnings_) absl::StrAppend(&all, all.empty() ? "" : "\n", w);
+  if (!restarts_.empty()) {
+    absl::StrAppend(&all, all.empty() ? "" : "\n", "restarts:\n  ",
+                    absl::StrJoin(restarts_, "\n  "));
+  }
   // Bounded: YARN keeps and shows it, and every `ytf status` prints it.
   constexpr size_t kMaxDiagnostics = 16 * 1024;
   diagnostics_ = all.size() <= kMaxDiagnostics

@@ -13,6 +13,16 @@
 //     deadline (naming every task that never registered), a task silent past the heartbeat
 //     timeout, a container that cannot be launched, the backend's fatal errors and the job
 //     timeout. The client's kill ends it KILLED.
+//   - A job type with a restart policy (JobTypeSpec::restart) changes what a non-zero exit does:
+//     a failure the policy retries in scope task relaunches just that task after its backoff
+//     (up to max_restarts per task), on its old node and port where YARN allows; one it retries
+//     in scope job fails the attempt for YARN's next one; one it does not retry fails the job for
+//     good (job_restart_allowed() turns false). Every restart and its cause is in the
+//     diagnostics, while the job runs and after.
+//   - All-or-nothing allocation: when not every task has a container `timeouts.allocation` after
+//     they were asked for, every container is released and every request withdrawn; after a
+//     backoff (5 s, doubling, at most 1 minute) they are asked for again, until the registration
+//     deadline. Meanwhile the status's `pending` says what is missing and the queue's headroom.
 //   - When the outcome is decided every remaining task is stopped (SIGTERM, SIGKILL after the
 //     job's stop grace) and the AM waits for them before Run() returns. Diagnostics name the task
 //     ("worker:1"), its exit code and the last lines of its stderr.
@@ -75,6 +85,14 @@ struct ApplicationMasterOptions {
   // port, with its URL (YARN's tracking URL then leads to it, as the seed design has it).
   // Default: null.
   std::function<void(const std::string& url)> on_tensorboard_ready;
+  // YARN's attempt of this AM, 1 for the first: restart policies of scope job count the
+  // attempts before it as restarts. Default: 1.
+  int attempt = 1;
+  // The longest wait between a task's restarts (its backoff doubles each time). Default: 5 min.
+  absl::Duration max_backoff = absl::Minutes(5);
+  // All-or-nothing allocation: the wait after releasing a partial gang, doubled each time, at
+  // most a minute, and randomised by +-50%. Default: 5 seconds.
+  absl::Duration allocation_backoff = absl::Seconds(5);
 };
 
 class ApplicationMaster {
@@ -93,6 +111,9 @@ class ApplicationMaster {
   void Kill(const std::string& reason);
 
   ApplicationStatus Status() const;
+  // After Run(): whether a failed job may run again as a new attempt. False when a restart
+  // policy found the failure final (or its whole-job restarts used up).
+  bool job_restart_allowed() const;
   // The broker's port once Run() has started it; 0 before.
   int broker_port() const;
 
@@ -115,7 +136,23 @@ class ApplicationMaster {
     std::string stderr_tail;
     std::string address;   // host:port it registered
     bool outside = false;  // the client of client mode: no container, never registers
+    // Restart policy, scope task.
+    int restarts = 0;
+    bool restart_pending = false;  // failed; relaunched once its container ended and at:
+    absl::Time relaunch_at;
+    std::string previous_address;  // where it was before the restart
+    bool avoid_host = false;       // its node was lost or its disks failed: not asked for again
+    size_t restart_line = 0;       // its last line in restarts_
+    std::optional<absl::Time> register_by;  // relaunched: fails the job unless registered by then
+    bool regang = false;  // released for all-or-nothing allocation; asked for again later
   };
+  // What a failure of a task leads to under its job type's restart policy.
+  enum class Verdict { kNoPolicy, kRelaunch, kFinal, kJobRestart };
+  Verdict ApplyRestartPolicy(TaskState& t, int exit_code, std::string* note)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fails the job over `message`, with the restart policy's say.
+  void TaskFailed(TaskState& t, int exit_code, const std::string& message, const std::string& tail,
+                  bool from_container) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void Post(Event event);
   void Handle(const Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -158,6 +195,17 @@ class ApplicationMaster {
   std::optional<absl::Time> client_start_deadline_ ABSL_GUARDED_BY(mu_);
   bool final_status_seen_ ABSL_GUARDED_BY(mu_) = false;
   int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
+  // One line per restart, with its cause, in the order they happened.
+  std::vector<std::string> restarts_ ABSL_GUARDED_BY(mu_);
+  bool job_restart_allowed_ ABSL_GUARDED_BY(mu_) = true;
+  // All-or-nothing allocation.
+  bool published_ ABSL_GUARDED_BY(mu_) = false;  // the cluster spec, at least once
+  std::optional<absl::Time> allocation_deadline_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> regang_at_ ABSL_GUARDED_BY(mu_);  // released; ask again then
+  int gang_rounds_ ABSL_GUARDED_BY(mu_) = 0;                  // releases so far
+  // "2 × <8192 MB, 1 vcore> (worker:0-1); queue headroom <4096 MB, 3 vcores>", "" when nothing
+  // is pending.
+  std::string PendingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
 
 // "worker:0-4999 (5000 tasks), ps:1" for a list of "job:index" ids: consecutive indices of a job

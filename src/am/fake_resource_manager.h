@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "am/resource_manager.h"
 
@@ -28,6 +29,11 @@ class FakeResourceManager : public ResourceManager {
   void Request(const TaskSpec& task) override {
     absl::MutexLock lock(&mu_);
     requested_.push_back(task.id());
+  }
+  void Relaunch(const TaskSpec& task, const std::string& host, int port) override {
+    absl::MutexLock lock(&mu_);
+    requested_.push_back(task.id());
+    relaunched_.push_back(absl::StrCat(task.id(), "@", host, ":", port));
   }
   void Kill(const std::string& task_id, absl::Duration grace) override {
     EventCallback cb;
@@ -69,6 +75,11 @@ class FakeResourceManager : public ResourceManager {
     absl::MutexLock lock(&mu_);
     return requested_;
   }
+  // "worker:1@host:port" per Relaunch().
+  std::vector<std::string> relaunched() {
+    absl::MutexLock lock(&mu_);
+    return relaunched_;
+  }
   std::vector<std::string> killed() {
     absl::MutexLock lock(&mu_);
     return killed_;
@@ -96,6 +107,7 @@ class FakeResourceManager : public ResourceManager {
   std::map<std::string, std::string> env_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> requested_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> killed_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> relaunched_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool complete_on_kill_ ABSL_GUARDED_BY(mu_) = true;
   absl::Status start_status_ ABSL_GUARDED_BY(mu_);

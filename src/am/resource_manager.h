@@ -49,10 +49,17 @@ class ResourceManager {
                              EventCallback on_event) = 0;
   // Asks for a container for `task` and launches its executor there once allocated.
   virtual void Request(const TaskSpec& task) = 0;
+  // Asks again for a container for `task`, whose previous one has ended (its restart policy,
+  // scope task): preferably on `host` (empty: anywhere) and with its executor reserving `port`
+  // again (0: any), so that it comes back at its old address. Default: Request(task).
+  virtual void Relaunch(const TaskSpec& task, const std::string& host, int port) { Request(task); }
   // Stops the task: SIGTERM to its executor (which forwards it to the task), SIGKILL after
   // `grace`; kCompleted follows. Withdraws the request when nothing was allocated yet (then
   // kCompleted follows at once, with exit status 0 and container_id empty).
   virtual void Kill(const std::string& task_id, absl::Duration grace) = 0;
+  // What the scheduler last said the job could still get, for the user ("<4096 MB, 3 vcores>");
+  // empty where unknown. Default: empty.
+  virtual std::string Headroom() const { return ""; }
   // Releases everything still held (killing what still runs) and joins the backend's threads.
   virtual void Stop() = 0;
 };

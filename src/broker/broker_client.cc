@@ -94,11 +94,13 @@ absl::StatusOr<ClusterSpec> BrokerClient::LongPoll(const RegisterRequest& reques
                                                   " (last: ", last.message(), ")"));
 }
 
-absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index) {
+absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
+                                     absl::string_view address) {
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
   HeartbeatRequest request;
   SetTask(request.mutable_task(), job_name, index);
+  request.set_address(std::string(address));
   HeartbeatResponse response;
   return FromGrpcStatus(stub_->stub->Heartbeat(&ctx, request, &response));
 }
@@ -113,13 +115,14 @@ absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index) {
 }
 
 absl::Status BrokerClient::ReportExit(absl::string_view job_name, int index, int exit_code,
-                                      absl::string_view stderr_tail) {
+                                      absl::string_view stderr_tail, absl::string_view address) {
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
   ExitReport request;
   SetTask(request.mutable_task(), job_name, index);
   request.set_exit_code(exit_code);
   request.set_stderr_tail(std::string(stderr_tail));
+  request.set_address(std::string(address));
   ExitReportResponse response;
   return FromGrpcStatus(stub_->stub->ReportExit(&ctx, request, &response));
 }

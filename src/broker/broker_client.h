@@ -54,10 +54,12 @@ class BrokerClient {
   // Blocks until the cluster spec is published without registering (the client of client
   // mode); errors as Register's.
   absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout);
-  absl::Status Heartbeat(absl::string_view job_name, int index);
+  // `address` is the task's registered "host:port" (empty: unknown). FAILED_PRECONDITION when
+  // the ApplicationMaster relaunched the task elsewhere: this executor is superseded.
+  absl::Status Heartbeat(absl::string_view job_name, int index, absl::string_view address = "");
   absl::Status TaskStarted(absl::string_view job_name, int index);
   absl::Status ReportExit(absl::string_view job_name, int index, int exit_code,
-                          absl::string_view stderr_tail);
+                          absl::string_view stderr_tail, absl::string_view address = "");
   absl::StatusOr<ApplicationStatus> GetStatus();
   absl::Status Kill(absl::string_view reason);
 

@@ -65,6 +65,17 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
     absl::MutexLock lock(&mu_);
     return published_ ? std::optional<ClusterSpec>(spec_) : std::nullopt;
   }
+  void ReopenTask(absl::string_view job, int index) {
+    absl::MutexLock lock(&mu_);
+    TaskState* task = FindLocked(job, index);
+    if (task == nullptr) return;
+    task->reopened = true;
+    if (!published_ && task->registered) {
+      // Its earlier executor is gone: the spec must wait for the new one.
+      task->registered = false;
+      --registered_count_;
+    }
+  }
   bool IsRegistered(absl::string_view job, int index) const {
     absl::MutexLock lock(&mu_);
     const TaskState* t = FindLocked(job, index);
@@ -132,6 +143,7 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
   struct TaskState {
     bool registered = false;
     bool exited = false;
+    bool reopened = false;  // relaunched by the AM, not registered again yet
     std::string address;
     absl::Time last_seen;
   };
@@ -142,6 +154,16 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
     return reactor;
   }
   bool Authenticated(grpc::CallbackServerContext* ctx) const;
+  // FAILED_PRECONDITION when a call from the executor that registered `address` comes after the
+  // AM relaunched its task (reopened, or registered again elsewhere).
+  static absl::Status SupersededLocked(const TaskState& task, const std::string& address) {
+    if (address.empty() || (!task.reopened && task.address == address)) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        task.reopened ? std::string("superseded: the ApplicationMaster relaunched this task")
+                      : absl::StrCat("superseded: the ApplicationMaster relaunched this task, now "
+                                     "at ",
+                                     task.address));
+  }
   // A task of the cluster or outside it.
   TaskState* FindAnyLocked(const pb::TaskRef& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (TaskState* t = FindLocked(task.job_name(), task.index())) return t;
@@ -436,6 +458,36 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       status = absl::AbortedError(aborted_.message());
     } else if (stopping_) {
       status = absl::UnavailableError("the broker is stopping");
+    } else if (published_ && task->reopened) {
+      // A relaunched task: welcome back, wherever it is.
+      task->reopened = false;
+      task->exited = false;
+      task->last_seen = absl::Now();
+      newly_registered = true;
+      if (task->address != address) {
+        task->address = address;
+        ClusterSpec next = spec_;
+        for (auto& [name, tasks] : tasks_) {
+          std::vector<std::string>& addresses = next.jobs[name];
+          addresses.clear();
+          for (const TaskState& t : tasks) addresses.push_back(t.address);
+        }
+        ++next.version;
+        absl::StatusOr<pb::ClusterSpecWire> w = broker::ClusterSpecToWire(next);
+        if (w.ok()) {
+          spec_ = std::move(next);
+          pb::RegisterResponse message;
+          *message.mutable_cluster() = *std::move(w);
+          grpc::Slice slice(message.SerializeAsString());
+          published_response_ = grpc::ByteBuffer(&slice, 1);
+          TONY_LOG(INFO) << TaskName(job, index) << " came back at " << address
+                         << ": cluster spec version " << spec_.version << " published";
+        } else {
+          status = w.status();
+        }
+      }
+      if (status.ok()) *response = published_response_;
+      reply_now = true;
     } else if (published_) {
       if (task->address == address) {
         *response = published_response_;
@@ -446,7 +498,9 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
                          " and the cluster spec is published; cannot re-register as ", address));
       }
     } else {
-      newly_registered = !task->registered || task->address != address;
+      newly_registered = !task->registered || task->address != address || task->reopened;
+      task->reopened = false;
+      task->exited = false;
       if (!task->registered) ++registered_count_;
       task->registered = true;
       task->address = address;
@@ -523,6 +577,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
   absl::MutexLock lock(&mu_);
   TaskState* task = FindAnyLocked(request->task());
   if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
+  if (absl::Status s = SupersededLocked(*task, request->address()); !s.ok()) return Reply(ctx, s);
   task->last_seen = absl::Now();
   if (outside_.count(TaskName(request->task().job_name(), request->task().index())) > 0) {
     task->registered = true;  // alive, even if its start report was lost: watched from now on
@@ -557,6 +612,9 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::ReportExit(grpc::CallbackServ
     absl::MutexLock lock(&mu_);
     TaskState* task = FindAnyLocked(request->task());
     if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
+    if (absl::Status s = SupersededLocked(*task, request->address()); !s.ok()) {
+      return Reply(ctx, s);  // the AM gave up on it already: its exit is no news
+    }
     task->exited = true;
   }
   if (options_.observer != nullptr) {
@@ -706,7 +764,8 @@ void ClusterSpecBroker::Impl::TimerLoop() {
       for (auto& [name, tasks] : tasks_) {
         for (size_t i = 0; i < tasks.size(); ++i) {
           TaskState& t = tasks[i];
-          if (t.registered && !t.exited && now - t.last_seen > options_.heartbeat_timeout) {
+          if (t.registered && !t.exited && !t.reopened &&
+              now - t.last_seen > options_.heartbeat_timeout) {
             lost.emplace_back(name, static_cast<int>(i));
             t.last_seen = now;  // report once per timeout period
           }
@@ -743,6 +802,9 @@ int ClusterSpecBroker::port() const { return impl_->port(); }
 void ClusterSpecBroker::Abort(const absl::Status& reason) { impl_->Abort(reason); }
 void ClusterSpecBroker::NotifyStatusChanged() { impl_->NotifyStatusChanged(); }
 std::optional<ClusterSpec> ClusterSpecBroker::cluster_spec() const { return impl_->cluster_spec(); }
+void ClusterSpecBroker::ReopenTask(absl::string_view job_name, int index) {
+  impl_->ReopenTask(job_name, index);
+}
 bool ClusterSpecBroker::IsRegistered(absl::string_view job_name, int index) const {
   return impl_->IsRegistered(job_name, index);
 }

@@ -2,6 +2,7 @@
 
 #include "broker/wire.h"
 
+#include <limits>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -25,6 +26,8 @@ uint32_t Uint16At(const std::string& s, size_t i) {
 
 absl::StatusOr<ClusterSpecWire> ClusterSpecToWire(const ClusterSpec& cluster) {
   ClusterSpecWire wire;
+  if (cluster.version < 1) return absl::InvalidArgumentError("cluster spec version below 1");
+  wire.set_version(static_cast<uint32_t>(cluster.version));
   absl::flat_hash_map<std::string, uint32_t> host_ids;
   for (const auto& [name, addresses] : cluster.jobs) {
     JobAddresses* job = wire.add_jobs();
@@ -60,6 +63,10 @@ absl::StatusOr<ClusterSpecWire> ClusterSpecToWire(const ClusterSpec& cluster) {
 
 absl::StatusOr<ClusterSpec> ClusterSpecFromWire(const ClusterSpecWire& wire) {
   ClusterSpec cluster;
+  if (wire.version() > static_cast<uint32_t>(std::numeric_limits<int>::max())) {
+    return absl::InvalidArgumentError("cluster spec version out of range");
+  }
+  cluster.version = wire.version() == 0 ? 1 : static_cast<int>(wire.version());
   for (const JobAddresses& job : wire.jobs()) {
     const std::string& ports = job.ports();
     const std::string& hosts = job.host_index();
@@ -106,6 +113,7 @@ StatusResponse ApplicationStatusToWire(const ApplicationStatus& status) {
   wire.set_diagnostics(status.diagnostics);
   wire.set_log_dir(status.log_dir);
   wire.set_tensorboard_url(status.tensorboard_url);
+  wire.set_pending(status.pending);
   for (const auto& [name, p] : status.progress) {
     broker::JobTypeProgress* w = wire.add_progress();
     w->set_job_name(name);
@@ -130,6 +138,7 @@ ApplicationStatus ApplicationStatusFromWire(const StatusResponse& wire) {
   status.diagnostics = wire.diagnostics();
   status.log_dir = wire.log_dir();
   status.tensorboard_url = wire.tensorboard_url();
+  status.pending = wire.pending();
   for (const broker::JobTypeProgress& w : wire.progress()) {
     tony::JobTypeProgress& p = status.progress[w.job_name()];
     p.total = w.total();

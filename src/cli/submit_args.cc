@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "spec/parse_util.h"
 
@@ -46,11 +47,13 @@ constexpr FlagDef kFlags[] = {
     {0, "file", true},
     {0, "archive", true},
     {0, "node_label", true},
+    {0, "restart", true},
     {0, "tag", true},
     {0, "max_attempts", true},
     {0, "am_memory", true},
     {0, "am_node_label", true},
     {0, "registration_timeout", true},
+    {0, "allocation_timeout", true},
     {0, "timeout", true},
     {0, "local", false},
     {0, "yarn", false},
@@ -328,6 +331,17 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
                          absl::StrCat("'", f.value, "' is not <job>:<label> for a job of -r"));
       }
       jt->node_label = parts[1];
+    } else if (name == "restart") {
+      size_t colon = f.value.find(':');
+      JobTypeSpec* jt =
+          colon == std::string::npos ? nullptr : spec.FindJobType(f.value.substr(0, colon));
+      if (jt == nullptr) {
+        return FlagError(
+            *f.def, absl::StrCat("'", f.value, "' does not start with <job>: for a job of -r"));
+      }
+      auto r = spec::ParseRestartFlag(f.value, jt->restart ? &*jt->restart : nullptr);
+      if (!r.ok()) return FlagError(*f.def, r.status().message());
+      jt->restart = r->second;
     } else if (name == "tag") {
       spec.tags.push_back(f.value);
     } else if (name == "max_attempts") {
@@ -341,6 +355,10 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
     } else if (name == "am_node_label") {
       if (f.value.empty()) return FlagError(*f.def, "must not be empty");
       spec.am_node_label = f.value;
+    } else if (name == "allocation_timeout") {
+      auto v = spec::ParseTimeout(f.value);
+      if (!v.ok()) return FlagError(*f.def, v.status().message());
+      spec.timeouts.allocation = *v;
     } else if (name == "registration_timeout" || name == "timeout") {
       auto v = spec::ParseTimeout(f.value);
       if (!v.ok()) return FlagError(*f.def, v.status().message());
@@ -377,6 +395,7 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
     spec.command = absl::StrJoin(quoted, " ");
   }
   TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  for (const std::string& w : JobSpecWarnings(spec)) TONY_LOG(WARNING) << w;
   if (spec.client_mode && out.detach && !out.dry_run) {
     return absl::InvalidArgumentError(
         "--client: runs the client task here until the job ends; drop --detach (or --client)");
@@ -420,12 +439,20 @@ Job:
                          every task into ./<file name>/ in its working directory (e.g.
                          ./env.tar.gz/bin/python3); repeatable; YARN only
       --node_label <job>:<label>   YARN node label expression for a job
+      --restart <job>:<key>=<value>[,...]   restart policy of a job's tasks; keys: policy
+                         (never, on-failure, exit-code), max_restarts (3), backoff (10s),
+                         scope (task: relaunch just the task; job: a whole-job attempt),
+                         on_address_change (fail, restart-job, accept); repeatable (see
+                         docs/job-spec.md, "Restart policy")
       --tag <tag>        YARN application tag; repeatable
       --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
                          n-1 times, within the cluster's AM attempt limit (default 1)
       --am_memory <mb>   ApplicationMaster memory (default 256)
       --am_node_label <label>   YARN node label for the ApplicationMaster's container
       --registration_timeout <d>   fail if tasks have not registered by then (default 10m)
+      --allocation_timeout <d>   all-or-nothing: without every container by then, release
+                         them all and ask again later, until the registration deadline
+                         (default 2m; none: hold what was got)
       --timeout <d>      the job ends FAILED ("the job timeout of <d> passed") after this
                          long, its tasks stopped (default none)
       --spec <file>      read the job from YAML (docs/job-spec.md; '-': standard input);

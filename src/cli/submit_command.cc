@@ -29,6 +29,7 @@ std::string ProgressLine(const ApplicationStatus& s, absl::Time start) {
                     " finished");
     if (p.failed > 0) absl::StrAppend(&line, " (", p.failed, " failed)");
   }
+  if (!s.pending.empty()) absl::StrAppend(&line, " | waiting: ", s.pending);
   return line;
 }
 

@@ -196,6 +196,7 @@ void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
         "  %-12s %d tasks: %d allocated, %d registered, %d running, %d succeeded, %d failed\n", job,
         p.total, p.allocated, p.registered, p.running, p.succeeded, p.failed);
   }
+  if (!s.pending.empty()) out << "  waiting: " << s.pending << "\n";
   if (!s.diagnostics.empty()) out << "  diagnostics: " << s.diagnostics << "\n";
 }
 
@@ -212,6 +213,7 @@ http::Json StatusJson(const ApplicationStatus& s) {
           {"tensorboard_url", s.tensorboard_url},
           {"attempt", s.attempt},
           {"progress", progress},
+          {"pending", s.pending},
           {"diagnostics", s.diagnostics}};
 }
 

@@ -70,8 +70,8 @@ void WriteAll(int fd, const char* data, size_t size) {
 // Sends heartbeats every `interval` until stopped, and knows how long the AM has not answered.
 class Heartbeater {
  public:
-  Heartbeater(broker::BrokerClient* client, const ExecutorConfig& config)
-      : client_(client), config_(config) {}
+  Heartbeater(broker::BrokerClient* client, const ExecutorConfig& config, std::string address)
+      : client_(client), config_(config), address_(std::move(address)) {}
   ~Heartbeater() { Stop(); }
 
   void Start() {
@@ -81,10 +81,11 @@ class Heartbeater {
         mu_.AwaitWithTimeout(absl::Condition(&stop_), config_.heartbeat_interval);
         if (stop_) break;
         mu_.Unlock();
-        absl::Status s = client_->Heartbeat(config_.job_name, config_.task_index);
+        absl::Status s = client_->Heartbeat(config_.job_name, config_.task_index, address_);
         if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
         mu_.Lock();
         if (s.ok()) last_answer_ = absl::Now();
+        if (absl::IsFailedPrecondition(s)) superseded_ = std::string(s.message());
       }
     });
   }
@@ -95,6 +96,12 @@ class Heartbeater {
     }
     if (thread_.joinable()) thread_.join();
   }
+  // Why the AM no longer counts on this executor (its task was relaunched elsewhere, e.g. after
+  // YARN declared this node lost); empty while it does.
+  std::string Superseded() {
+    absl::MutexLock lock(&mu_);
+    return superseded_;
+  }
   // Since the AM last answered a heartbeat (or since Start()).
   absl::Duration Silence() {
     absl::MutexLock lock(&mu_);
@@ -104,8 +111,10 @@ class Heartbeater {
  private:
   broker::BrokerClient* client_;
   const ExecutorConfig& config_;
+  const std::string address_;
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::string superseded_ ABSL_GUARDED_BY(mu_);
   absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = absl::Now();
   std::thread thread_;
 };
@@ -165,6 +174,11 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
       return Missing("TONY_HEARTBEAT_INTERVAL", "a positive duration such as 5s");
     }
   }
+  if (std::string hint = Get(env, "TONY_TASK_PORT_HINT"); !hint.empty()) {
+    if (!absl::SimpleAtoi(hint, &c.port_hint) || c.port_hint < 0 || c.port_hint > 65535) {
+      return Missing("TONY_TASK_PORT_HINT", "a port number");
+    }
+  }
   if (std::string hold = Get(env, "TONY_HOLD_PORT"); !hold.empty()) {
     if (hold != "0" && hold != "1") return Missing("TONY_HOLD_PORT", "0 or 1");
     c.hold_port = hold == "1";
@@ -218,7 +232,7 @@ int RunExecutor(const ExecutorConfig& config) {
                                                : spec->framework == Framework::kTensorFlow &&
                                                      task->job_name != "tensorboard";
 
-  absl::StatusOr<PortReservation> reservation = PortReservation::Reserve();
+  absl::StatusOr<PortReservation> reservation = PortReservation::Reserve(config.port_hint);
   if (!reservation.ok()) {
     TONY_LOG(ERROR) << task_name << ": " << reservation.status();
     return kExecutorFailure;
@@ -313,7 +327,8 @@ int RunExecutor(const ExecutorConfig& config) {
   if (absl::Status s = client.TaskStarted(config.job_name, config.task_index); !s.ok()) {
     TONY_LOG(WARNING) << "could not report the start: " << s;
   }
-  Heartbeater heartbeater(&client, config);
+  const std::string address = absl::StrCat(host, ":", reservation->port());
+  Heartbeater heartbeater(&client, config, address);
   heartbeater.Start();
   ::malloc_trim(0);  // what start-up allocated and freed
   DropStartupCode();
@@ -345,6 +360,16 @@ int RunExecutor(const ExecutorConfig& config) {
                       << absl::FormatDuration(spec->timeouts.stop_grace);
       signal_task(SIGTERM);
       kill_at = absl::Now() + spec->timeouts.stop_grace;
+    }
+    // Replaced: the AM relaunched the task elsewhere (it took this node for lost); a task left
+    // running here would be an orphan nobody stops.
+    if (!kill_at && !exit_code) {
+      if (std::string why = heartbeater.Superseded(); !why.empty()) {
+        TONY_LOG(ERROR) << task_name << ": " << why << "; stopping the task: SIGTERM, SIGKILL in "
+                        << absl::FormatDuration(spec->timeouts.stop_grace);
+        signal_task(SIGTERM);
+        kill_at = absl::Now() + spec->timeouts.stop_grace;
+      }
     }
     if (kill_at && !exit_code && absl::Now() >= *kill_at) {
       TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
@@ -389,7 +414,7 @@ int RunExecutor(const ExecutorConfig& config) {
   reservation->Release();
   TONY_LOG(INFO) << task_name << ": task exited with code " << *exit_code;
   if (absl::Status s =
-          client.ReportExit(config.job_name, config.task_index, *exit_code, tail.Tail());
+          client.ReportExit(config.job_name, config.task_index, *exit_code, tail.Tail(), address);
       !s.ok()) {
     TONY_LOG(WARNING) << "could not report the exit: " << s;
   }

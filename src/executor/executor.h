@@ -58,6 +58,9 @@ struct ExecutorConfig {
   std::string host;     // Default: "" ($NM_HOST, else the hostname)
   absl::Duration heartbeat_interval = absl::Seconds(5);  // Default: 5s
   int hold_port = -1;  // Default: -1 (by framework and job type; see above)
+  // The port to reserve when it is free (TONY_TASK_PORT_HINT: a relaunched task's old port, so
+  // that it comes back at its old address). Default: 0 (any).
+  int port_hint = 0;
   // The task stays in the executor's process group instead of leading its own: in a YARN
   // container (CONTAINER_ID set), whose whole group the NodeManager kills, so that the task
   // cannot outlive a container killed faster than the executor can stop it. Signals then go to

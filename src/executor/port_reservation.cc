@@ -21,7 +21,17 @@
 
 namespace tony::executor {
 
-absl::StatusOr<PortReservation> PortReservation::Reserve() {
+absl::StatusOr<PortReservation> PortReservation::Reserve(int preferred) {
+  if (preferred > 0) {
+    absl::StatusOr<PortReservation> r = ReserveOne(preferred);
+    // SO_REUSEPORT lets the bind succeed beside another socket of ours (uid): a listener there
+    // means the port is taken after all.
+    if (r.ok() && !r->ListenedOnByOther()) return r;
+  }
+  return ReserveOne(0);
+}
+
+absl::StatusOr<PortReservation> PortReservation::ReserveOne(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   int one = 1;
@@ -34,7 +44,7 @@ absl::StatusOr<PortReservation> PortReservation::Reserve() {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t len = sizeof(addr);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {

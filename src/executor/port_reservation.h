@@ -20,8 +20,9 @@ namespace tony::executor {
 
 class PortReservation {
  public:
-  // Binds a port the kernel picks.
-  static absl::StatusOr<PortReservation> Reserve();
+  // Binds `preferred` when it is free (nothing else bound to or listening on it), else a port the
+  // kernel picks; 0 for the kernel's pick at once.
+  static absl::StatusOr<PortReservation> Reserve(int preferred = 0);
 
   PortReservation(PortReservation&& other) noexcept;
   PortReservation& operator=(PortReservation&& other) noexcept;
@@ -36,6 +37,7 @@ class PortReservation {
   bool ListenedOnByOther() const;
 
  private:
+  static absl::StatusOr<PortReservation> ReserveOne(int port);
   PortReservation(int fd, int port, ino_t inode) : fd_(fd), port_(port), inode_(inode) {}
   int fd_ = -1;
   int port_ = 0;

@@ -61,6 +61,12 @@ void LocalResourceManager::Request(const TaskSpec& task) {
   o.env["TONY_TASK_INDEX"] = std::to_string(task.index);
   o.env["TONY_TASK_LOG_DIR"] = dir;
   o.env["TONY_TASK_HOST"] = "127.0.0.1";
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = port_hints_.find(id); it != port_hints_.end() && it->second > 0) {
+      o.env["TONY_TASK_PORT_HINT"] = std::to_string(it->second);
+    }
+  }
   o.cwd = dir;
   o.stdout_path = dir + "/executor.log";
   o.stderr_path = dir + "/executor.log";
@@ -71,11 +77,21 @@ void LocalResourceManager::Request(const TaskSpec& task) {
     p = Subprocess::Spawn(o);
     if (p.ok()) {
       TONY_LOG(INFO) << id << ": executor pid " << (*p)->pid() << " in " << dir;
-      tasks_[id].process = *std::move(p);
+      Task& t = tasks_[id];
+      t = Task{};  // a relaunch starts afresh
+      t.process = *std::move(p);
     }
   }
   if (!p.ok()) return fail(p.status());
   Emit({am::ContainerEvent::Kind::kLaunched, id, container});
+}
+
+void LocalResourceManager::Relaunch(const TaskSpec& task, const std::string& host, int port) {
+  {
+    absl::MutexLock lock(&mu_);
+    port_hints_[task.id()] = port;
+  }
+  Request(task);
 }
 
 void LocalResourceManager::Kill(const std::string& task_id, absl::Duration grace) {

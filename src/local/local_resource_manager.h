@@ -48,6 +48,8 @@ class LocalResourceManager : public am::ResourceManager {
   absl::Status Start(const std::map<std::string, std::string>& executor_env,
                      EventCallback on_event) override;
   void Request(const TaskSpec& task) override;
+  // Locally the host is this machine; the executor is asked to reserve `port` again.
+  void Relaunch(const TaskSpec& task, const std::string& host, int port) override;
   void Kill(const std::string& task_id, absl::Duration grace) override;
   void Stop() override;
 
@@ -66,6 +68,7 @@ class LocalResourceManager : public am::ResourceManager {
   absl::Mutex emit_mu_;  // one event at a time
   absl::Mutex mu_;
   std::map<std::string, Task> tasks_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> port_hints_ ABSL_GUARDED_BY(mu_);  // relaunched tasks' old ports
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread monitor_;
 };

@@ -31,7 +31,7 @@ constexpr absl::Duration kFirstPause = absl::Milliseconds(100);
 bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
   if (a.state != b.state || a.diagnostics != b.diagnostics || a.attempt != b.attempt ||
       a.tensorboard_url != b.tensorboard_url || a.tracking_url != b.tracking_url ||
-      a.progress.size() != b.progress.size()) {
+      a.pending != b.pending || a.progress.size() != b.progress.size()) {
     return true;
   }
   for (const auto& [name, p] : a.progress) {

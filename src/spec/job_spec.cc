@@ -57,6 +57,70 @@ bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name) {
   return job_name != "ps" && job_name != "tensorboard" && job_name != "evaluator";
 }
 
+absl::string_view RestartPolicyName(RestartPolicy policy) {
+  switch (policy) {
+    case RestartPolicy::kNever:
+      return "never";
+    case RestartPolicy::kOnFailure:
+      return "on-failure";
+    case RestartPolicy::kExitCode:
+      return "exit-code";
+  }
+  return "never";
+}
+
+absl::string_view RestartScopeName(RestartScope scope) {
+  return scope == RestartScope::kTask ? "task" : "job";
+}
+
+absl::string_view AddressChangeName(AddressChange change) {
+  switch (change) {
+    case AddressChange::kFail:
+      return "fail";
+    case AddressChange::kRestartJob:
+      return "restart-job";
+    case AddressChange::kAccept:
+      return "accept";
+  }
+  return "fail";
+}
+
+bool IsRetryableExit(RestartPolicy policy, int exit_code) {
+  if (exit_code == 0) return false;
+  switch (policy) {
+    case RestartPolicy::kNever:
+      return false;
+    case RestartPolicy::kOnFailure:
+      return true;
+    case RestartPolicy::kExitCode:
+      // YARN's ContainerExitStatus: ABORTED (lost node, released), DISKS_FAILED, PREEMPTED,
+      // KILLED_BY_RESOURCEMANAGER, KILLED_BY_CONTAINER_SCHEDULER. Memory limits (-103, -104)
+      // would only recur.
+      if (exit_code == -100 || exit_code == -101 || exit_code == -102 || exit_code == -106 ||
+          exit_code == -108) {
+        return true;
+      }
+      return exit_code >= 128 && exit_code <= 255;
+  }
+  return false;
+}
+
+std::vector<std::string> JobSpecWarnings(const JobSpec& spec) {
+  std::vector<std::string> out;
+  if (spec.framework != Framework::kTensorFlow || spec.FindJobType("ps") != nullptr) return out;
+  for (const JobTypeSpec& jt : spec.job_types) {
+    if ((jt.name == "worker" || jt.name == "chief") && jt.restart &&
+        jt.restart->policy != RestartPolicy::kNever && jt.restart->scope == RestartScope::kTask) {
+      out.push_back(absl::StrCat(
+          "jobs.", jt.name,
+          ".restart.scope: task on a TensorFlow job without ps (MultiWorkerMirroredStrategy?): "
+          "its collectives do not survive a lost peer, so the other workers may fail or hang "
+          "until it is back; scope job restarts them together"));
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // TensorBoard serves the output directory on the port the executor reserved for it.
@@ -125,7 +189,7 @@ bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {
   return a.name == b.name && a.instances == b.instances && a.resources == b.resources &&
          a.task_resources == b.task_resources && a.node_label == b.node_label &&
          a.docker_image == b.docker_image && a.command == b.command && a.env == b.env &&
-         a.tracked == b.tracked;
+         a.tracked == b.tracked && a.restart == b.restart;
 }
 
 bool operator==(const JobSpec& a, const JobSpec& b) {
@@ -140,7 +204,8 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
          a.am_memory_mb == b.am_memory_mb && a.am_node_label == b.am_node_label &&
          a.timeouts.registration == b.timeouts.registration && a.timeouts.job == b.timeouts.job &&
          a.timeouts.stop_grace == b.timeouts.stop_grace &&
-         a.timeouts.am_unreachable == b.timeouts.am_unreachable;
+         a.timeouts.am_unreachable == b.timeouts.am_unreachable &&
+         a.timeouts.allocation == b.timeouts.allocation;
 }
 
 }  // namespace tony

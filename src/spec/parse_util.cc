@@ -236,4 +236,81 @@ absl::StatusOr<std::vector<ResourceAssignment>> ParseResourceAssignments(absl::s
   return out;
 }
 
+absl::Status ParseRestartField(absl::string_view key, absl::string_view value, RestartSpec* out) {
+  const std::string v = absl::AsciiStrToLower(absl::StripAsciiWhitespace(value));
+  if (key == "policy") {
+    for (RestartPolicy p :
+         {RestartPolicy::kNever, RestartPolicy::kOnFailure, RestartPolicy::kExitCode}) {
+      if (v == RestartPolicyName(p)) {
+        out->policy = p;
+        return absl::OkStatus();
+      }
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", value, "' is not a restart policy; use never, on-failure or exit-code"));
+  }
+  if (key == "max_restarts") {
+    auto n = ParseNonNegativeInt(value);
+    if (!n.ok()) return n.status();
+    out->max_restarts = *n;
+    return absl::OkStatus();
+  }
+  if (key == "backoff") {
+    auto d = ParseTimeout(value);
+    if (!d.ok()) return d.status();
+    if (*d == absl::InfiniteDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", value, "' must be a finite duration"));
+    }
+    out->backoff = *d;
+    return absl::OkStatus();
+  }
+  if (key == "scope") {
+    if (v == "task" || v == "job") {
+      out->scope = v == "task" ? RestartScope::kTask : RestartScope::kJob;
+      return absl::OkStatus();
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", value, "' is not a restart scope; use task or job"));
+  }
+  if (key == "on_address_change") {
+    for (AddressChange c :
+         {AddressChange::kFail, AddressChange::kRestartJob, AddressChange::kAccept}) {
+      if (v == AddressChangeName(c)) {
+        out->on_address_change = c;
+        return absl::OkStatus();
+      }
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", value, "' is not allowed; use fail, restart-job or accept"));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown field '", key, "'; use policy, max_restarts, backoff, scope or on_address_change"));
+}
+
+absl::StatusOr<std::pair<std::string, RestartSpec>> ParseRestartFlag(absl::string_view text,
+                                                                     const RestartSpec* base) {
+  constexpr char kForm[] =
+      "use <job>:<key>=<value>[,...], e.g. worker:policy=exit-code,scope=task,max_restarts=3";
+  size_t colon = text.find(':');
+  if (colon == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' names no job; ", kForm));
+  }
+  std::string job(absl::StripAsciiWhitespace(text.substr(0, colon)));
+  if (!IsValidJobName(job)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", job, "' is not a job name; ", kForm));
+  }
+  RestartSpec r = base != nullptr ? *base : RestartSpec{};
+  for (absl::string_view item : absl::StrSplit(text.substr(colon + 1), ',')) {
+    size_t eq = item.find('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("'", item, "' is not <key>=<value>; ", kForm));
+    }
+    absl::string_view key = absl::StripAsciiWhitespace(item.substr(0, eq));
+    if (absl::Status s = ParseRestartField(key, item.substr(eq + 1), &r); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(key, ": ", s.message()));
+    }
+  }
+  return std::make_pair(std::move(job), r);
+}
+
 }  // namespace tony::spec

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tony/job_spec.h"
 
 namespace tony::spec {
 
@@ -51,6 +52,18 @@ struct ResourceAssignment {
 };
 // Parses one flag value, which may hold several comma-separated assignments.
 absl::StatusOr<std::vector<ResourceAssignment>> ParseResourceAssignments(absl::string_view text);
+
+// The fields of a restart policy, by their YAML key: policy (never, on-failure, exit-code),
+// max_restarts (non-negative), backoff (a duration), scope (task, job), on_address_change
+// (fail, restart-job, accept). Unknown keys and values are errors naming the allowed ones.
+absl::Status ParseRestartField(absl::string_view key, absl::string_view value, RestartSpec* out);
+inline constexpr absl::string_view kRestartKeys[] = {"policy", "max_restarts", "backoff", "scope",
+                                                     "on_address_change"};
+
+// ytf-submit's --restart value "<job>:<key>=<value>[,<key>=<value>...]": the job and its policy
+// (fields not given keep RestartSpec's defaults, or `base`'s when given).
+absl::StatusOr<std::pair<std::string, RestartSpec>> ParseRestartFlag(
+    absl::string_view text, const RestartSpec* base = nullptr);
 
 }  // namespace tony::spec
 

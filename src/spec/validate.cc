@@ -225,6 +225,27 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
         !s.ok()) {
       return s;
     }
+    if (jt.restart && jt.restart->policy != RestartPolicy::kNever) {
+      const RestartSpec& r = *jt.restart;
+      const std::string rkey = absl::StrCat(key, ".restart");
+      if (r.max_restarts < 0) {
+        return Invalid(rkey + ".max_restarts", "--restart", "must be 0 or more");
+      }
+      if (r.scope == RestartScope::kTask && jt.name == "ps" &&
+          spec.framework == Framework::kTensorFlow && spec.FindJobType("chief") == nullptr) {
+        return Invalid(rkey + ".scope", "--restart",
+                       "a TF1 (between-graph) ps holds the model's variables and its workers do "
+                       "not reconnect to a new one; use scope job for ps");
+      }
+      if (r.scope == RestartScope::kJob && r.max_restarts >= spec.max_attempts) {
+        return Invalid(
+            rkey + ".max_restarts", "--restart",
+            absl::StrCat("scope job restarts the whole job as a new YARN attempt; set "
+                         "max_attempts to at least ",
+                         static_cast<int64_t>(r.max_restarts) + 1, " (--max_attempts ",
+                         static_cast<int64_t>(r.max_restarts) + 1, ") or use scope task"));
+      }
+    }
     if (spec.command.empty() && jt.command.empty()) {
       return Invalid("command", "<task_command>",
                      absl::StrCat("no task command for job '", jt.name,
@@ -271,6 +292,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   if (auto s = CheckTimeout(spec.timeouts.registration, "timeouts.registration"); !s.ok()) return s;
   if (auto s = CheckTimeout(spec.timeouts.job, "timeouts.job"); !s.ok()) return s;
   if (auto s = CheckTimeout(spec.timeouts.stop_grace, "timeouts.stop_grace"); !s.ok()) return s;
+  if (auto s = CheckTimeout(spec.timeouts.allocation, "timeouts.allocation"); !s.ok()) return s;
   if (auto s = CheckTimeout(spec.timeouts.am_unreachable, "timeouts.am_unreachable"); !s.ok()) {
     return s;
   }

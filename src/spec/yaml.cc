@@ -145,9 +145,10 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   JobTypeSpec jt;
   jt.name = name;
   if (n.IsNull()) return jt;
-  TONY_RETURN_IF_ERROR(r.CheckKeys(n, key,
-                                   {"instances", "vcores", "memory", "gpus", "node_label",
-                                    "docker_image", "command", "env", "tracked", "tasks"}));
+  TONY_RETURN_IF_ERROR(
+      r.CheckKeys(n, key,
+                  {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command",
+                   "env", "tracked", "tasks", "restart"}));
   if (n["instances"]) {
     TONY_ASSIGN_OR_RETURN(
         jt.instances, r.Parsed<int>(n["instances"], key + ".instances", spec::ParsePositiveInt));
@@ -172,6 +173,22 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   }
   if (n["tracked"]) {
     TONY_ASSIGN_OR_RETURN(jt.tracked, r.Bool(n["tracked"], key + ".tracked"));
+  }
+  if (const YAML::Node restart = n["restart"]) {
+    const std::string rkey = key + ".restart";
+    TONY_RETURN_IF_ERROR(r.CheckKeys(
+        restart, rkey, {"policy", "max_restarts", "backoff", "scope", "on_address_change"}));
+    RestartSpec spec;
+    for (absl::string_view field : spec::kRestartKeys) {
+      const YAML::Node v = restart[std::string(field)];
+      if (!v) continue;
+      const std::string fkey = absl::StrCat(rkey, ".", field);
+      TONY_ASSIGN_OR_RETURN(std::string text, r.String(v, fkey));
+      if (absl::Status s = spec::ParseRestartField(field, text, &spec); !s.ok()) {
+        return r.Error(v, fkey, s.message());
+      }
+    }
+    jt.restart = spec;
   }
   if (const YAML::Node tasks = n["tasks"]) {
     if (!tasks.IsMap())
@@ -263,8 +280,13 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
     }
   }
   if (const YAML::Node t = root["timeouts"]) {
-    TONY_RETURN_IF_ERROR(
-        r.CheckKeys(t, "timeouts", {"registration", "job", "stop_grace", "am_unreachable"}));
+    TONY_RETURN_IF_ERROR(r.CheckKeys(
+        t, "timeouts", {"registration", "job", "stop_grace", "am_unreachable", "allocation"}));
+    if (t["allocation"]) {
+      TONY_ASSIGN_OR_RETURN(
+          spec.timeouts.allocation,
+          r.Parsed<absl::Duration>(t["allocation"], "timeouts.allocation", spec::ParseTimeout));
+    }
     if (t["registration"]) {
       TONY_ASSIGN_OR_RETURN(
           spec.timeouts.registration,
@@ -474,6 +496,7 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   out << YAML::Key << "stop_grace" << YAML::Value << spec::FormatTimeout(spec.timeouts.stop_grace);
   out << YAML::Key << "am_unreachable" << YAML::Value
       << spec::FormatTimeout(spec.timeouts.am_unreachable);
+  out << YAML::Key << "allocation" << YAML::Value << spec::FormatTimeout(spec.timeouts.allocation);
   out << YAML::EndMap;
   out << YAML::Key << "defaults" << YAML::Value << YAML::BeginMap;
   EmitResources(out, spec.task_defaults);
@@ -497,6 +520,17 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
       EmitStringMap(out, jt.env);
     }
     if (jt.tracked) out << YAML::Key << "tracked" << YAML::Value << *jt.tracked;
+    if (jt.restart) {
+      const RestartSpec& rs = *jt.restart;
+      out << YAML::Key << "restart" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "policy" << YAML::Value << std::string(RestartPolicyName(rs.policy));
+      out << YAML::Key << "max_restarts" << YAML::Value << rs.max_restarts;
+      out << YAML::Key << "backoff" << YAML::Value << spec::FormatTimeout(rs.backoff);
+      out << YAML::Key << "scope" << YAML::Value << std::string(RestartScopeName(rs.scope));
+      out << YAML::Key << "on_address_change" << YAML::Value
+          << std::string(AddressChangeName(rs.on_address_change));
+      out << YAML::EndMap;
+    }
     if (!jt.task_resources.empty()) {
       out << YAML::Key << "tasks" << YAML::Value << YAML::BeginMap;
       for (const auto& [index, r] : jt.task_resources) {

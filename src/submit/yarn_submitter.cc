@@ -311,6 +311,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
     if (!am.diagnostics.empty()) s->diagnostics = am.diagnostics;
     if (s->tracking_url.empty()) s->tracking_url = am.tracking_url;
     s->tensorboard_url = am.tensorboard_url;
+    s->pending = am.pending;
   }
 
   // An AM's outcome ends the application unless YARN starts another attempt after a failure.
@@ -342,7 +343,8 @@ class YarnApplication : public broker::BrokerBackedApplication {
   }
 
   static std::string Rendering(const ApplicationStatus& s) {
-    std::string out = absl::StrCat(AppStateName(s.state), "|", s.attempt, "|", s.diagnostics);
+    std::string out =
+        absl::StrCat(AppStateName(s.state), "|", s.attempt, "|", s.diagnostics, "|", s.pending);
     for (const auto& [job, p] : s.progress) {
       absl::StrAppend(&out, "|", job, ":", p.total, ",", p.allocated, ",", p.registered, ",",
                       p.running, ",", p.succeeded, ",", p.failed);

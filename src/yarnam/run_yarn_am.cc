@@ -80,6 +80,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.advertised_host = yam.container().nm_host;
   options.executor_env[submit::kEnvSpecFile] = submit::kSpecLink;
   options.log_dir = absl::StrCat("ytf logs ", app_id);
+  options.attempt = yam.attempt();
   absl::Status registered = absl::UnknownError("not registered");
   options.on_broker_started = [&](int port, const std::string& tracking_url) {
     auto r = yam.Register(port, tracking_url);
@@ -143,7 +144,8 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   TONY_LOG(INFO) << "job " << app_id << " " << AppStateName(state)
                  << (diagnostics.empty() ? "" : ": ") << diagnostics;
   TONY_LOG(INFO) << "TONY_RSS am " << PeakRssKb();
-  if (state == AppState::kFailed && yam.attempt() < yam.max_attempts()) {
+  if (state == AppState::kFailed && yam.attempt() < yam.max_attempts() &&
+      am.job_restart_allowed()) {
     // Whole-job restart: every task has been stopped; the next attempt starts them all again
     // (from their checkpoints, if they keep any in the output path).
     TONY_LOG(WARNING) << "attempt " << yam.attempt() << " of " << yam.max_attempts()

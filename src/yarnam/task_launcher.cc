@@ -42,7 +42,8 @@ void YarnTaskLauncher::Stop() {
   launch_threads_.clear();
 }
 
-void YarnTaskLauncher::Request(const TaskSpec& task, int priority) {
+void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::string& host,
+                               int port) {
   yarn::ContainerRequest req;
   req.capability.memory_mb = task.memory_mb;
   req.capability.vcores = task.vcores;
@@ -50,14 +51,22 @@ void YarnTaskLauncher::Request(const TaskSpec& task, int priority) {
   req.priority = priority;
   req.count = 1;
   req.node_label_expression = task.node_label;
+  if (!host.empty()) {
+    // Its old node first; the scheduler falls back to any node (relax_locality) after its
+    // locality delay rather than wait for that node forever.
+    req.nodes = {host};
+    req.relax_locality = true;
+  }
   // Under the lock until the request is recorded: the heartbeat thread may otherwise see its
   // container before by_request_ knows it, and release it as surplus (the task would then never
   // get one). Lock order mu_ -> rm, as in Launch().
   absl::MutexLock lock(&mu_);
   int64_t id = options_.rm->AddContainerRequest(req);
   TaskState& st = tasks_[task.id()];
+  st = TaskState{};  // a relaunch starts afresh
   st.spec = task;
   st.request_id = id;
+  st.port_hint = port;
   by_request_[id] = task.id();
 }
 
@@ -98,6 +107,11 @@ std::vector<std::string> YarnTaskLauncher::PendingTasks() const {
 }
 
 void YarnTaskLauncher::Emit(TaskContainerEvent event) { options_.on_event(event); }
+
+std::string YarnTaskLauncher::Headroom() const {
+  absl::MutexLock lock(&headroom_mu_);
+  return headroom_;
+}
 
 namespace {
 
@@ -147,6 +161,17 @@ void YarnTaskLauncher::HeartbeatLoop() {
       }
     } else {
       failures = 0;
+      {
+        const yarn::Resource& h = result->headroom;
+        std::string text =
+            absl::StrCat("<", h.memory_mb, " MB, ", h.vcores, h.vcores == 1 ? " vcore" : " vcores");
+        if (auto gpu = h.others.find(yarn::kResourceGpu); gpu != h.others.end()) {
+          absl::StrAppend(&text, ", ", gpu->second, gpu->second == 1 ? " GPU" : " GPUs");
+        }
+        text += ">";
+        absl::MutexLock lock(&headroom_mu_);
+        headroom_ = std::move(text);
+      }
       for (const yarn::Container& c : result->allocated) {
         std::string task_id;
         {
@@ -154,7 +179,9 @@ void YarnTaskLauncher::HeartbeatLoop() {
           auto it = by_request_.find(c.allocation_request_id);
           if (it != by_request_.end()) {
             TaskState& st = tasks_[it->second];
-            if (!st.allocated && !st.kill_requested) {
+            // The request must be the task's current one: not one it withdrew before asking
+            // again (all-or-nothing allocation, restarts).
+            if (!st.allocated && !st.kill_requested && st.request_id == c.allocation_request_id) {
               task_id = it->second;
               st.allocated = true;
               st.container = c;
@@ -180,7 +207,10 @@ void YarnTaskLauncher::HeartbeatLoop() {
           if (it == by_container_.end()) continue;  // a released surplus container
           task_id = it->second;
           TaskState& st = tasks_[task_id];
-          if (st.completed) continue;
+          // Also a late report of a relaunched task's earlier container.
+          if (st.completed || !st.allocated || st.container.id.ToString() != s.id.ToString()) {
+            continue;
+          }
           st.completed = true;
         }
         Emit({TaskContainerEvent::Kind::kCompleted, task_id, s.id.ToString(), s.exit_status,
@@ -217,14 +247,24 @@ void YarnTaskLauncher::LaunchLoop() {
 
 void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container& container) {
   TaskSpec task;
+  int port_hint = 0;
+  bool released = false;
   {
     absl::MutexLock lock(&mu_);
     task = tasks_[task_id].spec;
+    port_hint = tasks_[task_id].port_hint;
     if (tasks_[task_id].kill_requested) {
-      // Stopped before it ever ran: give the container back instead of starting it.
+      // Stopped before it ever ran: give the container back instead of starting it. Its end is
+      // reported now (the scheduler's later report of the release is then ignored).
       options_.rm->ReleaseContainer(container.id);
-      return;
+      tasks_[task_id].completed = true;
+      released = true;
     }
+  }
+  if (released) {
+    Emit({TaskContainerEvent::Kind::kCompleted, task_id, container.id.ToString(),
+          yarn::exit_status::kAborted, "released before its executor started"});
+    return;
   }
   yarn::ContainerLaunchContext ctx;
   ctx.local_resources = options_.local_resources;
@@ -232,6 +272,7 @@ void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container&
   ctx.tokens = options_.tokens;
   ctx.environment["TONY_JOB_NAME"] = task.job_name;
   ctx.environment["TONY_TASK_INDEX"] = std::to_string(task.index);
+  if (port_hint > 0) ctx.environment["TONY_TASK_PORT_HINT"] = std::to_string(port_hint);
   for (auto& [k, v] : DockerRuntimeEnvironment(task, options_.docker_mounts)) {
     ctx.environment[k] = std::move(v);
   }

@@ -93,14 +93,19 @@ class YarnTaskLauncher {
   absl::Status Start();
   void Stop();
 
-  // Asks for a container for `task` at `priority` (lower is served first).
-  void Request(const TaskSpec& task, int priority);
+  // Asks for a container for `task` at `priority` (lower is served first); again for a task
+  // whose container ended (a relaunch), then preferably on `host` (relaxed locality) and with
+  // TONY_TASK_PORT_HINT=`port` for its executor (0: none).
+  void Request(const TaskSpec& task, int priority, const std::string& host = "", int port = 0);
   // Stops the task's container, or withdraws its request if none was allocated yet.
   void Kill(const std::string& task_id);
   // Every task's container so far, for `ytf logs`.
   std::vector<submit::TaskContainer> Containers() const;
   // Tasks whose containers have not been allocated yet.
   std::vector<std::string> PendingTasks() const;
+  // The headroom of the last scheduler answer, "<4096 MB, 3 vcores>" (GPUs too when there are
+  // any); empty before the first.
+  std::string Headroom() const;
 
  private:
   struct TaskState {
@@ -109,6 +114,7 @@ class YarnTaskLauncher {
     bool allocated = false;
     bool completed = false;
     bool kill_requested = false;
+    int port_hint = 0;
     yarn::Container container;
   };
 
@@ -118,6 +124,8 @@ class YarnTaskLauncher {
   void Emit(TaskContainerEvent event);
 
   const TaskLauncherOptions options_;
+  mutable absl::Mutex headroom_mu_;  // leaf lock
+  std::string headroom_ ABSL_GUARDED_BY(headroom_mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, TaskState> tasks_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::string> by_request_ ABSL_GUARDED_BY(mu_);

@@ -19,7 +19,19 @@ absl::Status YarnResourceManager::Start(const std::map<std::string, std::string>
 }
 
 void YarnResourceManager::Request(const TaskSpec& task) {
+  {
+    absl::MutexLock lock(&mu_);
+    withdrawn_.erase(task.id());  // asked for again (all-or-nothing allocation)
+  }
   yarn_am_->launcher()->Request(task, priority_of_(task.job_name));
+}
+
+void YarnResourceManager::Relaunch(const TaskSpec& task, const std::string& host, int port) {
+  {
+    absl::MutexLock lock(&mu_);
+    withdrawn_.erase(task.id());
+  }
+  yarn_am_->launcher()->Request(task, priority_of_(task.job_name), host, port);
 }
 
 void YarnResourceManager::Kill(const std::string& task_id, absl::Duration grace) {
@@ -38,6 +50,10 @@ void YarnResourceManager::Kill(const std::string& task_id, absl::Duration grace)
     on_event_(
         {am::ContainerEvent::Kind::kCompleted, task_id, "", 0, "withdrawn before allocation"});
   }
+}
+
+std::string YarnResourceManager::Headroom() const {
+  return yarn_am_->launcher() != nullptr ? yarn_am_->launcher()->Headroom() : "";
 }
 
 void YarnResourceManager::Stop() {

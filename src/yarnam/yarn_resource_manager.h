@@ -29,8 +29,12 @@ class YarnResourceManager : public am::ResourceManager {
   absl::Status Start(const std::map<std::string, std::string>& executor_env,
                      EventCallback on_event) override;
   void Request(const TaskSpec& task) override;
+  // On `host` first (relaxed locality: elsewhere when the scheduler cannot place it there),
+  // the executor asked to reserve `port` again.
+  void Relaunch(const TaskSpec& task, const std::string& host, int port) override;
   void Kill(const std::string& task_id, absl::Duration grace) override;
   void Stop() override;
+  std::string Headroom() const override;
 
   // Number of tasks with a container so far.
   int allocated() const { return allocated_.load(); }

@@ -465,6 +465,232 @@ TEST(AmStartTest, BackendThatCannotStartIsAnError) {
 namespace tony::am {
 namespace {
 
+// Restart policies (JobTypeSpec::restart).
+
+RestartSpec TaskScope(RestartPolicy policy, int max_restarts = 2) {
+  RestartSpec r;
+  r.policy = policy;
+  r.scope = RestartScope::kTask;
+  r.max_restarts = max_restarts;
+  r.backoff = absl::Milliseconds(10);
+  return r;
+}
+
+JobTypeSpec Restarting(JobTypeSpec jt, RestartSpec r) {
+  jt.restart = r;
+  return jt;
+}
+
+TEST_F(AmTest, TaskScopeRelaunchesOnlyTheKilledWorkerAtItsOldAddressAndTheJobSucceeds) {
+  Start({Job("chief", 1), Job("ps", 1),
+         Restarting(Job("worker", 2), TaskScope(RestartPolicy::kExitCode))});
+  AllRunning();
+  Exit("worker", 1, 137, "Killed");
+  ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
+  EXPECT_THAT(rm_.relaunched(), UnorderedElementsAre("worker:1@127.0.0.1:1001"));
+  EXPECT_THAT(rm_.killed(), IsEmpty());  // nothing else stopped
+  ApplicationStatus running = am_->Status();
+  EXPECT_EQ(running.state, AppState::kRunning);
+  EXPECT_THAT(running.diagnostics,
+              HasSubstr("worker:1: exit code 137: signal 9 (SIGKILL); task restart 1 of 2"));
+  EXPECT_EQ(running.progress["worker"].failed, 0);
+  // The relaunched executor comes back at the same address.
+  rm_.Allocate("worker:1");
+  events()->OnRegistered("worker", 1, "127.0.0.1:1001");
+  events()->OnTaskStarted("worker", 1);
+  absl::SleepFor(absl::Milliseconds(100));
+  Exit("chief", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(s.diagnostics, HasSubstr("task restart 1 of 2 after 10ms; back at 127.0.0.1:1001"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
+  EXPECT_TRUE(am_->job_restart_allowed());
+}
+
+TEST_F(AmTest, ExitCodePolicyTreatsCodesBelow128AsFinal) {
+  Start({Job("chief", 1), Restarting(Job("worker", 2), TaskScope(RestartPolicy::kExitCode))});
+  AllRunning();
+  Exit("worker", 0, 3, "ValueError: bad input");
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics,
+              HasSubstr("worker:0 (untracked) died with exit code 3 before the tracked tasks "
+                        "finished (restart policy exit-code/task: exit code 3 is final; no "
+                        "restart)"));
+  EXPECT_THAT(rm_.relaunched(), IsEmpty());
+  EXPECT_FALSE(am_->job_restart_allowed());  // no whole-job attempt either
+}
+
+TEST_F(AmTest, LostNodePreemptionAndRmKillAreRetriedUnderExitCode) {
+  Start({Job("chief", 1), Restarting(Job("worker", 3), TaskScope(RestartPolicy::kExitCode))});
+  AllRunning();
+  // No exit report: the container is gone with its node, preempted, or killed by the RM.
+  rm_.Complete("worker:0", -100);
+  rm_.Complete("worker:1", -102);
+  rm_.Complete("worker:2", -106);
+  ASSERT_TRUE(rm_.WaitForRequests(total_ + 3));
+  // A lost node is not asked for again; the others' nodes are.
+  EXPECT_THAT(rm_.relaunched(), UnorderedElementsAre("worker:0@:1000", "worker:1@127.0.0.1:1001",
+                                                     "worker:2@127.0.0.1:1002"));
+  ApplicationStatus running = am_->Status();
+  EXPECT_THAT(running.diagnostics, HasSubstr("exit status -100: its node was lost"));
+  EXPECT_THAT(running.diagnostics, HasSubstr("exit status -102: preempted by the scheduler"));
+  EXPECT_THAT(running.diagnostics, HasSubstr("exit status -106: killed by the ResourceManager"));
+  am_->Kill("test over");
+  EXPECT_EQ(Final().state, AppState::kKilled);
+}
+
+TEST_F(AmTest, NeverPolicyAndUsedUpRestartsFailTheJob) {
+  Start({Job("chief", 1), Restarting(Job("worker", 1), TaskScope(RestartPolicy::kOnFailure, 1))});
+  AllRunning();
+  Exit("worker", 0, 1);
+  ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
+  rm_.Allocate("worker:0");
+  events()->OnRegistered("worker", 0, "127.0.0.1:1000");
+  Exit("worker", 0, 1, "again");
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("restarted 1 times already, max_restarts 1"));
+  EXPECT_THAT(s.diagnostics, HasSubstr("task restart 1 of 1"));
+  EXPECT_EQ(rm_.relaunched().size(), 1u);
+}
+
+TEST_F(AmTest, ARelaunchedTaskAtANewAddressFailsOrEscalatesAsItsPolicySays) {
+  for (AddressChange change : {AddressChange::kFail, AddressChange::kRestartJob}) {
+    SCOPED_TRACE(AddressChangeName(change));
+    FakeResourceManager rm;
+    ApplicationMasterOptions o;
+    o.spec.command = "true";
+    RestartSpec r = TaskScope(RestartPolicy::kOnFailure);
+    r.on_address_change = change;
+    o.spec.job_types = {Job("chief", 1), Restarting(Job("worker", 1), r)};
+    o.spec.timeouts.stop_grace = absl::Seconds(1);
+    o.secret = kSecret;
+    o.broker_listen_address = "127.0.0.1:0";
+    o.advertised_host = "127.0.0.1";
+    o.stop_margin = absl::Seconds(2);
+    o.final_status_linger = absl::ZeroDuration();
+    ApplicationMaster am(o, &rm);
+    auto result = std::async(std::launch::async, [&] { return am.Run(); });
+    ASSERT_TRUE(rm.WaitForRequests(2));
+    for (const char* job : {"chief", "worker"}) {
+      rm.Allocate(absl::StrCat(job, ":0"));
+      am.executor_events()->OnRegistered(job, 0, absl::StrCat("127.0.0.1:1", job[0] == 'c'));
+    }
+    am.executor_events()->OnTaskExited("worker", 0, 1, "");
+    rm.Complete("worker:0", 1);
+    ASSERT_TRUE(rm.WaitForRequests(3));
+    rm.Allocate("worker:0");
+    am.executor_events()->OnRegistered("worker", 0, "127.0.0.1:2000");
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    absl::StatusOr<ApplicationStatus> s = result.get();
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->state, AppState::kFailed);
+    EXPECT_THAT(s->diagnostics, HasSubstr("worker:0 was relaunched but came back at "
+                                          "127.0.0.1:2000 instead of 127.0.0.1:10"));
+    EXPECT_EQ(am.job_restart_allowed(), change == AddressChange::kRestartJob);
+  }
+}
+
+TEST_F(AmTest, JobScopeEndsTheAttemptForTheNextOneUntilMaxRestarts) {
+  for (int attempt : {1, 2}) {
+    SCOPED_TRACE(attempt);
+    FakeResourceManager rm;
+    ApplicationMasterOptions o;
+    o.spec.command = "true";
+    RestartSpec r;
+    r.policy = RestartPolicy::kExitCode;
+    r.scope = RestartScope::kJob;
+    r.max_restarts = 1;
+    o.spec.max_attempts = 2;
+    o.spec.job_types = {Restarting(Job("worker", 1), r)};
+    o.spec.timeouts.stop_grace = absl::Seconds(1);
+    o.secret = kSecret;
+    o.broker_listen_address = "127.0.0.1:0";
+    o.advertised_host = "127.0.0.1";
+    o.stop_margin = absl::Seconds(2);
+    o.final_status_linger = absl::ZeroDuration();
+    o.attempt = attempt;
+    ApplicationMaster am(o, &rm);
+    auto result = std::async(std::launch::async, [&] { return am.Run(); });
+    ASSERT_TRUE(rm.WaitForRequests(1));
+    rm.Allocate("worker:0");
+    am.executor_events()->OnRegistered("worker", 0, "127.0.0.1:1000");
+    am.executor_events()->OnTaskExited("worker", 0, 143, "");
+    rm.Complete("worker:0", 143);
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    absl::StatusOr<ApplicationStatus> s = result.get();
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->state, AppState::kFailed);
+    EXPECT_THAT(rm.relaunched(), IsEmpty());
+    if (attempt == 1) {
+      EXPECT_TRUE(am.job_restart_allowed());
+      EXPECT_THAT(s->diagnostics, HasSubstr("the whole job restarts as attempt 2"));
+      EXPECT_THAT(s->diagnostics, HasSubstr("whole-job restart 1 of 1 (attempt 2)"));
+    } else {
+      EXPECT_FALSE(am.job_restart_allowed());
+      EXPECT_THAT(s->diagnostics, HasSubstr("the job was restarted 1 times already"));
+    }
+  }
+}
+
+TEST_F(AmTest, ARelaunchedTaskThatNeverRegistersFailsTheJobAtTheDeadline) {
+  Start({Job("chief", 1), Restarting(Job("worker", 1), TaskScope(RestartPolicy::kOnFailure))},
+        absl::Seconds(2));
+  // Registered with the broker itself, so that its own deadline is over once the spec is out.
+  auto chief = std::async(std::launch::async, [this] {
+    return broker::BrokerClient(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret)
+        .Register("chief", 0, "127.0.0.1", 1000, absl::Seconds(10));
+  });
+  auto worker = broker::BrokerClient(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret)
+                    .Register("worker", 0, "127.0.0.1", 1001, absl::Seconds(10));
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  ASSERT_TRUE(chief.get().ok());
+  rm_.Allocate("chief:0");
+  rm_.Allocate("worker:0");
+  Exit("worker", 0, 1);
+  ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("worker:0 was relaunched but did not register within 2s"));
+}
+
+TEST_F(AmTest, APartialGangIsReleasedAndAskedForAgainThenTheJobRuns) {
+  tweak_ = [](ApplicationMasterOptions& o) {
+    o.spec.timeouts.allocation = absl::Milliseconds(300);
+    o.allocation_backoff = absl::Milliseconds(300);
+  };
+  Start({Job("ps", 1), Job("worker", 2)});
+  // Only ps:0 and worker:0 get containers; worker:0's executor even registers.
+  rm_.Allocate("ps:0");
+  rm_.Allocate("worker:0");
+  events()->OnRegistered("worker", 0, "127.0.0.1:1000");
+  absl::SleepFor(absl::Milliseconds(100));
+  ApplicationStatus waiting = am_->Status();
+  EXPECT_EQ(waiting.pending, "1 \u00d7 <8192 MB, 1 vcore> (worker:1) pending");
+  // The deadline passes: everything is released, the request withdrawn.
+  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
+       rm_.killed().size() < 3 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
+  EXPECT_THAT(am_->Status().pending, HasSubstr("released everything after 300ms"));
+  EXPECT_EQ(am_->Status().state, AppState::kRunning);  // no failure
+  // Asked for again after the backoff; this time the whole gang comes.
+  ASSERT_TRUE(rm_.WaitForRequests(2 * total_));
+  EXPECT_THAT(am_->Status().pending, HasSubstr("asked 2 times"));
+  AllRunning();
+  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
+       !am_->Status().pending.empty() && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(am_->Status().pending, "");
+  Exit("worker", 0, 0);
+  Exit("worker", 1, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded) << s.diagnostics;
+}
+
 TEST(SummarizeTasksTest, RangesKeepLargeJobsDiagnosticsShort) {
   std::vector<std::string> missing = {"ps:0", "ps:1"};
   for (int i = 0; i < 5000; ++i) missing.push_back(absl::StrCat("worker:", i));

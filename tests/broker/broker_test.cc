@@ -220,6 +220,63 @@ TEST_F(BrokerTest, ReRegistrationBeforePublicationReplacesTheAddress) {
   EXPECT_THAT(moved.status().message(), HasSubstr("worker:1"));
 }
 
+TEST_F(BrokerTest, ARelaunchedTaskComesBackAndSupersedesTheExecutorItReplaced) {
+  StartBroker({{"worker", 2}});
+  auto w0 = RegisterAsync("worker", 0, 3000);
+  auto w1 = Client()->Register("worker", 1, "127.0.0.1", 3001, absl::Seconds(10));
+  ASSERT_TRUE(w1.ok()) << w1.status();
+  ASSERT_TRUE(w0.get().ok());
+  EXPECT_EQ(w1->version, 1);
+  EXPECT_TRUE(Client()->Heartbeat("worker", 1, "127.0.0.1:3001").ok());
+
+  // The AM relaunches worker:1: the old executor, still alive (say its node was declared lost),
+  // is told it is superseded, and its exit is no news to anyone.
+  broker_->ReopenTask("worker", 1);
+  EXPECT_EQ(Client()->Heartbeat("worker", 1, "127.0.0.1:3001").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Client()->ReportExit("worker", 1, 137, "", "127.0.0.1:3001").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Client()->Heartbeat("worker", 0, "127.0.0.1:3000").ok());  // others unaffected
+
+  // Back at the same address: the same spec, and the observer hears of it.
+  auto same = Client()->Register("worker", 1, "127.0.0.1", 3001, absl::Seconds(5));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(*same, *w1);
+  EXPECT_EQ(observer_.events().back(), "registered worker:1 127.0.0.1:3001");
+
+  // Back at a new address: published again as version 2; the old address is superseded.
+  broker_->ReopenTask("worker", 1);
+  auto moved = Client()->Register("worker", 1, "127.0.0.1", 3005, absl::Seconds(5));
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(moved->version, 2);
+  EXPECT_THAT(moved->jobs["worker"], ElementsAre("127.0.0.1:3000", "127.0.0.1:3005"));
+  EXPECT_EQ(broker_->cluster_spec()->version, 2);
+  EXPECT_EQ(observer_.events().back(), "registered worker:1 127.0.0.1:3005");
+  EXPECT_EQ(Client()->Heartbeat("worker", 1, "127.0.0.1:3001").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Client()->Heartbeat("worker", 1, "127.0.0.1:3005").ok());
+  // Without reopening, moving stays an error.
+  auto again = Client()->Register("worker", 1, "127.0.0.1", 3006, absl::Seconds(5));
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(BrokerTest, ReopeningBeforePublicationForgetsTheEarlierRegistration) {
+  // All-or-nothing allocation released worker:0's container after it registered: the spec must
+  // not be published with its dead address.
+  StartBroker({{"worker", 2}});
+  auto first = Client()->Register("worker", 0, "127.0.0.1", 4000, absl::Milliseconds(300));
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:4000", absl::Seconds(10)));
+  broker_->ReopenTask("worker", 0);
+  EXPECT_THAT(broker_->UnregisteredTasks(), ElementsAre("worker:0", "worker:1"));
+  auto w1 = RegisterAsync("worker", 1, 4001);
+  EXPECT_EQ(w1.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  auto w0 = Client()->Register("worker", 0, "127.0.0.1", 4002, absl::Seconds(10));
+  ASSERT_TRUE(w0.ok()) << w0.status();
+  EXPECT_THAT(w0->jobs["worker"], ElementsAre("127.0.0.1:4002", "127.0.0.1:4001"));
+  ASSERT_TRUE(w1.get().ok());
+}
+
 TEST_F(BrokerTest, UnknownTaskIsNotFound) {
   StartBroker({{"worker", 1}});
   auto client = Client();

@@ -14,6 +14,7 @@
 #include "cli/ytf_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tony/log.h"
 
 namespace tony::cli {
 namespace {
@@ -327,6 +328,54 @@ TEST(SubmitArgsTest, SpecFromStandardInput) {
   EXPECT_EQ(r->spec.command, "echo hi");
   EXPECT_EQ(r->spec.job_types.at(0).instances, 2);
   EXPECT_EQ(r->spec.task_defaults.memory_mb, 512);
+}
+
+TEST(SubmitArgsTest, RestartPolicyPerJobAndItsBadInput) {
+  auto r = Parse({"-r", "chief:1,ps:1,worker:2", "--restart",
+                  "worker:policy=exit-code,scope=task,max_restarts=5,backoff=2s", "--restart",
+                  "worker:on_address_change=restart-job", "cmd"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  const JobTypeSpec* worker = r->spec.FindJobType("worker");
+  ASSERT_TRUE(worker->restart.has_value());
+  EXPECT_EQ(worker->restart->policy, RestartPolicy::kExitCode);
+  EXPECT_EQ(worker->restart->scope, RestartScope::kTask);
+  EXPECT_EQ(worker->restart->max_restarts, 5);
+  EXPECT_EQ(worker->restart->backoff, absl::Seconds(2));
+  EXPECT_EQ(worker->restart->on_address_change, AddressChange::kRestartJob);  // both flags
+  EXPECT_FALSE(r->spec.FindJobType("chief")->restart.has_value());
+
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--restart", "worker:policy=always", "cmd"}),
+              HasSubstr("--restart: policy: 'always' is not a restart policy; use never, "
+                        "on-failure or exit-code"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--restart", "worker:max_restarts=-1", "cmd"}),
+              HasSubstr("--restart: max_restarts:"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--restart", "worker:retries=2", "cmd"}),
+              HasSubstr("unknown field 'retries'"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--restart", "evaluator:policy=never", "cmd"}),
+              HasSubstr("for a job of -r"));
+  // A TF1 between-graph ps cannot be relaunched alone.
+  EXPECT_THAT(
+      ErrorOf({"-r", "ps:1,worker:2", "--restart", "ps:policy=on-failure,scope=task", "cmd"}),
+      HasSubstr("jobs.ps.restart.scope (--restart): a TF1"));
+  // Scope job needs the attempts.
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--restart", "worker:policy=on-failure", "cmd"}),
+              HasSubstr("set max_attempts to at least 4 (--max_attempts 4)"));
+  EXPECT_TRUE(Parse({"-r", "worker:2", "--max_attempts", "4", "--restart",
+                     "worker:policy=on-failure", "cmd"})
+                  .ok());
+}
+
+TEST(SubmitArgsTest, TaskScopeOnMultiWorkerMirroredWorkersWarnsButIsAccepted) {
+  std::vector<std::string> lines;
+  SetLogSink([&](LogSeverity severity, absl::string_view, int, absl::string_view line) {
+    if (severity == LogSeverity::kWarning) lines.emplace_back(line);
+  });
+  auto r = Parse({"-r", "worker:2", "--restart", "worker:policy=on-failure,scope=task", "cmd"});
+  SetLogSink(nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], HasSubstr("jobs.worker.restart.scope: task on a TensorFlow job without "
+                                  "ps (MultiWorkerMirroredStrategy?)"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -204,6 +205,11 @@ TEST(YamlTest, RoundTripIsExact) {
   worker.tracked = true;
   worker.command = "python w.py '$X'";
   worker.node_label = "fast";
+  worker.restart = RestartSpec{.policy = RestartPolicy::kExitCode,
+                               .max_restarts = 0,
+                               .backoff = absl::Seconds(90),
+                               .scope = RestartScope::kTask,
+                               .on_address_change = AddressChange::kRestartJob};
   spec.am_node_label = "am nodes";
   std::string yaml = JobSpecToYaml(spec);
   auto back = ParseJobSpecYaml(yaml, "roundtrip");
@@ -306,6 +312,57 @@ TEST(JobSpecYamlTest, RelativePathsInAFileAreRelativeToItsDirectory) {
   EXPECT_EQ(spec->files,
             (std::vector<std::string>{dir + "/data/a.txt", "/abs/b.txt", "hdfs:///c.txt"}));
   EXPECT_EQ(spec->archives, std::vector<std::string>{dir + "/../env.tar.gz"});
+}
+
+TEST(YamlTest, RestartPolicyParsesAndBadFieldsNameTheKey) {
+  auto spec = ParseJobSpecYaml(R"(
+command: python train.py
+jobs:
+  chief: {}
+  ps: {}
+  worker:
+    instances: 2
+    restart: {policy: exit-code, scope: task, max_restarts: 4, backoff: 5s}
+)",
+                               "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const JobTypeSpec* worker = spec->FindJobType("worker");
+  ASSERT_TRUE(worker->restart.has_value());
+  EXPECT_EQ(worker->restart->policy, RestartPolicy::kExitCode);
+  EXPECT_EQ(worker->restart->scope, RestartScope::kTask);
+  EXPECT_EQ(worker->restart->max_restarts, 4);
+  EXPECT_EQ(worker->restart->backoff, absl::Seconds(5));
+  EXPECT_EQ(worker->restart->on_address_change, AddressChange::kFail);
+  EXPECT_TRUE(ValidateJobSpec(*spec).ok());
+  EXPECT_TRUE(JobSpecWarnings(*spec).empty());
+
+  struct Case {
+    const char* restart;
+    const char* expected;
+  } cases[] = {
+      {"{policy: sometimes}", "job.yaml:4:23: jobs.worker.restart.policy: 'sometimes' is not a"},
+      {"{max_restarts: -1}", "jobs.worker.restart.max_restarts: "},
+      {"{scope: node}", "jobs.worker.restart.scope: 'node' is not a restart scope"},
+      {"{tries: 3}", "jobs.worker.restart"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseJobSpecYaml(
+        absl::StrCat("command: x\njobs:\n  worker:\n    restart: ", c.restart, "\n"), "job.yaml");
+    ASSERT_FALSE(r.ok()) << c.restart;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.expected)) << c.restart;
+  }
+}
+
+TEST(RestartPolicyTest, ExitCodeSemanticsFollowKubeflowAndYarn) {
+  for (int code : {1, 2, 127, -1, -103, -104, -105}) {
+    EXPECT_FALSE(IsRetryableExit(RestartPolicy::kExitCode, code)) << code;
+    EXPECT_TRUE(IsRetryableExit(RestartPolicy::kOnFailure, code)) << code;
+  }
+  for (int code : {128, 137, 143, 255, -100, -101, -102, -106, -108}) {
+    EXPECT_TRUE(IsRetryableExit(RestartPolicy::kExitCode, code)) << code;
+    EXPECT_FALSE(IsRetryableExit(RestartPolicy::kNever, code)) << code;
+  }
+  EXPECT_FALSE(IsRetryableExit(RestartPolicy::kOnFailure, 0));
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ namespace tony {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Result {
   int exit_code = -1;
@@ -322,10 +323,13 @@ TEST(YarnJobTest, KillingATaskProcessFromOutsideFailsTheJob) {
   int pid = WaitForTaskProcess(app, "worker", 0);
   ASSERT_GT(pid, 0) << "worker:0 of " << app << " never started";
   kill(pid, SIGKILL);
+  const absl::Time killed = absl::Now();
   EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
+  std::printf("fault matrix: task SIGKILL -> FAILED after %s\n",
+              absl::FormatDuration(absl::Now() - killed).c_str());
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_EQ(status.exit_code, 1);
-  EXPECT_THAT(status.out, HasSubstr("worker:0"));
+  EXPECT_THAT(status.out, HasSubstr("worker:0 failed with exit code 137"));
   ExpectNothingLeft(app);
 }
 
@@ -357,7 +361,10 @@ TEST(YarnJobTest, ContainerDyingWithoutItsExecutorReportingFailsTheJob) {
   int executor = ExecutorProcess(app, "worker", 0);
   ASSERT_GT(executor, 0) << "no executor of worker:0 in " << app;
   kill(executor, SIGKILL);
+  const absl::Time killed = absl::Now();
   EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
+  std::printf("fault matrix: executor SIGKILL -> FAILED after %s\n",
+              absl::FormatDuration(absl::Now() - killed).c_str());
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_THAT(status.out, HasSubstr("worker:0"));
   EXPECT_THAT(status.out, HasSubstr("its container ended without an exit report"));
@@ -792,6 +799,237 @@ TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
   // The first attempt's containers stay listed, so its failure can still be read.
   Result first = RunCommand({Ytf(), "logs", app, "--task", "worker:1@1", "--file", "stderr"});
   EXPECT_THAT(first.out, HasSubstr("attempt one breaks"));
+  ExpectNothingLeft(app);
+}
+
+// The chief's stdout so far ("" before its container is known).
+std::string ChiefOutput(const std::string& app) {
+  return RunCommand({Ytf(), "logs", app, "--task", "chief:0", "--file", "stdout"}).out;
+}
+
+TEST(YarnJobTest, PsStrategyWorkerKilledMidTrainingIsRelaunchedAloneAndTheJobSucceeds) {
+  // Restart policy exit-code, scope task on the workers (examples/tf2_ps_restart.yaml): a SIGKILL
+  // (137) is retried; worker:1 comes back at its old address while the chief coordinates on.
+  std::string tmpl = ::testing::TempDir() + "/tf-restart.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r =
+      RunCommand({Submit(), "--yarn", "--detach", "--spec", src + "/examples/tf2_ps_restart.yaml",
+                  "-o", out, Python() + " ${DTF_TASK_SCRIPT} --steps 3000"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Mid-training: the chief has run steps.
+  for (absl::Time deadline = absl::Now() + absl::Minutes(3);
+       !absl::StrContains(ChiefOutput(app), "chief: step 25") && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Seconds(1));
+  }
+  ASSERT_THAT(ChiefOutput(app), HasSubstr("chief: step 25"));
+  const int chief = TaskProcess(app, "chief", 0);
+  const int worker = TaskProcess(app, "worker", 1);
+  ASSERT_GT(chief, 0);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  // Relaunched: a new worker:1 process, while the chief's is the same one.
+  int back = -1;
+  for (absl::Time deadline = killed + absl::Minutes(2); absl::Now() < deadline;) {
+    back = TaskProcess(app, "worker", 1);
+    if (back > 0 && back != worker) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  const absl::Duration relaunched = absl::Now() - killed;
+  EXPECT_GT(back, 0);
+  EXPECT_NE(back, worker);
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("worker:1: exit code 137: signal 9 (SIGKILL); task restart 1"))
+      << status.out;
+  const std::string end = WaitForEnd(app);
+  const absl::Duration ended = absl::Now() - killed;
+  EXPECT_EQ(end, "FINISHED/SUCCEEDED");
+  EXPECT_TRUE(ReadFileToString(out + "/checkpoints/checkpoint").ok());
+  EXPECT_THAT(ChiefOutput(app), HasSubstr("chief done"));
+  status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("task restart 1 of 3 after 2s; back at")) << status.out;
+  EXPECT_THAT(status.out, Not(HasSubstr("chief:0: exit")));  // the chief never restarted
+  EXPECT_THAT(status.out, Not(HasSubstr("task restart 2")));
+  std::printf("worker:1 SIGKILLed: running again after %s; job SUCCEEDED %s after the kill\n",
+              absl::FormatDuration(relaunched).c_str(), absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, TwoJobsOfSixtyPercentEachSubmittedAtOnceBothSucceedOneAfterTheOther) {
+  // Each job needs 3 x 3 GB; the two default-partition nodes hold two such containers each
+  // (beside the AMs): without all-or-nothing allocation each job holds two and both wait
+  // forever. With it, the partial gangs are released and, after randomised backoffs, one job
+  // gets its whole gang and runs, then the other.
+  std::string yaml = ::testing::TempDir() + "/itest-gang.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {allocation: 15s, registration: 5m}\n"
+                                  "jobs:\n  worker: {instances: 3, memory: 3g}\n")
+                  .ok());
+  std::vector<std::string> apps;
+  for (const char* name : {"itest-gang-a", "itest-gang-b"}) {
+    Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", name, "--spec", yaml,
+                           "echo \"ran at $(date +%s)\"; sleep 15"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    apps.push_back(AppIdOf(r));
+  }
+  // While both wait, at least one says what is pending and the queue's headroom.
+  bool saw_pending = false;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(1);
+       !saw_pending && absl::Now() < deadline;) {
+    for (const std::string& app : apps) {
+      Result st = RunCommand({Ytf(), "status", app});
+      if (absl::StrContains(st.out, "3072 MB, 1 vcore>") && absl::StrContains(st.out, "pending") &&
+          absl::StrContains(st.out, "queue headroom <")) {
+        saw_pending = true;
+      }
+    }
+    absl::SleepFor(absl::Seconds(1));
+  }
+  EXPECT_TRUE(saw_pending);
+  const absl::Time start = absl::Now();
+  std::vector<std::string> ends;
+  for (const std::string& app : apps) {
+    std::string state = AppState(app);
+    for (absl::Time deadline = absl::Now() + absl::Minutes(5);
+         !absl::StartsWith(state, "FINISHED") && !absl::StartsWith(state, "FAILED") &&
+         !absl::StartsWith(state, "KILLED") && absl::Now() < deadline;) {
+      absl::SleepFor(absl::Seconds(1));
+      state = AppState(app);
+    }
+    ends.push_back(state);
+  }
+  EXPECT_THAT(ends, ::testing::ElementsAre("FINISHED/SUCCEEDED", "FINISHED/SUCCEEDED"));
+  std::printf("two 60%% jobs submitted at once: both SUCCEEDED within %s of the first status\n",
+              absl::FormatDuration(absl::Now() - start).c_str());
+  for (const std::string& app : apps) ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAndNothingIsLeft) {
+  // Node loss from the real RM: the NodeManager of worker:0 dies (SIGKILL); after the test
+  // cluster's 30 s liveness expiry the RM reports its containers lost (-100), which the restart
+  // policy retries: worker:0 runs again on the other node, at a new address (accepted), and the
+  // old executor, orphaned on the dead node, is told it was superseded and stops its task.
+  std::string yaml = ::testing::TempDir() + "/itest-node-loss.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {stop_grace: 2s}\n"
+                                  "jobs:\n  worker:\n    instances: 2\n    memory: 3g\n"
+                                  "    restart: {policy: exit-code, scope: task, backoff: 1s, "
+                                  "on_address_change: accept}\n")
+                  .ok());
+  // The AM on the labelled node: losing a worker's node must not take the AM with it.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-node-loss", "--spec", yaml,
+                         "--am_node_label", "gpu", "echo \"on $NM_HOST\"; sleep 45"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int worker = WaitForTaskProcess(app, "worker", 0);
+  ASSERT_GT(worker, 0);
+  const int nm = NodeManagerOf(worker);
+  ASSERT_GT(nm, 0);
+  ASSERT_EQ(kill(nm, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  // Relaunched: a worker:0 process under another NodeManager.
+  int back = -1;
+  for (absl::Time deadline = killed + absl::Minutes(3); back < 0 && absl::Now() < deadline;) {
+    for (int pid : ProcessesOf(app)) {
+      std::vector<std::string> vars = EnvironOf(pid);
+      if (pid != worker && Has(vars, "DTF_TASK_JOB_NAME=worker") && Has(vars, "DTF_TASK_INDEX=0") &&
+          NodeManagerOf(pid) > 0 && NodeManagerOf(pid) != nm &&
+          std::any_of(vars.begin(), vars.end(),
+                      [](const std::string& v) { return absl::StartsWith(v, "TF_CONFIG="); })) {
+        back = pid;
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  const absl::Duration relaunched = absl::Now() - killed;
+  EXPECT_GT(back, 0) << "worker:0 never ran again";
+  // The orphan on the dead node stops once superseded.
+  for (absl::Time deadline = absl::Now() + absl::Seconds(30);
+       kill(worker, 0) == 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  EXPECT_NE(kill(worker, 0), 0) << "the old worker:0 still runs on the dead node";
+  const absl::Duration orphan_gone = absl::Now() - killed;
+  const std::string end = WaitForEnd(app);
+  const absl::Duration ended = absl::Now() - killed;
+  Result status = RunCommand({Ytf(), "status", app});
+  Result restart =
+      RunCommand({"/bin/bash",
+                  harness::HadoopCluster::Get().source_dir() + "/scripts/hadoop-cluster", "start"},
+                 absl::Minutes(4));
+  EXPECT_EQ(restart.exit_code, 0) << restart.err;
+  EXPECT_EQ(end, "FINISHED/SUCCEEDED");
+  EXPECT_THAT(status.out, HasSubstr("worker:0: exit status -100: its node was lost")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("back at a new address"));
+  std::printf(
+      "NodeManager of worker:0 killed: relaunched after %s, orphan gone after %s, job "
+      "SUCCEEDED %s after the kill\n",
+      absl::FormatDuration(relaunched).c_str(), absl::FormatDuration(orphan_gone).c_str(),
+      absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, FaultMatrixAmSigtermEndsTheJobKilledNamingTheSignal) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-am-sigterm", "-r",
+                         "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  int am_pid = -1;
+  for (int pid : ProcessesOf(app)) {
+    char exe[4096] = {0};
+    ssize_t n = readlink(absl::StrCat("/proc/", pid, "/exe").c_str(), exe, sizeof(exe) - 1);
+    if (n > 0 && absl::EndsWith(absl::string_view(exe, static_cast<size_t>(n)), "/tony-am")) {
+      am_pid = pid;
+    }
+  }
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGTERM), 0);
+  const absl::Time signalled = absl::Now();
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/KILLED");
+  std::printf("fault matrix: AM SIGTERM -> KILLED after %s\n",
+              absl::FormatDuration(absl::Now() - signalled).c_str());
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("the ApplicationMaster got signal 15")) << status.out;
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, FaultMatrixCtrlCOfTheClientKillsTheJob) {
+  std::string tmpl = ::testing::TempDir() + "/ctrl-c.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  SubprocessOptions options;
+  options.argv = {Submit(),        "--yarn", "-n",   "itest-ctrl-c",  "-r",
+                  "ps:1,worker:1", "-m",     "256m", "exec sleep 600"};
+  options.env = Environment();
+  options.stdout_path = dir + "/out";
+  options.stderr_path = dir + "/err";
+  auto submit = Subprocess::Spawn(options);
+  ASSERT_TRUE(submit.ok()) << submit.status();
+  std::string app;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2);
+       app.empty() && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(200));
+    Result seen;
+    seen.out =
+        ReadFileToString(dir + "/out").value_or("") + ReadFileToString(dir + "/err").value_or("");
+    app = AppIdOf(seen);
+  }
+  ASSERT_FALSE(app.empty());
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  (*submit)->Signal(SIGINT);
+  const absl::Time interrupted = absl::Now();
+  auto code = (*submit)->Wait(absl::Minutes(2));
+  ASSERT_TRUE(code.ok());
+  const absl::Duration took = absl::Now() - interrupted;
+  EXPECT_EQ(*code, 1);
+  const std::string err = ReadFileToString(dir + "/err").value_or("");
+  EXPECT_THAT(err, HasSubstr("interrupted: killing " + app));
+  EXPECT_THAT(err, HasSubstr("KILLED"));
+  EXPECT_THAT(AppState(app), testing::EndsWith("KILLED"));
+  std::printf("fault matrix: client Ctrl-C -> KILLED after %s\n",
+              absl::FormatDuration(took).c_str());
   ExpectNothingLeft(app);
 }
 
