@@ -151,6 +151,10 @@ void HadoopClusterEnvironment::SetUp() {
     } else {
       unsetenv("TONY_HADOOP_HOME");
     }
+    // This cluster lives for one test binary: recording class-data archives would only add
+    // their dump (a minute or more on a loaded machine) to its stop.
+    setenv("TONY_HADOOP_CDS", Env("TONY_HADOOP_CDS").empty() ? "0" : Env("TONY_HADOOP_CDS").c_str(),
+           1);
   }
 
   auto status = RunCommand({script, "status"}, absl::Seconds(60));
@@ -226,7 +230,8 @@ void HadoopClusterEnvironment::TearDown() {
   if (!c.started_here_) return;
   const std::string script = c.source_dir_ + "/scripts/hadoop-cluster";
   TONY_LOG(INFO) << "stopping the Hadoop cluster this test binary started";
-  auto stop = RunCommand({script, "stop"}, absl::Seconds(120));
+  // Two rounds of SIGTERM-then-SIGKILL, each up to 2 minutes while archives are written.
+  auto stop = RunCommand({script, "stop"}, absl::Seconds(300));
   if (!stop.ok() || stop->exit_code != 0) {
     ADD_FAILURE() << script << " stop failed: "
                   << (stop.ok() ? absl::StrCat("exit ", stop->exit_code)

@@ -15,7 +15,8 @@
 // (`hadoop-cluster ... --secure`) at base port $TONY_SECURE_HADOOP_BASE_PORT (default 18900)
 // and state directory $TONY_SECURE_HADOOP_HOME (default: the script's secure default), so it
 // never meets the insecure suite's cluster. Every `env` export (KRB5_CONFIG, KRB5CCNAME, ...)
-// is set for the tests, and the test user's ticket is renewed from its keytab.
+// is set for the tests, and the test user's ticket is renewed from its keytab. Class-data
+// archives are off for it (TONY_HADOOP_CDS=0 unless set): it starts and stops once per run.
 //
 // Thread-safety: HadoopCluster::Get() and the accessors may be called from any thread once the
 // environment is set up (before any test runs).
