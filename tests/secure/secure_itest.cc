@@ -183,6 +183,46 @@ TEST(SecureTest, KillListAndStatusWorkWithTheUsersTicket) {
   EXPECT_EQ(list.exit_code, 0) << list.err;
   EXPECT_THAT(list.out, HasSubstr(app));
 
+  // While the task runs: the job secret is in no process's command line or environment and in
+  // no file the NodeManagers keep for the application (launch scripts, logs).
+  const char* home = std::getenv("HOME");
+  const std::string app_dir = absl::StrCat(home != nullptr ? home : "/tmp", "/.tony/apps/", app);
+  const std::string secret = ReadFileToString(app_dir + "/secret").value_or("");
+  ASSERT_EQ(secret.size(), 64u);
+  EXPECT_TRUE(ReadFileToString(app_dir + "/tls.cert").ok()) << "no pinned certificate";
+  for (int i = 0; i < 120; ++i) {
+    Result st = Exec({Ytf(), "status", app});
+    if (absl::StrContains(st.out, "1 running")) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  glob_t procs{};
+  int scanned = 0;
+  if (glob("/proc/[0-9]*", 0, nullptr, &procs) == 0) {
+    for (size_t i = 0; i < procs.gl_pathc; ++i) {
+      for (const char* f : {"/cmdline", "/environ"}) {
+        auto text = ReadFileToString(std::string(procs.gl_pathv[i]) + f);
+        if (!text.ok()) continue;
+        ++scanned;
+        EXPECT_THAT(*text, Not(HasSubstr(secret))) << procs.gl_pathv[i] << f;
+      }
+    }
+  }
+  globfree(&procs);
+  EXPECT_GT(scanned, 10);
+  std::string state = Cluster().conf_dir();
+  state = state.substr(0, state.rfind('/'));
+  glob_t files{};
+  int kept = 0;
+  if (glob((state + "/data/nm*/logs/" + app + "/*/*").c_str(), 0, nullptr, &files) == 0) {
+    for (size_t i = 0; i < files.gl_pathc; ++i) {
+      ++kept;
+      EXPECT_THAT(ReadFileToString(files.gl_pathv[i]).value_or(""), Not(HasSubstr(secret)))
+          << files.gl_pathv[i];
+    }
+  }
+  globfree(&files);
+  EXPECT_GT(kept, 0) << "no NodeManager files of " << app;
+
   Result kill = Exec({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   Result status = Exec({Ytf(), "status", app});
