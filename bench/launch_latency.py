@@ -14,7 +14,10 @@ The AM's phases come from the `TONY_PHASE <name> <unix ms>` lines of its log (yt
 am); the machine's clock is shared, since the single-host cluster runs here. Also prints the
 peak RSS (VmHWM) of the AM and of an executor, from the same log lines.
 
-  bench/launch_latency.py [--runs 5] [--shapes ps:1,worker:2 ps:2,worker:8]
+  bench/launch_latency.py [--runs 5] [--shapes ps:1,worker:2 ps:2,worker:8] [--broker_tls]
+
+--broker_tls submits with TLS on the broker channel (the default on Kerberos clusters), to
+compare its cost with a plaintext run.
 """
 
 import argparse
@@ -30,11 +33,11 @@ BIN = os.environ.get("TONY_BIN_DIR", os.path.join(ROOT, "build", "bin"))
 PHASES = ["submitted", "am_registered", "all_allocated", "all_registered", "all_started"]
 
 
-def run_once(shape):
+def run_once(shape, extra):
     t0 = time.time()
     p = subprocess.run([os.path.join(BIN, "ytf-submit"), "--yarn", "--detach", "--quiet", "-n",
-                        "bench-launch", "-r", shape, "-m", "128m", "--am_memory", "256m",
-                        "sleep 2"], capture_output=True, text=True, timeout=600)
+                        "bench-launch", "-r", shape, "-m", "128m", "--am_memory", "256m"] + extra +
+                       ["sleep 2"], capture_output=True, text=True, timeout=600)
     submitted = time.time() - t0
     m = re.search(r"application_\d+_\d+", p.stdout)
     if p.returncode != 0 or not m:
@@ -65,6 +68,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--shapes", nargs="+", default=["ps:1,worker:2", "ps:2,worker:8"])
+    ap.add_argument("--broker_tls", action="store_true")
     args = ap.parse_args()
     if not os.environ.get("HADOOP_CONF_DIR"):
         conf = subprocess.run([os.path.join(ROOT, "scripts", "hadoop-cluster"), "start"],
@@ -74,13 +78,15 @@ def main():
         samples = {p: [] for p in PHASES}
         rss = {}
         for _ in range(args.runs):
-            phases, r = run_once(shape)
+            phases, r = run_once(shape, ["--broker_tls"] if args.broker_tls else [])
             for p in PHASES:
                 if phases.get(p) is not None:
                     samples[p].append(phases[p])
             for k, v in r.items():
                 rss.setdefault(k, []).append(v)
-        print(f"launch latency, {shape}, median of {args.runs} runs (seconds since submission):")
+        tls = ", broker TLS" if args.broker_tls else ""
+        print(f"launch latency, {shape}{tls}, median of {args.runs} runs "
+              "(seconds since submission):")
         for p in PHASES:
             s = samples[p]
             if s:

@@ -74,6 +74,10 @@ struct ClusterSpecBrokerOptions {
   std::string listen_address = "0.0.0.0:0";
   // The application secret every call must carry. Required: at least 16 characters.
   std::string secret;
+  // Serve TLS with this PEM key and certificate (the job's, see docs/security.md) instead of
+  // plaintext. Both or neither. Default: empty (plaintext).
+  std::string tls_key_pem;
+  std::string tls_cert_pem;
   // Number of tasks per job type; the spec is published when all of them have registered.
   // Required, not empty.
   std::map<std::string, int> expected_tasks;

@@ -177,8 +177,18 @@ struct YarnSubmitterOptions {
   // ($TONY_RUNTIME_BUNDLE, else the installed package's share/tony when the program was linked
   // through find_package(tony), else next to the running program).
   std::string bin_dir;
-  // User for SIMPLE authentication and HDFS staging. Default: "" ($HADOOP_USER_NAME, else $USER).
+  // User for SIMPLE authentication and HDFS staging. Default: "" ($HADOOP_USER_NAME, else $USER;
+  // on a Kerberos cluster the short name of the Kerberos principal).
   std::string user;
+  // Kerberos clusters (hadoop.security.authentication=kerberos): log in as `principal` from
+  // `keytab` in-process (nothing written to disk). Both or neither. Default: "" (the user's
+  // ticket cache, KRB5CCNAME / kinit).
+  std::string principal;
+  std::string keytab;
+  // TLS on the broker channel (client, AM, executors) with a per-job certificate that every
+  // client pins. Always on for Kerberos clusters; this turns it on for insecure ones.
+  // Default: false.
+  bool broker_tls = false;
 };
 
 absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options);

@@ -416,6 +416,8 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   ClusterSpecBrokerOptions bo;
   bo.listen_address = options_.broker_listen_address;
   bo.secret = options_.secret;
+  bo.tls_key_pem = options_.tls_key_pem;
+  bo.tls_cert_pem = options_.tls_cert_pem;
   for (const std::string& id : order_) {
     absl::MutexLock lock(&mu_);
     if (tasks_[id].outside) {

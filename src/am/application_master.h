@@ -58,6 +58,9 @@ struct ApplicationMasterOptions {
   JobSpec spec;        // required, valid
   std::string app_id;  // shown in the status
   std::string secret;  // required; every broker call must carry it
+  // The job's TLS key and certificate (PEM): the broker serves TLS. Default: empty (plaintext).
+  std::string tls_key_pem;
+  std::string tls_cert_pem;
   // Where the broker listens. Default: "0.0.0.0:0" (every interface, a port the system picks).
   std::string broker_listen_address = "0.0.0.0:0";
   // Host the executors use to reach the broker. Default: "" (this machine's host name).

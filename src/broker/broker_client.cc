@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "broker/grpc_status.h"
 #include "broker/secret.h"
+#include "broker/tls.h"
 #include "broker/wire.h"
 #include "common/status_macros.h"
 #include "tony/broker.grpc.pb.h"
@@ -46,7 +47,15 @@ BrokerClient::BrokerClient(const std::string& address, std::string secret,
   // Reconnect quickly when the broker is not up yet.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  channel_ = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!options_.tls_cert_pem.empty()) {
+    // The job's self-signed certificate is the only root: no other server passes.
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options_.tls_cert_pem;
+    creds = grpc::SslCredentials(ssl);
+    args.SetSslTargetNameOverride(kTlsServerName);
+  }
+  channel_ = grpc::CreateCustomChannel(address, creds, args);
   stub_ = std::make_unique<Stub>(channel_);
 }
 

@@ -34,6 +34,9 @@ struct BrokerClientOptions {
   // Longest single registration long poll; Register() polls again until its own deadline.
   // Default: 30 seconds.
   absl::Duration long_poll = absl::Seconds(30);
+  // TLS: the broker's certificate (PEM), the only one trusted (pinned), whatever the address;
+  // the server must present exactly it. Default: empty (plaintext).
+  std::string tls_cert_pem;
 };
 
 class BrokerClient {

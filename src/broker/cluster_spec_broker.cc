@@ -217,6 +217,10 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
 };
 
 absl::Status ClusterSpecBroker::Impl::Start() {
+  if (options_.tls_key_pem.empty() != options_.tls_cert_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "ClusterSpecBroker: tls_key_pem and tls_cert_pem go together");
+  }
   if (options_.secret.size() < 16) {
     return absl::InvalidArgumentError("ClusterSpecBroker: the secret must have >= 16 characters");
   }
@@ -268,9 +272,14 @@ absl::Status ClusterSpecBroker::Impl::Start() {
   }
   port_ = listener_->port();
   grpc::ServerBuilder builder;
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!options_.tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({options_.tls_key_pem, options_.tls_cert_pem});
+    creds = grpc::SslServerCredentials(ssl);
+  }
   acceptor_ = builder.experimental().AddExternalConnectionAcceptor(
-      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
-      grpc::InsecureServerCredentials());
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD, creds);
   builder.RegisterService(this);
   // The spec of a very large job is a few hundred KB; leave room.
   builder.SetMaxSendMessageSize(64 << 20);

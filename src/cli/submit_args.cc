@@ -58,6 +58,9 @@ constexpr FlagDef kFlags[] = {
     {0, "local", false},
     {0, "yarn", false},
     {0, "conf_dir", true},
+    {0, "broker_tls", false},
+    {0, "principal", true},
+    {0, "keytab", true},
     {'D', "define", true},
     {0, "dry-run", false},
     {0, "dry-run-tasks", false},
@@ -371,6 +374,12 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
       out.backend = Backend::kYarn;
     } else if (name == "conf_dir") {
       out.conf_dir = f.value;
+    } else if (name == "broker_tls") {
+      out.broker_tls = true;
+    } else if (name == "principal") {
+      out.principal = f.value;
+    } else if (name == "keytab") {
+      out.keytab = f.value;
     } else if (name == "define") {
       TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
       out.conf_overrides[kv.first] = kv.second;
@@ -463,6 +472,11 @@ Where and how:
       --local            run on this machine as local processes (the default without YARN config)
       --yarn             run on YARN (the default when HADOOP_CONF_DIR or YARN_CONF_DIR is set)
       --conf_dir <dir>   Hadoop configuration directory (default $HADOOP_CONF_DIR)
+      --broker_tls       TLS with a per-job pinned certificate between client, AM and
+                         executors (always on for Kerberos clusters)
+      --principal <p>    Kerberos cluster: log in as this principal from --keytab
+                         (default: the ticket cache, KRB5CCNAME / kinit)
+      --keytab <file>    the keytab for --principal (read in-process, never shipped)
   -D, --define key=value   override a Hadoop configuration key; repeatable
       --dry-run          print the job as YAML (accepted back by --spec) with a summary per
                          job type (resources, command, environment) and exit

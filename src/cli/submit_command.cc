@@ -73,6 +73,9 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
     YarnSubmitterOptions options;
     options.conf_dir = args.conf_dir;
     options.conf_overrides = args.conf_overrides;
+    options.principal = args.principal;
+    options.keytab = args.keytab;
+    options.broker_tls = args.broker_tls;
     auto yarn = NewYarnSubmitter(options);
     if (!yarn.ok()) {
       err << "ytf-submit: " << yarn.status().message() << "\n";

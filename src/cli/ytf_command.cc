@@ -48,6 +48,7 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "json", false, "status list"}, {0, "all", false, "list"},      {0, "task", true, "logs"},
     {0, "file", true, "logs"},         {'f', "follow", false, "logs"}, {0, "conf_dir", true, ""},
     {'D', "define", true, ""},         {'h', "help", false, ""},       {0, "version", false, ""},
+    {0, "principal", true, ""},        {0, "keytab", true, ""},
 };
 
 constexpr const char* kCommands[] = {"status", "kill", "list", "logs", "clean"};
@@ -161,6 +162,10 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
       out.json = true;
     } else if (name == "conf_dir") {
       out.cluster.conf_dir = value;
+    } else if (name == "principal") {
+      out.cluster.principal = value;
+    } else if (name == "keytab") {
+      out.cluster.keytab = value;
     } else if (name == "define") {
       size_t eq = value.find('=');
       if (eq == std::string::npos || eq == 0) {
@@ -256,7 +261,7 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::Applicat
         if (!args.task.empty() && c.task != args.task) continue;
         found = true;
         for (const std::string& file : args.files) {
-          auto r = submit::FetchContainerLog(http, c, file);
+          auto r = submit::FetchContainerLog(http, c, file, cluster.kerberos);
           std::string key = c.container_id + "/" + file;
           if (!r.ok()) {
             // While following, a file may still appear; it is missing once the job is over.
@@ -316,6 +321,9 @@ std::string YtfUsage(absl::string_view command) {
   static constexpr char kCommon[] = R"(
 Options of every command:
       --conf_dir <dir>      Hadoop configuration directory (default $HADOOP_CONF_DIR)
+      --principal <p>       Kerberos cluster: log in as this principal from --keytab
+                            (default: the ticket cache, KRB5CCNAME / kinit)
+      --keytab <file>       the keytab for --principal
   -D, --define key=value    override a Hadoop configuration key; repeatable
   -h, --help                this help
 Options take their value as the next word or after '=' (--task=worker:1).
@@ -443,7 +451,8 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   auto connected = submit::ConnectYarnCluster(parsed->cluster);
   if (!connected.ok()) {
     err << "ytf: " << connected.status().message() << "\n";
-    return kExitInternal;
+    // Flags that do not fit together (--principal without --keytab) are bad usage.
+    return absl::IsInvalidArgument(connected.status()) ? kExitUsage : kExitInternal;
   }
   auto cluster = std::make_shared<submit::YarnCluster>(std::move(*connected));
 

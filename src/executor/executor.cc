@@ -26,6 +26,7 @@
 #include "absl/synchronization/notification.h"
 #include "broker/broker_client.h"
 #include "broker/secret.h"
+#include "broker/tls.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/proc.h"
@@ -190,6 +191,12 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
     return absl::InvalidArgumentError(absl::StrCat("tony-executor: ", secret.status().message()));
   }
   c.secret = *std::move(secret);
+  absl::StatusOr<broker::TlsIdentity> tls =
+      broker::TlsIdentityFromTokenFile(Get(env, broker::kTokenFileEnv));
+  if (!tls.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("tony-executor: ", tls.status().message()));
+  }
+  c.tls_cert_pem = std::move(tls->cert_pem);
   return c;
 }
 
@@ -241,7 +248,9 @@ int RunExecutor(const ExecutorConfig& config) {
   TONY_LOG(INFO) << task_name << ": reserved port " << reservation->port() << "; registering "
                  << host << ":" << reservation->port() << " with " << config.am_address;
 
-  broker::BrokerClient client(config.am_address, config.secret);
+  broker::BrokerClientOptions client_options;
+  client_options.tls_cert_pem = config.tls_cert_pem;
+  broker::BrokerClient client(config.am_address, config.secret, client_options);
 
   // Registration runs on its own thread so that a SIGTERM meanwhile is acted on at once.
   absl::StatusOr<ClusterSpec> cluster = absl::UnknownError("not registered");

@@ -51,6 +51,8 @@ inline constexpr int kExecutorFailure = 125;
 struct ExecutorConfig {
   std::string am_address;
   std::string secret;
+  // The broker's certificate (PEM) when the job's broker serves TLS: the only one trusted.
+  std::string tls_cert_pem;
   std::string job_name;
   int task_index = 0;
   std::string spec_file;

@@ -10,7 +10,10 @@
 // unreachable NameNode is Unavailable naming its address. With several NameNodes (HA) a request
 // that finds a NameNode unreachable or in standby moves on to the next one.
 //
-// Insecure clusters only for now: requests carry ?user.name=<user>.
+// Authentication: on insecure clusters requests carry ?user.name=<user>; on Kerberos clusters
+// the client authenticates to the NameNode with SPNEGO (the process's Kerberos credentials), or,
+// inside a job's containers, with the job's HDFS delegation token (?delegation=). Redirects to
+// DataNodes carry the delegation token the NameNode puts into them.
 //
 // Thread-safety: thread-safe; one client may serve many threads.
 
@@ -32,6 +35,7 @@
 #include "conf/configuration.h"
 #include "http/client.h"
 #include "http/json.h"
+#include "ipc/token.h"
 
 namespace tony::hdfs {
 
@@ -79,6 +83,11 @@ class WebHdfsClient {
     std::string default_fs;
     // The user.name of requests. Default: empty, meaning conf::HadoopUserName().
     std::string user;
+    // Kerberos cluster: SPNEGO to the NameNode instead of user.name. Default: false.
+    bool spnego = false;
+    // An HDFS delegation token (EncodeTokenUrlString form): sent as delegation= instead of
+    // user.name or SPNEGO. Default: empty.
+    std::string delegation;
     // Connecting to a NameNode or DataNode. Default: 5 s.
     absl::Duration connect_timeout = absl::Seconds(5);
     // A metadata request (everything but moving file data). Default: 30 s.
@@ -87,14 +96,21 @@ class WebHdfsClient {
     absl::Duration transfer_timeout = absl::Minutes(30);
   };
 
-  // The NameNode addresses, scheme and default file system of a Hadoop configuration.
-  // Unimplemented for Kerberos clusters (hadoop.security.authentication=kerberos).
+  // The NameNode addresses, scheme and default file system of a Hadoop configuration; spnego
+  // on Kerberos clusters (hadoop.security.authentication=kerberos).
   static absl::StatusOr<Options> OptionsFromConfiguration(const conf::Configuration& conf);
 
   // InvalidArgument without NameNodes or with a bad scheme.
   static absl::StatusOr<std::unique_ptr<WebHdfsClient>> Create(Options options);
 
   const Options& options() const { return options_; }
+
+  // A delegation token for the current user (GETDELEGATIONTOKEN) that `renewer` (a principal
+  // such as the ResourceManager's, or a short name) may renew, as an HDFS_DELEGATION_TOKEN for
+  // the NameNode RPC address `rpc_service` ("ip:port"), the form Hadoop's RPC clients select
+  // (e.g. `hdfs dfs` inside a container with HADOOP_TOKEN_FILE_LOCATION).
+  absl::StatusOr<ipc::Token> GetDelegationToken(absl::string_view renewer,
+                                                absl::string_view rpc_service) const;
 
   // Creates the directory and its missing parents. OK if it already exists.
   absl::Status Mkdirs(absl::string_view path, std::optional<int> permission = std::nullopt) const;

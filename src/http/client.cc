@@ -275,6 +275,11 @@ absl::StatusOr<Response> Client::Do(const Request& request) const {
                    std::max<long>(1, static_cast<long>(  // NOLINT(runtime/int)
                                          absl::ToInt64Seconds(options_.stall_timeout))));
   if (!options_.use_environment_proxy) curl_easy_setopt(curl, CURLOPT_PROXY, "");
+  if (request.negotiate) {
+    // An empty user and password: curl's GSS-API takes the identity from the ticket cache.
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_NEGOTIATE));  // NOLINT
+    curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
+  }
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));  // NOLINT
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);

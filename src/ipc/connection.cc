@@ -10,6 +10,7 @@
 #include "common/status_macros.h"
 #include "hadoop/IpcConnectionContext.pb.h"
 #include "hadoop/RpcHeader.pb.h"
+#include "ipc/kerberos.h"
 #include "ipc/rpc_errors.h"
 #include "ipc/wire.h"
 
@@ -117,7 +118,11 @@ absl::Status Connection::Handshake(absl::Time deadline) {
   if (!s.ok()) return HandshakeIoError(params_.address, s);
   if (sasl) {
     HandshakeTransport transport(&socket_, params_, deadline);
-    absl::StatusOr<SaslOffer> offer = NegotiateSasl(params_.auth, &transport);
+    ClientAuth auth = params_.auth;
+    if (auth.method == AuthMethod::kKerberos) {
+      auth.server_principal = ResolveServerPrincipal(auth.server_principal, params_.address.host);
+    }
+    absl::StatusOr<SaslOffer> offer = NegotiateSasl(auth, &transport, &layer_);
     if (!offer.ok()) {
       if (GetConnectionFailure(offer.status()).has_value() ||
           absl::IsDeadlineExceeded(offer.status())) {
@@ -133,7 +138,8 @@ absl::Status Connection::Handshake(absl::Time deadline) {
       return refused;
     }
     TONY_LOG(DEBUG) << "SASL " << offer->method << "/" << offer->mechanism << " with "
-                    << params_.address.ToString() << " succeeded";
+                    << params_.address.ToString() << " succeeded"
+                    << (layer_ != nullptr ? absl::StrCat(", qop ", layer_->qop()) : "");
   }
   hadoop::common::IpcConnectionContextProto context;
   context.set_protocol(params_.protocol);
@@ -141,9 +147,29 @@ absl::Status Connection::Handshake(absl::Time deadline) {
   // With a token the connection itself establishes the user: send none.
   if (params_.auth.method == AuthMethod::kSimple) user->set_effectiveuser(params_.auth.user);
   auto header = MakeRequestHeader(kConnectionContextCallId, kInvalidRetryCount, params_.client_id);
-  s = socket_.WriteAll(EncodeFrame({&header, &context}), deadline);
+  std::string frame = EncodeFrame({&header, &context});
+  if (layer_ != nullptr) {
+    TONY_ASSIGN_OR_RETURN(frame, WrapFrame(frame));
+  }
+  s = socket_.WriteAll(frame, deadline);
   if (!s.ok()) return HandshakeIoError(params_.address, s);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Connection::WrapFrame(absl::string_view frame) const {
+  // Hadoop's client wraps whatever its buffered stream flushes, at most the negotiated size at
+  // a time; the server unwraps each message and reads frames from the concatenation.
+  const size_t max = std::max<size_t>(layer_->max_wrap_input(), 1);
+  auto header = MakeRequestHeader(kSaslCallId, kInvalidRetryCount, params_.client_id);
+  std::string out;
+  for (size_t pos = 0; pos < frame.size(); pos += max) {
+    TONY_ASSIGN_OR_RETURN(std::string token, layer_->Wrap(frame.substr(pos, max)));
+    RpcSaslProto wrap;
+    wrap.set_state(RpcSaslProto::WRAP);
+    wrap.set_token(std::move(token));
+    out += EncodeFrame({&header, &wrap});
+  }
+  return out;
 }
 
 Connection::~Connection() { Close(); }
@@ -191,7 +217,14 @@ absl::Status Connection::WriteFrame(const std::string& frame, absl::Time deadlin
     if (write_failed_) return write_failed_status_;
     writing_ = true;
   }
-  absl::Status s = socket_.WriteAll(frame, deadline);
+  // Wrapping happens in write order: GSS sequence numbers must reach the server in order.
+  absl::Status s;
+  if (layer_ != nullptr) {
+    absl::StatusOr<std::string> wrapped = WrapFrame(frame);
+    s = wrapped.ok() ? socket_.WriteAll(*wrapped, deadline) : wrapped.status();
+  } else {
+    s = socket_.WriteAll(frame, deadline);
+  }
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
@@ -326,11 +359,56 @@ void Connection::ReaderLoop() {
         return;
       }
       if (inbuf.size() - pos - 4 < len) break;
-      Dispatch(absl::string_view(inbuf).substr(pos + 4, len));
+      if (layer_ != nullptr) {
+        DispatchWrapped(absl::string_view(inbuf).substr(pos + 4, len));
+      } else {
+        Dispatch(absl::string_view(inbuf).substr(pos + 4, len));
+      }
       pos += 4 + len;
     }
     inbuf.erase(0, pos);
   }
+}
+
+void Connection::DispatchWrapped(absl::string_view frame_body) {
+  absl::StatusOr<ResponseFrame> frame = DecodeResponseFrame(frame_body);
+  if (!frame.ok()) {
+    Break(frame.status());
+    return;
+  }
+  if (frame->call_id != kSaslCallId || frame->header.status() != RpcResponseHeaderProto::SUCCESS) {
+    // Not wrapped (a FATAL error the server sends in the clear): handle as is.
+    Dispatch(frame_body);
+    return;
+  }
+  RpcSaslProto msg;
+  absl::string_view payload = frame->payload;
+  absl::Status s = ConsumeDelimited(&payload, &msg);
+  if (s.ok() && msg.state() != RpcSaslProto::WRAP) {
+    s = absl::DataLossError(absl::StrCat("expected a SASL WRAP message from ",
+                                         params_.address.ToString(), ", got ",
+                                         RpcSaslProto::SaslState_Name(msg.state())));
+  }
+  absl::StatusOr<std::string> plain =
+      s.ok() ? layer_->Unwrap(msg.token()) : absl::StatusOr<std::string>(s);
+  if (!plain.ok()) {
+    Break(plain.status());
+    return;
+  }
+  plain_ += *plain;
+  size_t pos = 0;
+  while (plain_.size() - pos >= 4) {
+    uint32_t len = DecodeFrameLength(plain_.data() + pos);
+    if (len > kMaxFrameLength) {
+      Break(absl::DataLossError(
+          absl::StrCat("response frame of ", len, " bytes from ", params_.address.ToString())));
+      return;
+    }
+    if (plain_.size() - pos - 4 < len) break;
+    Dispatch(absl::string_view(plain_).substr(pos + 4, len));
+    pos += 4 + len;
+  }
+  plain_.erase(0, pos);
 }
 
 void Connection::Dispatch(absl::string_view frame_body) {

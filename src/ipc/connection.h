@@ -1,7 +1,9 @@
 // Copyright libtony authors.
 //
 // One authenticated Hadoop IPC connection: preamble, SASL (unless SIMPLE), connection context,
-// then any number of concurrent calls. A reader thread matches responses to callers by call id
+// then any number of concurrent calls. When SASL negotiated integrity or privacy (GSSAPI with
+// hadoop.rpc.protection integrity/privacy) every frame after the exchange, both ways, travels
+// wrapped in RpcSaslProto WRAP messages. A reader thread matches responses to callers by call id
 // and pings the server when the connection has been idle. Once broken (EOF, I/O error, FATAL
 // response) a connection stays broken; RpcClient replaces it.
 
@@ -70,14 +72,22 @@ class Connection {
 
   absl::Status Handshake(absl::Time deadline);
   absl::Status WriteFrame(const std::string& frame, absl::Time deadline);
+  // The frame as WRAP messages (several when it exceeds the layer's limit).
+  absl::StatusOr<std::string> WrapFrame(absl::string_view frame) const;
   void ReaderLoop();
   void Dispatch(absl::string_view frame_body);
+  // With a security layer: unwraps a WRAP message into plain_ and dispatches the complete
+  // frames it holds. Reader thread only.
+  void DispatchWrapped(absl::string_view frame_body);
   // Marks the connection broken and completes every pending call with `status`.
   void Break(const absl::Status& status);
 
   const ConnectionParams params_;
   Socket socket_;
   std::thread reader_;
+  // Set by Handshake before the reader starts; read-only afterwards.
+  std::unique_ptr<SaslSecurityLayer> layer_;
+  std::string plain_;  // unwrapped bytes not yet dispatched (reader thread only)
 
   mutable absl::Mutex mu_;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -108,6 +109,30 @@ absl::StatusOr<Credentials> Credentials::ReadFromEnvironment() {
     return absl::NotFoundError("HADOOP_TOKEN_FILE_LOCATION is not set");
   }
   return ReadFile(path);
+}
+
+std::string EncodeTokenUrlString(const Token& token) {
+  std::string raw;
+  AppendWritableBytes(token.identifier, &raw);
+  AppendWritableBytes(token.password, &raw);
+  AppendWritableText(token.kind, &raw);
+  AppendWritableText(token.service, &raw);
+  return absl::WebSafeBase64Escape(raw);
+}
+
+absl::StatusOr<Token> DecodeTokenUrlString(absl::string_view encoded) {
+  std::string raw;
+  if (!absl::WebSafeBase64Unescape(encoded, &raw)) {
+    return absl::InvalidArgumentError("token: not URL-safe base64");
+  }
+  WritableReader in(raw);
+  Token token;
+  TONY_ASSIGN_OR_RETURN(token.identifier, in.ReadBytes());
+  TONY_ASSIGN_OR_RETURN(token.password, in.ReadBytes());
+  TONY_ASSIGN_OR_RETURN(token.kind, in.ReadText());
+  TONY_ASSIGN_OR_RETURN(token.service, in.ReadText());
+  if (in.remaining() != 0) return absl::InvalidArgumentError("token: trailing bytes");
+  return token;
 }
 
 std::string Credentials::Serialize(Format format) const {

@@ -61,6 +61,12 @@ class Credentials {
   std::map<std::string, std::string> secrets_;
 };
 
+// A token as Hadoop's Token.encodeToUrlString writes it (WebHDFS GETDELEGATIONTOKEN's
+// "urlString", the delegation= parameter): URL-safe base64, unpadded, of the Writable token
+// (vint idLen, id, vint pwLen, pw, Text kind, Text service).
+std::string EncodeTokenUrlString(const Token& token);
+absl::StatusOr<Token> DecodeTokenUrlString(absl::string_view encoded);
+
 }  // namespace tony::ipc
 
 #endif  // TONY_IPC_CREDENTIALS_H_

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
+#include "ipc/kerberos.h"
 
 namespace tony::ipc {
 namespace {
@@ -147,7 +148,11 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewSaslMechanism(const SaslOffer&
       return NewDigestMd5Client(TokenSaslUsername(*auth.token), TokenSaslPassword(*auth.token),
                                 offer.protocol, offer.server_id);
     case AuthMethod::kKerberos:
-      return absl::UnimplementedError("Kerberos (GSSAPI) authentication is not implemented");
+      if (offer.mechanism != "GSSAPI") break;
+      if (auth.server_principal.empty()) {
+        return absl::InvalidArgumentError("KERBEROS auth without the server's principal");
+      }
+      return NewGssapiClient(auth.server_principal, offer);
     case AuthMethod::kSimple:
       break;
   }
@@ -155,7 +160,8 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewSaslMechanism(const SaslOffer&
       absl::StrCat("no SASL mechanism for ", offer.method, "/", offer.mechanism));
 }
 
-absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* transport) {
+absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* transport,
+                                        std::unique_ptr<SaslSecurityLayer>* layer) {
   if (auth.method == AuthMethod::kSimple) {
     return absl::InvalidArgumentError("SIMPLE auth uses no SASL exchange");
   }
@@ -220,6 +226,14 @@ absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* t
         if (!mech->complete()) {
           return absl::UnauthenticatedError(
               absl::StrCat("SASL ", mech->name(), ": server reported SUCCESS too early"));
+        }
+        if (std::unique_ptr<SaslSecurityLayer> l = mech->TakeSecurityLayer(); l != nullptr) {
+          if (layer == nullptr) {
+            return absl::UnimplementedError(absl::StrCat("SASL ", mech->name(), " negotiated ",
+                                                         l->qop(),
+                                                         " but this caller cannot wrap messages"));
+          }
+          *layer = std::move(l);
         }
         return offer;
       case RpcSaslProto::CHALLENGE: {

@@ -7,8 +7,11 @@
 //   first challenge) -> client INITIATE (the chosen offer echoed without its challenge, plus the
 //   mechanism's response) -> server CHALLENGE/RESPONSE rounds -> server SUCCESS.
 //
-// Mechanisms sit behind SaslMechanism so Kerberos (GSSAPI) can be added as another
-// implementation chosen from the same offers; today DIGEST-MD5 (libgsasl) serves TOKEN auth.
+// Mechanisms sit behind SaslMechanism: DIGEST-MD5 (libgsasl) serves TOKEN auth, GSSAPI (MIT
+// GSS-API, ipc/kerberos.h) KERBEROS auth. A mechanism that negotiates integrity or
+// confidentiality (GSSAPI with hadoop.rpc.protection integrity/privacy) hands the connection a
+// SaslSecurityLayer: from then on every frame either way travels inside RpcSaslProto WRAP
+// messages (callId -33) whose token is the wrapped bytes of the original frames.
 //
 // Thread-safety: NegotiateSasl and the factories may run concurrently (libgsasl session
 // starts are serialized inside); a SaslMechanism or SaslTransport serves one exchange on one
@@ -34,7 +37,7 @@ namespace tony::ipc {
 enum class AuthMethod {
   kSimple,    // no SASL; user name in the connection context
   kToken,     // SASL DIGEST-MD5 with a token (AMRMToken, NMToken, delegation tokens)
-  kKerberos,  // SASL GSSAPI; not implemented yet
+  kKerberos,  // SASL GSSAPI with the process's Kerberos credentials
 };
 
 // The method's name as it appears in SaslAuth.method ("SIMPLE", "TOKEN", "KERBEROS").
@@ -47,6 +50,9 @@ struct ClientAuth {
   std::string user;
   // TOKEN: the token whose identifier and password feed DIGEST-MD5.
   std::optional<Token> token;
+  // KERBEROS: the server's principal from configuration, e.g. "rm/_HOST@REALM"; the connection
+  // replaces _HOST with the canonical name of the host it connects to.
+  std::string server_principal;
 };
 
 // One authentication offered by the server in its NEGOTIATE reply.
@@ -55,6 +61,19 @@ struct SaslOffer {
   std::string mechanism;  // "DIGEST-MD5"
   std::string protocol;   // SASL service name ("" for tokens)
   std::string server_id;  // SASL server name ("default" for tokens)
+};
+
+// The protection a mechanism negotiated for the rest of the connection. Thread-safe (the
+// connection's writers and its reader use it at once).
+class SaslSecurityLayer {
+ public:
+  virtual ~SaslSecurityLayer() = default;
+  // "auth-int" or "auth-conf".
+  virtual absl::string_view qop() const = 0;
+  virtual absl::StatusOr<std::string> Wrap(absl::string_view plain) = 0;
+  virtual absl::StatusOr<std::string> Unwrap(absl::string_view wrapped) = 0;
+  // The most plain bytes one Wrap may carry (the server's receive buffer).
+  virtual size_t max_wrap_input() const = 0;
 };
 
 // A client-side SASL mechanism. Not thread-safe: one exchange on one connection.
@@ -67,6 +86,8 @@ class SaslMechanism {
   virtual absl::StatusOr<std::string> Step(absl::string_view server_message) = 0;
   // True once the mechanism has verified the server's last message.
   virtual bool complete() const = 0;
+  // After completion: the security layer, if one was negotiated (nullptr for "auth").
+  virtual std::unique_ptr<SaslSecurityLayer> TakeSecurityLayer() { return nullptr; }
 };
 
 // DIGEST-MD5 (RFC 2831) client through libgsasl, qop "auth". `service` and `host` make the
@@ -95,8 +116,10 @@ class SaslTransport {
 };
 
 // Runs the exchange for auth (which must not be SIMPLE) until the server reports SUCCESS.
-// Returns the offer that was used.
-absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* transport);
+// Returns the offer that was used; the negotiated security layer, if any, goes to *layer
+// (which may be null only when the caller accepts no layer: one negotiated is then an error).
+absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* transport,
+                                        std::unique_ptr<SaslSecurityLayer>* layer = nullptr);
 
 }  // namespace tony::ipc
 

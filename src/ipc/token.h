@@ -13,6 +13,7 @@ namespace tony::ipc {
 inline constexpr char kAmRmTokenKind[] = "YARN_AM_RM_TOKEN";
 inline constexpr char kNmTokenKind[] = "NMToken";
 inline constexpr char kContainerTokenKind[] = "ContainerToken";
+inline constexpr char kHdfsDelegationTokenKind[] = "HDFS_DELEGATION_TOKEN";
 
 // A value type. The password is a secret: never log it (nor the identifier, which names the
 // attempt and key).

@@ -30,7 +30,8 @@ absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
   // Only the submitting user has the secret: others see YARN's report without AM progress.
   return OpenYarnApplication(std::move(cluster), *id,
                              ReadFileToString(dir + "/secret").value_or(""),
-                             ReadFileToString(dir + "/staging").value_or(""));
+                             ReadFileToString(dir + "/staging").value_or(""), 0,
+                             ReadFileToString(dir + "/tls.cert").value_or(""));
 }
 
 absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnCluster& cluster,
@@ -72,7 +73,7 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnClus
 }
 
 absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
-                                              absl::string_view file) {
+                                              absl::string_view file, bool negotiate) {
   const bool am = container.task == "am" || absl::StartsWith(container.task, "am@");
   const std::string remote = am && (file == "stdout" || file == "stderr")
                                  ? absl::StrCat("tony-am.", file)
@@ -105,7 +106,7 @@ absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::st
   for (const TaskContainer& c : containers) {
     if (c.task == task) {
       http::Client http;
-      return FetchContainerLog(http, c, file);
+      return FetchContainerLog(http, c, file, cluster.kerberos);
     }
     tasks.push_back(c.task);
   }

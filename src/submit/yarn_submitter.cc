@@ -6,6 +6,10 @@
 
 #include "submit/yarn_submitter.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,17 +32,72 @@
 #include "absl/time/clock.h"
 #include "broker/broker_client.h"
 #include "broker/secret.h"
+#include "broker/tls.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/package_location.h"
 #include "common/proc.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
+#include "ipc/kerberos.h"
 #include "submit/cluster_checks.h"
 #include "submit/contract.h"
 
 namespace tony::submit {
 namespace {
+
+absl::Status KerberosLogin(const YarnSubmitterOptions& options, YarnCluster* cluster) {
+  if (options.principal.empty() != options.keytab.empty()) {
+    return absl::InvalidArgumentError(
+        "--principal and --keytab go together: give both, or neither to use the ticket cache");
+  }
+  TONY_ASSIGN_OR_RETURN(std::string auth,
+                        cluster->conf.Get("hadoop.security.authentication", "simple"));
+  if (!absl::EqualsIgnoreCase(auth, "kerberos")) return absl::OkStatus();
+  cluster->kerberos = true;
+  TONY_ASSIGN_OR_RETURN(cluster->rm_principal,
+                        cluster->conf.Get("yarn.resourcemanager.principal", ""));
+  if (cluster->rm_principal.empty()) {
+    return absl::FailedPreconditionError(
+        "yarn.resourcemanager.principal is not set: a Kerberos cluster's configuration names "
+        "the ResourceManager's principal (e.g. rm/_HOST@REALM)");
+  }
+  ipc::KerberosIdentity id;
+  if (!options.keytab.empty()) {
+    TONY_ASSIGN_OR_RETURN(id, ipc::LoginFromKeytab(options.principal, options.keytab));
+  } else {
+    TONY_ASSIGN_OR_RETURN(id, ipc::CurrentKerberosIdentity());
+  }
+  cluster->principal = id.principal;
+  // Hadoop's default auth_to_local rule: the principal's first component.
+  if (options.user.empty()) cluster->user = ipc::PrincipalShortName(id.principal);
+  TONY_LOG(DEBUG) << "Kerberos: " << id.principal << ", ticket valid until " << id.expires;
+  return absl::OkStatus();
+}
+
+// "ip:port" of fs.defaultFS's NameNode, as Hadoop names a delegation token's service
+// (hadoop.security.token.service.use_ip, true by default).
+absl::StatusOr<std::string> NameNodeTokenService(const conf::Configuration& conf) {
+  TONY_ASSIGN_OR_RETURN(std::string fs, conf::DefaultFs(conf));
+  TONY_ASSIGN_OR_RETURN(conf::FsUri uri, conf::ParseFsUri(fs));
+  if (uri.scheme != "hdfs") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("fs.defaultFS is ", fs, ": a Kerberos job needs HDFS (hdfs://)"));
+  }
+  TONY_ASSIGN_OR_RETURN(conf::HostPort hp,
+                        conf::ParseHostPort(uri.authority, 8020, "fs.defaultFS"));
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(hp.host.c_str(), nullptr, &hints, &res) == 0 && res != nullptr) {
+    char ip[INET_ADDRSTRLEN];
+    const auto* sin = reinterpret_cast<const sockaddr_in*>(res->ai_addr);
+    if (inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip)) != nullptr) hp.host = ip;
+    freeaddrinfo(res);
+  }
+  return hp.ToString();
+}
 
 constexpr absl::Duration kGracefulKillWait = absl::Seconds(20);
 
@@ -122,13 +181,15 @@ absl::Status CheckFits(const JobSpec& spec, const yarn::Resource& max, yarn::Yar
 class YarnApplication : public broker::BrokerBackedApplication {
  public:
   YarnApplication(std::shared_ptr<YarnCluster> cluster, const yarn::ApplicationId& id,
-                  std::string secret, std::string staging_dir, int max_attempts)
+                  std::string secret, std::string staging_dir, int max_attempts,
+                  std::string tls_cert_pem)
       : cluster_(std::move(cluster)),
         id_(id),
         id_text_(id.ToString()),
         secret_(std::move(secret)),
         staging_dir_(std::move(staging_dir)),
-        max_attempts_(max_attempts) {}
+        max_attempts_(max_attempts),
+        tls_cert_pem_(std::move(tls_cert_pem)) {}
 
   const std::string& id() const override { return id_text_; }
 
@@ -358,6 +419,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
     if (am_ == nullptr || am_address_ != address) {
       broker::BrokerClientOptions options;
       options.call_timeout = absl::Seconds(5);
+      options.tls_cert_pem = tls_cert_pem_;
       am_ = std::make_shared<broker::BrokerClient>(address, secret_, options);
       am_address_ = address;
     }
@@ -393,6 +455,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
   const std::string secret_;
   const std::string staging_dir_;
   const int max_attempts_;
+  const std::string tls_cert_pem_;  // pinned broker certificate; empty: plaintext
   absl::Mutex mu_;
   std::shared_ptr<broker::BrokerClient> am_ ABSL_GUARDED_BY(mu_);
   std::string am_address_ ABSL_GUARDED_BY(mu_);
@@ -405,8 +468,10 @@ class YarnApplication : public broker::BrokerBackedApplication {
 
 class YarnSubmitter : public Submitter {
  public:
-  YarnSubmitter(std::shared_ptr<YarnCluster> cluster, std::string bin_dir)
-      : cluster_(std::move(cluster)), bin_dir_(std::move(bin_dir)) {}
+  YarnSubmitter(std::shared_ptr<YarnCluster> cluster, std::string bin_dir, bool broker_tls)
+      : cluster_(std::move(cluster)),
+        bin_dir_(std::move(bin_dir)),
+        broker_tls_(broker_tls || cluster_->kerberos) {}
 
   // In yarn_queries.cc.
   absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) override {
@@ -429,6 +494,10 @@ class YarnSubmitter : public Submitter {
     TONY_ASSIGN_OR_RETURN(yarn::NewApplication app, cluster_->yarn->CreateApplication());
     TONY_RETURN_IF_ERROR(CheckFits(spec, app.max_capability, *cluster_->yarn));
     TONY_ASSIGN_OR_RETURN(std::string secret, broker::GenerateSecret());
+    broker::TlsIdentity tls;
+    if (broker_tls_) {
+      TONY_ASSIGN_OR_RETURN(tls, broker::GenerateTlsIdentity());
+    }
     const std::string id = app.id.ToString();
     const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");
     const std::string staging = absl::StrCat(StagingRoot(cluster_->user), "/", id);
@@ -467,6 +536,13 @@ class YarnSubmitter : public Submitter {
       ctx.lifetime = spec.timeouts.job + spec.timeouts.stop_grace + absl::Minutes(1);
     }
     TONY_ASSIGN_OR_RETURN(ctx.am_container, AmLaunchContext(*staged, secret, staging));
+    if (broker_tls_) {
+      // Like the secret: in the credentials (the AM hands them, minus its AMRMToken, to every
+      // executor), never in the environment. Executors only need the certificate, but the
+      // credentials are one set.
+      ctx.am_container.tokens.AddSecret(broker::kTlsKeyCredentialAlias, tls.key_pem);
+      ctx.am_container.tokens.AddSecret(broker::kTlsCertCredentialAlias, tls.cert_pem);
+    }
     ctx.am_container.environment[kEnvMaxAttempts] = std::to_string(ctx.max_app_attempts);
 
     if (absl::Status s = cluster_->yarn->SubmitApplication(ctx); !s.ok()) {
@@ -477,11 +553,13 @@ class YarnSubmitter : public Submitter {
     std::string local_dir = LocalAppDir(id);
     if (MakeDirectories(local_dir, 0700).ok()) {
       (void)WriteFileAtomically(local_dir + "/secret", secret, 0600);
+      if (broker_tls_) (void)WriteFileAtomically(local_dir + "/tls.cert", tls.cert_pem, 0600);
       (void)WriteFileAtomically(local_dir + "/staging", staging, 0600);
     }
     TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
     StartSweep(id);
-    return OpenYarnApplication(cluster_, app.id, secret, staging, ctx.max_app_attempts);
+    return OpenYarnApplication(cluster_, app.id, secret, staging, ctx.max_app_attempts,
+                               tls.cert_pem);
   }
 
   ~YarnSubmitter() override {
@@ -578,6 +656,17 @@ class YarnSubmitter : public Submitter {
     // In the container's credentials, not its environment: YARN writes the environment into
     // launch_container.sh, which it serves with the container's logs.
     am.tokens.AddSecret(broker::kSecretCredentialAlias, secret);
+    if (cluster_->kerberos) {
+      // The job's HDFS access: the AM and every task use this token, never a keytab. The RM
+      // renews it (renewer: its principal) while the job runs and cancels it at the end.
+      TONY_ASSIGN_OR_RETURN(std::string service, NameNodeTokenService(cluster_->conf));
+      TONY_ASSIGN_OR_RETURN(auto rms, conf::RmAddresses(cluster_->conf));
+      const std::string renewer = ipc::ResolveServerPrincipal(
+          cluster_->rm_principal, rms.empty() ? std::string() : rms.front().host);
+      TONY_ASSIGN_OR_RETURN(ipc::Token token, cluster_->hdfs->GetDelegationToken(renewer, service));
+      const std::string alias = token.service;  // not a reference into the moved token
+      am.tokens.AddToken(alias, std::move(token));
+    }
     am.environment[kEnvSpecFile] = kSpecLink;
     am.environment[kEnvSchedulerAddresses] = absl::StrJoin(scheduler_list, ",");
     am.environment[kEnvStagingDir] = staging;
@@ -612,6 +701,7 @@ class YarnSubmitter : public Submitter {
 
   const std::shared_ptr<YarnCluster> cluster_;
   const std::string bin_dir_;
+  const bool broker_tls_;
   std::thread sweeper_;
 };
 
@@ -740,7 +830,9 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
   TONY_ASSIGN_OR_RETURN(auto rms, conf::RmAddresses(cluster.conf));
   yarn::YarnClientOptions yarn_options;
   for (const auto& hp : rms) yarn_options.rm_addresses.push_back(hp.ToString());
+  TONY_RETURN_IF_ERROR(KerberosLogin(options, &cluster));
   yarn_options.user = cluster.user;
+  if (cluster.kerberos) yarn_options.kerberos_server_principal = cluster.rm_principal;
   yarn_options.connect_timeout = absl::Seconds(10);
   yarn_options.call_timeout = absl::Seconds(30);
   TONY_ASSIGN_OR_RETURN(cluster.yarn, yarn::NewYarnClient(yarn_options));
@@ -753,9 +845,11 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
 
 std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,
                                                  const yarn::ApplicationId& id, std::string secret,
-                                                 std::string staging_dir, int max_attempts) {
+                                                 std::string staging_dir, int max_attempts,
+                                                 std::string tls_cert_pem) {
   return std::make_unique<YarnApplication>(std::move(cluster), id, std::move(secret),
-                                           std::move(staging_dir), max_attempts);
+                                           std::move(staging_dir), max_attempts,
+                                           std::move(tls_cert_pem));
 }
 
 }  // namespace tony::submit
@@ -764,8 +858,9 @@ namespace tony {
 
 absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options) {
   TONY_ASSIGN_OR_RETURN(submit::YarnCluster cluster, submit::ConnectYarnCluster(options));
-  return std::unique_ptr<Submitter>(new submit::YarnSubmitter(
-      std::make_shared<submit::YarnCluster>(std::move(cluster)), options.bin_dir));
+  return std::unique_ptr<Submitter>(
+      new submit::YarnSubmitter(std::make_shared<submit::YarnCluster>(std::move(cluster)),
+                                options.bin_dir, options.broker_tls));
 }
 
 }  // namespace tony

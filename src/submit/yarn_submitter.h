@@ -26,6 +26,10 @@ namespace tony::submit {
 struct YarnCluster {
   conf::Configuration conf;
   std::string user;
+  // Kerberos cluster: the client's principal and the RM's (yarn.resourcemanager.principal).
+  bool kerberos = false;
+  std::string principal;
+  std::string rm_principal;
   std::unique_ptr<yarn::YarnClient> yarn;
   std::unique_ptr<hdfs::WebHdfsClient> hdfs;
 };
@@ -68,9 +72,12 @@ void MarkStagingBy(const std::string& app_id);
 // An Application for a job already on the cluster (e.g. `ytf status APP`). `secret` may be empty,
 // then progress comes from YARN's report only. `max_attempts` (0: unknown) is reported in its
 // status.
+// `tls_cert_pem`, when not empty, is the job's broker certificate (LocalAppDir()/tls.cert):
+// the AM is reached over TLS, pinned to it.
 std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,
                                                  const yarn::ApplicationId& id, std::string secret,
-                                                 std::string staging_dir, int max_attempts = 0);
+                                                 std::string staging_dir, int max_attempts = 0,
+                                                 std::string tls_cert_pem = "");
 
 // Submitter::Open for YARN: the secret and staging directory from LocalAppDir() when this user
 // submitted it here.
@@ -88,9 +95,9 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnClus
 
 // One log file of one container from its NodeManager, without the header and footer the
 // NodeManager wraps around finished containers' files. `file` as the task knows it ("stdout"
-// of the AM is its tony-am.stdout).
+// of the AM is its tony-am.stdout). `negotiate`: SPNEGO, for a Kerberos cluster.
 absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
-                                              absl::string_view file);
+                                              absl::string_view file, bool negotiate);
 
 // Submitter::ReadLog for YARN.
 absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,

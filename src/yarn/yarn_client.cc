@@ -206,6 +206,10 @@ absl::StatusOr<std::unique_ptr<YarnClient>> NewYarnClient(const YarnClientOption
   ipc::ClientAuth auth;
   auth.method = ipc::AuthMethod::kSimple;
   auth.user = options.user.empty() ? CurrentUserName() : options.user;
+  if (!options.kerberos_server_principal.empty()) {
+    auth.method = ipc::AuthMethod::kKerberos;
+    auth.server_principal = options.kerberos_server_principal;
+  }
   TONY_ASSIGN_OR_RETURN(RmChannel rm,
                         NewRmChannel(options.rm_addresses, kApplicationClientProtocol, auth,
                                      options.call_timeout, options.connect_timeout));

@@ -67,6 +67,10 @@ struct YarnClientOptions {
   std::vector<std::string> rm_addresses;
   // The user the RM acts for (SIMPLE auth). Default: empty, meaning $USER or the process's user.
   std::string user;
+  // Kerberos cluster: the RM's principal (yarn.resourcemanager.principal, "rm/_HOST@REALM");
+  // the client then authenticates with SASL GSSAPI and the process's Kerberos credentials.
+  // Default: empty (SIMPLE auth).
+  std::string kerberos_server_principal;
   // Default: 60 s per operation, failovers included.
   absl::Duration call_timeout = absl::Seconds(60);
   // Default: 20 s to connect to one RM.

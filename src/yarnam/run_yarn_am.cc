@@ -3,6 +3,7 @@
 #include "yarnam/run_yarn_am.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "am/application_master.h"
 #include "broker/secret.h"
+#include "broker/tls.h"
 #include "common/logging.h"
 #include "common/signal_watcher.h"
 #include "submit/contract.h"
@@ -77,6 +79,13 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.spec = *spec;
   options.app_id = app_id;
   options.secret = *secret;
+  // The job's TLS identity rides in the same credentials as the secret (when the job has one).
+  absl::StatusOr<broker::TlsIdentity> tls = broker::TlsIdentityFromTokenFile(
+      std::getenv(broker::kTokenFileEnv) != nullptr ? std::getenv(broker::kTokenFileEnv) : "");
+  if (tls.ok() && !tls->key_pem.empty() && !tls->cert_pem.empty()) {
+    options.tls_key_pem = tls->key_pem;
+    options.tls_cert_pem = tls->cert_pem;
+  }
   options.advertised_host = yam.container().nm_host;
   options.executor_env[submit::kEnvSpecFile] = submit::kSpecLink;
   options.log_dir = absl::StrCat("ytf logs ", app_id);

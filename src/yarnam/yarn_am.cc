@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "ipc/credentials.h"
 #include "submit/contract.h"
 
 namespace tony::yarnam {
@@ -83,6 +84,11 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
     }
     fs.default_fs = Env(submit::kEnvDefaultFs);
     fs.user = am->user_;
+    // Kerberos cluster: the job's delegation token (the client put it into the credentials);
+    // the AM never holds a keytab.
+    if (auto token = am->container_.credentials.FindTokenByKind(ipc::kHdfsDelegationTokenKind)) {
+      fs.delegation = ipc::EncodeTokenUrlString(*token);
+    }
     auto client = hdfs::WebHdfsClient::Create(std::move(fs));
     if (client.ok()) {
       am->hdfs_ = std::move(*client);

@@ -22,6 +22,7 @@
 #include "broker/broker_client.h"
 #include "broker/grpc_status.h"
 #include "broker/secret.h"
+#include "broker/tls.h"
 #include "broker/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -353,6 +354,59 @@ TEST_F(BrokerTest, StatusComesFromTheProvider) {
   EXPECT_EQ(status->progress["worker"].failed, 1);
   EXPECT_EQ(status->progress["worker"].total, 1);
   EXPECT_EQ(status->log_dir, "/tmp/x");
+}
+
+TEST(BrokerTlsTest, PinnedClientTalksAndEveryOtherClientIsRefused) {
+  auto ours = broker::GenerateTlsIdentity();
+  auto other = broker::GenerateTlsIdentity();
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(ours->cert_pem, other->cert_pem);
+  EXPECT_THAT(ours->cert_pem, HasSubstr("BEGIN CERTIFICATE"));
+  EXPECT_THAT(ours->key_pem, HasSubstr("BEGIN PRIVATE KEY"));
+
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 1}};
+  options.tls_key_pem = ours->key_pem;
+  options.tls_cert_pem = ours->cert_pem;
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  const std::string address = absl::StrCat("127.0.0.1:", broker.port());
+  broker::BrokerClientOptions short_calls;
+  short_calls.call_timeout = absl::Seconds(3);
+
+  broker::BrokerClientOptions pinned = short_calls;
+  pinned.tls_cert_pem = ours->cert_pem;
+  auto status = broker::BrokerClient(address, kSecret, pinned).GetStatus();
+  EXPECT_TRUE(status.ok()) << status.status();
+  // TLS does not replace the secret: a pinned client without it is still refused.
+  EXPECT_TRUE(absl::IsUnauthenticated(
+      broker::BrokerClient(address, "wrong-secret-0123456789", pinned).GetStatus().status()));
+
+  // Another job's certificate (e.g. an impostor broker's) is not trusted...
+  broker::BrokerClientOptions wrong_pin = short_calls;
+  wrong_pin.tls_cert_pem = other->cert_pem;
+  auto refused = broker::BrokerClient(address, kSecret, wrong_pin).GetStatus();
+  EXPECT_TRUE(absl::IsUnavailable(refused.status())) << refused.status();
+  // ...and a plaintext client gets no answer from a TLS broker.
+  auto plain = broker::BrokerClient(address, kSecret, short_calls).GetStatus();
+  EXPECT_FALSE(plain.ok());
+
+  // A broker serving another job's certificate is refused by our pinned client.
+  ClusterSpecBrokerOptions impostor_options = options;
+  impostor_options.tls_key_pem = other->key_pem;
+  impostor_options.tls_cert_pem = other->cert_pem;
+  ClusterSpecBroker impostor(impostor_options);
+  ASSERT_TRUE(impostor.Start().ok());
+  auto fooled = broker::BrokerClient(absl::StrCat("127.0.0.1:", impostor.port()), kSecret, pinned)
+                    .GetStatus();
+  EXPECT_TRUE(absl::IsUnavailable(fooled.status())) << fooled.status();
+
+  ClusterSpecBrokerOptions half = options;
+  half.tls_key_pem.clear();
+  EXPECT_TRUE(absl::IsInvalidArgument(ClusterSpecBroker(half).Start()));
 }
 
 TEST_F(BrokerTest, SilentTaskIsReportedLost) {

@@ -140,19 +140,27 @@ void HadoopClusterEnvironment::SetUp() {
       << script << " is missing or not executable (TONY_SOURCE_DIR=" << Env("TONY_SOURCE_DIR")
       << ")";
 
+  c.secure_ = Env("TONY_HARNESS_SECURE") == "1";
+  if (c.secure_) {
+    // The script and everything the tests run inherit these.
+    setenv("TONY_HADOOP_SECURE", "1", 1);
+    std::string port = Env("TONY_SECURE_HADOOP_BASE_PORT");
+    setenv("TONY_HADOOP_BASE_PORT", port.empty() ? "18900" : port.c_str(), 1);
+    if (std::string home = Env("TONY_SECURE_HADOOP_HOME"); !home.empty()) {
+      setenv("TONY_HADOOP_HOME", home.c_str(), 1);
+    } else {
+      unsetenv("TONY_HADOOP_HOME");
+    }
+    // This cluster lives for one test binary: recording class-data archives would only add
+    // their dump (a minute or more on a loaded machine) to its stop.
+    setenv("TONY_HADOOP_CDS", Env("TONY_HADOOP_CDS").empty() ? "0" : Env("TONY_HADOOP_CDS").c_str(),
+           1);
+  }
+
   auto status = RunCommand({script, "status"}, absl::Seconds(60));
   ASSERT_TRUE(status.ok()) << status.status();
   if (status->exit_code == 0) {
-    auto env = RunCommand({script, "env"}, absl::Seconds(60));
-    ASSERT_TRUE(env.ok()) << env.status();
-    ASSERT_EQ(env->exit_code, 0) << script << " env failed";
-    for (absl::string_view line : absl::StrSplit(env->out, '\n')) {
-      if (absl::ConsumePrefix(&line, "export HADOOP_CONF_DIR=")) {
-        c.conf_dir_ = Unquote(absl::StripAsciiWhitespace(line));
-      }
-    }
-    ASSERT_FALSE(c.conf_dir_.empty()) << script << " env printed no HADOOP_CONF_DIR";
-    TONY_LOG(INFO) << "reusing the running Hadoop cluster (" << c.conf_dir_ << ")";
+    TONY_LOG(INFO) << "reusing the running Hadoop cluster";
   } else {
     // Maven resolves the Hadoop jars on a first start: allow for it.
     absl::Duration timeout = EnvSeconds("TONY_HARNESS_START_TIMEOUT", absl::Seconds(540));
@@ -160,9 +168,31 @@ void HadoopClusterEnvironment::SetUp() {
     auto start = RunCommand({script, "start"}, timeout);
     ASSERT_TRUE(start.ok()) << start.status();
     ASSERT_EQ(start->exit_code, 0) << script << " start failed (see its messages above)";
-    c.conf_dir_ = LastLine(start->out);
     c.started_here_ = true;
-    ASSERT_FALSE(c.conf_dir_.empty()) << script << " start printed no configuration directory";
+    ASSERT_FALSE(LastLine(start->out).empty())
+        << script << " start printed no configuration directory";
+  }
+  auto env = RunCommand({script, "env"}, absl::Seconds(60));
+  ASSERT_TRUE(env.ok()) << env.status();
+  ASSERT_EQ(env->exit_code, 0) << script << " env failed";
+  for (absl::string_view line : absl::StrSplit(env->out, '\n')) {
+    if (!absl::ConsumePrefix(&line, "export ")) continue;
+    size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    const std::string name(line.substr(0, eq));
+    const std::string value = Unquote(absl::StripAsciiWhitespace(line.substr(eq + 1)));
+    if (name == "HADOOP_CONF_DIR") c.conf_dir_ = value;
+    if (name == "TONY_KRB5_PRINCIPAL") c.principal_ = value;
+    if (name == "TONY_KRB5_KEYTAB") c.keytab_ = value;
+    if (c.secure_) setenv(name.c_str(), value.c_str(), 1);
+  }
+  ASSERT_FALSE(c.conf_dir_.empty()) << script << " env printed no HADOOP_CONF_DIR";
+  if (c.secure_) {
+    ASSERT_FALSE(c.principal_.empty()) << script << " env printed no TONY_KRB5_PRINCIPAL";
+    // A reused cluster's ticket may be old: a fresh one for this run.
+    auto kinit = RunCommand({"/usr/bin/kinit", "-kt", c.keytab_, c.principal_}, absl::Seconds(60));
+    ASSERT_TRUE(kinit.ok()) << kinit.status();
+    ASSERT_EQ(kinit->exit_code, 0) << "kinit -kt " << c.keytab_ << " " << c.principal_ << " failed";
   }
   struct stat st;
   ASSERT_EQ(stat((c.conf_dir_ + "/core-site.xml").c_str(), &st), 0)
@@ -200,7 +230,8 @@ void HadoopClusterEnvironment::TearDown() {
   if (!c.started_here_) return;
   const std::string script = c.source_dir_ + "/scripts/hadoop-cluster";
   TONY_LOG(INFO) << "stopping the Hadoop cluster this test binary started";
-  auto stop = RunCommand({script, "stop"}, absl::Seconds(120));
+  // Two rounds of SIGTERM-then-SIGKILL, each up to 2 minutes while archives are written.
+  auto stop = RunCommand({script, "stop"}, absl::Seconds(300));
   if (!stop.ok() || stop->exit_code != 0) {
     ADD_FAILURE() << script << " stop failed: "
                   << (stop.ok() ? absl::StrCat("exit ", stop->exit_code)

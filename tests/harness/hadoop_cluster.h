@@ -11,6 +11,13 @@
 // The script is found through $TONY_SOURCE_DIR (set by ctest), else the source tree the harness
 // was built from.
 //
+// With TONY_HARNESS_SECURE=1 (the secure suite's ctest sets it) the cluster is the Kerberos one
+// (`hadoop-cluster ... --secure`) at base port $TONY_SECURE_HADOOP_BASE_PORT (default 18900)
+// and state directory $TONY_SECURE_HADOOP_HOME (default: the script's secure default), so it
+// never meets the insecure suite's cluster. Every `env` export (KRB5_CONFIG, KRB5CCNAME, ...)
+// is set for the tests, and the test user's ticket is renewed from its keytab. Class-data
+// archives are off for it (TONY_HADOOP_CDS=0 unless set): it starts and stops once per run.
+//
 // Thread-safety: HadoopCluster::Get() and the accessors may be called from any thread once the
 // environment is set up (before any test runs).
 
@@ -52,6 +59,10 @@ class HadoopCluster {
   const std::string& source_dir() const { return source_dir_; }
   // True if this test binary started the cluster (and will stop it).
   bool started_here() const { return started_here_; }
+  // The Kerberos cluster: the test user's principal and keytab (empty on the insecure one).
+  bool secure() const { return secure_; }
+  const std::string& principal() const { return principal_; }
+  const std::string& keytab() const { return keytab_; }
 
  private:
   friend class HadoopClusterEnvironment;
@@ -65,6 +76,9 @@ class HadoopCluster {
   std::string user_;
   std::string source_dir_;
   bool started_here_ = false;
+  bool secure_ = false;
+  std::string principal_;
+  std::string keytab_;
 };
 
 // Starts or reuses the cluster in SetUp(), stops it in TearDown() if it started it.

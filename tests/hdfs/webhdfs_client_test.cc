@@ -167,6 +167,22 @@ TEST(WebHdfsClientTest, TwoStepCreateAndOpen) {
   EXPECT_EQ(*client->ReadToString("/user/u/f"), "hello");
 }
 
+TEST(WebHdfsClientTest, DelegationTokenReplacesUserName) {
+  FakeHdfs fake;
+  WebHdfsClient::Options options;
+  options.namenodes = {fake.namenode()};
+  options.user = "u";
+  options.spnego = true;  // a token wins over SPNEGO: containers have no ticket
+  options.delegation = "TOKEN_url-safe";
+  auto client = WebHdfsClient::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto uploaded = (*client)->UploadString("x", "/user/u/f");
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status();
+  auto create = fake.namenode_server().requests().at(0);
+  EXPECT_EQ(create.Param("delegation"), "TOKEN_url-safe");
+  EXPECT_EQ(create.Param("user.name"), std::nullopt);
+}
+
 TEST(WebHdfsClientTest, ListMkdirsDeleteAndErrors) {
   FakeHdfs fake;
   auto client = ClientFor({fake.namenode()});
@@ -223,9 +239,14 @@ TEST(WebHdfsClientTest, OptionsFromConfiguration) {
   EXPECT_THAT(options->namenodes, ElementsAre("localhost:18801"));
   EXPECT_EQ(options->scheme, "http");
   EXPECT_EQ(options->default_fs, "hdfs://localhost:18800");
+  EXPECT_FALSE(options->spnego);
   conf.Set("hadoop.security.authentication", "kerberos");
+  auto kerberos = WebHdfsClient::OptionsFromConfiguration(conf);
+  ASSERT_TRUE(kerberos.ok()) << kerberos.status();
+  EXPECT_TRUE(kerberos->spnego);
+  conf.Set("hadoop.security.authentication", "ldap");
   EXPECT_EQ(WebHdfsClient::OptionsFromConfiguration(conf).status().code(),
-            absl::StatusCode::kUnimplemented);
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(WebHdfsClient::Create(WebHdfsClient::Options()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -1,0 +1,76 @@
+// Copyright libtony authors.
+//
+// Kerberos for Hadoop clients, on MIT's GSS-API and libkrb5:
+//  - login: the user's ticket cache (KRB5CCNAME, kinit) by default, or a keytab read in-process
+//    into a process-private MEMORY cache that becomes the process's default (so SPNEGO through
+//    libcurl uses it too);
+//  - server principals from configuration ("rm/_HOST@REALM") with _HOST replaced as Hadoop
+//    replaces it: the lower-cased canonical name of the server's address;
+//  - the SASL GSSAPI mechanism (RFC 4752) with its security layer, for Hadoop IPC;
+//  - every GSS-API/Kerberos error turned into one line naming the cause and the fix.
+//
+// Thread-safety: the free functions may run concurrently, except LoginFromKeytab, which
+// changes the process environment (call it once, early, before threads start).
+
+#ifndef TONY_IPC_KERBEROS_H_
+#define TONY_IPC_KERBEROS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "ipc/sasl.h"
+
+namespace tony::ipc {
+
+// Who the process is in Kerberos terms, from its default credentials.
+struct KerberosIdentity {
+  std::string principal;  // "alice@EXAMPLE.COM"
+  absl::Time expires;     // of the TGT (or the keytab login's first ticket)
+};
+
+// Checks that the process has usable Kerberos credentials (the default ticket cache, or what
+// LoginFromKeytab put in place) and returns whose. Unauthenticated with a one-line cause
+// ("no Kerberos ticket ...", "ticket expired ...") otherwise.
+absl::StatusOr<KerberosIdentity> CurrentKerberosIdentity();
+
+// Logs `principal` in from `keytab` (as kinit -kt would) into a MEMORY ticket cache private to
+// this process and makes it the process's default (KRB5CCNAME), so every later GSS-API and
+// SPNEGO exchange uses it. Nothing is written to disk.
+absl::StatusOr<KerberosIdentity> LoginFromKeytab(absl::string_view principal,
+                                                 absl::string_view keytab);
+
+// "service/_HOST@REALM" with _HOST replaced by the lower-cased canonical name of `host` (what
+// Hadoop's SecurityUtil.getServerPrincipal does with the server's address); other principals
+// unchanged. `canonical_host` overrides the DNS lookup (tests).
+std::string ResolveServerPrincipal(absl::string_view pattern, absl::string_view host,
+                                   absl::string_view canonical_host = "");
+
+// The canonical name of `host` (forward then reverse lookup), lower-cased; `host` itself,
+// lower-cased, when a lookup fails.
+std::string CanonicalHostName(absl::string_view host);
+
+// The first component of a principal ("rm" of "rm/host@REALM"; "alice" of "alice@REALM").
+std::string PrincipalShortName(absl::string_view principal);
+
+// One place for GSS-API errors: major/minor status to a one-line Unauthenticated (or
+// Unavailable, for an unreachable KDC) status naming the cause and the fix. `server` is the
+// service principal involved, if any.
+absl::Status KerberosError(uint32_t major, uint32_t minor, absl::string_view what,
+                           absl::string_view server = "");
+
+// SASL GSSAPI client (RFC 4752) for `server_principal` ("rm/host@REALM", _HOST resolved) with
+// the process's default credentials. The offer's protocol/serverId must name the same service
+// and host (Hadoop's client checks the same), else a "server principal mismatch" error. After
+// completion TakeSecurityLayer() returns the integrity/confidentiality layer when one was
+// negotiated (the strongest the server offers).
+absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(absl::string_view server_principal,
+                                                               const SaslOffer& offer);
+
+}  // namespace tony::ipc
+
+#endif  // TONY_IPC_KERBEROS_H_
