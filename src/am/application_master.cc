@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -129,6 +130,7 @@ struct ApplicationMaster::Event {
     kRegistered,
     kPublished,
     kStarted,
+    kRestarted,
     kExited,
     kRegistrationTimeout,
     kHeartbeatTimeout,
@@ -140,6 +142,7 @@ struct ApplicationMaster::Event {
   int index = 0;
   int exit_code = 0;
   std::string text;
+  int restart = 0;  // kRestarted
   std::vector<std::string> missing;
   ContainerEvent container;
 };
@@ -156,6 +159,12 @@ class ApplicationMaster::BrokerEvents : public ClusterSpecBrokerObserver {
   }
   void OnTaskStarted(absl::string_view job, int index) override {
     am_->Post({Event::Kind::kStarted, std::string(job), index});
+  }
+  void OnTaskRestarted(absl::string_view job, int index, int restart, int exit_code,
+                       absl::string_view tail) override {
+    Event e{Event::Kind::kRestarted, std::string(job), index, exit_code, std::string(tail)};
+    e.restart = restart;
+    am_->Post(std::move(e));
   }
   void OnTaskExited(absl::string_view job, int index, int exit_code,
                     absl::string_view tail) override {
@@ -221,6 +230,8 @@ void ApplicationMaster::AnnounceTensorBoard(const std::string& address) {
     const std::string url = absl::StrCat("http://", address, "/");
     {
       absl::MutexLock lock(&mu_);
+      const TaskState* tb = Find(kTensorBoardJobName, 0);
+      if (tb != nullptr && tb->finished) return;  // died meanwhile: the AM's page stays
       tensorboard_url_ = url;
     }
     TONY_LOG(INFO) << "TensorBoard at " << url;
@@ -282,6 +293,8 @@ ApplicationStatus ApplicationMaster::StatusLocked() const {
   s.tracking_url = tracking_url_;
   s.tensorboard_url = tensorboard_url_;
   s.diagnostics = diagnostics_;
+  // While the job runs, what went wrong without failing it.
+  if (!IsFinal(state_) && s.diagnostics.empty()) s.diagnostics = absl::StrJoin(warnings_, "\n");
   s.log_dir = options_.log_dir;
   for (const auto& [id, t] : tasks_) {
     JobTypeProgress& p = s.progress[t.spec.job_name];
@@ -289,6 +302,7 @@ ApplicationStatus ApplicationMaster::StatusLocked() const {
     p.allocated += t.allocated;
     p.registered += t.registered;
     p.running += t.running && !t.finished;
+    p.restarts += t.restarts;
     if (t.finished && !t.stop_requested) {
       if (t.exit_code == 0) {
         ++p.succeeded;
@@ -412,8 +426,10 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
                                       : start + spec.timeouts.job;
   while (true) {
     std::vector<std::pair<std::string, absl::Duration>> kills;
+    std::vector<std::pair<std::string, int>> excuses;
     bool abort_broker = false;
     std::string tensorboard_ready;
+    bool tensorboard_gone = false;
     std::string abort_reason;
     {
       absl::MutexLock lock(&mu_);
@@ -429,6 +445,8 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
         events_.pop_front();
         Handle(e);
       }
+      excuses.swap(to_excuse_);
+      std::swap(tensorboard_gone, tensorboard_gone_);
       if (!had_tensorboard && !tensorboard_address_.empty()) {
         tensorboard_ready = tensorboard_address_;
       }
@@ -473,6 +491,10 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       // tracking URL never leads to a refused connection.
       tensorboard_probe_ =
           std::thread([this, tensorboard_ready] { AnnounceTensorBoard(tensorboard_ready); });
+    }
+    for (const auto& [job, index] : excuses) broker_->Excuse(job, index);
+    if (tensorboard_gone && options_.on_tensorboard_ready) {
+      options_.on_tensorboard_ready(tracking_url);
     }
     if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
     for (const auto& [id, grace] : kills) rm_->Kill(id, grace);
@@ -525,6 +547,16 @@ void ApplicationMaster::Handle(const Event& e) {
         if (t->outside) t->registered = true;  // it never registers with the broker
       }
       return;
+    case Kind::kRestarted:
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
+        t->running = true;
+        t->restarts = std::max(t->restarts, e.restart);
+        SidecarWarning(*t, WithTail(absl::StrCat("warning: ", t->spec.id(), " exited with code ",
+                                                 e.exit_code, " and was restarted (", e.restart,
+                                                 " of at most 3); training goes on"),
+                                    e.text, false));
+      }
+      return;
     case Kind::kExited:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
         if (t->outside) t->registered = true;  // its start report may have been lost
@@ -571,6 +603,12 @@ void ApplicationMaster::Handle(const Event& e) {
       if (!t->finished) {
         t->finished = true;
         t->exit_code = -1;
+        if (t->spec.job_name == kTensorBoardJobName && !IsFinal(state_)) {
+          SidecarWarning(*t, absl::StrCat("warning: could not launch ", c.task_id, ": ",
+                                          c.diagnostics, "; training goes on without it"));
+          if (!t->registered) to_excuse_.emplace_back(t->spec.job_name, t->spec.index);
+          return;
+        }
         Finish(AppState::kFailed,
                absl::StrCat("could not launch ", c.task_id, ": ", c.diagnostics));
       }
@@ -599,6 +637,24 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
   }
   TONY_LOG(INFO) << id << " " << how << " with code " << exit_code;
   const bool from_container = how != "exited";
+  if (t.spec.job_name == kTensorBoardJobName && (exit_code != 0 || !t.registered)) {
+    // A sidecar: training never depends on it. Said in the diagnostics, whatever the outcome.
+    const int restarts = t.restarts;
+    SidecarWarning(
+        t, WithTail(absl::StrCat("warning: ", id, " died with exit code ", exit_code,
+                                 t.registered ? "" : " before registering",
+                                 restarts > 0 ? absl::StrCat(" after ", restarts, " restarts") : "",
+                                 "; training goes on without it (is `tensorboard` in the "
+                                 "--python_env, on the nodes' PATH, or given by "
+                                 "--tensorboard_command?)"),
+                    tail, from_container));
+    if (!t.registered) to_excuse_.emplace_back(t.spec.job_name, t.spec.index);
+    if (!tensorboard_url_.empty()) {
+      tensorboard_url_.clear();
+      tensorboard_gone_ = true;  // Run()'s loop points the tracking URL back at the AM's page
+    }
+    return;
+  }
   if (!t.registered) {
     Finish(AppState::kFailed,
            WithTail(absl::StrCat(id, " exited with code ", exit_code, " before registering"), tail,
@@ -610,21 +666,25 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
     } else {
       CheckSuccess();
     }
-  } else if (exit_code != 0 && t.spec.job_name == kTensorBoardJobName) {
-    // A sidecar: training never depends on it. Said in the diagnostics, whatever the outcome.
-    std::string warning =
-        WithTail(absl::StrCat("warning: ", id, " died with exit code ", exit_code,
-                              "; training goes on without it (is `tensorboard` on the nodes' "
-                              "PATH?)"),
-                 tail, from_container);
-    TONY_LOG(WARNING) << warning;
-    warnings_.push_back(std::move(warning));
   } else if (exit_code != 0) {
     Finish(AppState::kFailed,
            WithTail(absl::StrCat(id, " (untracked) died with exit code ", exit_code,
                                  " before the tracked tasks finished"),
                     tail, from_container));
   }
+}
+
+void ApplicationMaster::SidecarWarning(const TaskState& t, std::string warning) {
+  TONY_LOG(WARNING) << warning;
+  // One line per sidecar, the latest news.
+  const std::string prefix = absl::StrCat(t.spec.id(), " ");
+  for (std::string& w : warnings_) {
+    if (absl::StrContains(w, prefix) || absl::StrContains(w, absl::StrCat(t.spec.id(), ":"))) {
+      w = std::move(warning);
+      return;
+    }
+  }
+  warnings_.push_back(std::move(warning));
 }
 
 void ApplicationMaster::CheckSuccess() {

@@ -54,7 +54,9 @@ class BrokerClient {
   // mode); errors as Register's.
   absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout);
   absl::Status Heartbeat(absl::string_view job_name, int index);
-  absl::Status TaskStarted(absl::string_view job_name, int index);
+  // `restart` > 0: the command started again in place after exiting with `previous_exit_code`.
+  absl::Status TaskStarted(absl::string_view job_name, int index, int restart = 0,
+                           int previous_exit_code = 0, absl::string_view previous_stderr_tail = "");
   absl::Status ReportExit(absl::string_view job_name, int index, int exit_code,
                           absl::string_view stderr_tail);
   absl::StatusOr<ApplicationStatus> GetStatus();
