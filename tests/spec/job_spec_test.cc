@@ -205,6 +205,8 @@ TEST(YamlTest, RoundTripIsExact) {
   worker.command = "python w.py '$X'";
   worker.node_label = "fast";
   spec.am_node_label = "am nodes";
+  spec.python_env = "envs/tf.tar.gz";
+  spec.tensorboard_command = "python -m tensorboard.main";
   std::string yaml = JobSpecToYaml(spec);
   auto back = ParseJobSpecYaml(yaml, "roundtrip");
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;
