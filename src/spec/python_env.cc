@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -20,10 +21,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "common/content_key.h"
+#include "common/file_util.h"
 
 namespace tony {
 namespace {
@@ -382,6 +385,59 @@ std::map<Identity, PythonEnvArchive>& Memo() ABSL_EXCLUSIVE_LOCKS_REQUIRED(memo_
   return *memo;
 }
 
+// Archives inspected on this machine, so that a client started again for the same multi-GB
+// archive does not read it again: ~/.tony/python-env-inspections, one line per archive,
+// "<dev> <inode> <size> <mtime s> <mtime ns> <zip 0|1> <conda 0|1> <key> <root or ->", newest
+// last, at most kMaxRemembered lines. Only archives that passed are remembered.
+constexpr size_t kMaxRemembered = 32;
+
+std::string InspectionsFile() {
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr && *home != '\0' ? home : "/tmp",
+                      "/.tony/python-env-inspections");
+}
+
+std::string IdentityText(const Identity& id) {
+  return absl::StrCat(std::get<0>(id), " ", std::get<1>(id), " ", std::get<2>(id), " ",
+                      std::get<3>(id), " ", std::get<4>(id));
+}
+
+std::optional<PythonEnvArchive> Remembered(const Identity& id) {
+  absl::StatusOr<std::string> text = ReadRegularFile(InspectionsFile(), 1 << 20);
+  if (!text.ok()) return std::nullopt;
+  const std::string prefix = IdentityText(id) + " ";
+  for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+    if (!absl::ConsumePrefix(&line, prefix)) continue;
+    std::vector<std::string> f = absl::StrSplit(line, ' ');
+    if (f.size() != 4 || f[2].size() != 16) continue;
+    PythonEnvArchive a;
+    a.format = f[0] == "1" ? PythonEnvArchive::Format::kZip : PythonEnvArchive::Format::kTarGz;
+    a.conda = f[1] == "1";
+    a.content_key = f[2];
+    a.root = f[3] == "-" ? "" : f[3];
+    return a;
+  }
+  return std::nullopt;
+}
+
+void Remember(const Identity& id, const PythonEnvArchive& a) {
+  std::vector<std::string> lines;
+  if (absl::StatusOr<std::string> text = ReadRegularFile(InspectionsFile(), 1 << 20); text.ok()) {
+    const std::string prefix = IdentityText(id) + " ";
+    for (absl::string_view line : absl::StrSplit(*text, '\n', absl::SkipEmpty())) {
+      if (!absl::StartsWith(line, prefix)) lines.emplace_back(line);
+    }
+  }
+  lines.push_back(
+      absl::StrCat(IdentityText(id), " ", a.format == PythonEnvArchive::Format::kZip ? 1 : 0, " ",
+                   a.conda ? 1 : 0, " ", a.content_key, " ",
+                   a.root.empty() || a.root.find(' ') != std::string::npos ? "-" : a.root));
+  if (lines.size() > kMaxRemembered) lines.erase(lines.begin(), lines.end() - kMaxRemembered);
+  const std::string file = InspectionsFile();
+  if (!MakeDirectories(file.substr(0, file.rfind('/')), 0700).ok()) return;
+  (void)WriteFileAtomically(file, absl::StrCat(absl::StrJoin(lines, "\n"), "\n"), 0600);
+}
+
 }  // namespace
 
 absl::StatusOr<PythonEnvArchive> InspectPythonEnv(const std::string& path) {
@@ -400,6 +456,12 @@ absl::StatusOr<PythonEnvArchive> InspectPythonEnv(const std::string& path) {
   {
     absl::MutexLock lock(&memo_mu);
     if (auto it = Memo().find(id); it != Memo().end()) return it->second;
+  }
+  if (std::optional<PythonEnvArchive> a = Remembered(id)) {
+    RememberContentKey(path, a->content_key);
+    absl::MutexLock lock(&memo_mu);
+    Memo()[id] = *a;
+    return *a;
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Bad(path, absl::StrCat("cannot be read: ", strerror(errno)));
@@ -444,6 +506,7 @@ absl::StatusOr<PythonEnvArchive> InspectPythonEnv(const std::string& path) {
   }
   a.content_key = hasher.Finish();
   RememberContentKey(path, a.content_key);
+  if (a.root.find(' ') == std::string::npos) Remember(id, a);
   absl::MutexLock lock(&memo_mu);
   Memo()[id] = a;
   return a;

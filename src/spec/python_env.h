@@ -35,7 +35,9 @@ struct PythonEnvArchive {
 // the fix, when it is missing, not a regular file, neither gzip'd tar nor zip, has no bin/python,
 // or is not relocatable: a script in bin/ whose first line (or pip's "'''exec'" second line)
 // runs an interpreter by absolute path, which on the nodes is not this env's. Remembered per
-// file identity for the process (the client checks it, then ships it).
+// file identity (device, inode, size, modification time) for the process and, for archives that
+// passed, across runs in ~/.tony/python-env-inspections: a client submitting the same multi-GB
+// archive again does not read it again.
 absl::StatusOr<PythonEnvArchive> InspectPythonEnv(const std::string& path);
 
 // In a task container: the directory of the env unpacked at `unpacked` (the archive's top, or

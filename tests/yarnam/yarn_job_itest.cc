@@ -705,8 +705,8 @@ TEST(YarnJobTest, ClientModeDrivesTheClusterFromHereAndItsExitDecides) {
   ExpectNothingLeft(app);
 }
 
-// scripts/python-env's venv (tensorflow-cpu, tensorboard) packed by venv-pack, once per content
-// of the venv (cached between runs under $XDG_CACHE_HOME/libtony).
+// A venv of tensorflow-cpu and tensorboard (scripts/python-env's versions) packed by venv-pack,
+// once per set of requirements (cached between runs under $XDG_CACHE_HOME/libtony).
 std::string PythonEnvArchive() {
   static const std::string path = [] {
     const std::string src = harness::HadoopCluster::Get().source_dir();
