@@ -9,7 +9,9 @@ submission, in seconds since ytf-submit started:
   submitted      ytf-submit returned (--detach): archive inspected, uploaded if new, job staged
   worker_running the worker's command runs (the env localized and unpacked on its node)
 
-The task is `python -c 'import tensorflow'` then a sleep, on the single-host test cluster
+The worker runs on the node labelled --node_label (default gpu, the test cluster's labelled
+node) both times, so the second finds the env unpacked there. The task is
+`python -c 'import tensorflow'` then a sleep, on the single-host test cluster
 (scripts/hadoop-cluster; HADOOP_CONF_DIR from `scripts/hadoop-cluster env`). The bench cache
 directory is removed at the end (the NodeManagers' copies age out of their cache by YARN's
 rules).
@@ -50,11 +52,12 @@ def ytf(*args):
                           timeout=120)
 
 
-def submit(archive, cache_dir):
+def submit(archive, cache_dir, node_label):
     t0 = time.time()
     p = subprocess.run([os.path.join(BIN, "ytf-submit"), "--yarn", "--detach", "-n",
                         "bench-python-env", "-D", f"tony.cache.dir={cache_dir}", "--python_env",
                         archive, "-e", "PATH=/usr/bin:/bin", "-r", "worker:1", "-m", "1g",
+                        *(["--node_label", f"worker:{node_label}"] if node_label else []),
                         "python -c 'import tensorflow' && exec sleep 600"],
                        capture_output=True, text=True, timeout=1800,
                        env=dict(os.environ, TONY_LOG_DEBUG="1"))  # shows the upload line
@@ -85,6 +88,9 @@ def submit(archive, cache_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=1)
+    # Both submissions' worker on one node, so the second finds the env unpacked there (YARN
+    # unpacks it once per node): the test cluster's one labelled node.
+    ap.add_argument("--node_label", default="gpu")
     args = ap.parse_args()
     archive = subprocess.run([os.path.join(ROOT, "scripts", "python-env-archive")],
                              capture_output=True, text=True, check=True).stdout.strip()
@@ -96,7 +102,7 @@ def main():
         cache_dir = f"/user/{user}/.tony-cache-bench-{uuid.uuid4().hex[:8]}"
         try:
             for which in ("first", "second"):
-                submitted, running, uploaded = submit(archive, cache_dir)
+                submitted, running, uploaded = submit(archive, cache_dir, args.node_label)
                 print(f"{run + 1:>4} {which:>11} {submitted:>12.2f} "
                       f"{running if running is not None else float('nan'):>17.2f} "
                       f"{'yes' if uploaded else 'no'}", flush=True)
