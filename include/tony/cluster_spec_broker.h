@@ -58,6 +58,10 @@ class ClusterSpecBrokerObserver {
   virtual void OnClusterSpecPublished(const ClusterSpec& cluster) {}
   // The task's user command started.
   virtual void OnTaskStarted(absl::string_view job_name, int index) {}
+  // The task's command exited with `exit_code` and its executor started it again in place, for
+  // the `restart`-th time (the TensorBoard sidecar). Instead of OnTaskStarted.
+  virtual void OnTaskRestarted(absl::string_view job_name, int index, int restart, int exit_code,
+                               absl::string_view stderr_tail) {}
   // The task's command exited (128 + signal when killed), with the end of its stderr.
   virtual void OnTaskExited(absl::string_view job_name, int index, int exit_code,
                             absl::string_view stderr_tail) {}
@@ -152,6 +156,11 @@ class ClusterSpecBroker {
   // heartbeats are not watched until it registers. Before publication its earlier registration
   // no longer counts. Unknown tasks are ignored.
   void ReopenTask(absl::string_view job_name, int index);
+
+  // A task that will never register (a sidecar such as TensorBoard that died first) no longer
+  // holds the others back: the spec is published without it once the rest have registered.
+  // No-op for a registered or unknown task, after publication or an abort.
+  void Excuse(absl::string_view job_name, int index);
 
   // The published spec, once every task has registered.
   std::optional<ClusterSpec> cluster_spec() const;

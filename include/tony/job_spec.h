@@ -148,7 +148,15 @@ struct JobSpec {
   std::vector<std::string> files;     // extra local files shipped to every task
   std::vector<std::string> archives;  // extra local archives, unpacked for every task
   bool tensorboard = false;           // adds an untracked "tensorboard" task
-  bool client_mode = false;           // runs an extra "client" task on the submitting machine
+  // What starts TensorBoard; it gets `--logdir <output> --host 0.0.0.0 --port <port>`.
+  // Default: "" (`tensorboard`, from the python_env's bin/ when there is one, else the node's
+  // PATH).
+  std::string tensorboard_command;
+  // Local archive (.tar.gz or .zip) of a relocatable Python env, unpacked in every task's
+  // container with its bin/ first on PATH (docs/python-env.md). In the spec a container reads,
+  // the name of the unpacked env in its working directory. Default: "" (the node's Python).
+  std::string python_env;
+  bool client_mode = false;  // runs an extra "client" task on the submitting machine
 
   int am_vcores = 1;           // Default: 1
   int64_t am_memory_mb = 256;  // Default: 256

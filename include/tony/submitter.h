@@ -55,6 +55,7 @@ struct JobTypeProgress {
   int running = 0;     // user commands started and not yet finished
   int succeeded = 0;
   int failed = 0;
+  int restarts = 0;  // commands started again in the same container (the TensorBoard sidecar)
 };
 
 struct ApplicationStatus {

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -155,6 +156,7 @@ struct ApplicationMaster::Event {
     kRegistered,
     kPublished,
     kStarted,
+    kRestarted,
     kExited,
     kRegistrationTimeout,
     kHeartbeatTimeout,
@@ -166,6 +168,7 @@ struct ApplicationMaster::Event {
   int index = 0;
   int exit_code = 0;
   std::string text;
+  int restart = 0;  // kRestarted
   std::vector<std::string> missing;
   ContainerEvent container;
 };
@@ -182,6 +185,12 @@ class ApplicationMaster::BrokerEvents : public ClusterSpecBrokerObserver {
   }
   void OnTaskStarted(absl::string_view job, int index) override {
     am_->Post({Event::Kind::kStarted, std::string(job), index});
+  }
+  void OnTaskRestarted(absl::string_view job, int index, int restart, int exit_code,
+                       absl::string_view tail) override {
+    Event e{Event::Kind::kRestarted, std::string(job), index, exit_code, std::string(tail)};
+    e.restart = restart;
+    am_->Post(std::move(e));
   }
   void OnTaskExited(absl::string_view job, int index, int exit_code,
                     absl::string_view tail) override {
@@ -247,6 +256,8 @@ void ApplicationMaster::AnnounceTensorBoard(const std::string& address) {
     const std::string url = absl::StrCat("http://", address, "/");
     {
       absl::MutexLock lock(&mu_);
+      const TaskState* tb = Find(kTensorBoardJobName, 0);
+      if (tb != nullptr && tb->finished) return;  // died meanwhile: the AM's page stays
       tensorboard_url_ = url;
     }
     TONY_LOG(INFO) << "TensorBoard at " << url;
@@ -312,6 +323,12 @@ ApplicationStatus ApplicationMaster::StatusLocked() const {
   if (!IsFinal(state_) && !restarts_.empty()) {
     s.diagnostics = absl::StrCat("restarts:\n  ", absl::StrJoin(restarts_, "\n  "));
   }
+  // While the job runs, what went wrong without failing it.
+  if (!IsFinal(state_) && !warnings_.empty()) {
+    s.diagnostics = s.diagnostics.empty()
+                        ? absl::StrJoin(warnings_, "\n")
+                        : absl::StrCat(s.diagnostics, "\n", absl::StrJoin(warnings_, "\n"));
+  }
   s.log_dir = options_.log_dir;
   for (const auto& [id, t] : tasks_) {
     JobTypeProgress& p = s.progress[t.spec.job_name];
@@ -319,6 +336,7 @@ ApplicationStatus ApplicationMaster::StatusLocked() const {
     p.allocated += t.allocated;
     p.registered += t.registered;
     p.running += t.running && !t.finished;
+    p.restarts += t.in_place_restarts;
     if (t.finished && !t.stop_requested && !t.restart_pending) {
       if (t.exit_code == 0) {
         ++p.succeeded;
@@ -505,8 +523,10 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     };
     std::vector<Relaunch> relaunches;
     std::vector<TaskSpec> requests;  // all-or-nothing allocation: asked for again
+    std::vector<std::pair<std::string, int>> excuses;
     bool abort_broker = false;
     std::string tensorboard_ready;
+    bool tensorboard_gone = false;
     std::string abort_reason;
     {
       absl::MutexLock lock(&mu_);
@@ -528,6 +548,8 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
         events_.pop_front();
         Handle(e);
       }
+      excuses.swap(to_excuse_);
+      std::swap(tensorboard_gone, tensorboard_gone_);
       if (!had_tensorboard && !tensorboard_address_.empty()) {
         tensorboard_ready = tensorboard_address_;
       }
@@ -650,6 +672,10 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       tensorboard_probe_ =
           std::thread([this, tensorboard_ready] { AnnounceTensorBoard(tensorboard_ready); });
     }
+    for (const auto& [job, index] : excuses) broker_->Excuse(job, index);
+    if (tensorboard_gone && options_.on_tensorboard_ready) {
+      options_.on_tensorboard_ready(tracking_url);
+    }
     if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
     for (const TaskSpec& t : requests) {
       broker_->ReopenTask(t.job_name, t.index);  // its earlier registration no longer counts
@@ -751,6 +777,16 @@ void ApplicationMaster::Handle(const Event& e) {
         if (t->outside) t->registered = true;  // it never registers with the broker
       }
       return;
+    case Kind::kRestarted:
+      if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
+        t->running = true;
+        t->in_place_restarts = std::max(t->in_place_restarts, e.restart);
+        SidecarWarning(*t, WithTail(absl::StrCat("warning: ", t->spec.id(), " exited with code ",
+                                                 e.exit_code, " and was restarted (", e.restart,
+                                                 " of at most 3); training goes on"),
+                                    e.text, false));
+      }
+      return;
     case Kind::kExited:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished && !t->regang) {
         if (t->outside) t->registered = true;  // its start report may have been lost
@@ -809,6 +845,12 @@ void ApplicationMaster::Handle(const Event& e) {
       if (!t->finished) {
         t->finished = true;
         t->exit_code = -1;
+        if (t->spec.job_name == kTensorBoardJobName && !IsFinal(state_)) {
+          SidecarWarning(*t, absl::StrCat("warning: could not launch ", c.task_id, ": ",
+                                          c.diagnostics, "; training goes on without it"));
+          if (!t->registered) to_excuse_.emplace_back(t->spec.job_name, t->spec.index);
+          return;
+        }
         Finish(AppState::kFailed,
                absl::StrCat("could not launch ", c.task_id, ": ", c.diagnostics));
       }
@@ -837,6 +879,24 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
   }
   TONY_LOG(INFO) << id << " " << how << " with code " << exit_code;
   const bool from_container = how != "exited";
+  if (t.spec.job_name == kTensorBoardJobName && (exit_code != 0 || !t.registered)) {
+    // A sidecar: training never depends on it. Said in the diagnostics, whatever the outcome.
+    const int restarts = t.in_place_restarts;
+    SidecarWarning(
+        t, WithTail(absl::StrCat("warning: ", id, " died with exit code ", exit_code,
+                                 t.registered ? "" : " before registering",
+                                 restarts > 0 ? absl::StrCat(" after ", restarts, " restarts") : "",
+                                 "; training goes on without it (is `tensorboard` in the "
+                                 "--python_env, on the nodes' PATH, or given by "
+                                 "--tensorboard_command?)"),
+                    tail, from_container));
+    if (!t.registered) to_excuse_.emplace_back(t.spec.job_name, t.spec.index);
+    if (!tensorboard_url_.empty()) {
+      tensorboard_url_.clear();
+      tensorboard_gone_ = true;  // Run()'s loop points the tracking URL back at the AM's page
+    }
+    return;
+  }
   if (!t.registered && exit_code == 0) {
     Finish(AppState::kFailed,
            WithTail(absl::StrCat(id, " exited with code ", exit_code, " before registering"), tail,
@@ -852,15 +912,6 @@ void ApplicationMaster::TaskFinished(TaskState& t, int exit_code, const std::str
     } else {
       CheckSuccess();
     }
-  } else if (exit_code != 0 && t.spec.job_name == kTensorBoardJobName) {
-    // A sidecar: training never depends on it. Said in the diagnostics, whatever the outcome.
-    std::string warning =
-        WithTail(absl::StrCat("warning: ", id, " died with exit code ", exit_code,
-                              "; training goes on without it (is `tensorboard` on the nodes' "
-                              "PATH?)"),
-                 tail, from_container);
-    TONY_LOG(WARNING) << warning;
-    warnings_.push_back(std::move(warning));
   } else if (exit_code != 0) {
     TaskFailed(t, exit_code,
                absl::StrCat(id, " (untracked) died with exit code ", exit_code,
@@ -927,6 +978,19 @@ void ApplicationMaster::TaskFailed(TaskState& t, int exit_code, const std::strin
   std::string note;
   if (ApplyRestartPolicy(t, exit_code, &note) == Verdict::kRelaunch) return;
   Finish(AppState::kFailed, WithTail(message + note, tail, from_container));
+}
+
+void ApplicationMaster::SidecarWarning(const TaskState& t, std::string warning) {
+  TONY_LOG(WARNING) << warning;
+  // One line per sidecar, the latest news.
+  const std::string prefix = absl::StrCat(t.spec.id(), " ");
+  for (std::string& w : warnings_) {
+    if (absl::StrContains(w, prefix) || absl::StrContains(w, absl::StrCat(t.spec.id(), ":"))) {
+      w = std::move(warning);
+      return;
+    }
+  }
+  warnings_.push_back(std::move(warning));
 }
 
 void ApplicationMaster::CheckSuccess() {

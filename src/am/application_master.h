@@ -9,6 +9,10 @@
 //   - Untracked tasks (ps, evaluator, tensorboard by default) are stopped once the tracked ones
 //     are done; one that dies with a non-zero code before then FAILS the job (one that exits 0,
 //     such as an evaluator that is done, does not).
+//   - The TensorBoard sidecar never decides the outcome: its death, even before registering
+//     (then the cluster spec is published without it) or as a container that could not be
+//     launched, is a warning in the diagnostics; its executor restarts it in place a few times
+//     (TaskStarted again), counted as restarts in the progress.
 //   - A task that ends before registering FAILS the job at once; so do the registration
 //     deadline (naming every task that never registered), a task silent past the heartbeat
 //     timeout, a container that cannot be launched, the backend's fatal errors and the job
@@ -85,8 +89,9 @@ struct ApplicationMasterOptions {
   // YARN). Default: null.
   std::function<void(int port, const std::string& tracking_url)> on_broker_started;
   // Called once, from an AM thread, when the TensorBoard task has registered and answers on its
-  // port, with its URL (YARN's tracking URL then leads to it, as the seed design has it).
-  // Default: null.
+  // port, with its URL (YARN's tracking URL then leads to it, as the seed design has it); and
+  // again with the AM's own tracking URL if TensorBoard then dies for good, so that the tracking
+  // URL never leads to a dead TensorBoard. Default: null.
   std::function<void(const std::string& url)> on_tensorboard_ready;
   // YARN's attempt of this AM, 1 for the first: restart policies of scope job count the
   // attempts before it as restarts. Default: 1.
@@ -138,6 +143,7 @@ class ApplicationMaster {
     int exit_code = 0;
     std::string stderr_tail;
     std::string address;   // host:port it registered
+    int in_place_restarts = 0;  // times its executor started the command again in place
     bool outside = false;  // the client of client mode: no container, never registers
     // Restart policy, scope task.
     int restarts = 0;
@@ -162,6 +168,8 @@ class ApplicationMaster {
   void TaskFinished(TaskState& task, int exit_code, const std::string& tail, const std::string& how)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CheckSuccess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records (or updates) the one warning line of a sidecar task.
+  void SidecarWarning(const TaskState& t, std::string warning) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Decides the outcome (first decision wins); Run()'s loop then stops every task.
   void Finish(AppState state, const std::string& diagnostics) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllContainersDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -188,9 +196,13 @@ class ApplicationMaster {
   std::string diagnostics_ ABSL_GUARDED_BY(mu_);
   // What went wrong without failing the job (a TensorBoard sidecar that died), in diagnostics.
   std::vector<std::string> warnings_ ABSL_GUARDED_BY(mu_);
+  // Sidecars that ended before registering: the broker stops waiting for them (Run()'s loop
+  // tells it, outside the lock).
+  std::vector<std::pair<std::string, int>> to_excuse_ ABSL_GUARDED_BY(mu_);
   std::string tracking_url_ ABSL_GUARDED_BY(mu_);
   std::string tensorboard_address_ ABSL_GUARDED_BY(mu_);  // as registered
   std::string tensorboard_url_ ABSL_GUARDED_BY(mu_);      // once it answers
+  bool tensorboard_gone_ ABSL_GUARDED_BY(mu_) = false;    // died for good after announcing
   bool probe_stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it
   std::unique_ptr<StatusPage> status_page_;

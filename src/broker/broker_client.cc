@@ -114,11 +114,18 @@ absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
   return FromGrpcStatus(stub_->stub->Heartbeat(&ctx, request, &response));
 }
 
-absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index) {
+absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index, int restart,
+                                       int previous_exit_code,
+                                       absl::string_view previous_stderr_tail) {
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
   TaskStartedRequest request;
   SetTask(request.mutable_task(), job_name, index);
+  if (restart > 0) {
+    request.set_restart(restart);
+    request.set_previous_exit_code(previous_exit_code);
+    request.set_previous_stderr_tail(std::string(previous_stderr_tail));
+  }
   TaskStartedResponse response;
   return FromGrpcStatus(stub_->stub->TaskStarted(&ctx, request, &response));
 }

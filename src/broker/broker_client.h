@@ -60,7 +60,9 @@ class BrokerClient {
   // `address` is the task's registered "host:port" (empty: unknown). FAILED_PRECONDITION when
   // the ApplicationMaster relaunched the task elsewhere: this executor is superseded.
   absl::Status Heartbeat(absl::string_view job_name, int index, absl::string_view address = "");
-  absl::Status TaskStarted(absl::string_view job_name, int index);
+  // `restart` > 0: the command started again in place after exiting with `previous_exit_code`.
+  absl::Status TaskStarted(absl::string_view job_name, int index, int restart = 0,
+                           int previous_exit_code = 0, absl::string_view previous_stderr_tail = "");
   absl::Status ReportExit(absl::string_view job_name, int index, int exit_code,
                           absl::string_view stderr_tail, absl::string_view address = "");
   absl::StatusOr<ApplicationStatus> GetStatus();

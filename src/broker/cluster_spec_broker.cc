@@ -59,6 +59,7 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
   void Stop();
   void Abort(const absl::Status& reason);
   void NotifyStatusChanged();
+  void Excuse(absl::string_view job, int index);
 
   int port() const { return port_; }
   std::optional<ClusterSpec> cluster_spec() const {
@@ -144,6 +145,7 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
     bool registered = false;
     bool exited = false;
     bool reopened = false;  // relaunched by the AM, not registered again yet
+    bool excused = false;   // will never register (Excuse): no part of the published spec
     std::string address;
     absl::Time last_seen;
   };
@@ -176,6 +178,11 @@ class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallb
   const TaskState* FindLocked(absl::string_view job, int index) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<std::string> UnregisteredLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Publishes the spec once every task has registered or been excused.
+  void PublishIfCompleteLocked(std::vector<RegisterReactor*>* to_finish,
+                               std::optional<ClusterSpec>* published,
+                               grpc::ByteBuffer* published_response, absl::Status* status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CancelWaiter(RegisterReactor* reactor);
   void CancelStatusWaiter(StatusReactor* reactor);
   // The status as the provider (or the broker itself) sees it. Takes mu_ in the latter case.
@@ -398,6 +405,64 @@ absl::Status ClusterSpecBroker::Impl::CheckTask(const pb::TaskRef& task) const {
   return absl::OkStatus();
 }
 
+void ClusterSpecBroker::Impl::PublishIfCompleteLocked(std::vector<RegisterReactor*>* to_finish,
+                                                      std::optional<ClusterSpec>* published,
+                                                      grpc::ByteBuffer* published_response,
+                                                      absl::Status* status) {
+  if (published_ || registered_count_ != total_tasks_) return;
+  for (const auto& [name, tasks] : tasks_) {
+    std::vector<std::string> addresses;
+    for (const TaskState& t : tasks) {
+      if (!t.excused) addresses.push_back(t.address);
+    }
+    if (!addresses.empty()) spec_.jobs[name] = std::move(addresses);
+  }
+  absl::StatusOr<pb::ClusterSpecWire> w = broker::ClusterSpecToWire(spec_);
+  if (w.ok()) {
+    pb::RegisterResponse message;
+    *message.mutable_cluster() = *std::move(w);
+    grpc::Slice slice(message.SerializeAsString());
+    published_response_ = grpc::ByteBuffer(&slice, 1);
+    published_ = true;
+    *published = spec_;
+    *published_response = published_response_;
+    to_finish->assign(waiters_.begin(), waiters_.end());
+    waiters_.clear();
+    timer_cv_.SignalAll();
+  } else {
+    // Unreachable with validated addresses; fail loudly rather than hang.
+    aborted_ = w.status();
+    to_finish->assign(waiters_.begin(), waiters_.end());
+    waiters_.clear();
+    *status = w.status();
+  }
+}
+
+void ClusterSpecBroker::Impl::Excuse(absl::string_view job, int index) {
+  std::vector<RegisterReactor*> to_finish;
+  std::optional<ClusterSpec> published;
+  grpc::ByteBuffer published_response;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    TaskState* task = FindLocked(job, index);
+    if (task == nullptr || task->registered || published_ || !aborted_.ok()) return;
+    task->registered = true;
+    task->excused = true;
+    task->exited = true;  // no heartbeats to watch
+    ++registered_count_;
+    PublishIfCompleteLocked(&to_finish, &published, &published_response, &status);
+  }
+  if (published) {
+    TONY_LOG(INFO) << "all tasks registered (" << TaskName(job, index)
+                   << " excused): cluster spec published";
+    if (options_.observer != nullptr) options_.observer->OnClusterSpecPublished(*published);
+    FinishWaiters(std::move(to_finish), absl::OkStatus(), &published_response);
+  } else if (!to_finish.empty()) {
+    FinishWaiters(std::move(to_finish), status, nullptr);
+  }
+}
+
 std::vector<std::string> ClusterSpecBroker::Impl::UnregisteredLocked() const {
   std::vector<std::string> out;
   for (const auto& [name, tasks] : tasks_) {
@@ -515,31 +580,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       task->address = address;
       task->last_seen = absl::Now();
       waiters_.insert(reactor);
-      if (registered_count_ == total_tasks_) {
-        for (const auto& [name, tasks] : tasks_) {
-          std::vector<std::string>& addresses = spec_.jobs[name];
-          for (const TaskState& t : tasks) addresses.push_back(t.address);
-        }
-        absl::StatusOr<pb::ClusterSpecWire> w = broker::ClusterSpecToWire(spec_);
-        if (w.ok()) {
-          pb::RegisterResponse message;
-          *message.mutable_cluster() = *std::move(w);
-          grpc::Slice slice(message.SerializeAsString());
-          published_response_ = grpc::ByteBuffer(&slice, 1);
-          published_ = true;
-          published = spec_;
-          published_response = published_response_;
-          to_finish.assign(waiters_.begin(), waiters_.end());
-          waiters_.clear();
-          timer_cv_.SignalAll();
-        } else {
-          // Unreachable with validated addresses; fail loudly rather than hang.
-          aborted_ = w.status();
-          to_finish.assign(waiters_.begin(), waiters_.end());
-          waiters_.clear();
-          status = w.status();
-        }
-      }
+      PublishIfCompleteLocked(&to_finish, &published, &published_response, &status);
     }
   }
   ClusterSpecBrokerObserver* observer = options_.observer;
@@ -607,7 +648,11 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::TaskStarted(
       task->registered = true;  // its heartbeats are watched from now on
     }
   }
-  if (options_.observer != nullptr) {
+  if (options_.observer != nullptr && request->restart() > 0) {
+    options_.observer->OnTaskRestarted(request->task().job_name(), request->task().index(),
+                                       request->restart(), request->previous_exit_code(),
+                                       request->previous_stderr_tail());
+  } else if (options_.observer != nullptr) {
     options_.observer->OnTaskStarted(request->task().job_name(), request->task().index());
   }
   return Reply(ctx, absl::OkStatus());
@@ -810,6 +855,9 @@ void ClusterSpecBroker::Stop() { impl_->Stop(); }
 int ClusterSpecBroker::port() const { return impl_->port(); }
 void ClusterSpecBroker::Abort(const absl::Status& reason) { impl_->Abort(reason); }
 void ClusterSpecBroker::NotifyStatusChanged() { impl_->NotifyStatusChanged(); }
+void ClusterSpecBroker::Excuse(absl::string_view job_name, int index) {
+  impl_->Excuse(job_name, index);
+}
 std::optional<ClusterSpec> ClusterSpecBroker::cluster_spec() const { return impl_->cluster_spec(); }
 void ClusterSpecBroker::ReopenTask(absl::string_view job_name, int index) {
   impl_->ReopenTask(job_name, index);

@@ -123,6 +123,7 @@ StatusResponse ApplicationStatusToWire(const ApplicationStatus& status) {
     w->set_running(p.running);
     w->set_succeeded(p.succeeded);
     w->set_failed(p.failed);
+    w->set_restarts(p.restarts);
   }
   return wire;
 }
@@ -147,6 +148,7 @@ ApplicationStatus ApplicationStatusFromWire(const StatusResponse& wire) {
     p.running = w.running();
     p.succeeded = w.succeeded();
     p.failed = w.failed();
+    p.restarts = w.restarts();
   }
   return status;
 }

@@ -37,6 +37,8 @@ constexpr FlagDef kFlags[] = {
     {'o', "output", true},
     {'s', "script", true},
     {'t', "tensorboard", false},
+    {0, "tensorboard_command", true},
+    {0, "python_env", true},
     {0, "docker_image", true},
     {'q', "queue", true},
     {'n', "name", true},
@@ -305,6 +307,11 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
       spec.script_file = f.value;
     } else if (name == "tensorboard") {
       spec.tensorboard = true;
+    } else if (name == "tensorboard_command") {
+      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+      spec.tensorboard_command = f.value;
+    } else if (name == "python_env") {
+      spec.python_env = f.value;
     } else if (name == "docker_image") {
       spec.docker_image = f.value;
     } else if (name == "queue") {
@@ -435,7 +442,14 @@ Job:
   -o, --output <path>    output path, given to tasks as DTF_OUTPUT_PATH
   -s, --script <file>    local script shipped to every task; its path is DTF_TASK_SCRIPT
   -t, --tensorboard      run TensorBoard on the output path (needs --output); the
-                         tracking URL leads to it once it answers
+                         tracking URL leads to it once it answers; if it cannot start or
+                         dies, training goes on (restarted up to 3 times, then a warning)
+      --tensorboard_command <cmd>   what starts TensorBoard (default `tensorboard`, from
+                         --python_env's bin/ when it has one, else the node's PATH); it gets
+                         --logdir, --host and --port
+      --python_env <archive>   relocatable Python env (venv-pack/conda-pack .tar.gz, or a
+                         .zip of a venv) unpacked in every task container, its bin/ first on
+                         PATH (docs/python-env.md); cached in HDFS by content; YARN only
       --docker_image <image>  run tasks in this Docker image (YARN's Docker runtime)
   -q, --queue <queue>    YARN queue (default "default")
   -n, --name <name>      application name (default "TensorFlow")

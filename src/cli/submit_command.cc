@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/client_task.h"
+#include "spec/python_env.h"
 #include "tony/submitter.h"
 
 namespace tony::cli {
@@ -28,6 +29,7 @@ std::string ProgressLine(const ApplicationStatus& s, absl::Time start) {
                     p.registered, " registered, ", p.running, " running, ", p.succeeded + p.failed,
                     " finished");
     if (p.failed > 0) absl::StrAppend(&line, " (", p.failed, " failed)");
+    if (p.restarts > 0) absl::StrAppend(&line, " (restarted ", p.restarts, "x)");
   }
   if (!s.pending.empty()) absl::StrAppend(&line, " | waiting: ", s.pending);
   return line;
@@ -52,6 +54,13 @@ int ExitCodeFor(const absl::Status& status) {
 
 int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   if (args.dry_run) {
+    if (!args.spec.python_env.empty()) {
+      // Bad archives are refused before anything is shown, as a submission would.
+      if (auto env = InspectPythonEnv(args.spec.python_env); !env.ok()) {
+        err << "ytf-submit: " << env.status().message() << "\n";
+        return ExitCodeFor(env.status());
+      }
+    }
     out << JobSpecToYaml(args.spec,
                          args.dry_run_tasks ? YamlDetail::kEveryTask : YamlDetail::kRoleSummary);
     return kExitOk;

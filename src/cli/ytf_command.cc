@@ -200,6 +200,9 @@ void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
     out << absl::StrFormat(
         "  %-12s %d tasks: %d allocated, %d registered, %d running, %d succeeded, %d failed\n", job,
         p.total, p.allocated, p.registered, p.running, p.succeeded, p.failed);
+    if (p.restarts > 0) {
+      out << absl::StrFormat("  %-12s restarted %d times\n", "", p.restarts);
+    }
   }
   if (!s.pending.empty()) out << "  waiting: " << s.pending << "\n";
   if (!s.diagnostics.empty()) out << "  diagnostics: " << s.diagnostics << "\n";
@@ -210,7 +213,8 @@ http::Json StatusJson(const ApplicationStatus& s) {
   for (const auto& [job, p] : s.progress) {
     progress[job] = {{"total", p.total},           {"allocated", p.allocated},
                      {"registered", p.registered}, {"running", p.running},
-                     {"succeeded", p.succeeded},   {"failed", p.failed}};
+                     {"succeeded", p.succeeded},   {"failed", p.failed},
+                     {"restarts", p.restarts}};
   }
   return {{"id", s.id},
           {"state", AppStateName(s.state)},

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -33,6 +34,7 @@
 #include "common/subprocess.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
+#include "spec/python_env.h"
 #include "spec/task_env.h"
 #include "tony/job_spec.h"
 
@@ -292,19 +294,31 @@ int RunExecutor(const ExecutorConfig& config) {
   std::map<std::string, std::string> env = CurrentEnvironment();
   for (const char* var : kPrivateVariables) env.erase(var);
   for (auto& [k, v] : BuildTaskEnvironment(*spec, *task, &*cluster)) env[k] = std::move(v);
+  if (!spec->python_env.empty()) {
+    // The shipped env (--python_env), unpacked by YARN in our working directory.
+    char cwd[PATH_MAX];
+    std::string base = spec->python_env;
+    if (base[0] != '/' && ::getcwd(cwd, sizeof(cwd)) != nullptr)
+      base = absl::StrCat(cwd, "/", base);
+    absl::StatusOr<std::string> dir = FindPythonEnvDir(base);
+    if (!dir.ok()) {
+      TONY_LOG(ERROR) << task_name << ": python_env: " << dir.status();
+      client
+          .ReportExit(config.job_name, config.task_index, kExecutorFailure,
+                      absl::StrCat("python_env: ", dir.status().message()))
+          .IgnoreError();
+      return kExecutorFailure;
+    }
+    ApplyPythonEnv(*dir, ::access((*dir + "/conda-meta").c_str(), F_OK) == 0, &env);
+  }
 
-  SubprocessOptions options;
-  options.argv = {"/bin/bash", "-c", task->command};
-  options.env = std::move(env);
-  options.new_process_group = !config.share_process_group;
-  // If the executor is killed outright (SIGKILL), the task follows.
-  options.parent_death_signal = SIGKILL;
-  int err_pipe[2];
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
-  options.stderr_fd = err_pipe[1];
+  // TensorBoard is a sidecar: if it cannot start or dies, it is started again a few times
+  // (the AM shows each restart) while training goes on.
+  const bool restartable = task->job_name == kTensorBoardJobName;
+  int restarts = 0;
+
   int stderr_copy = STDERR_FILENO;  // where the task's stderr is tee'd
   if (!config.log_dir.empty()) {
-    options.stdout_path = config.log_dir + "/stdout";
     std::string err_path = config.log_dir + "/stderr";
     stderr_copy = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (stderr_copy < 0) {
@@ -313,122 +327,163 @@ int RunExecutor(const ExecutorConfig& config) {
     }
   }
   if (!hold_port) reservation->Release();
-  absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(options);
-  ::close(err_pipe[1]);
-  if (!child.ok()) {
-    TONY_LOG(ERROR) << task_name << ": cannot start the task: " << child.status();
-    client
-        .ReportExit(config.job_name, config.task_index, kExecutorFailure,
-                    std::string(child.status().message()))
-        .IgnoreError();
-    return kExecutorFailure;
-  }
-  const pid_t pid = (*child)->pid();
-  // The task and everything it started (that stayed in its process group).
-  auto signal_task = [&](int sig) {
-    if (config.share_process_group) {
-      SignalOwnGroupBelowUs(sig);
-    } else {
-      (*child)->Signal(sig);
-    }
-  };
-  TONY_LOG(INFO) << task_name << ": task started, pid " << pid;
-  if (absl::Status s = client.TaskStarted(config.job_name, config.task_index); !s.ok()) {
-    TONY_LOG(WARNING) << "could not report the start: " << s;
-  }
   const std::string address = absl::StrCat(host, ":", reservation->port());
   Heartbeater heartbeater(&client, config, address);
-  heartbeater.Start();
-  ::malloc_trim(0);  // what start-up allocated and freed
-  DropStartupCode();
-
   LineTail tail;
-  std::optional<int> exit_code;
-  std::optional<absl::Time> kill_at;      // SIGKILL the group then
-  std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
-  bool stderr_open = true;
-  char buf[16384];
+  int last_exit = 0;      // the command's last exit code
+  bool stopping = false;  // a signal or the dead-man switch: no restart
   while (true) {
-    if (!exit_code) exit_code = (*child)->Poll();
-    if (exit_code && !drain_until) {
-      // Grandchildren may still hold stderr open: give them a moment, then stop reading.
-      drain_until = absl::Now() + absl::Seconds(1);
+    SubprocessOptions options;
+    options.argv = {"/bin/bash", "-c", task->command};
+    options.env = env;
+    options.new_process_group = !config.share_process_group;
+    // If the executor is killed outright (SIGKILL), the task follows.
+    options.parent_death_signal = SIGKILL;
+    int err_pipe[2];
+    if (::pipe2(err_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
+    options.stderr_fd = err_pipe[1];
+    if (!config.log_dir.empty()) options.stdout_path = config.log_dir + "/stdout";
+    absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(options);
+    ::close(err_pipe[1]);
+    if (!child.ok()) {
+      TONY_LOG(ERROR) << task_name << ": cannot start the task: " << child.status();
+      client
+          .ReportExit(config.job_name, config.task_index, kExecutorFailure,
+                      std::string(child.status().message()))
+          .IgnoreError();
+      return kExecutorFailure;
     }
-    if (exit_code && (!stderr_open || absl::Now() >= *drain_until)) break;
-    if (reservation->held() && (exit_code || reservation->ListenedOnByOther())) {
-      TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
-                     << "; reservation released";
-      reservation->Release();
+    const pid_t pid = (*child)->pid();
+    // The task and everything it started (that stayed in its process group).
+    auto signal_task = [&](int sig) {
+      if (config.share_process_group) {
+        SignalOwnGroupBelowUs(sig);
+      } else {
+        (*child)->Signal(sig);
+      }
+    };
+    TONY_LOG(INFO) << task_name << ": task started, pid " << pid;
+    if (absl::Status s = restarts == 0 ? client.TaskStarted(config.job_name, config.task_index)
+                                       : client.TaskStarted(config.job_name, config.task_index,
+                                                            restarts, last_exit, tail.Tail());
+        !s.ok()) {
+      TONY_LOG(WARNING) << "could not report the start: " << s;
     }
-    // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
-    if (!kill_at && !exit_code && heartbeater.Silence() > spec->timeouts.am_unreachable) {
-      TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << config.am_address
-                      << " has not answered for "
-                      << absl::FormatDuration(spec->timeouts.am_unreachable)
-                      << " (timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
-                      << absl::FormatDuration(spec->timeouts.stop_grace);
-      signal_task(SIGTERM);
-      kill_at = absl::Now() + spec->timeouts.stop_grace;
+    if (restarts == 0) {
+      heartbeater.Start();
+      ::malloc_trim(0);  // what start-up allocated and freed
+      DropStartupCode();
     }
-    // Replaced: the AM relaunched the task elsewhere (it took this node for lost); a task left
-    // running here would be an orphan nobody stops.
-    if (!kill_at && !exit_code) {
-      if (std::string why = heartbeater.Superseded(); !why.empty()) {
-        TONY_LOG(ERROR) << task_name << ": " << why << "; stopping the task: SIGTERM, SIGKILL in "
+
+    std::optional<int> exit_code;
+    std::optional<absl::Time> kill_at;      // SIGKILL the group then
+    std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
+    bool stderr_open = true;
+    char buf[16384];
+    while (true) {
+      if (!exit_code) exit_code = (*child)->Poll();
+      if (exit_code && !drain_until) {
+        // Grandchildren may still hold stderr open: give them a moment, then stop reading.
+        drain_until = absl::Now() + absl::Seconds(1);
+      }
+      if (exit_code && (!stderr_open || absl::Now() >= *drain_until)) break;
+      if (reservation->held() && (exit_code || reservation->ListenedOnByOther())) {
+        TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
+                       << "; reservation released";
+        reservation->Release();
+      }
+      // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
+      if (!kill_at && !exit_code && heartbeater.Silence() > spec->timeouts.am_unreachable) {
+        TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << config.am_address
+                        << " has not answered for "
+                        << absl::FormatDuration(spec->timeouts.am_unreachable)
+                        << " (timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
                         << absl::FormatDuration(spec->timeouts.stop_grace);
         signal_task(SIGTERM);
+        stopping = true;
         kill_at = absl::Now() + spec->timeouts.stop_grace;
       }
-    }
-    if (kill_at && !exit_code && absl::Now() >= *kill_at) {
-      TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
-      signal_task(SIGKILL);
-      kill_at.reset();
-    }
-    pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_pipe[0] : -1, POLLIN, 0}};
-    // Short while the port is held (to see the task bind it) or a deadline is near.
-    int timeout_ms = reservation->held() || kill_at || exit_code ? 100 : 1000;
-    ::poll(fds, 2, timeout_ms);
-    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::read(err_pipe[0], buf, sizeof(buf));
-      if (n > 0) {
-        WriteAll(stderr_copy, buf, static_cast<size_t>(n));
-        tail.Append(absl::string_view(buf, static_cast<size_t>(n)));
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        stderr_open = false;
-      }
-    }
-    signalfd_siginfo si;
-    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
-      int sig = static_cast<int>(si.ssi_signo);
-      if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !exit_code) {
-        if (!kill_at) {
-          TONY_LOG(INFO) << task_name << ": signal " << sig << "; forwarding SIGTERM, SIGKILL in "
-                         << absl::FormatDuration(spec->timeouts.stop_grace);
+      // Replaced: the AM relaunched the task elsewhere (it took this node for lost); a task left
+      // running here would be an orphan nobody stops.
+      if (!kill_at && !exit_code) {
+        if (std::string why = heartbeater.Superseded(); !why.empty()) {
+          TONY_LOG(ERROR) << task_name << ": " << why << "; stopping the task: SIGTERM, SIGKILL in "
+                          << absl::FormatDuration(spec->timeouts.stop_grace);
           signal_task(SIGTERM);
+          stopping = true;
           kill_at = absl::Now() + spec->timeouts.stop_grace;
         }
       }
+      if (kill_at && !exit_code && absl::Now() >= *kill_at) {
+        TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
+        signal_task(SIGKILL);
+        kill_at.reset();
+      }
+      pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_pipe[0] : -1, POLLIN, 0}};
+      // Short while the port is held (to see the task bind it) or a deadline is near.
+      int timeout_ms = reservation->held() || kill_at || exit_code ? 100 : 1000;
+      ::poll(fds, 2, timeout_ms);
+      if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        ssize_t n = ::read(err_pipe[0], buf, sizeof(buf));
+        if (n > 0) {
+          WriteAll(stderr_copy, buf, static_cast<size_t>(n));
+          tail.Append(absl::string_view(buf, static_cast<size_t>(n)));
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          stderr_open = false;
+        }
+      }
+      signalfd_siginfo si;
+      while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+        int sig = static_cast<int>(si.ssi_signo);
+        if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !exit_code) {
+          stopping = true;
+          if (!kill_at) {
+            TONY_LOG(INFO) << task_name << ": signal " << sig << "; forwarding SIGTERM, SIGKILL in "
+                           << absl::FormatDuration(spec->timeouts.stop_grace);
+            signal_task(SIGTERM);
+            kill_at = absl::Now() + spec->timeouts.stop_grace;
+          }
+        }
+      }
     }
+    // Nothing of the task outlives it: stragglers left in its process group go too.
+    if (config.share_process_group) {
+      KillOwnGroupBelowUs();
+    } else {
+      ::kill(-pid, SIGKILL);
+    }
+    ::close(err_pipe[0]);
+    last_exit = exit_code ? *exit_code : kExecutorFailure;
+    if (!restartable || stopping || last_exit == 0 || restarts >= kMaxTensorBoardRestarts) break;
+    // Backoff 1 s, 2 s, 4 s; a stop meanwhile ends it.
+    const absl::Duration backoff = absl::Seconds(1 << restarts);
+    ++restarts;
+    TONY_LOG(WARNING) << task_name << ": exited with code " << last_exit << "; restart " << restarts
+                      << " of " << kMaxTensorBoardRestarts << " in "
+                      << absl::FormatDuration(backoff);
+    const absl::Time resume = absl::Now() + backoff;
+    while (!stopping && absl::Now() < resume) {
+      pollfd fd = {sigfd, POLLIN, 0};
+      ::poll(&fd, 1, static_cast<int>(absl::ToInt64Milliseconds(resume - absl::Now())) + 1);
+      signalfd_siginfo si;
+      while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+        int sig = static_cast<int>(si.ssi_signo);
+        stopping = stopping || sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
+      }
+    }
+    if (stopping) break;
   }
-  // Nothing of the task outlives it: stragglers left in its process group go too.
-  if (config.share_process_group) {
-    KillOwnGroupBelowUs();
-  } else {
-    ::kill(-pid, SIGKILL);
-  }
-  ::close(err_pipe[0]);
   if (stderr_copy != STDERR_FILENO) ::close(stderr_copy);
   heartbeater.Stop();
   reservation->Release();
-  TONY_LOG(INFO) << task_name << ": task exited with code " << *exit_code;
+  TONY_LOG(INFO) << task_name << ": task exited with code " << last_exit;
   if (absl::Status s =
-          client.ReportExit(config.job_name, config.task_index, *exit_code, tail.Tail(), address);
+          client.ReportExit(config.job_name, config.task_index, last_exit, tail.Tail(), address);
       !s.ok()) {
     TONY_LOG(WARNING) << "could not report the exit: " << s;
   }
   if (sigfd >= 0) ::close(sigfd);
-  return *exit_code;
+  return last_exit;
 }
 
 }  // namespace tony::executor

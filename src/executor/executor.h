@@ -6,7 +6,8 @@
 // environment (spec/task_env.h), runs the task command with `/bin/bash -c` in its own process
 // group, heartbeats, forwards SIGTERM/SIGINT to the group (SIGKILL after the job's stop grace),
 // keeps the last lines of the task's stderr, reports the exit code with them, and exits with the
-// task's exit code.
+// task's exit code. With a shipped Python env (JobSpec::python_env) the task's PATH, VIRTUAL_ENV
+// and PYTHONHOME are set for it (spec/python_env.h).
 //
 // Configuration, from the environment (docs/executor.md):
 //   TONY_AM_ADDRESS          host:port of the broker. Required.
@@ -47,6 +48,10 @@
 namespace tony::executor {
 
 inline constexpr int kExecutorFailure = 125;
+// A TensorBoard task (job type "tensorboard") whose command exits non-zero is started again, on
+// the same port, up to this many times (after 1 s, 2 s, 4 s), each start reported to the AM;
+// only the last exit is reported as the task's.
+inline constexpr int kMaxTensorBoardRestarts = 3;
 
 struct ExecutorConfig {
   std::string am_address;

@@ -406,4 +406,13 @@ absl::Status WebHdfsClient::SetPermission(absl::string_view path, int permission
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> WebHdfsClient::Rename(absl::string_view from, absl::string_view to) const {
+  TONY_ASSIGN_OR_RETURN(std::string src, ResolvePath(from));
+  TONY_ASSIGN_OR_RETURN(std::string dst, ResolvePath(to));
+  TONY_ASSIGN_OR_RETURN(http::Json json,
+                        CallJson(http::Method::kPut, src, "RENAME",
+                                 absl::StrCat("&destination=", http::UrlEncode(dst))));
+  return http::JsonBool(json, "boolean", "WebHDFS RENAME");
+}
+
 }  // namespace tony::hdfs

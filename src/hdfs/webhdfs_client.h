@@ -142,6 +142,10 @@ class WebHdfsClient {
 
   absl::Status SetPermission(absl::string_view path, int permission) const;
 
+  // Renames a file or directory, atomically on the NameNode. Returns false, as HDFS does, when
+  // nothing moved (no `from`, or `to` already exists): a rename never replaces a file.
+  absl::StatusOr<bool> Rename(absl::string_view from, absl::string_view to) const;
+
   // The absolute path of `path` on this file system: strips and checks the scheme and
   // authority of a URI, drops duplicate and trailing slashes.
   absl::StatusOr<std::string> ResolvePath(absl::string_view path) const;

@@ -364,6 +364,11 @@ class LocalSubmitter : public Submitter {
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
     if (absl::Status s = ValidateJobSpec(input); !s.ok()) return s;
+    if (!input.python_env.empty()) {
+      return absl::InvalidArgumentError(
+          "python_env (--python_env): ships an env to YARN containers; locally, unpack it and "
+          "put its bin/ first on PATH (-e PATH=<env>/bin:/usr/bin:/bin)");
+    }
     for (const TaskSpec& t : ResolveTasks(input)) {
       if (!t.docker_image.empty()) {
         // Running it natively instead would be a silent surprise.

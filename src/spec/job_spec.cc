@@ -124,8 +124,8 @@ std::vector<std::string> JobSpecWarnings(const JobSpec& spec) {
 namespace {
 
 // TensorBoard serves the output directory on the port the executor reserved for it.
-constexpr char kTensorBoardCommand[] =
-    "tensorboard --logdir \"$DTF_OUTPUT_PATH\" --host 0.0.0.0 --port \"$TONY_TASK_PORT\"";
+constexpr char kTensorBoardArgs[] =
+    " --logdir \"$DTF_OUTPUT_PATH\" --host 0.0.0.0 --port \"$TONY_TASK_PORT\"";
 
 TaskSpec ResolveTask(const JobSpec& spec, const JobTypeSpec& jt, int index) {
   TaskSpec t;
@@ -166,7 +166,9 @@ std::vector<TaskSpec> ResolveTasks(const JobSpec& spec) {
     tb.resources.vcores = 1;
     tb.resources.memory_mb = 1024;
     tb.resources.gpus = 0;
-    tb.command = kTensorBoardCommand;
+    tb.command =
+        absl::StrCat(spec.tensorboard_command.empty() ? "tensorboard" : spec.tensorboard_command,
+                     kTensorBoardArgs);
     tasks.push_back(ResolveTask(spec, tb, 0));
   }
   return tasks;
@@ -200,6 +202,7 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
          a.docker_image == b.docker_image && a.input_path == b.input_path &&
          a.output_path == b.output_path && a.script_file == b.script_file && a.files == b.files &&
          a.archives == b.archives && a.tensorboard == b.tensorboard &&
+         a.tensorboard_command == b.tensorboard_command && a.python_env == b.python_env &&
          a.client_mode == b.client_mode && a.am_vcores == b.am_vcores &&
          a.am_memory_mb == b.am_memory_mb && a.am_node_label == b.am_node_label &&
          a.timeouts.registration == b.timeouts.registration && a.timeouts.job == b.timeouts.job &&

@@ -2,6 +2,8 @@
 
 #include "spec/task_env.h"
 
+#include "spec/python_env.h"
+
 #include <string>
 #include <vector>
 
@@ -168,6 +170,12 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
     if (rank >= 0) env["RANK"] = std::to_string(rank);
     env["INIT_METHOD"] =
         known ? absl::StrCat("tcp://", HostOf(master), ":", PortOf(master)) : kUnassigned;
+  }
+  if (cluster == nullptr && !spec.python_env.empty() && !is_client) {
+    // A dry run shows what the executor will do in the container (python_env.h).
+    if (env.find("PATH") == env.end()) env["PATH"] = "<the node's PATH>";
+    ApplyPythonEnv(absl::StrCat("<container dir>/", kPythonEnvLink), false, &env);
+    env["PYTHONHOME"] = "<unset>";
   }
   return env;
 }

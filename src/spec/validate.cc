@@ -128,6 +128,8 @@ absl::Status CheckAllText(const JobSpec& spec) {
       {&spec.input_path, {"input", "-i/--input"}},
       {&spec.output_path, {"output", "-o/--output"}},
       {&spec.script_file, {"script", "-s/--script"}},
+      {&spec.tensorboard_command, {"tensorboard_command", "--tensorboard_command"}},
+      {&spec.python_env, {"python_env", "--python_env"}},
   };
   for (const auto& [value, names] : fields) {
     if (auto s = CheckText(*value, names.first, names.second); !s.ok()) return s;
@@ -286,6 +288,13 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   for (const std::string& f : spec.archives) {
     if (auto s = CheckLocalFile(f, "archives", "--archive", spec::kMaxArchiveBytes); !s.ok()) {
+      return s;
+    }
+  }
+  if (!spec.python_env.empty()) {
+    if (auto s =
+            CheckLocalFile(spec.python_env, "python_env", "--python_env", spec::kMaxArchiveBytes);
+        !s.ok()) {
       return s;
     }
   }

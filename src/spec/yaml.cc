@@ -209,11 +209,12 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   JobSpec spec;
   if (root.IsNull()) return r.Error(root, "(document)", "is empty; see docs/job-spec.md");
   TONY_RETURN_IF_ERROR(
-      r.CheckKeys(root, "", {"name",      "queue",   "tags",     "application_type", "max_attempts",
-                             "framework", "command", "env",      "docker_image",     "input",
-                             "output",    "script",  "files",    "archives",         "tensorboard",
-                             "client",    "am",      "timeouts", "defaults",         "jobs",
-                             "resolved",  "summary"}));
+      r.CheckKeys(root, "", {"name",         "queue",     "tags",        "application_type",
+                             "max_attempts", "framework", "command",     "env",
+                             "docker_image", "input",     "output",      "script",
+                             "files",        "archives",  "tensorboard", "tensorboard_command",
+                             "python_env",   "client",    "am",          "timeouts",
+                             "defaults",     "jobs",      "resolved",    "summary"}));
   if (root["name"]) {
     TONY_ASSIGN_OR_RETURN(spec.name, r.String(root["name"], "name"));
   }
@@ -261,6 +262,13 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   }
   if (root["tensorboard"]) {
     TONY_ASSIGN_OR_RETURN(spec.tensorboard, r.Bool(root["tensorboard"], "tensorboard"));
+  }
+  if (root["tensorboard_command"]) {
+    TONY_ASSIGN_OR_RETURN(spec.tensorboard_command,
+                          r.String(root["tensorboard_command"], "tensorboard_command"));
+  }
+  if (root["python_env"]) {
+    TONY_ASSIGN_OR_RETURN(spec.python_env, r.String(root["python_env"], "python_env"));
   }
   if (root["client"]) {
     TONY_ASSIGN_OR_RETURN(spec.client_mode, r.Bool(root["client"], "client"));
@@ -387,6 +395,7 @@ void ResolveAgainstDirectoryOf(const std::string& file, JobSpec* spec) {
   resolve(spec->script_file);
   for (std::string& f : spec->files) resolve(f);
   for (std::string& a : spec->archives) resolve(a);
+  resolve(spec->python_env);
 }
 
 }  // namespace
@@ -482,6 +491,13 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   out << YAML::Key << "archives" << YAML::Value;
   EmitStringList(out, spec.archives);
   out << YAML::Key << "tensorboard" << YAML::Value << spec.tensorboard;
+  if (!spec.tensorboard_command.empty()) {
+    out << YAML::Key << "tensorboard_command" << YAML::Value << YAML::DoubleQuoted
+        << spec.tensorboard_command;
+  }
+  if (!spec.python_env.empty()) {
+    out << YAML::Key << "python_env" << YAML::Value << YAML::DoubleQuoted << spec.python_env;
+  }
   out << YAML::Key << "client" << YAML::Value << spec.client_mode;
   out << YAML::Key << "am" << YAML::Value << YAML::BeginMap << YAML::Key << "vcores" << YAML::Value
       << spec.am_vcores << YAML::Key << "memory" << YAML::Value << spec.am_memory_mb;

@@ -66,8 +66,9 @@ std::string FinalProgressPath(const std::string& user, const std::string& app_id
 std::string EncodeProgress(const std::map<std::string, JobTypeProgress>& progress) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [job, p] : progress) {
-    out[job] = {{"total", p.total},     {"allocated", p.allocated}, {"registered", p.registered},
-                {"running", p.running}, {"succeeded", p.succeeded}, {"failed", p.failed}};
+    out[job] = {{"total", p.total},      {"allocated", p.allocated}, {"registered", p.registered},
+                {"running", p.running},  {"succeeded", p.succeeded}, {"failed", p.failed},
+                {"restarts", p.restarts}};
   }
   return out.dump(1);
 }
@@ -82,8 +83,8 @@ absl::StatusOr<std::map<std::string, JobTypeProgress>> DecodeProgress(const std:
     auto count = [&](const char* key) {
       return v.is_object() && v.contains(key) && v[key].is_number_integer() ? v[key].get<int>() : 0;
     };
-    out[job] = {count("total"),   count("allocated"), count("registered"),
-                count("running"), count("succeeded"), count("failed")};
+    out[job] = {count("total"),     count("allocated"), count("registered"), count("running"),
+                count("succeeded"), count("failed"),    count("restarts")};
   }
   return out;
 }

@@ -40,6 +40,8 @@
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
 #include "ipc/kerberos.h"
+#include "spec/python_env.h"
+#include "submit/artifact_cache.h"
 #include "submit/cluster_checks.h"
 #include "submit/contract.h"
 
@@ -119,24 +121,6 @@ absl::StatusOr<std::string> FindRuntimeBundle(const std::string& bin_dir) {
       "the runtime bundle (tony-am and tony-executor with their libraries) is missing at ",
       candidates.back(),
       "; build it with: cmake --build <build dir> --target tony_runtime_bundle"));
-}
-
-// FNV-1a over the file: names the cached copy of the runtime bundle in HDFS by its content.
-absl::StatusOr<std::string> ContentKey(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  uint64_t h = 1469598103934665603ull;
-  char buf[1 << 16];
-  while (in) {
-    in.read(buf, sizeof(buf));
-    for (std::streamsize i = 0; i < in.gcount(); ++i) {
-      h ^= static_cast<unsigned char>(buf[i]);
-      h *= 1099511628211ull;
-    }
-  }
-  char hex[17];
-  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
-  return std::string(hex);
 }
 
 std::string ResourceText(int64_t memory_mb, int vcores, int gpus) {
@@ -408,7 +392,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
         absl::StrCat(AppStateName(s.state), "|", s.attempt, "|", s.diagnostics, "|", s.pending);
     for (const auto& [job, p] : s.progress) {
       absl::StrAppend(&out, "|", job, ":", p.total, ",", p.allocated, ",", p.registered, ",",
-                      p.running, ",", p.succeeded, ",", p.failed);
+                      p.running, ",", p.succeeded, ",", p.failed, ",", p.restarts);
     }
     return out;
   }
@@ -488,6 +472,10 @@ class YarnSubmitter : public Submitter {
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) override {
     TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
     TONY_ASSIGN_OR_RETURN(std::string bundle, FindRuntimeBundle(bin_dir_));
+    std::optional<PythonEnvArchive> python_env;
+    if (!spec.python_env.empty()) {
+      TONY_ASSIGN_OR_RETURN(python_env, InspectPythonEnv(spec.python_env));
+    }
     // Queue, labels and node sizes first: a bad one creates no application at all.
     TONY_ASSIGN_OR_RETURN(yarn::QueueInfo queue, CheckQueue(spec, *cluster_->yarn));
     TONY_RETURN_IF_ERROR(CheckNodes(spec, queue, *cluster_->yarn));
@@ -503,7 +491,7 @@ class YarnSubmitter : public Submitter {
     const std::string staging = absl::StrCat(StagingRoot(cluster_->user), "/", id);
     MarkStagingBy(id);
 
-    auto staged = Stage(spec, bundle, home, staging);
+    auto staged = Stage(spec, bundle, python_env, home, staging);
     if (!staged.ok()) {
       (void)cluster_->hdfs->Delete(staging, true);
       return staged.status();
@@ -535,7 +523,11 @@ class YarnSubmitter : public Submitter {
     if (spec.timeouts.job != absl::InfiniteDuration()) {
       ctx.lifetime = spec.timeouts.job + spec.timeouts.stop_grace + absl::Minutes(1);
     }
-    TONY_ASSIGN_OR_RETURN(ctx.am_container, AmLaunchContext(*staged, secret, staging));
+    // The AM runs no Python: the env is for the task containers only.
+    std::map<std::string, yarn::LocalResource> am_resources = *staged;
+    am_resources.erase(kPythonEnvLink);
+    TONY_ASSIGN_OR_RETURN(ctx.am_container,
+                          AmLaunchContext(am_resources, *staged, secret, staging));
     if (broker_tls_) {
       // Like the secret: in the credentials (the AM hands them, minus its AMRMToken, to every
       // executor), never in the environment. Executors only need the certificate, but the
@@ -581,11 +573,15 @@ class YarnSubmitter : public Submitter {
     return r;
   }
 
-  absl::StatusOr<std::map<std::string, yarn::LocalResource>> Stage(const JobSpec& spec,
-                                                                   const std::string& bundle,
-                                                                   const std::string& home,
-                                                                   const std::string& staging) {
+  absl::StatusOr<std::map<std::string, yarn::LocalResource>> Stage(
+      const JobSpec& spec, const std::string& bundle,
+      const std::optional<PythonEnvArchive>& python_env, const std::string& home,
+      const std::string& staging) {
     hdfs::WebHdfsClient& fs = *cluster_->hdfs;
+    // A missing HDFS home is made as Hadoop makes homes (0755), not by the 0700 mkdir below,
+    // which would make it, too, closed to others, and the cache under it unusable as PUBLIC.
+    const std::string user_home = absl::StrCat("/user/", cluster_->user);
+    if (absl::IsNotFound(fs.Stat(user_home).status())) (void)fs.Mkdirs(user_home, 0755);
     // Private to the user: the staging area holds the job's files, the history where its
     // containers run. Directories made here are 0700; a home made by an older version is closed.
     TONY_RETURN_IF_ERROR(fs.Mkdirs(staging, 0700));
@@ -594,21 +590,40 @@ class YarnSubmitter : public Submitter {
     private_file.permission = 0600;
     std::map<std::string, yarn::LocalResource> resources;
 
-    // The runtime bundle is the same for every job of a build: upload it once.
-    TONY_ASSIGN_OR_RETURN(std::string key, ContentKey(bundle));
-    std::string cached = absl::StrCat(home, "/cache/tony-runtime-", key, ".tar.gz");
-    auto st = fs.Stat(cached);
-    if (!st.ok()) {
-      TONY_RETURN_IF_ERROR(fs.Mkdirs(home + "/cache", 0700));
-      st = fs.Upload(bundle, cached, private_file);
-    }
-    if (!st.ok()) return st.status();
+    // The runtime bundle is the same for every job of a build, the Python env for many: each is
+    // uploaded once, and each node localizes it once (PUBLIC) where the cluster allows.
+    TONY_ASSIGN_OR_RETURN(std::string cache_dir,
+                          cluster_->conf.Get(kCacheDirKey, DefaultCacheDir(cluster_->user)));
+    ArtifactCache cache(&fs, cache_dir);
+    auto cache_put = [&](const std::string& local, absl::string_view name, absl::string_view ext,
+                         const std::string& key,
+                         absl::string_view what) -> absl::StatusOr<yarn::LocalResource> {
+      const absl::Time start = absl::Now();
+      TONY_ASSIGN_OR_RETURN(CachedArtifact a,
+                            cache.Put(local, name, ext, yarn::LocalResourceType::kArchive, key));
+      if (a.uploaded) {
+        TONY_LOG(INFO) << "uploaded " << what << " (" << a.resource.size / (1 << 20)
+                       << " MB) to the HDFS cache in " << absl::FormatDuration(absl::Now() - start)
+                       << ": " << a.path;
+      } else {
+        TONY_LOG(DEBUG) << what << " is in the HDFS cache: " << a.path;
+      }
+      return a.resource;
+    };
     TONY_ASSIGN_OR_RETURN(resources[kRuntimeLink],
-                          Resource(cached, yarn::LocalResourceType::kArchive, *st));
+                          cache_put(bundle, "tony-runtime", ".tar.gz", "", "the runtime bundle"));
 
     // Inside containers every shipped file sits in the working directory under its base name.
     JobSpec shipped = spec;
-    std::set<std::string> names = {kRuntimeLink, kSpecLink};
+    if (python_env) {
+      // The archive's own extension: YARN unpacks by it.
+      const bool zip = python_env->format == PythonEnvArchive::Format::kZip;
+      TONY_ASSIGN_OR_RETURN(resources[kPythonEnvLink],
+                            cache_put(spec.python_env, "python-env", zip ? ".zip" : ".tar.gz",
+                                      python_env->content_key, "the Python env"));
+      shipped.python_env = kPythonEnvLink;
+    }
+    std::set<std::string> names = {kRuntimeLink, kSpecLink, kPythonEnvLink};
     auto ship = [&](const std::string& local, yarn::LocalResourceType type) -> absl::Status {
       std::string name = BaseName(local);
       if (!names.insert(name).second) {
@@ -644,11 +659,13 @@ class YarnSubmitter : public Submitter {
     return resources;
   }
 
+  // `am_resources` for the AM's own container; `resources` for every task's.
   absl::StatusOr<yarn::ContainerLaunchContext> AmLaunchContext(
+      const std::map<std::string, yarn::LocalResource>& am_resources,
       const std::map<std::string, yarn::LocalResource>& resources, const std::string& secret,
       const std::string& staging) {
     yarn::ContainerLaunchContext am;
-    am.local_resources = resources;
+    am.local_resources = am_resources;
     TONY_ASSIGN_OR_RETURN(auto schedulers, conf::RmSchedulerAddresses(cluster_->conf));
     std::vector<std::string> scheduler_list;
     for (const auto& hp : schedulers) scheduler_list.push_back(hp.ToString());

@@ -140,6 +140,57 @@ TEST_F(AmTest, ADeadTensorBoardNeverFailsTrainingButIsReported) {
   EXPECT_THAT(s.diagnostics, HasSubstr("command not found"));
 }
 
+TEST_F(AmTest, TensorBoardRestartsShowInProgressAndDiagnosticsWhileTrainingGoesOn) {
+  Start({Job("worker", 1), Job("tensorboard", 1)});
+  AllRunning();
+  events()->OnTaskRestarted("tensorboard", 0, 1, 1, "OSError: [Errno 98] Address in use");
+  events()->OnTaskRestarted("tensorboard", 0, 2, 1, "OSError: [Errno 98] Address in use");
+  ApplicationStatus running;
+  for (absl::Time end = absl::Now() + absl::Seconds(5); absl::Now() < end;) {
+    running = am_->Status();
+    if (running.progress["tensorboard"].restarts == 2) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(running.state, AppState::kRunning);
+  EXPECT_EQ(running.progress["tensorboard"].restarts, 2);
+  EXPECT_THAT(running.diagnostics,
+              HasSubstr("warning: tensorboard:0 exited with code 1 and was restarted (2 of"));
+  EXPECT_THAT(running.diagnostics, Not(HasSubstr("restarted (1 of")));  // one line per sidecar
+  Exit("tensorboard", 0, 1, "OSError: [Errno 98] Address in use");
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(s.diagnostics,
+              HasSubstr("warning: tensorboard:0 died with exit code 1 after 2 restarts"));
+  EXPECT_EQ(s.progress["tensorboard"].restarts, 2);
+}
+
+TEST_F(AmTest, ATensorBoardDyingBeforeRegisteringNeitherFailsNorHoldsTheJob) {
+  Start({Job("worker", 1), Job("tensorboard", 1)}, absl::Minutes(10));
+  rm_.Allocate("tensorboard:0");
+  rm_.Complete("tensorboard:0", 1);  // its executor died before registering
+  rm_.Allocate("worker:0");
+  events()->OnRegistered("worker", 0, "127.0.0.1:1000");
+  events()->OnTaskStarted("worker", 0);
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(s.diagnostics,
+              HasSubstr("warning: tensorboard:0 died with exit code 1 before registering"));
+}
+
+TEST_F(AmTest, ATensorBoardThatCannotBeLaunchedIsAWarning) {
+  Start({Job("worker", 1), Job("tensorboard", 1)});
+  rm_.Emit({ContainerEvent::Kind::kLaunchFailed, "tensorboard:0", "c1", 0, "no such image"});
+  rm_.Allocate("worker:0");
+  events()->OnRegistered("worker", 0, "127.0.0.1:1000");
+  events()->OnTaskStarted("worker", 0);
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_THAT(s.diagnostics, HasSubstr("warning: could not launch tensorboard:0: no such image"));
+}
+
 TEST_F(AmTest, TaskEndingBeforeRegisteringFailsAtOnce) {
   Start({Job("ps", 1), Job("worker", 2)}, absl::Minutes(10));
   rm_.Allocate("worker:1");

@@ -58,6 +58,10 @@ class RecordingObserver : public ClusterSpecBrokerObserver {
     Add(absl::StrCat("lost ", job, ":", index));
   }
   void OnKillRequested(absl::string_view reason) override { Add(absl::StrCat("kill ", reason)); }
+  void OnTaskRestarted(absl::string_view job, int index, int restart, int code,
+                       absl::string_view tail) override {
+    Add(absl::StrCat("restarted ", job, ":", index, " #", restart, " after ", code, " ", tail));
+  }
 
   std::vector<std::string> events() {
     absl::MutexLock lock(&mu_);
@@ -327,6 +331,34 @@ TEST_F(BrokerTest, ReportsReachTheObserver) {
   EXPECT_THAT(observer_.events(),
               ElementsAre("registered worker:0 127.0.0.1:5000", "published", "started worker:0",
                           "exited worker:0 3 Traceback\nValueError: boom", "kill user request"));
+}
+
+TEST_F(BrokerTest, AnExcusedSidecarNeitherHoldsTheBarrierNorJoinsTheSpec) {
+  StartBroker({{"worker", 1}, {"tensorboard", 1}});
+  auto w0 = RegisterAsync("worker", 0, 6000);
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:6000", absl::Seconds(10)));
+  EXPECT_EQ(w0.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  broker_->Excuse("tensorboard", 0);  // its executor died before registering
+  auto spec = w0.get();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ClusterSpec expected;
+  expected.jobs = {{"worker", {"127.0.0.1:6000"}}};
+  EXPECT_EQ(*spec, expected);
+  EXPECT_TRUE(broker_->UnregisteredTasks().empty());
+  broker_->Excuse("worker", 0);  // registered: no effect
+  EXPECT_EQ(broker_->cluster_spec(), expected);
+}
+
+TEST_F(BrokerTest, ARestartReachesTheObserverWithThePreviousExit) {
+  StartBroker({{"tensorboard", 1}});
+  auto client = Client();
+  ASSERT_TRUE(client->Register("tensorboard", 0, "127.0.0.1", 6100, absl::Seconds(5)).ok());
+  EXPECT_TRUE(client->TaskStarted("tensorboard", 0).ok());
+  EXPECT_TRUE(client->TaskStarted("tensorboard", 0, 1, 127, "command not found").ok());
+  EXPECT_THAT(
+      observer_.events(),
+      ElementsAre("registered tensorboard:0 127.0.0.1:6100", "published", "started tensorboard:0",
+                  "restarted tensorboard:0 #1 after 127 command not found"));
 }
 
 TEST_F(BrokerTest, StatusComesFromTheProvider) {

@@ -211,6 +211,8 @@ TEST(YamlTest, RoundTripIsExact) {
                                .scope = RestartScope::kTask,
                                .on_address_change = AddressChange::kRestartJob};
   spec.am_node_label = "am nodes";
+  spec.python_env = "envs/tf.tar.gz";
+  spec.tensorboard_command = "python -m tensorboard.main";
   std::string yaml = JobSpecToYaml(spec);
   auto back = ParseJobSpecYaml(yaml, "roundtrip");
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;

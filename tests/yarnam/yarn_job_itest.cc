@@ -712,6 +712,158 @@ TEST(YarnJobTest, ClientModeDrivesTheClusterFromHereAndItsExitDecides) {
   ExpectNothingLeft(app);
 }
 
+// A venv of tensorflow-cpu and tensorboard (scripts/python-env's versions) packed by venv-pack,
+// once per set of requirements (cached between runs under $XDG_CACHE_HOME/libtony).
+std::string PythonEnvArchive() {
+  static const std::string path = [] {
+    const std::string src = harness::HadoopCluster::Get().source_dir();
+    Result r = RunCommand({"/bin/bash", src + "/scripts/python-env-archive"}, absl::Minutes(30));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::string(absl::StripAsciiWhitespace(r.out));
+  }();
+  return path;
+}
+
+// name -> modification time (ms) of the files in the user's HDFS artifact cache.
+std::map<std::string, int64_t> CachedArtifacts() {
+  const auto& cluster = harness::HadoopCluster::Get();
+  http::Client http;
+  auto r = http.Get(absl::StrCat(cluster.namenode_web_url(), "/webhdfs/v1/user/", cluster.user(),
+                                 "/.tony-cache?op=LISTSTATUS&user.name=", cluster.user()));
+  std::map<std::string, int64_t> out;
+  if (!r.ok() || !r->ok()) return out;
+  auto j = http::ParseJson(r->body, "LISTSTATUS");
+  if (!j.ok()) return out;
+  for (const auto& f : (*j)["FileStatuses"]["FileStatus"]) {
+    out[f["pathSuffix"].get<std::string>()] = f["modificationTime"].get<int64_t>();
+  }
+  return out;
+}
+
+// The unpacked copies of files named `prefix`... in each NodeManager's public file cache
+// (YARN's PUBLIC visibility), by node.
+std::map<int, int> PublicCopies(const std::string& prefix) {
+  const std::string state = harness::HadoopCluster::Get().conf_dir() + "/..";
+  std::map<int, int> out;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string cache = absl::StrCat(state, "/data/nm", i, "/local/filecache");
+    DIR* d = opendir(cache.c_str());
+    if (d == nullptr) continue;
+    while (dirent* e = readdir(d)) {
+      DIR* entry = opendir(absl::StrCat(cache, "/", e->d_name).c_str());
+      if (entry == nullptr) continue;
+      while (dirent* f = readdir(entry)) {
+        if (absl::StartsWith(f->d_name, prefix)) ++out[i];
+      }
+      closedir(entry);
+    }
+    closedir(d);
+  }
+  return out;
+}
+
+TEST(YarnJobTest, APythonEnvRunsTheTfExampleWithTensorBoardAndIsUploadedAndUnpackedOnce) {
+  const std::string archive = PythonEnvArchive();
+  ASSERT_FALSE(archive.empty());
+  std::string tmpl = ::testing::TempDir() + "/pyenv-out.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  // The nodes' PATH has no TensorFlow: `python` and `tensorboard` can only come from the env.
+  const std::string show = "readlink -f tony tony-python-env; command -v python tensorboard; ";
+  // Copies from earlier runs (or other cache directories) stay: only new ones count.
+  const std::map<int, int> copies_before = PublicCopies("python-env-");
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-python-env", "--python_env", archive, "-t", "-o", out, "-e",
+       "PATH=/usr/bin:/bin", "-r", "ps:1,worker:1", "-m", "2g", "-s",
+       src + "/examples/classic_ps_worker.py", show + "python ${DTF_TASK_SCRIPT} --steps 50"},
+      absl::Minutes(15));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_THAT(logs.out, HasSubstr("worker 0 done"));
+  EXPECT_THAT(logs.out, HasSubstr("/tony-python-env/bin/python"));  // `command -v python`
+  // PUBLIC: unpacked in the NodeManager's own file cache, not the application's
+  // (usercache/<user>/appcache/<app>/filecache).
+  static const std::regex public_copy(
+      "(^|\n)/\\S+/local/filecache/[0-9]+/python-env-[0-9a-f]+\\.tar\\.gz\n");
+  EXPECT_TRUE(std::regex_search(logs.out, public_copy)) << logs.out;
+  ExpectNothingLeft(app);
+
+  std::map<std::string, int64_t> cached = CachedArtifacts();
+  std::string env_name;
+  for (const auto& [name, mtime] : cached) {
+    if (absl::StartsWith(name, "python-env-")) env_name = name;
+  }
+  ASSERT_FALSE(env_name.empty()) << "no python-env-* in the HDFS cache";
+
+  // The same archive again, with TensorBoard behind the tracking URL: nothing is uploaded, and
+  // every node that runs a task reuses its unpacked copy.
+  Result again = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-python-env-again",
+                             "--python_env", archive, "-t", "-o", out, "-e", "PATH=/usr/bin:/bin",
+                             "-r", "worker:1", "-m", "512m", show + "exec sleep 600"});
+  std::string app2 = AppIdOf(again);
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(CachedArtifacts(), cached);  // same files, same modification times
+  const std::string proxy = harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app2 + "/";
+  http::Client http;
+  bool saw_tensorboard = false;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(3);
+       !saw_tensorboard && absl::Now() < deadline;) {
+    auto page = http.Get(proxy);
+    saw_tensorboard =
+        page.ok() && page->ok() && absl::StrContains(page->body, "<title>TensorBoard");
+    if (!saw_tensorboard) absl::SleepFor(absl::Milliseconds(500));
+  }
+  EXPECT_TRUE(saw_tensorboard);
+  // The nodes' /usr/bin:/bin has none: the TensorBoard behind the URL is the env's.
+  Result worker = RunCommand({Ytf(), "logs", app2, "--task", "worker:0"});
+  EXPECT_THAT(worker.out, HasSubstr("/tony-python-env/bin/tensorboard"));
+  Result kill = RunCommand({Ytf(), "kill", app2});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  ExpectNothingLeft(app2);
+  // Each node that ran a task of either job unpacked the env at most once, in its public cache.
+  std::map<int, int> copies_before_by_node = copies_before;
+  for (const auto& [node, copies] : PublicCopies("python-env-")) {
+    EXPECT_LE(copies - copies_before_by_node[node], 1)
+        << "node " << node << " unpacked the env " << copies - copies_before_by_node[node]
+        << " times";
+  }
+  EXPECT_FALSE(PublicCopies(env_name).empty());
+}
+
+TEST(YarnJobTest, ABadPythonEnvIsRefusedBeforeAnythingIsSubmitted) {
+  std::string tmpl = ::testing::TempDir() + "/pyenv-bad.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/env.tar.gz", "not an archive").ok());
+  const int before = static_cast<int>(Rm("/ws/v1/cluster/apps")["apps"]["app"].size());
+  for (const std::string& env : {dir + "/missing.tar.gz", dir, dir + "/env.tar.gz"}) {
+    Result r = RunCommand({Submit(), "--yarn", "--python_env", env, "-r", "worker:1", "true"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--python_env"));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(static_cast<int>(Rm("/ws/v1/cluster/apps")["apps"]["app"].size()), before);
+}
+
+TEST(YarnJobTest, ATensorBoardCommandThatFailsIsRestartedAndTrainingStillSucceeds) {
+  std::string tmpl = ::testing::TempDir() + "/tb-fails.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-tensorboard-fails", "-t", "-o", out,
+                         "--tensorboard_command", "echo tensorboard broke >&2; exit 3; :", "-r",
+                         "worker:1", "-m", "256m", "sleep 15"});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_THAT(r.err, HasSubstr("(restarted 1x)"));  // the progress line
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out,
+              HasSubstr("warning: tensorboard:0 died with exit code 3 after 3 restarts"));
+  EXPECT_THAT(status.out, HasSubstr("tensorboard broke"));
+  EXPECT_THAT(status.out, HasSubstr("restarted 3 times"));
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, ATensorBoardThatCannotStartNeverFailsTraining) {
   // The nodes' PATH has no TensorBoard (the report that found this: the job ended FAILED).
   std::string tmpl = ::testing::TempDir() + "/tb-missing.XXXXXX";
@@ -722,7 +874,9 @@ TEST(YarnJobTest, ATensorBoardThatCannotStartNeverFailsTraining) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   Result status = RunCommand({Ytf(), "status", app});
-  EXPECT_THAT(status.out, HasSubstr("warning: tensorboard:0 died with exit code 127"));
+  // Restarted in place, then given up on (or stopped with the job): a warning either way.
+  EXPECT_THAT(status.out, HasSubstr("warning: tensorboard:0"));
+  EXPECT_THAT(status.out, HasSubstr("code 127"));
   ExpectNothingLeft(app);
 }
 
