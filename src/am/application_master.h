@@ -142,9 +142,9 @@ class ApplicationMaster {
     bool stop_requested = false;
     int exit_code = 0;
     std::string stderr_tail;
-    std::string address;   // host:port it registered
+    std::string address;        // host:port it registered
     int in_place_restarts = 0;  // times its executor started the command again in place
-    bool outside = false;  // the client of client mode: no container, never registers
+    bool outside = false;       // the client of client mode: no container, never registers
     // Restart policy, scope task.
     int restarts = 0;
     bool restart_pending = false;  // failed; relaunched once its container ended and at:
