@@ -30,6 +30,7 @@
 #include "common/logging.h"
 #include "common/proc.h"
 #include "common/subprocess.h"
+#include "executor/gpu_devices.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
 #include "spec/task_env.h"
@@ -269,6 +270,7 @@ int RunExecutor(const ExecutorConfig& config) {
   std::map<std::string, std::string> env = CurrentEnvironment();
   for (const char* var : kPrivateVariables) env.erase(var);
   for (auto& [k, v] : BuildTaskEnvironment(*spec, *task, &*cluster)) env[k] = std::move(v);
+  AddCudaVisibleDevices(task->gpus, &env);
 
   SubprocessOptions options;
   options.argv = {"/bin/bash", "-c", task->command};
