@@ -949,9 +949,12 @@ TEST(YarnJobTest, GpusArePlacedAndMoreThanAnyNodeHasFailsNamingTheLargestNode) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // 2 GPUs per node: the two workers need both default-partition nodes.
   EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
-  // The test cluster has no GPU plugin: YARN counts GPUs but assigns no devices.
+  // The test cluster has no GPU plugin: YARN counts GPUs but assigns no devices, as the
+  // executor learnt from its NodeManager.
   Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
   EXPECT_THAT(logs.out, HasSubstr("gpus:[unset]"));
+  Result err = RunCommand({Ytf(), "logs", app, "--task", "worker:0", "--file", "stderr"});
+  EXPECT_THAT(err.out, HasSubstr("YARN assigned no GPU device to container_")) << err.out;
 
   Result big = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "256m", "-g", "3", "true"});
   EXPECT_EQ(big.exit_code, 2) << big.out << big.err;
