@@ -32,6 +32,7 @@
 #include "common/logging.h"
 #include "common/proc.h"
 #include "common/subprocess.h"
+#include "executor/gpu_devices.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
 #include "spec/python_env.h"
@@ -294,6 +295,7 @@ int RunExecutor(const ExecutorConfig& config) {
   std::map<std::string, std::string> env = CurrentEnvironment();
   for (const char* var : kPrivateVariables) env.erase(var);
   for (auto& [k, v] : BuildTaskEnvironment(*spec, *task, &*cluster)) env[k] = std::move(v);
+  AddCudaVisibleDevices(task->gpus, &env);
   if (!spec->python_env.empty()) {
     // The shipped env (--python_env), unpacked by YARN in our working directory.
     char cwd[PATH_MAX];

@@ -167,7 +167,12 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
     env["MASTER_ADDR"] = known ? HostOf(master) : kUnassigned;
     env["MASTER_PORT"] = known ? PortOf(master) : kUnassigned;
     env["WORLD_SIZE"] = std::to_string(world_size);
-    if (rank >= 0) env["RANK"] = std::to_string(rank);
+    if (rank >= 0) {
+      env["RANK"] = std::to_string(rank);
+      // What torchrun also sets: one process per container, so each is alone on its node.
+      env["LOCAL_RANK"] = "0";
+      env["LOCAL_WORLD_SIZE"] = "1";
+    }
     env["INIT_METHOD"] =
         known ? absl::StrCat("tcp://", HostOf(master), ":", PortOf(master)) : kUnassigned;
   }

@@ -12,6 +12,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=${1:-1}
 base=${TONY_HADOOP_BASE_PORT:-18800}
 main_state=${TONY_HADOOP_HOME:-$HOME/.cache/libtony/hadoop}
+# Versions other than the default have their own default state directory (scripts/hadoop-cluster).
+if [[ -z ${TONY_HADOOP_HOME:-} && ${TONY_HADOOP_VERSION:-3.5.0} != 3.5.0 ]]; then
+  main_state+="-$TONY_HADOOP_VERSION"
+fi
 export TONY_HADOOP_BASE_PORT=${TONY_HADOOP_LOAD_TEST_PORT:-$((base + 100))}
 export TONY_HADOOP_HOME
 TONY_HADOOP_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tony-load-test.XXXXXX")

@@ -142,6 +142,8 @@ TEST(TaskEnvTest, PyTorchRendezvousFromWorkerZero) {
     EXPECT_EQ(env["INIT_METHOD"], "tcp://a:10");
     EXPECT_EQ(env["WORLD_SIZE"], "3");
     EXPECT_EQ(env["RANK"], std::to_string(i));
+    EXPECT_EQ(env["LOCAL_RANK"], "0");
+    EXPECT_EQ(env["LOCAL_WORLD_SIZE"], "1");
   }
 }
 
@@ -162,6 +164,7 @@ TEST(TaskEnvTest, PyTorchChiefIsRankZeroAndPsIsNoMember) {
   EXPECT_EQ(w1["MASTER_ADDR"], "c0");
   auto ps = BuildTaskEnvironment(spec, FindTask(spec, "ps", 0), &cluster);
   EXPECT_THAT(ps, Not(Contains(Key("RANK"))));
+  EXPECT_THAT(ps, Not(Contains(Key("LOCAL_RANK"))));
   EXPECT_EQ(ps["WORLD_SIZE"], "3");
 }
 

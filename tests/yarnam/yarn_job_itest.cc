@@ -1237,6 +1237,61 @@ TEST(YarnJobTest, TasksOnTwoNodesAdvertiseTheirNodesAddressesAndReachEachOther) 
   ExpectNothingLeft(app);
 }
 
+// The node a task ran on, from the "... on <NM_HOST>" line the examples print.
+std::string NodeInLogs(const std::string& app, const std::string& task, const std::string& re) {
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", task});
+  std::smatch m;
+  return std::regex_search(logs.out, m, std::regex(re)) ? m[1].str() : "";
+}
+
+TEST(YarnJobTest, PyTorchDdpExampleTrainsAcrossTwoNodes) {
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  // 5 GB workers cannot share an 8 GB node: rank 0 and rank 1 are on different nodes, and gloo
+  // connects them over the network by the addresses the ranks advertise.
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-pytorch", "--framework", "pytorch", "-r", "worker:2", "-m",
+       "5g", "-s", src + "/examples/pytorch_ddp.py", Python() + " ${DTF_TASK_SCRIPT}"},
+      absl::Minutes(10));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
+  std::vector<std::string> nodes;
+  for (int i = 0; i < 2; ++i) {
+    const std::string task = absl::StrCat("worker:", i);
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", task});
+    EXPECT_THAT(logs.out, HasSubstr(absl::StrCat("pytorch_ddp done: rank ", i, "/2"))) << logs.out;
+    nodes.push_back(NodeInLogs(app, task, "rank [0-9]/2 on ([^,]+),"));
+  }
+  EXPECT_NE(nodes[0], "");
+  EXPECT_NE(nodes[0], nodes[1]);
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, Tf2MultiWorkerMirroredExampleTrainsAcrossTwoNodes) {
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-mwms", "-r", "worker:2", "-m", "5g", "-s",
+                         src + "/examples/tf2_multi_worker_mirrored.py",
+                         Python() + " ${DTF_TASK_SCRIPT} --steps 100"},
+                        absl::Minutes(10));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
+  std::vector<std::string> nodes;
+  for (int i = 0; i < 2; ++i) {
+    const std::string task = absl::StrCat("worker:", i);
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", task});
+    EXPECT_THAT(logs.out,
+                HasSubstr(absl::StrCat("tf2_multi_worker_mirrored done: worker ", i, " of 2")))
+        << logs.out;
+    nodes.push_back(NodeInLogs(app, task, "worker [0-9] on ([^:]+):"));
+  }
+  EXPECT_NE(nodes[0], "");
+  EXPECT_NE(nodes[0], nodes[1]);
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, NodeLabelsPlaceTasksAndTheAmOnlyOnTheLabelledNode) {
   const std::vector<std::string> gpu_nodes = NodeHosts("gpu");
   ASSERT_EQ(gpu_nodes.size(), 1u);
@@ -1287,9 +1342,12 @@ TEST(YarnJobTest, GpusArePlacedAndMoreThanAnyNodeHasFailsNamingTheLargestNode) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // 2 GPUs per node: the two workers need both default-partition nodes.
   EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
-  // The test cluster has no GPU plugin: YARN counts GPUs but assigns no devices.
+  // The test cluster has no GPU plugin: YARN counts GPUs but assigns no devices, as the
+  // executor learnt from its NodeManager.
   Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
   EXPECT_THAT(logs.out, HasSubstr("gpus:[unset]"));
+  Result err = RunCommand({Ytf(), "logs", app, "--task", "worker:0", "--file", "stderr"});
+  EXPECT_THAT(err.out, HasSubstr("YARN assigned no GPU device to container_")) << err.out;
 
   Result big = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "256m", "-g", "3", "true"});
   EXPECT_EQ(big.exit_code, 2) << big.out << big.err;
