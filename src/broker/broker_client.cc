@@ -203,6 +203,25 @@ absl::Status BrokerClient::Kill(absl::string_view reason) {
   return FromGrpcStatus(stub_->stub->Kill(&ctx, request, &response));
 }
 
+bool StatusDiffers(const ApplicationStatus& a, const ApplicationStatus& b) {
+  if (a.state != b.state || a.attempt != b.attempt || a.diagnostics != b.diagnostics ||
+      a.pending != b.pending || a.tracking_url != b.tracking_url ||
+      a.tensorboard_url != b.tensorboard_url || a.progress.size() != b.progress.size()) {
+    return true;
+  }
+  for (const auto& [name, p] : a.progress) {
+    auto it = b.progress.find(name);
+    if (it == b.progress.end()) return true;
+    const tony::JobTypeProgress& q = it->second;
+    if (p.total != q.total || p.allocated != q.allocated || p.registered != q.registered ||
+        p.running != q.running || p.succeeded != q.succeeded || p.failed != q.failed ||
+        p.restarts != q.restarts) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
     const std::function<absl::StatusOr<std::shared_ptr<BrokerClient>>()>& broker_of,
     absl::Duration timeout) {

@@ -113,6 +113,10 @@ class BrokerBackedApplication : public Application {
   virtual absl::StatusOr<std::shared_ptr<BrokerClient>> Broker() = 0;
 };
 
+// Whether a follower should report `b` after `a`: state, attempt, diagnostics, what is pending,
+// the URLs or any task count differ.
+bool StatusDiffers(const ApplicationStatus& a, const ApplicationStatus& b);
+
 // Client mode: waits until the job's cluster spec is published. `broker_of` returns the AM's
 // broker client, Unavailable while the AM is not up yet (asked again shortly), or another error
 // (e.g. FailedPrecondition once the job is over), which is returned.

@@ -105,7 +105,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
         status = Refresh();
       }
       if (!status.ok()) return status;
-      if (on_progress && (!last || Changed(*last, *status))) on_progress(*status);
+      if (on_progress && (!last || broker::StatusDiffers(*last, *status))) on_progress(*status);
       last = *status;
       if (IsFinal(status->state)) {
         Reap();
@@ -193,21 +193,6 @@ class LocalApplication : public broker::BrokerBackedApplication {
       return absl::UnavailableError(absl::StrCat(id_, ": the ApplicationMaster is not up yet"));
     }
     return client;
-  }
-
-  static bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
-    if (a.state != b.state || a.diagnostics != b.diagnostics) return true;
-    if (a.progress.size() != b.progress.size()) return true;
-    for (const auto& [name, p] : a.progress) {
-      auto it = b.progress.find(name);
-      if (it == b.progress.end()) return true;
-      const JobTypeProgress& q = it->second;
-      if (p.total != q.total || p.allocated != q.allocated || p.registered != q.registered ||
-          p.running != q.running || p.succeeded != q.succeeded || p.failed != q.failed) {
-        return true;
-      }
-    }
-    return false;
   }
 
   ApplicationStatus BaseStatus() const {

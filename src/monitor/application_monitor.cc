@@ -28,24 +28,6 @@ namespace {
 
 constexpr absl::Duration kFirstPause = absl::Milliseconds(100);
 
-bool Changed(const ApplicationStatus& a, const ApplicationStatus& b) {
-  if (a.state != b.state || a.diagnostics != b.diagnostics || a.attempt != b.attempt ||
-      a.tensorboard_url != b.tensorboard_url || a.tracking_url != b.tracking_url ||
-      a.pending != b.pending || a.progress.size() != b.progress.size()) {
-    return true;
-  }
-  for (const auto& [name, p] : a.progress) {
-    auto it = b.progress.find(name);
-    if (it == b.progress.end()) return true;
-    const JobTypeProgress& q = it->second;
-    if (p.total != q.total || p.allocated != q.allocated || p.registered != q.registered ||
-        p.running != q.running || p.succeeded != q.succeeded || p.failed != q.failed) {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 class ApplicationMonitor::Impl {
@@ -235,10 +217,10 @@ void ApplicationMonitor::Impl::Absorb(
     // it returns at once for an application already over.
     confirm->emplace_back(answer.id, f.app);
     f.asking = true;
-    if (!f.last || Changed(*f.last, s)) f.last = s;
+    if (!f.last || broker::StatusDiffers(*f.last, s)) f.last = s;
     return;
   }
-  if (!f.last || Changed(*f.last, s)) {
+  if (!f.last || broker::StatusDiffers(*f.last, s)) {
     f.last = s;
     Emit(f, answer.id, s, /*last=*/false, out);
   }
