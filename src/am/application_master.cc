@@ -713,8 +713,8 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     auto seen = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return final_status_seen_; };
     mu_.AwaitWithTimeout(absl::Condition(&seen), options_.final_status_linger);
   }
-  broker_->Stop();
-  if (status_page_ != nullptr) status_page_->Stop();
+  // The broker and the status page answer on until the destructor: whoever asks while the
+  // backend records the outcome (YARN's unregistration) still learns it from here.
   return final_status;
 }
 

@@ -112,7 +112,8 @@ class ApplicationMaster {
   ApplicationMaster& operator=(const ApplicationMaster&) = delete;
 
   // Runs the job to its end and returns the final status. Errors only when the job could not be
-  // started at all (broker or backend failed to start).
+  // started at all (broker or backend failed to start). The broker and the status page keep
+  // answering (with the final status) until the ApplicationMaster is destroyed.
   absl::StatusOr<ApplicationStatus> Run();
 
   // Ends the job KILLED (e.g. on SIGTERM to the AM). Harmless after the outcome.

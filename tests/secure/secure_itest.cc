@@ -162,6 +162,16 @@ TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationT
   // the NodeManager then needs Hadoop's native library to open container logs in secure mode
   // ("Secure IO is not possible without native code extensions"), which the Maven-built test
   // cluster lacks, so it answers 500. Production NodeManagers have it.
+  // The client returns as soon as the AM reports the outcome; the NodeManagers serve the logs of
+  // a finished application once YARN has recorded its end (ytf list shows YARN's own state).
+  for (absl::Time deadline = absl::Now() + absl::Minutes(1); absl::Now() < deadline;) {
+    Result list = Exec({Ytf(), "list", "--all"});
+    const size_t at = list.out.find(app);
+    if (list.exit_code != 0 || at == std::string::npos) break;
+    const std::string line = list.out.substr(at, list.out.find('\n', at) - at);
+    if (!absl::StrContains(line, "RUNNING")) break;
+    absl::SleepFor(absl::Milliseconds(500));
+  }
   Result logs = Exec({Ytf(), "logs", app, "--task", "worker:0", "--file", "stdout"});
   if (logs.exit_code != 0) {
     EXPECT_THAT(logs.err, HasSubstr("HTTP 500")) << logs.err;
