@@ -78,10 +78,12 @@ absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskCont
   const std::string remote = am && (file == "stdout" || file == "stderr")
                                  ? absl::StrCat("tony-am.", file)
                                  : std::string(file);
-  auto got =
-      http.Get(absl::StrCat("http://", container.node_http_address, "/ws/v1/node/containerlogs/",
-                            container.container_id, "/", remote),
-               {{"Accept", "text/plain"}});
+  http::Request request;
+  request.url = absl::StrCat("http://", container.node_http_address, "/ws/v1/node/containerlogs/",
+                             container.container_id, "/", remote);
+  request.headers = {{"Accept", "text/plain"}};
+  request.negotiate = negotiate;  // a Kerberos cluster's NodeManagers want SPNEGO
+  auto got = http.Do(request);
   if (!got.ok() || !got->ok()) {
     return absl::NotFoundError(absl::StrCat(
         container.task, " ", file, " (", remote, " of ", container.container_id,
