@@ -779,7 +779,7 @@ TEST(YarnJobTest, APythonEnvRunsTheTfExampleWithTensorBoardAndIsUploadedAndUnpac
       absl::Minutes(15));
   std::string app = AppIdOf(r);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
   EXPECT_THAT(logs.out, HasSubstr("worker 0 done"));
   EXPECT_THAT(logs.out, HasSubstr("/tony-python-env/bin/python"));  // `command -v python`
@@ -854,7 +854,7 @@ TEST(YarnJobTest, ATensorBoardCommandThatFailsIsRestartedAndTrainingStillSucceed
                          "worker:1", "-m", "256m", "sleep 15"});
   std::string app = AppIdOf(r);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   EXPECT_THAT(r.err, HasSubstr("(restarted 1x)"));  // the progress line
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_THAT(status.out,
@@ -1181,7 +1181,7 @@ TEST(YarnJobTest, FaultMatrixCtrlCOfTheClientKillsTheJob) {
   const std::string err = ReadFileToString(dir + "/err").value_or("");
   EXPECT_THAT(err, HasSubstr("interrupted: killing " + app));
   EXPECT_THAT(err, HasSubstr("KILLED"));
-  EXPECT_THAT(AppState(app), testing::EndsWith("KILLED"));
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
   std::printf("fault matrix: client Ctrl-C -> KILLED after %s\n",
               absl::FormatDuration(took).c_str());
   ExpectNothingLeft(app);
@@ -1254,7 +1254,7 @@ TEST(YarnJobTest, PyTorchDdpExampleTrainsAcrossTwoNodes) {
       absl::Minutes(10));
   std::string app = AppIdOf(r);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
   std::vector<std::string> nodes;
   for (int i = 0; i < 2; ++i) {
@@ -1276,7 +1276,7 @@ TEST(YarnJobTest, Tf2MultiWorkerMirroredExampleTrainsAcrossTwoNodes) {
                         absl::Minutes(10));
   std::string app = AppIdOf(r);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_EQ(AppState(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
   std::vector<std::string> nodes;
   for (int i = 0; i < 2; ++i) {
