@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
@@ -25,6 +26,9 @@
 
 namespace tony::hdfs {
 namespace {
+
+// Tries of an upload the DataNode could not place (see UploadRequest).
+constexpr int kUploadAttempts = 3;
 
 std::string Octal(int mode) { return absl::StrFormat("%o", mode); }
 
@@ -262,24 +266,35 @@ absl::StatusOr<FileStatus> WebHdfsClient::UploadRequest(http::Request request,
     absl::StrAppend(&extra, "&permission=", Octal(*options.permission));
   }
   if (options.replication) absl::StrAppend(&extra, "&replication=", *options.replication);
-  // Step 1: the NameNode names a DataNode; no data is sent to the NameNode.
-  TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kPut, p, "CREATE", extra));
-  // Step 2: the bytes go to the DataNode, which answers 201 Created.
-  request.method = http::Method::kPut;
-  request.headers = {{"Content-Type", "application/octet-stream"}};
-  request.timeout = options_.transfer_timeout;
-  request.connect_timeout = options_.connect_timeout;
-  const std::string what =
-      absl::StrCat("WebHDFS CREATE ", p, " (DataNode ", http::RedactUrl(request.url), ")");
-  absl::StatusOr<http::Response> response = http_.Do(request);
-  if (!response.ok()) {
-    return absl::Status(response.status().code(),
-                        absl::StrCat(what, ": ", response.status().message()));
+  for (int attempt = 1;; ++attempt) {
+    // Step 1: the NameNode names a DataNode; no data is sent to the NameNode.
+    TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kPut, p, "CREATE", extra));
+    // Step 2: the bytes go to the DataNode, which answers 201 Created.
+    request.method = http::Method::kPut;
+    request.headers = {{"Content-Type", "application/octet-stream"}};
+    request.timeout = options_.transfer_timeout;
+    request.connect_timeout = options_.connect_timeout;
+    const std::string what =
+        absl::StrCat("WebHDFS CREATE ", p, " (DataNode ", http::RedactUrl(request.url), ")");
+    absl::StatusOr<http::Response> response = http_.Do(request);
+    if (!response.ok()) {
+      return absl::Status(response.status().code(),
+                          absl::StrCat(what, ": ", response.status().message()));
+    }
+    if (response->status == 201 || response->status == 200) return Stat(p);
+    absl::Status error = WebHdfsErrorStatus(response->status, response->body, what);
+    // The DataNode's own HDFS client excluded every DataNode after a failed write pipeline
+    // (seen once on a busy single-DataNode cluster): the file was created empty by this call,
+    // so it is removed and the whole upload tried again, a bounded number of times.
+    if (attempt >= kUploadAttempts ||
+        !absl::StrContains(error.message(), "could only be written to 0 of the")) {
+      return error;
+    }
+    TONY_LOG(WARNING) << error.message() << " (attempt " << attempt << " of " << kUploadAttempts
+                      << "; trying again)";
+    (void)Delete(p, /*recursive=*/false);
+    absl::SleepFor(absl::Seconds(attempt));
   }
-  if (response->status != 201 && response->status != 200) {
-    return WebHdfsErrorStatus(response->status, response->body, what);
-  }
-  return Stat(p);
 }
 
 absl::StatusOr<FileStatus> WebHdfsClient::Upload(const std::string& local_path,

@@ -88,6 +88,9 @@ class FakeHdfs {
   TestHttpServer& namenode_server() { return namenode_; }
   std::string stored;
   bool standby = false;
+  // PUTs the DataNode refuses as a busy cluster's DataNode can, before it takes one.
+  int refuse_puts = 0;
+  int deletes = 0;
 
  private:
   TestHttpServer::Reply NameNode(const TestHttpServer::Request& r) {
@@ -115,6 +118,7 @@ class FakeHdfs {
           {"length":0,"modificationTime":1,"pathSuffix":"a","permission":"755","type":"DIRECTORY"},
           {"length":3,"modificationTime":2,"pathSuffix":"b","permission":"600","type":"FILE"}]}})";
     } else if (op == "MKDIRS" || op == "DELETE") {
+      if (op == "DELETE") ++deletes;
       reply.body = R"({"boolean":true})";
     } else {
       reply.status = 400;
@@ -125,7 +129,15 @@ class FakeHdfs {
 
   TestHttpServer::Reply DataNode(const TestHttpServer::Request& r) {
     TestHttpServer::Reply reply;
-    if (r.method == "PUT") {
+    if (r.method == "PUT" && refuse_puts > 0) {
+      --refuse_puts;
+      reply.status = 403;
+      reply.body =
+          Remote("IOException",
+                 "File /user/u/f could only be written to 0 of the 1 minReplication nodes. "
+                 "There are 1 datanode(s) running and 1 node(s) are excluded in this "
+                 "operation.");
+    } else if (r.method == "PUT") {
       stored = r.body;
       reply.status = 201;
     } else {
@@ -165,6 +177,24 @@ TEST(WebHdfsClientTest, TwoStepCreateAndOpen) {
   EXPECT_EQ(create.Param("overwrite"), "true");
   EXPECT_EQ(create.Param("permission"), "600");
   EXPECT_EQ(*client->ReadToString("/user/u/f"), "hello");
+}
+
+// A DataNode that could not place the block: the empty file is removed and the upload tried
+// again, a bounded number of times; any other refusal is final at once.
+TEST(WebHdfsClientTest, AnUploadTheDataNodeCouldNotPlaceIsTriedAgain) {
+  FakeHdfs fake;
+  auto client = ClientFor({fake.namenode()});
+  fake.refuse_puts = 1;
+  auto status = client->UploadString("hello", "/user/u/f");
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(fake.stored, "hello");
+  EXPECT_EQ(fake.deletes, 1);
+
+  fake.refuse_puts = 5;
+  auto failed = client->UploadString("again", "/user/u/f");
+  EXPECT_THAT(failed.status().message(), HasSubstr("could only be written to 0 of the 1"));
+  EXPECT_EQ(fake.refuse_puts, 2);  // three tries
+  EXPECT_EQ(fake.deletes, 3);
 }
 
 TEST(WebHdfsClientTest, DelegationTokenReplacesUserName) {
