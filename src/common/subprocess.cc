@@ -4,13 +4,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <thread>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 
 extern char** environ;
@@ -195,6 +203,75 @@ int Subprocess::Terminate(absl::Duration grace) {
   if (code.ok()) return *code;
   Signal(SIGKILL);
   return *Wait();
+}
+
+namespace {
+
+// Children handed over by their owners. Never destroyed: its thread may be in poll() when the
+// process exits, which ends it.
+class BackgroundReaper {
+ public:
+  static BackgroundReaper& Get() {
+    static BackgroundReaper* reaper = new BackgroundReaper;
+    return *reaper;
+  }
+
+  void Adopt(std::unique_ptr<Subprocess> child) {
+    if (child->Poll()) return;
+    const int fd = static_cast<int>(::pidfd_open(child->pid(), 0));
+    if (fd < 0) {
+      // No pidfd (kernel before 5.3): a blocking wait of its own for this child.
+      std::thread([c = std::move(child)] { (void)c->Wait(); }).detach();
+      return;
+    }
+    absl::MutexLock lock(&mu_);
+    if (wake_ < 0) {
+      wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (wake_ < 0) {
+        ::close(fd);
+        std::thread([c = std::move(child)] { (void)c->Wait(); }).detach();
+        return;
+      }
+      std::thread([this] { Loop(); }).detach();
+    }
+    children_.emplace_back(fd, std::move(child));
+    const uint64_t one = 1;
+    (void)!::write(wake_, &one, sizeof(one));
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      std::vector<pollfd> fds;
+      {
+        absl::MutexLock lock(&mu_);
+        fds.push_back({wake_, POLLIN, 0});
+        for (const auto& c : children_) fds.push_back({c.first, POLLIN, 0});
+      }
+      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+      absl::MutexLock lock(&mu_);
+      uint64_t n;
+      (void)!::read(wake_, &n, sizeof(n));
+      for (auto it = children_.begin(); it != children_.end();) {
+        if (it->second->Poll()) {
+          ::close(it->first);
+          it = children_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+  absl::Mutex mu_;
+  int wake_ ABSL_GUARDED_BY(mu_) = -1;
+  std::vector<std::pair<int, std::unique_ptr<Subprocess>>> children_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+void ReapInBackground(std::unique_ptr<Subprocess> child) {
+  if (child != nullptr) BackgroundReaper::Get().Adopt(std::move(child));
 }
 
 }  // namespace tony

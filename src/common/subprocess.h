@@ -79,6 +79,13 @@ class Subprocess {
   std::optional<int> exit_code_;
 };
 
+// Hands a child that may still run to a process-wide reaper, so that it leaves no zombie when it
+// exits after its owner is gone (a library must not leave its host to reap what it started).
+// The reaper is one library thread, started on first use, that sleeps in poll() on the children's
+// pidfds; it lives as long as the process. A child already reaped is simply dropped.
+// Thread-safe.
+void ReapInBackground(std::unique_ptr<Subprocess> child);
+
 }  // namespace tony
 
 #endif  // TONY_COMMON_SUBPROCESS_H_

@@ -69,9 +69,10 @@ class LocalApplication : public broker::BrokerBackedApplication {
         stop_grace_(stop_grace) {}
 
   ~LocalApplication() override {
-    // A job still running is left running (as on YARN); only a finished AM is reaped here.
+    // A job still running is left running (as on YARN); its AM is reaped in the background once
+    // it exits, so the host is left no zombie.
     absl::MutexLock lock(&mu_);
-    if (!reaping_) am_->Poll();
+    if (!reaping_ && !am_->Poll()) ReapInBackground(std::move(am_));
   }
 
   const std::string& id() const override { return id_; }

@@ -4,6 +4,7 @@
 // TensorFlow (examples/). After every test no process of the job may be left: they all carry
 // TONY_APP_ID=<id> in their environment (or the id on their command line).
 
+#include <dirent.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "broker/broker_client.h"
 #include "common/file_util.h"
@@ -258,6 +260,52 @@ TEST_F(LocalJobTest, WrongSecretIsRejectedAndKillLeavesNothing) {
   EXPECT_EQ(final->state, AppState::kKilled);
   EXPECT_THAT(local::FindJobProcesses(app->id(), true), IsEmpty());
   EXPECT_TRUE(app->Kill().ok());  // harmless when final
+}
+
+// This process's children that are zombies (exited, never reaped).
+std::vector<std::string> ZombieChildren() {
+  std::vector<std::string> out;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = readdir(d)) {
+    auto stat = ReadFileToString(absl::StrCat("/proc/", e->d_name, "/stat"));
+    if (!stat.ok()) continue;
+    // pid (comm) state ppid ...
+    const size_t paren = stat->rfind(')');
+    if (paren == std::string::npos) continue;
+    std::vector<std::string> fields = absl::StrSplit(stat->substr(paren + 2), ' ');
+    if (fields.size() > 1 && fields[0] == "Z" && fields[1] == std::to_string(getpid())) {
+      out.push_back(stat->substr(0, paren + 1));
+    }
+  }
+  closedir(d);
+  return out;
+}
+
+// The job goes on after its Application is destroyed (as on YARN), and its AM, a child of this
+// process, is reaped by the library when it exits: the host is left no zombie.
+TEST_F(LocalJobTest, DestroyingARunningApplicationLeavesNoZombieAm) {
+  JobSpec spec;
+  spec.job_types = {Job("worker", 1)};
+  spec.command = "sleep 2";
+  auto app = Submit(spec);
+  ASSERT_NE(app, nullptr);
+  auto s = app->Status();
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_FALSE(IsFinal(s->state));
+  const std::string id = app->id();
+  app.reset();
+  const absl::Time deadline = absl::Now() + absl::Seconds(120);
+  while (!local::FindJobProcesses(id, /*match_cmdline=*/true).empty() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_THAT(local::FindJobProcesses(id, true), IsEmpty()) << "the job did not end by itself";
+  std::vector<std::string> zombies = ZombieChildren();
+  while (!zombies.empty() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(100));
+    zombies = ZombieChildren();
+  }
+  EXPECT_THAT(zombies, IsEmpty());
 }
 
 // Application promises thread-safety: Wait, Status and Kill from several threads at once.

@@ -1,0 +1,74 @@
+// Copyright libtony authors.
+
+#include "common/subprocess.h"
+
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+
+namespace tony {
+namespace {
+
+// The state letter of /proc/<pid>/stat ('Z' for a zombie), or '\0' once the process is gone.
+char ProcState(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat;
+  if (!std::getline(in, stat)) return '\0';
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '\0' : stat[paren + 2];
+}
+
+absl::StatusOr<std::unique_ptr<Subprocess>> SpawnShell(const std::string& script) {
+  SubprocessOptions o;
+  o.argv = {"/bin/sh", "-c", script};
+  return Subprocess::Spawn(o);
+}
+
+// Waits (within a deadline) until `pid` no longer exists, not even as a zombie.
+bool GoneWithin(pid_t pid, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (ProcState(pid) != '\0') {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+TEST(SubprocessTest, AChildHandedToTheReaperLeavesNoZombieWhenItExits) {
+  auto child = SpawnShell("exec sleep 600");
+  ASSERT_TRUE(child.ok()) << child.status();
+  const pid_t pid = (*child)->pid();
+  ReapInBackground(std::move(*child));
+  ASSERT_NE(ProcState(pid), '\0');
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  EXPECT_TRUE(GoneWithin(pid, absl::Seconds(30))) << "state " << ProcState(pid);
+}
+
+TEST(SubprocessTest, TheReaperFollowsSeveralChildrenAndTakesFinishedOnes) {
+  auto done = SpawnShell("exit 3");
+  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_TRUE((*done)->Wait(absl::Seconds(30)).ok());
+  ReapInBackground(std::move(*done));  // already reaped: dropped
+
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 3; ++i) {
+    auto c = SpawnShell("exec sleep 600");
+    ASSERT_TRUE(c.ok()) << c.status();
+    pids.push_back((*c)->pid());
+    ReapInBackground(std::move(*c));
+  }
+  // In reverse order: the reaper does not wait for the oldest child first.
+  for (auto it = pids.rbegin(); it != pids.rend(); ++it) {
+    ASSERT_EQ(::kill(*it, SIGTERM), 0);
+    EXPECT_TRUE(GoneWithin(*it, absl::Seconds(30))) << "state " << ProcState(*it);
+  }
+  ReapInBackground(nullptr);
+}
+
+}  // namespace
+}  // namespace tony
