@@ -219,6 +219,11 @@ int RunExecutor(const ExecutorConfig& config) {
   sigaddset(&signals, SIGHUP);
   ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   int sigfd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) {
+    // Without it SIGTERM would stay blocked and never reach the task: refuse to start.
+    TONY_LOG(ERROR) << task_name << ": signalfd: " << std::strerror(errno);
+    return kExecutorFailure;
+  }
   ::signal(SIGPIPE, SIG_IGN);
 
   absl::StatusOr<JobSpec> spec = LoadJobSpecFile(config.spec_file);
