@@ -8,8 +8,8 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,7 +218,8 @@ class BackgroundReaper {
 
   void Adopt(std::unique_ptr<Subprocess> child) {
     if (child->Poll()) return;
-    const int fd = static_cast<int>(::pidfd_open(child->pid(), 0));
+    // The raw system call: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.
+    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0));
     if (fd < 0) {
       // No pidfd (kernel before 5.3): a blocking wait of its own for this child.
       std::thread([c = std::move(child)] { (void)c->Wait(); }).detach();
