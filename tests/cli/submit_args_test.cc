@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -244,6 +246,34 @@ TEST(SubmitArgsTest, DryRunYamlIsAcceptedBackUnchanged) {
   EXPECT_EQ(again.str(), out.str());
   EXPECT_THAT(out.str(), HasSubstr("DTF_WORKER_HOSTS"));
   EXPECT_THAT(out.str(), HasSubstr("memory: 3072"));
+}
+
+// --dry-run --python_env: the archive is inspected as a submission would inspect it, and each
+// task's environment shows the env's bin/ first on PATH and VIRTUAL_ENV.
+TEST(SubmitArgsTest, DryRunShowsThePythonEnvEachTaskGetsAndRefusesABadArchive) {
+  const std::string dir = ::testing::TempDir() + "/dry-run-env";
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "/venv/bin' && ln -s " +
+                         "/usr/bin/python3 '" + dir + "/venv/bin/python' && tar -C '" + dir +
+                         "/venv' -czf '" + dir + "/env.tar.gz' .")
+                            .c_str()),
+            0);
+  auto r = Parse({"--dry-run", "--python_env", dir + "/env.tar.gz", "-r", "worker:2", "-e",
+                  "PATH=/usr/bin:/bin", "python train.py"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSubmit(*r, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("<container dir>/tony-python-env/bin:/usr/bin:/bin"));
+  EXPECT_THAT(out.str(), HasSubstr("VIRTUAL_ENV: <container dir>/tony-python-env"));
+
+  WriteTemp("dry-run-env/not-an-env.tar.gz", "plain text\n");
+  auto bad = Parse({"--dry-run", "--python_env", dir + "/not-an-env.tar.gz", "-r", "worker:1",
+                    "python train.py"});
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunSubmit(*bad, out2, err2), kExitUsage);
+  EXPECT_EQ(out2.str(), "");
+  EXPECT_THAT(err2.str(), HasSubstr("not-an-env.tar.gz"));
+  EXPECT_EQ(std::count(err2.str().begin(), err2.str().end(), '\n'), 1) << err2.str();
 }
 
 TEST(SubmitArgsTest, WordsAfterDoubleDashReachTheTaskAsGiven) {
