@@ -263,7 +263,7 @@ TEST(SubmitArgsTest, DryRunShowsThePythonEnvEachTaskGetsAndRefusesABadArchive) {
   std::ostringstream out, err;
   ASSERT_EQ(RunSubmit(*r, out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("<container dir>/tony-python-env/bin:/usr/bin:/bin"));
-  EXPECT_THAT(out.str(), HasSubstr("VIRTUAL_ENV: <container dir>/tony-python-env"));
+  EXPECT_THAT(out.str(), HasSubstr("VIRTUAL_ENV: \"<container dir>/tony-python-env\""));
 
   WriteTemp("dry-run-env/not-an-env.tar.gz", "plain text\n");
   auto bad = Parse({"--dry-run", "--python_env", dir + "/not-an-env.tar.gz", "-r", "worker:1",
