@@ -272,8 +272,9 @@ TEST(SubmitArgsTest, DryRunShowsThePythonEnvEachTaskGetsAndRefusesABadArchive) {
   std::ostringstream out2, err2;
   EXPECT_EQ(RunSubmit(*bad, out2, err2), kExitUsage);
   EXPECT_EQ(out2.str(), "");
-  EXPECT_THAT(err2.str(), HasSubstr("not-an-env.tar.gz"));
-  EXPECT_EQ(std::count(err2.str().begin(), err2.str().end(), '\n'), 1) << err2.str();
+  const std::string refusal = err2.str();
+  EXPECT_THAT(refusal, HasSubstr("not-an-env.tar.gz"));
+  EXPECT_EQ(std::count(refusal.begin(), refusal.end(), '\n'), 1) << refusal;
 }
 
 TEST(SubmitArgsTest, WordsAfterDoubleDashReachTheTaskAsGiven) {
