@@ -182,6 +182,45 @@ TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationT
   EXPECT_THAT(status.out, HasSubstr("SUCCEEDED"));
 }
 
+// The HDFS delegation token lives one renew interval (2 minutes on the test cluster) unless YARN
+// renews it: a task that uses HDFS only after that interval, with nothing but the token in its
+// container, still gets through, and the job (whose AM writes its history and removes its
+// staging with the same token at the end) SUCCEEDED.
+TEST(SecureTest, AJobThatOutlivesTheTokenRenewIntervalStillUsesHdfs) {
+  auto renew_ms = Cluster().conf().GetInt("dfs.namenode.delegation.token.renew-interval", 86400000);
+  ASSERT_TRUE(renew_ms.ok()) << renew_ms.status();
+  if (*renew_ms > 5 * 60 * 1000) GTEST_SKIP() << "renew interval " << *renew_ms << " ms: too long";
+  const int64_t wait_s = *renew_ms / 1000 + 20;
+  const std::string hdfs_ls =
+      "KRB5CCNAME=FILE:/nonexistent/no-ticket \"$JAVA_HOME/bin/java\" "
+      "-Djava.security.krb5.conf=\"$KRB5_CONFIG\" -cp \"$TEST_HADOOP_CP:$HADOOP_CONF_DIR\" "
+      "org.apache.hadoop.fs.FsShell -ls /user/" +
+      Cluster().principal().substr(0, Cluster().principal().find('@')) +
+      " 2>hdfs-ls.err && echo HDFS-LS-OK || { tail -5 hdfs-ls.err; exit 4; }";
+  const absl::Time start = absl::Now();
+  Result r =
+      Exec({Submit(), "--yarn", "-n", "secure-renew", "-r", "worker:1", "-m", "1g", "-e",
+            "TEST_HADOOP_CP=" + HadoopClasspath(), absl::StrCat("sleep ", wait_s, " && ", hdfs_ls)},
+           {}, absl::Minutes(10));
+  const std::string app = AppIdOf(r.out);
+  ASSERT_FALSE(app.empty()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(*renew_ms));
+
+  std::string state = Cluster().conf_dir();
+  state = state.substr(0, state.rfind('/'));
+  std::string worker_out;
+  glob_t g{};
+  if (glob((state + "/data/nm*/logs/" + app + "/container_*/stdout").c_str(), 0, nullptr, &g) ==
+      0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i)
+      worker_out += ReadFileToString(g.gl_pathv[i]).value_or("");
+  }
+  globfree(&g);
+  EXPECT_THAT(worker_out, HasSubstr("HDFS-LS-OK"));
+}
+
 TEST(SecureTest, KillListAndStatusWorkWithTheUsersTicket) {
   Result r = Exec({Submit(), "--yarn", "--detach", "-n", "secure-kill", "-r", "worker:1", "-m",
                    "128m", "exec sleep 600"});
