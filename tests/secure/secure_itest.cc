@@ -20,10 +20,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "broker/broker_client.h"
+#include "broker/tls.h"
 #include "common/file_util.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "http/client.h"
+#include "http/json.h"
 #include "tests/harness/hadoop_cluster.h"
 
 namespace tony {
@@ -271,6 +275,44 @@ TEST(SecureTest, KillListAndStatusWorkWithTheUsersTicket) {
   }
   globfree(&files);
   EXPECT_GT(kept, 0) << "no NodeManager files of " << app;
+
+  // The broker, at the address YARN reports for the AM, answers only TLS with the job's
+  // certificate and the job's secret: another job's secret, another job's certificate and
+  // plaintext are all refused. Its status page (through YARN's proxy) shows no secret.
+  http::Client http;
+  http::Request report;
+  report.url = absl::StrCat(Cluster().rm_web_url(), "/ws/v1/cluster/apps/", app);
+  report.negotiate = true;
+  auto got = http.Do(report);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->ok()) << got->status << " " << got->body;
+  auto json = http::ParseJson(got->body, "app report");
+  ASSERT_TRUE(json.ok()) << json.status();
+  const std::string broker = (*json)["app"].value("amRPCAddress", "");
+  ASSERT_FALSE(broker.empty()) << got->body;
+  const std::string cert = ReadFileToString(app_dir + "/tls.cert").value_or("");
+  auto other = broker::GenerateTlsIdentity();
+  ASSERT_TRUE(other.ok()) << other.status();
+  broker::BrokerClientOptions pinned;
+  pinned.tls_cert_pem = cert;
+  broker::BrokerClientOptions wrong_cert;
+  wrong_cert.tls_cert_pem = other->cert_pem;
+  EXPECT_TRUE(broker::BrokerClient(broker, secret, pinned).GetStatus().ok());
+  EXPECT_EQ(broker::BrokerClient(broker, std::string(64, 'a'), pinned).GetStatus().status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_FALSE(broker::BrokerClient(broker, secret, wrong_cert).GetStatus().ok());
+  EXPECT_FALSE(broker::BrokerClient(broker, secret).GetStatus().ok());  // plaintext
+  const std::string tracking = (*json)["app"].value("trackingUrl", "");
+  if (!tracking.empty()) {
+    http::Request page;
+    page.url = tracking;
+    page.negotiate = true;
+    page.follow_redirects = true;
+    auto shown = http.Do(page);
+    ASSERT_TRUE(shown.ok()) << shown.status();
+    EXPECT_THAT(shown->body, HasSubstr(app)) << shown->status;
+    EXPECT_THAT(shown->body, Not(HasSubstr(secret)));
+  }
 
   Result kill = Exec({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
