@@ -303,6 +303,7 @@ TEST(SecureTest, KillListAndStatusWorkWithTheUsersTicket) {
   EXPECT_FALSE(broker::BrokerClient(broker, secret, wrong_cert).GetStatus().ok());
   EXPECT_FALSE(broker::BrokerClient(broker, secret).GetStatus().ok());  // plaintext
   const std::string tracking = (*json)["app"].value("trackingUrl", "");
+  EXPECT_FALSE(tracking.empty()) << got->body;
   if (!tracking.empty()) {
     http::Request page;
     page.url = tracking;
