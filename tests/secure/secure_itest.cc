@@ -122,19 +122,40 @@ void ExpectOneLineExit3(const Result& r, absl::string_view needle) {
   EXPECT_THAT(r.err, Not(HasSubstr("Exception"))) << r.err;
 }
 
+// A shell command that lists the user's HDFS home with the cluster's own Hadoop client (FsShell)
+// and no ticket cache, only the token file YARN gave the container: prints HDFS-LS-OK, or the
+// error and exit 4. Needs TEST_HADOOP_CP (HadoopClasspath()) in the task's environment.
+std::string HdfsLsWithOnlyTheToken() {
+  return "KRB5CCNAME=FILE:/nonexistent/no-ticket \"$JAVA_HOME/bin/java\" "
+         "-Djava.security.krb5.conf=\"$KRB5_CONFIG\" -cp \"$TEST_HADOOP_CP:$HADOOP_CONF_DIR\" "
+         "org.apache.hadoop.fs.FsShell -ls /user/" +
+         Cluster().principal().substr(0, Cluster().principal().find('@')) +
+         " 2>hdfs-ls.err && echo HDFS-LS-OK || { tail -5 hdfs-ls.err; exit 4; }";
+}
+
+// What the containers of `app` printed, read from the NodeManagers' log directories (one host):
+// the NodeManager's own log service cannot read files on this test bed (see ytf logs below).
+std::string ContainersStdout(const std::string& app) {
+  std::string state = Cluster().conf_dir();
+  state = state.substr(0, state.rfind('/'));
+  std::string out;
+  glob_t g{};
+  if (glob((state + "/data/nm*/logs/" + app + "/container_*/stdout").c_str(), 0, nullptr, &g) ==
+      0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out += ReadFileToString(g.gl_pathv[i]).value_or("");
+  }
+  globfree(&g);
+  return out;
+}
+
 TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationToken) {
   std::string tmpl = ::testing::TempDir() + "/secure-tf-out.XXXXXX";
   const std::string out = mkdtemp(tmpl.data());
   const std::string src = Cluster().source_dir();
-  // worker:0, after training, lists the user's HDFS home with the cluster's own Hadoop client
-  // (FsShell): no ticket cache exists for it, only the token file YARN gave the container.
+  // worker:0, after training, lists the user's HDFS home with only the job's token.
   const std::string hdfs_ls =
-      "if [ $DTF_TASK_JOB_NAME = worker ] && [ $DTF_TASK_INDEX = 0 ]; then "
-      "KRB5CCNAME=FILE:/nonexistent/no-ticket \"$JAVA_HOME/bin/java\" "
-      "-Djava.security.krb5.conf=\"$KRB5_CONFIG\" -cp \"$TEST_HADOOP_CP:$HADOOP_CONF_DIR\" "
-      "org.apache.hadoop.fs.FsShell -ls /user/" +
-      Cluster().principal().substr(0, Cluster().principal().find('@')) +
-      " 2>hdfs-ls.err && echo HDFS-LS-OK || { tail -5 hdfs-ls.err; exit 4; }; fi";
+      "if [ $DTF_TASK_JOB_NAME = worker ] && [ $DTF_TASK_INDEX = 0 ]; then " +
+      HdfsLsWithOnlyTheToken() + "; fi";
   Result r = Exec({Submit(), "--yarn", "-n", "secure-tf", "-r", "ps:1,worker:2", "-m", "1g", "-s",
                    src + "/examples/classic_ps_worker.py", "-o", out, "-e",
                    "TEST_HADOOP_CP=" + HadoopClasspath(), "-e",
@@ -147,18 +168,7 @@ TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationT
   EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
   EXPECT_TRUE(ReadFileToString(out + "/checkpoint").ok()) << "no checkpoint in " << out;
 
-  // What worker:0 printed, read from the NodeManagers' log directories (one host): the
-  // NodeManager's own log service cannot read files on this test bed (see ytf logs below).
-  std::string state = Cluster().conf_dir();
-  state = state.substr(0, state.rfind('/'));
-  std::string worker_out;
-  glob_t g{};
-  if (glob((state + "/data/nm*/logs/" + app + "/container_*/stdout").c_str(), 0, nullptr, &g) ==
-      0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i)
-      worker_out += ReadFileToString(g.gl_pathv[i]).value_or("");
-  }
-  globfree(&g);
+  const std::string worker_out = ContainersStdout(app);
   EXPECT_THAT(worker_out, HasSubstr("HDFS-LS-OK"));
   EXPECT_THAT(worker_out, HasSubstr("/user/"));
 
@@ -195,12 +205,7 @@ TEST(SecureTest, AJobThatOutlivesTheTokenRenewIntervalStillUsesHdfs) {
   ASSERT_TRUE(renew_ms.ok()) << renew_ms.status();
   if (*renew_ms > 5 * 60 * 1000) GTEST_SKIP() << "renew interval " << *renew_ms << " ms: too long";
   const int64_t wait_s = *renew_ms / 1000 + 20;
-  const std::string hdfs_ls =
-      "KRB5CCNAME=FILE:/nonexistent/no-ticket \"$JAVA_HOME/bin/java\" "
-      "-Djava.security.krb5.conf=\"$KRB5_CONFIG\" -cp \"$TEST_HADOOP_CP:$HADOOP_CONF_DIR\" "
-      "org.apache.hadoop.fs.FsShell -ls /user/" +
-      Cluster().principal().substr(0, Cluster().principal().find('@')) +
-      " 2>hdfs-ls.err && echo HDFS-LS-OK || { tail -5 hdfs-ls.err; exit 4; }";
+  const std::string hdfs_ls = HdfsLsWithOnlyTheToken();
   const absl::Time start = absl::Now();
   Result r =
       Exec({Submit(), "--yarn", "-n", "secure-renew", "-r", "worker:1", "-m", "1g", "-e",
@@ -211,17 +216,7 @@ TEST(SecureTest, AJobThatOutlivesTheTokenRenewIntervalStillUsesHdfs) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(*renew_ms));
-
-  std::string state = Cluster().conf_dir();
-  state = state.substr(0, state.rfind('/'));
-  std::string worker_out;
-  glob_t g{};
-  if (glob((state + "/data/nm*/logs/" + app + "/container_*/stdout").c_str(), 0, nullptr, &g) ==
-      0) {
-    for (size_t i = 0; i < g.gl_pathc; ++i)
-      worker_out += ReadFileToString(g.gl_pathv[i]).value_or("");
-  }
-  globfree(&g);
+  const std::string worker_out = ContainersStdout(app);
   EXPECT_THAT(worker_out, HasSubstr("HDFS-LS-OK"));
 }
 
