@@ -42,8 +42,10 @@ void YarnTaskLauncher::Stop() {
   launch_threads_.clear();
 }
 
-void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::string& host,
-                               int port) {
+namespace {
+
+// One container for `task` at `priority`, anywhere.
+yarn::ContainerRequest ContainerRequestFor(const TaskSpec& task, int priority) {
   yarn::ContainerRequest req;
   req.capability.memory_mb = task.memory_mb;
   req.capability.vcores = task.vcores;
@@ -51,11 +53,19 @@ void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::st
   req.priority = priority;
   req.count = 1;
   req.node_label_expression = task.node_label;
+  return req;
+}
+
+}  // namespace
+
+void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::string& host,
+                               int port) {
+  yarn::ContainerRequest req = ContainerRequestFor(task, priority);
   if (!host.empty()) {
-    // Its old node first; the scheduler falls back to any node (relax_locality) after its
-    // locality delay rather than wait for that node forever.
+    // Its old node only, for a while (RelaxOverdueRequests): YARN's relaxed locality would give
+    // the container to whichever node heartbeats first once a few opportunities were missed.
     req.nodes = {host};
-    req.relax_locality = true;
+    req.relax_locality = false;
   }
   // Under the lock until the request is recorded: the heartbeat thread may otherwise see its
   // container before by_request_ knows it, and release it as surplus (the task would then never
@@ -67,7 +77,31 @@ void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::st
   st.spec = task;
   st.request_id = id;
   st.port_hint = port;
+  st.priority = priority;
+  if (!host.empty()) {
+    st.strict_host = host;
+    st.strict_until = absl::Now() + options_.relaunch_locality_wait;
+  }
   by_request_[id] = task.id();
+}
+
+void YarnTaskLauncher::RelaxOverdueRequests() {
+  const absl::Time now = absl::Now();
+  for (auto& [task_id, st] : tasks_) {
+    if (st.strict_host.empty() || st.allocated || st.kill_requested || now < st.strict_until) {
+      continue;
+    }
+    TONY_LOG(INFO) << task_id << ": no container on its old node " << st.strict_host << " within "
+                   << absl::FormatDuration(options_.relaunch_locality_wait)
+                   << "; asking for any node";
+    options_.rm->RemoveContainerRequest(st.request_id, 1);
+    yarn::ContainerRequest req = ContainerRequestFor(st.spec, st.priority);
+    req.nodes = {st.strict_host};  // still the preferred one
+    req.relax_locality = true;
+    st.request_id = options_.rm->AddContainerRequest(req);
+    by_request_[st.request_id] = task_id;
+    st.strict_host.clear();
+  }
 }
 
 void YarnTaskLauncher::Kill(const std::string& task_id) {
@@ -137,6 +171,7 @@ void YarnTaskLauncher::HeartbeatLoop() {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
       to_stop.swap(stop_queue_);
+      RelaxOverdueRequests();
     }
     for (const auto& [cid, node] : to_stop) {
       absl::Status s = options_.nm->StopContainer(cid, node);

@@ -63,6 +63,10 @@ struct TaskLauncherOptions {
   int launch_threads = 8;
   // Consecutive failed heartbeats before kRmError. Default: 50 (10 s at 200 ms).
   int max_heartbeat_failures = 50;
+  // A relaunch asks for its old node only (strict locality) this long, then for any node:
+  // YARN's own relaxed locality gives up on a node after a few missed scheduling opportunities,
+  // which on a small cluster is a few heartbeats of the other nodes. Default: 10 seconds.
+  absl::Duration relaunch_locality_wait = absl::Seconds(10);
   // Receives every event. Required.
   std::function<void(const TaskContainerEvent&)> on_event;
   // Job progress reported to the RM with each heartbeat (0..1). Default: none (0).
@@ -94,8 +98,8 @@ class YarnTaskLauncher {
   void Stop();
 
   // Asks for a container for `task` at `priority` (lower is served first); again for a task
-  // whose container ended (a relaunch), then preferably on `host` (relaxed locality) and with
-  // TONY_TASK_PORT_HINT=`port` for its executor (0: none).
+  // whose container ended (a relaunch), then on `host` only for relaunch_locality_wait, on any
+  // node after, and with TONY_TASK_PORT_HINT=`port` for its executor (0: none).
   void Request(const TaskSpec& task, int priority, const std::string& host = "", int port = 0);
   // Stops the task's container, or withdraws its request if none was allocated yet.
   void Kill(const std::string& task_id);
@@ -115,8 +119,15 @@ class YarnTaskLauncher {
     bool completed = false;
     bool kill_requested = false;
     int port_hint = 0;
+    // A relaunch's old node, asked for strictly until `strict_until` ("" once relaxed).
+    std::string strict_host;
+    absl::Time strict_until = absl::InfinitePast();
+    int priority = 0;
     yarn::Container container;
   };
+
+  // Withdraws the strict requests whose locality wait passed and asks for any node instead.
+  void RelaxOverdueRequests() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void HeartbeatLoop();
   void LaunchLoop();

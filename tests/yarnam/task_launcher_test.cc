@@ -36,8 +36,10 @@ class TaskLauncherTest : public ::testing::Test {
     ASSERT_TRUE(rm_->Register("am", 0, "").ok());
   }
 
-  void StartLauncher(std::vector<std::string> docker_mounts = {}) {
+  void StartLauncher(std::vector<std::string> docker_mounts = {},
+                     absl::Duration locality_wait = absl::Seconds(10)) {
     TaskLauncherOptions o;
+    o.relaunch_locality_wait = locality_wait;
     o.rm = rm_.get();
     o.nm = nm_.get();
     o.environment = {{"TONY_AM_ADDRESS", "am:1"}};
@@ -103,6 +105,33 @@ TEST_F(TaskLauncherTest, LaunchesTheExecutorWithTheTasksIdentity) {
   }
   EXPECT_THAT(kinds, ::testing::UnorderedElementsAre(TaskContainerEvent::Kind::kAllocated,
                                                      TaskContainerEvent::Kind::kLaunched));
+}
+
+// The node each launched container is on, by task.
+std::map<std::string, std::string> NodesByTask(const yarn::FakeYarnCluster& cluster) {
+  std::map<std::string, std::string> out;
+  for (const auto& c : cluster.containers()) {
+    if (c.context)
+      out[c.context->environment.at("TONY_JOB_NAME") + ":" +
+          c.context->environment.at("TONY_TASK_INDEX")] = c.container.node.host;
+  }
+  return out;
+}
+
+// A relaunch asks for its old node only (the fake, like a busy scheduler, would give the first
+// node that fits to a relaxed request), and for any node once the locality wait passed.
+TEST_F(TaskLauncherTest, ARelaunchGetsItsOldNodeOrAnyNodeAfterTheLocalityWait) {
+  StartLauncher({}, absl::Milliseconds(300));
+  launcher_->Request(Task("worker", 1), 1, "n2", 4000);
+  ASSERT_TRUE(WaitForEvents(2));
+  TaskSpec big = Task("ps", 0);
+  big.memory_mb = 3584;
+  launcher_->Request(big, 1, "n2");  // n2 is now full for it
+  const absl::Time asked = absl::Now();
+  ASSERT_TRUE(WaitForEvents(4));
+  EXPECT_GE(absl::Now() - asked, absl::Milliseconds(300));
+  launcher_->Stop();
+  EXPECT_THAT(NodesByTask(*cluster_), ElementsAre(Pair("ps:0", "n1"), Pair("worker:1", "n2")));
 }
 
 TEST_F(TaskLauncherTest, ASchedulerRefusalIsReportedAtOnceQuotingTheRm) {
