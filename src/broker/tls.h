@@ -32,8 +32,9 @@ struct TlsIdentity {
 absl::StatusOr<TlsIdentity> GenerateTlsIdentity();
 
 // The identity in the token file `token_file` (a container's $HADOOP_TOKEN_FILE_LOCATION):
-// key_pem may be empty (executors get the certificate only... and every field is empty when the
-// job runs without TLS or `token_file` is empty).
+// key_pem is empty in an executor's token file (the AM removes the key before it forwards its
+// credentials: only the AM serves), and every field is empty when the job runs without TLS or
+// `token_file` is empty.
 absl::StatusOr<TlsIdentity> TlsIdentityFromTokenFile(const std::string& token_file);
 
 }  // namespace tony::broker

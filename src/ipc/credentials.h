@@ -46,6 +46,7 @@ class Credentials {
     secrets_[alias] = std::move(secret);
   }
   bool RemoveToken(const std::string& alias) { return tokens_.erase(alias) > 0; }
+  bool RemoveSecret(const std::string& alias) { return secrets_.erase(alias) > 0; }
 
   // The first token (in alias order) of the given kind.
   std::optional<Token> FindTokenByKind(absl::string_view kind) const;

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "broker/tls.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "ipc/credentials.h"
@@ -112,12 +113,14 @@ absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& exe
   options.nm = nm_.get();
   options.local_resources = resources_;
   options.environment = executor_env;
-  // What the executors need of the AM's own credentials: everything but the AMRMToken, which only
-  // the AM may hold. The job secret is among the secret keys.
+  // What the executors need of the AM's own credentials: everything but the AMRMToken and the
+  // broker's TLS private key, which only the AM may hold (an executor pins the certificate, it
+  // never serves). The job secret is among the secret keys.
   options.tokens = container_.credentials;
   for (const auto& [alias, token] : container_.credentials.tokens()) {
     if (token.kind == ipc::kAmRmTokenKind) options.tokens.RemoveToken(alias);
   }
+  options.tokens.RemoveSecret(broker::kTlsKeyCredentialAlias);
   options.environment["HADOOP_USER_NAME"] = user_;
   if (std::string debug = Env("TONY_LOG_DEBUG"); !debug.empty()) {
     options.environment["TONY_LOG_DEBUG"] = debug;
