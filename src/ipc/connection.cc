@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -129,10 +130,22 @@ absl::Status Connection::Handshake(absl::Time deadline) {
         return offer.status();
       }
       // Keep the remote class payload; say where it happened.
+      std::string why(offer.status().message());
+      if (auth.method == AuthMethod::kKerberos &&
+          IsRemoteException(offer.status(), "SaslException") &&
+          absl::StrContains(why, "GSS initiate failed")) {
+        // The server's GSS acceptor refused our ticket and says no more; these are the usual
+        // causes (the KDC's own refusals, e.g. a clock skew at the ticket request, are named).
+        why = absl::StrCat(
+            "the server refused our Kerberos ticket (GSS initiate failed): check "
+            "that this host's clock agrees with the server's (NTP; a clock skew "
+            "beyond the tolerance, 5 minutes by default) and that ",
+            auth.server_principal, " is the principal of the server's keytab");
+      }
       absl::Status refused(
           offer.status().code(),
           absl::StrCat(AuthMethodName(params_.auth.method), " authentication with ",
-                       params_.address.ToString(), " failed: ", offer.status().message()));
+                       params_.address.ToString(), " failed: ", why));
       offer.status().ForEachPayload(
           [&](absl::string_view url, const absl::Cord& p) { refused.SetPayload(url, p); });
       return refused;

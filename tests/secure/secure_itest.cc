@@ -7,6 +7,7 @@
 // in one line and exit 3.
 
 #include <glob.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@
 #include "gtest/gtest.h"
 #include "http/client.h"
 #include "http/json.h"
+#include "ipc/credentials.h"
+#include "ipc/token.h"
 #include "tests/harness/hadoop_cluster.h"
 
 namespace tony {
@@ -146,6 +149,46 @@ std::string ContainersStdout(const std::string& app) {
   }
   globfree(&g);
   return out;
+}
+
+// The token files the NodeManagers wrote for the containers of `app` (one host), by container id.
+std::map<std::string, ipc::Credentials> ContainerTokenFiles(const std::string& app) {
+  std::string state = Cluster().conf_dir();
+  state = state.substr(0, state.rfind('/'));
+  std::map<std::string, ipc::Credentials> files;
+  glob_t g{};
+  const std::string pattern =
+      state + "/data/nm*/local/usercache/*/appcache/" + app + "/container_*/container_tokens";
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      std::string path = g.gl_pathv[i];
+      std::string dir = path.substr(0, path.rfind('/'));
+      auto creds = ipc::Credentials::ReadFile(path);
+      if (creds.ok()) files[dir.substr(dir.rfind('/') + 1)] = *std::move(creds);
+    }
+  }
+  globfree(&g);
+  return files;
+}
+
+// `principal`'s short name under the test bed's hadoop.security.auth_to_local, which maps every
+// TONY.TEST principal to the user the daemons run as (scripts/hadoop-cluster).
+std::string ShortName(const std::string& principal) {
+  const passwd* pw = getpwuid(geteuid());
+  return absl::EndsWith(principal, "@TONY.TEST") && pw != nullptr
+             ? std::string(pw->pw_name)
+             : principal.substr(0, principal.find('/'));
+}
+
+// The renewer of an HDFS delegation token: its identifier is Hadoop's Writable
+// AbstractDelegationTokenIdentifier — a version byte, then Text owner and Text renewer (a vint
+// length, one byte below 128, and the bytes).
+std::string RenewerOf(const ipc::Token& token) {
+  const std::string& id = token.identifier;
+  if (id.size() < 2) return "";
+  size_t at = 2 + static_cast<uint8_t>(id[1]);
+  if (at >= id.size() || static_cast<uint8_t>(id[at]) >= 128) return "";
+  return id.substr(at + 1, static_cast<uint8_t>(id[at]));
 }
 
 TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationToken) {
@@ -271,6 +314,26 @@ TEST(SecureTest, KillListAndStatusWorkWithTheUsersTicket) {
   globfree(&files);
   EXPECT_GT(kept, 0) << "no NodeManager files of " << app;
 
+  // Only the AM (container 1) holds the broker's TLS private key; the executor's token file has
+  // the certificate it pins, the job secret and the HDFS delegation token, whose renewer is the
+  // ResourceManager (so YARN renews it), and no AMRMToken.
+  const std::map<std::string, ipc::Credentials> tokens = ContainerTokenFiles(app);
+  ASSERT_EQ(tokens.size(), 2u) << "token files of the AM and worker:0";
+  const std::string rm_principal =
+      Cluster().conf().Get("yarn.resourcemanager.principal", "").value_or("");
+  ASSERT_FALSE(rm_principal.empty());
+  for (const auto& [container, creds] : tokens) {
+    const bool am = absl::EndsWith(container, "_000001");
+    EXPECT_EQ(creds.FindSecret(broker::kTlsKeyCredentialAlias).has_value(), am) << container;
+    EXPECT_TRUE(creds.FindSecret(broker::kTlsCertCredentialAlias).has_value()) << container;
+    EXPECT_EQ(creds.FindTokenByKind(ipc::kAmRmTokenKind).has_value(), am) << container;
+    auto hdfs = creds.FindTokenByKind(ipc::kHdfsDelegationTokenKind);
+    ASSERT_TRUE(hdfs.has_value()) << container;
+    // The NameNode keeps the renewer's short name (auth_to_local): the RM's, which the test
+    // bed maps to the user the daemons run as, like every TONY.TEST principal.
+    EXPECT_EQ(RenewerOf(*hdfs), ShortName(rm_principal)) << container;
+  }
+
   // The broker, at the address YARN reports for the AM, answers only TLS with the job's
   // certificate and the job's secret: another job's secret, another job's certificate and
   // plaintext are all refused. Its status page (through YARN's proxy) shows no secret.
@@ -323,6 +386,24 @@ TEST(SecureTest, KeytabLoginWorksWithoutATicketCache) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
+// As spark-submit --principal --keytab: ytf-submit logs in from the keytab in-process, with no
+// ticket cache at all, and the job runs to SUCCEEDED (the keytab itself never leaves the client).
+TEST(SecureTest, KeytabLoginSubmitsAJobWithoutATicketCache) {
+  Result r =
+      Exec({Submit(), "--yarn", "--principal", Cluster().principal(), "--keytab",
+            Cluster().keytab(), "-n", "secure-keytab", "-r", "worker:1", "-m", "128m", "true"},
+           {{"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}});
+  const std::string app = AppIdOf(r.out);
+  ASSERT_FALSE(app.empty()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
+  Result status = Exec(
+      {Ytf(), "status", app, "--principal", Cluster().principal(), "--keytab", Cluster().keytab()},
+      {{"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}});
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("SUCCEEDED"));
+}
+
 TEST(SecureTest, NoTicketIsOneLineExit3) {
   Result r = Exec({Ytf(), "list"}, {{"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}});
   ExpectOneLineExit3(r, "no Kerberos ticket");
@@ -361,6 +442,31 @@ TEST(SecureTest, WrongKeytabOrPrincipalIsOneLineExit3) {
   Result half = Exec({Ytf(), "list", "--principal", Cluster().principal()});
   EXPECT_EQ(half.exit_code, 2) << half.err;
   EXPECT_THAT(half.err, HasSubstr("--keytab"));
+}
+
+// The user's clock 15 minutes ahead of the KDC's (MIT's default tolerance is 5): libfaketime
+// (Debian's faketime, LD_PRELOAD) moves only the client's clock. With a fresh ticket cache the
+// KDC refuses the service-ticket request; with the service ticket already cached the server's
+// GSS acceptor refuses it (and Hadoop says only "GSS initiate failed"): both name the clock.
+TEST(SecureTest, AClockSkewTheKdcRejectsIsOneLineExit3) {
+  ASSERT_EQ(access("/usr/bin/faketime", X_OK), 0) << "scripts/install-deps installs faketime";
+  const std::string cache = "FILE:" + ::testing::TempDir() + "/secure_itest_skew.ccache";
+  Result kinit = Exec({"/usr/bin/kinit", "-kt", Cluster().keytab(), Cluster().principal()},
+                      {{"KRB5CCNAME", cache}});
+  ASSERT_EQ(kinit.exit_code, 0) << kinit.err;
+  Result list = Exec({"/usr/bin/faketime", "+15 minutes", Ytf(), "list"}, {{"KRB5CCNAME", cache}});
+  ExpectOneLineExit3(list, "clock skew too great");
+  Result submit =
+      Exec({"/usr/bin/faketime", "+15 minutes", Submit(), "--yarn", "-r", "worker:1", "true"},
+           {{"KRB5CCNAME", cache}});
+  ExpectOneLineExit3(submit, "clock skew");
+  EXPECT_TRUE(AppIdOf(submit.out + submit.err).empty()) << "nothing submitted: " << submit.err;
+  // The service tickets are cached now (ytf list got them): the servers refuse.
+  Result cached = Exec({Ytf(), "list"}, {{"KRB5CCNAME", cache}});
+  ASSERT_EQ(cached.exit_code, 0) << cached.err;
+  Result refused =
+      Exec({"/usr/bin/faketime", "+15 minutes", Ytf(), "list"}, {{"KRB5CCNAME", cache}});
+  ExpectOneLineExit3(refused, "clock");
 }
 
 TEST(SecureTest, ServerPrincipalMismatchIsOneLineExit3) {
