@@ -83,6 +83,16 @@ void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::st
     st.strict_until = absl::Now() + options_.relaunch_locality_wait;
   }
   by_request_[id] = task.id();
+  wake_ = true;
+}
+
+bool YarnTaskLauncher::Busy() const {
+  if (!stop_queue_.empty()) return true;
+  for (const auto& [task_id, st] : tasks_) {
+    if (!st.allocated && !st.kill_requested) return true;                 // pending
+    if (st.allocated && st.kill_requested && !st.completed) return true;  // being stopped
+  }
+  return false;
 }
 
 void YarnTaskLauncher::RelaxOverdueRequests() {
@@ -119,6 +129,7 @@ void YarnTaskLauncher::Kill(const std::string& task_id) {
     return;
   }
   stop_queue_.emplace_back(st.container.id, st.container.node);
+  wake_ = true;
 }
 
 std::vector<submit::TaskContainer> YarnTaskLauncher::Containers() const {
@@ -163,13 +174,14 @@ bool IsRefusal(const absl::Status& status) {
 }  // namespace
 
 void YarnTaskLauncher::HeartbeatLoop() {
-  int failures = 0;
+  absl::Time failing_since = absl::InfiniteFuture();
   bool refusal_reported = false;
   while (true) {
     std::vector<std::pair<yarn::ContainerId, yarn::NodeId>> to_stop;
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
+      wake_ = false;
       to_stop.swap(stop_queue_);
       RelaxOverdueRequests();
     }
@@ -188,14 +200,17 @@ void YarnTaskLauncher::HeartbeatLoop() {
       }
     } else if (!result.ok()) {
       TONY_LOG(WARNING) << "scheduler heartbeat failed: " << result.status();
-      if (++failures >= options_.max_heartbeat_failures) {
+      const absl::Time now = absl::Now();
+      if (failing_since == absl::InfiniteFuture()) failing_since = now;
+      if (now - failing_since >= options_.rm_unreachable) {
         Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
-              absl::StrCat("the ResourceManager's scheduler did not answer ", failures,
-                           " heartbeats in a row: ", result.status().message())});
-        failures = 0;
+              absl::StrCat("the ResourceManager's scheduler did not answer for ",
+                           absl::FormatDuration(now - failing_since), ": ",
+                           result.status().message())});
+        failing_since = absl::InfiniteFuture();
       }
     } else {
-      failures = 0;
+      failing_since = absl::InfiniteFuture();
       {
         const yarn::Resource& h = result->headroom;
         std::string text =
@@ -256,7 +271,12 @@ void YarnTaskLauncher::HeartbeatLoop() {
               "the ResourceManager ordered the ApplicationMaster to shut down"});
       }
     }
-    absl::SleepFor(options_.heartbeat);
+    // Fast while something is pending or failing; woken at once by a request or a kill.
+    absl::MutexLock lock(&mu_);
+    const bool fast = Busy() || failing_since != absl::InfiniteFuture();
+    auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || wake_; };
+    mu_.AwaitWithTimeout(absl::Condition(&wake),
+                         fast ? options_.heartbeat : options_.idle_heartbeat);
   }
 }
 

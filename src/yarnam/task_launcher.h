@@ -57,12 +57,17 @@ struct TaskLauncherOptions {
   // Credentials of every executor's container (the job secret; never the AMRMToken). The
   // NodeManager writes them to the container's token file. Default: none.
   ipc::Credentials tokens;
-  // Between scheduler heartbeats. Default: 200 ms.
-  absl::Duration heartbeat = absl::Milliseconds(200);
+  // Between scheduler heartbeats while containers are pending or being stopped: YARN hands out
+  // containers only in answers to heartbeats. A new request or a kill sends one at once.
+  // Default: 100 ms.
+  absl::Duration heartbeat = absl::Milliseconds(100);
+  // Between scheduler heartbeats once every container is allocated (completions of running
+  // containers are also reported by their executors, so nothing waits on this). Default: 1 s.
+  absl::Duration idle_heartbeat = absl::Seconds(1);
   // Containers started concurrently. Default: 8.
   int launch_threads = 8;
-  // Consecutive failed heartbeats before kRmError. Default: 50 (10 s at 200 ms).
-  int max_heartbeat_failures = 50;
+  // How long heartbeats may fail in a row before kRmError. Default: 10 s.
+  absl::Duration rm_unreachable = absl::Seconds(10);
   // A relaunch asks for its old node only (strict locality) this long, then for any node:
   // YARN's own relaxed locality gives up on a node after a few missed scheduling opportunities,
   // which on a small cluster is a few heartbeats of the other nodes. Default: 10 seconds.
@@ -128,6 +133,8 @@ class YarnTaskLauncher {
 
   // Withdraws the strict requests whose locality wait passed and asks for any node instead.
   void RelaxOverdueRequests() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether containers are pending or being stopped: the heartbeat is then fast.
+  bool Busy() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void HeartbeatLoop();
   void LaunchLoop();
@@ -144,6 +151,8 @@ class YarnTaskLauncher {
   std::deque<std::string> launch_queue_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<yarn::ContainerId, yarn::NodeId>> stop_queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Something for the scheduler now (a request, a container to stop): heartbeat at once.
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ = false;
   std::thread heartbeat_thread_;
   std::vector<std::thread> launch_threads_;

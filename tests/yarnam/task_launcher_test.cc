@@ -43,7 +43,8 @@ class TaskLauncherTest : public ::testing::Test {
     o.rm = rm_.get();
     o.nm = nm_.get();
     o.environment = {{"TONY_AM_ADDRESS", "am:1"}};
-    o.heartbeat = absl::Milliseconds(20);
+    o.heartbeat = heartbeat_;
+    o.idle_heartbeat = idle_heartbeat_;
     o.docker_mounts = std::move(docker_mounts);
     o.on_event = [this](const TaskContainerEvent& e) {
       absl::MutexLock lock(&mu_);
@@ -81,6 +82,8 @@ class TaskLauncherTest : public ::testing::Test {
   std::unique_ptr<yarn::FakeAmRmClient> rm_;
   std::unique_ptr<yarn::FakeNmClient> nm_;
   std::unique_ptr<YarnTaskLauncher> launcher_;
+  absl::Duration heartbeat_ = absl::Milliseconds(20);
+  absl::Duration idle_heartbeat_ = absl::Milliseconds(20);
   absl::Mutex mu_;
   std::vector<TaskContainerEvent> events_ ABSL_GUARDED_BY(mu_);
 };
@@ -146,13 +149,43 @@ TEST_F(TaskLauncherTest, ASchedulerRefusalIsReportedAtOnceQuotingTheRm) {
   launcher_->Stop();
   absl::MutexLock lock(&mu_);
   EXPECT_EQ(events_[0].kind, TaskContainerEvent::Kind::kRmError);
-  // At the first answer, not after max_heartbeat_failures; no Java stack trace.
+  // At the first answer, not after rm_unreachable; no Java stack trace.
   EXPECT_LT(cluster_->allocate_calls(), 5);
   EXPECT_EQ(events_[0].diagnostics,
             "the ResourceManager refused the job's container requests: "
             "InvalidLabelResourceRequestException: Invalid resource request, queue=default "
             "doesn't have permission to access all labels in resource request. labelExpression "
             "of resource request=fpga.");
+}
+
+// A request and a kill go to the scheduler at once: with hour-long heartbeat intervals the
+// container is still allocated, launched, stopped and reported.
+TEST_F(TaskLauncherTest, ARequestAndAKillReachTheSchedulerAtOnce) {
+  heartbeat_ = absl::Hours(1);
+  idle_heartbeat_ = absl::Hours(1);
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
+  launcher_->Kill("worker:0");
+  ASSERT_TRUE(WaitForEvents(3));
+  launcher_->Stop();
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(events_.back().kind, TaskContainerEvent::Kind::kCompleted);
+}
+
+// Fast heartbeats only while something is pending: once every container runs, the launcher
+// waits the idle interval between heartbeats.
+TEST_F(TaskLauncherTest, TheHeartbeatSlowsDownOnceEveryContainerIsAllocated) {
+  heartbeat_ = absl::Milliseconds(5);
+  idle_heartbeat_ = absl::Hours(1);
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  launcher_->Request(Task("worker", 1), 1);
+  ASSERT_TRUE(WaitForEvents(4));
+  const int after_allocation = cluster_->allocate_calls();
+  absl::SleepFor(absl::Milliseconds(200));  // 40 fast heartbeats' worth
+  EXPECT_LE(cluster_->allocate_calls(), after_allocation + 1);
+  launcher_->Stop();
 }
 
 TEST_F(TaskLauncherTest, DockerTasksGetYarnsDockerRuntime) {
