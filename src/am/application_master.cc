@@ -687,6 +687,16 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     }
     for (const auto& [id, grace] : kills) rm_->Kill(id, grace);
     broker_->NotifyStatusChanged();  // answers status long polls when something changed
+    if (abort_broker && options_.on_outcome) {
+      AppState state;
+      std::string diagnostics;
+      {
+        absl::MutexLock lock(&mu_);
+        state = state_;
+        diagnostics = diagnostics_;
+      }
+      options_.on_outcome(state, diagnostics);
+    }
   }
   // When every task has stopped the outcome shows now, before the backend winds down (YARN's
   // unregistration): a client in a status long poll returns at once.

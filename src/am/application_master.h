@@ -93,6 +93,10 @@ struct ApplicationMasterOptions {
   // again with the AM's own tracking URL if TensorBoard then dies for good, so that the tracking
   // URL never leads to a dead TensorBoard. Default: null.
   std::function<void(const std::string& url)> on_tensorboard_ready;
+  // Called once, from Run()'s thread, the moment the outcome is decided, after the remaining
+  // tasks were told to stop and before they have: e.g. to unregister from YARN without waiting
+  // for them. job_restart_allowed() already has its final value. Default: null.
+  std::function<void(AppState state, const std::string& diagnostics)> on_outcome;
   // YARN's attempt of this AM, 1 for the first: restart policies of scope job count the
   // attempts before it as restarts. Default: 1.
   int attempt = 1;

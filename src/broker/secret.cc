@@ -46,6 +46,17 @@ bool SecretsEqual(absl::string_view a, absl::string_view b) {
   return diff == 0 && !b.empty();
 }
 
+absl::StatusOr<std::string> SecretKeyFromTokenFile(const std::string& token_file,
+                                                   const std::string& alias) {
+  TONY_ASSIGN_OR_RETURN(ipc::Credentials creds, ipc::Credentials::ReadFile(token_file));
+  std::optional<std::string> s = creds.FindSecret(alias);
+  if (!s) {
+    return absl::NotFoundError(
+        absl::StrCat("the token file ", token_file, " has no '", alias, "' secret key"));
+  }
+  return *std::move(s);
+}
+
 absl::StatusOr<std::string> LoadSecret(const std::string& token_file,
                                        const std::string& secret_file) {
   if (!token_file.empty()) {

@@ -37,6 +37,11 @@ bool SecretsEqual(absl::string_view a, absl::string_view b);
 absl::StatusOr<std::string> LoadSecret(const std::string& token_file,
                                        const std::string& secret_file);
 
+// The secret key `alias` of the credentials in the token file `token_file`; NotFound when they
+// have none.
+absl::StatusOr<std::string> SecretKeyFromTokenFile(const std::string& token_file,
+                                                   const std::string& alias);
+
 // LoadSecret() of $HADOOP_TOKEN_FILE_LOCATION and $TONY_SECRET_FILE.
 absl::StatusOr<std::string> SecretFromEnvironment();
 

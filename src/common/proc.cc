@@ -12,9 +12,22 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/file_util.h"
 
 namespace tony {
+
+int64_t PeakRssKb() {
+  absl::StatusOr<std::string> status = ReadFileToString("/proc/self/status");
+  if (!status.ok()) return 0;
+  for (absl::string_view line : absl::StrSplit(*status, '\n')) {
+    if (!absl::ConsumePrefix(&line, "VmHWM:")) continue;
+    absl::ConsumeSuffix(&line, "kB");
+    int64_t kb = 0;
+    return absl::SimpleAtoi(line, &kb) ? kb : 0;
+  }
+  return 0;
+}
 
 std::optional<ProcStat> ReadProcStat(pid_t pid) {
   absl::StatusOr<std::string> read = ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));

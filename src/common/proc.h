@@ -28,6 +28,9 @@ struct ProcStat {
 // /proc/<pid>/stat, or nullopt when the process is gone.
 std::optional<ProcStat> ReadProcStat(pid_t pid);
 
+// This process's peak resident set (VmHWM of /proc/self/status), kB; 0 if unknown.
+int64_t PeakRssKb();
+
 // Every live (not zombie) process of this process's group except this process and its
 // ancestors: in a YARN container, what the task started (the launch scripts above us share the
 // group and must outlive us to report our exit code).

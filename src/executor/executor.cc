@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
@@ -37,6 +38,7 @@
 #include "executor/port_reservation.h"
 #include "spec/python_env.h"
 #include "spec/task_env.h"
+#include "submit/contract.h"
 #include "tony/job_spec.h"
 
 namespace tony::executor {
@@ -166,8 +168,12 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
   if (!absl::SimpleAtoi(index, &c.task_index) || c.task_index < 0) {
     return Missing("TONY_TASK_INDEX", "the task's index, a non-negative integer");
   }
+  // Else (YARN) the spec is the token file's secret key submit::kSpecCredentialAlias.
   c.spec_file = Get(env, "TONY_SPEC_FILE");
-  if (c.spec_file.empty()) return Missing("TONY_SPEC_FILE", "the job spec YAML");
+  c.token_file = Get(env, broker::kTokenFileEnv);
+  if (c.spec_file.empty() && c.token_file.empty()) {
+    return Missing("TONY_SPEC_FILE", "the job spec YAML (or HADOOP_TOKEN_FILE_LOCATION)");
+  }
   c.log_dir = Get(env, "TONY_TASK_LOG_DIR");
   c.share_process_group = !Get(env, "CONTAINER_ID").empty();
   c.host = Get(env, "TONY_TASK_HOST");
@@ -226,7 +232,20 @@ int RunExecutor(const ExecutorConfig& config) {
   }
   ::signal(SIGPIPE, SIG_IGN);
 
-  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(config.spec_file);
+  std::string spec_file = config.spec_file;
+  if (spec_file.empty()) {
+    // Written where it was localized before it rode in the credentials: tasks may read it.
+    absl::StatusOr<std::string> yaml =
+        broker::SecretKeyFromTokenFile(config.token_file, submit::kSpecCredentialAlias);
+    absl::Status written =
+        yaml.ok() ? broker::WriteSecretFile(submit::kSpecLink, *yaml) : yaml.status();
+    if (!written.ok()) {
+      TONY_LOG(ERROR) << task_name << ": no job spec: " << written;
+      return kExecutorFailure;
+    }
+    spec_file = submit::kSpecLink;
+  }
+  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(spec_file);
   if (!spec.ok()) {
     TONY_LOG(ERROR) << task_name << ": " << spec.status();
     return kExecutorFailure;
@@ -390,6 +409,8 @@ int RunExecutor(const ExecutorConfig& config) {
     while (true) {
       if (!exit_code) exit_code = (*child)->Poll();
       if (exit_code && !drain_until) {
+        // For bench/launch_latency.py: from here to the client's return is the end of a job.
+        TONY_LOG(INFO) << "TONY_PHASE task_exited " << absl::ToUnixMillis(absl::Now());
         // Grandchildren may still hold stderr open: give them a moment, then stop reading.
         drain_until = absl::Now() + absl::Seconds(1);
       }
@@ -489,6 +510,7 @@ int RunExecutor(const ExecutorConfig& config) {
       !s.ok()) {
     TONY_LOG(WARNING) << "could not report the exit: " << s;
   }
+  TONY_LOG(INFO) << "TONY_RSS executor " << PeakRssKb();
   if (sigfd >= 0) ::close(sigfd);
   return last_exit;
 }

@@ -60,9 +60,12 @@ struct ExecutorConfig {
   std::string tls_cert_pem;
   std::string job_name;
   int task_index = 0;
+  // The job spec YAML; when empty (YARN), the secret key submit::kSpecCredentialAlias of
+  // `token_file`, written to ./tony-job.yaml.
   std::string spec_file;
-  std::string log_dir;  // Default: "" (own stdout/stderr)
-  std::string host;     // Default: "" ($NM_HOST, else the hostname)
+  std::string token_file;  // $HADOOP_TOKEN_FILE_LOCATION. Default: ""
+  std::string log_dir;     // Default: "" (own stdout/stderr)
+  std::string host;        // Default: "" ($NM_HOST, else the hostname)
   absl::Duration heartbeat_interval = absl::Seconds(5);  // Default: 5s
   int hold_port = -1;  // Default: -1 (by framework and job type; see above)
   // The port to reserve when it is free (TONY_TASK_PORT_HINT: a relaunched task's old port, so

@@ -19,7 +19,11 @@ namespace tony::submit {
 
 // Client -> AM (and AM -> executor where noted). The secret travels in the containers'
 // credentials (broker::kSecretCredentialAlias), never in the environment.
-inline constexpr char kEnvSpecFile[] = "TONY_SPEC_FILE";  // also AM -> executor
+inline constexpr char kEnvSpecFile[] = "TONY_SPEC_FILE";  // also AM -> executor; local mode only
+// On YARN the job spec (YAML, paths as shipped) travels in the containers' credentials too, as
+// this secret key: submission then writes no file to HDFS for it, whose close() can wait 400 ms
+// for the DataNode's block report. The AM and every executor write it to kSpecLink.
+inline constexpr char kSpecCredentialAlias[] = "tony.job.spec";
 inline constexpr char kEnvSchedulerAddresses[] = "TONY_RM_SCHEDULER_ADDRESSES";  // "h:p,h:p"
 inline constexpr char kEnvStagingDir[] = "TONY_STAGING_DIR";  // HDFS path, removed at the end
 inline constexpr char kEnvNameNodes[] = "TONY_NAMENODE_WEB";  // "h:p,h:p" (WebHDFS)

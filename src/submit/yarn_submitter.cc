@@ -326,8 +326,9 @@ class YarnApplication : public broker::BrokerBackedApplication {
     s.max_attempts = max_attempts_;
     if (report.diagnostics != "N/A") s.diagnostics = report.diagnostics;
     s.log_dir = absl::StrCat("ytf logs ", id_text_);
-    if (s.state == AppState::kRunning && !secret_.empty() && report.rpc_port > 0 &&
-        !report.host.empty() && report.host != "N/A") {
+    const bool am_known =
+        !secret_.empty() && report.rpc_port > 0 && !report.host.empty() && report.host != "N/A";
+    if (s.state == AppState::kRunning && am_known) {
       std::shared_ptr<broker::BrokerClient> am =
           AmClient(absl::StrCat(report.host, ":", report.rpc_port));
       auto am_status = am->GetStatus();
@@ -346,6 +347,18 @@ class YarnApplication : public broker::BrokerBackedApplication {
     if (IsFinal(s.state)) {
       CleanUpStaging();
       if (s.progress.empty()) s.progress = FinalProgress(report.user);
+      // YARN reports FINISHED from the moment the AM unregistered; the AM then stops the
+      // remaining tasks and records the final counts, answering for itself until it exits.
+      const int64_t ended_ms_ago = absl::ToUnixMillis(absl::Now()) - report.finish_time_ms;
+      if (s.progress.empty() && am_known &&
+          (report.finish_time_ms == 0 || ended_ms_ago < 60 * 1000)) {
+        auto am_status = AmClient(absl::StrCat(report.host, ":", report.rpc_port))->GetStatus();
+        if (am_status.ok()) {
+          MergeAmStatus(*am_status, &s);
+        } else {
+          TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
+        }
+      }
     }
     return s;
   }
@@ -411,15 +424,16 @@ class YarnApplication : public broker::BrokerBackedApplication {
   }
 
   // The task counts the AM recorded as the job ended (empty if it recorded none), read once.
+  // (Not cached while missing: the AM writes it after YARN already reports FINISHED.)
   std::map<std::string, JobTypeProgress> FinalProgress(const std::string& user) {
     absl::MutexLock lock(&mu_);
     if (!final_progress_) {
-      final_progress_.emplace();
       auto text = cluster_->hdfs->ReadToString(
           FinalProgressPath(user.empty() ? cluster_->user : user, id_text_));
-      if (text.ok()) {
-        if (auto p = DecodeProgress(*text); p.ok()) *final_progress_ = std::move(*p);
-      }
+      if (!text.ok()) return {};
+      auto p = DecodeProgress(*text);
+      if (!p.ok()) return {};
+      final_progress_ = *std::move(p);
     }
     return *final_progress_;
   }
@@ -491,7 +505,8 @@ class YarnSubmitter : public Submitter {
     const std::string staging = absl::StrCat(StagingRoot(cluster_->user), "/", id);
     MarkStagingBy(id);
 
-    auto staged = Stage(spec, bundle, python_env, home, staging);
+    std::string spec_yaml;  // as shipped: in the containers' credentials
+    auto staged = Stage(spec, bundle, python_env, home, staging, &spec_yaml);
     if (!staged.ok()) {
       (void)cluster_->hdfs->Delete(staging, true);
       return staged.status();
@@ -528,10 +543,10 @@ class YarnSubmitter : public Submitter {
     am_resources.erase(kPythonEnvLink);
     TONY_ASSIGN_OR_RETURN(ctx.am_container,
                           AmLaunchContext(am_resources, *staged, secret, staging));
+    ctx.am_container.tokens.AddSecret(kSpecCredentialAlias, spec_yaml);
     if (broker_tls_) {
-      // Like the secret: in the credentials (the AM hands them, minus its AMRMToken, to every
-      // executor), never in the environment. Executors only need the certificate, but the
-      // credentials are one set.
+      // Like the secret: in the credentials (the AM hands them, minus its AMRMToken and this
+      // key, to every executor), never in the environment.
       ctx.am_container.tokens.AddSecret(broker::kTlsKeyCredentialAlias, tls.key_pem);
       ctx.am_container.tokens.AddSecret(broker::kTlsCertCredentialAlias, tls.cert_pem);
     }
@@ -576,7 +591,7 @@ class YarnSubmitter : public Submitter {
   absl::StatusOr<std::map<std::string, yarn::LocalResource>> Stage(
       const JobSpec& spec, const std::string& bundle,
       const std::optional<PythonEnvArchive>& python_env, const std::string& home,
-      const std::string& staging) {
+      const std::string& staging, std::string* spec_yaml) {
     hdfs::WebHdfsClient& fs = *cluster_->hdfs;
     // A missing HDFS home is made as Hadoop makes homes (0755), not by the 0700 mkdir below,
     // which would make it, too, closed to others, and the cache under it unusable as PUBLIC.
@@ -651,11 +666,7 @@ class YarnSubmitter : public Submitter {
       TONY_RETURN_IF_ERROR(ship(a, yarn::LocalResourceType::kArchive));
       shipped.archives.push_back(BaseName(a));
     }
-    std::string spec_path = absl::StrCat(staging, "/", kSpecLink);
-    TONY_ASSIGN_OR_RETURN(auto spec_status,
-                          fs.UploadString(JobSpecToYaml(shipped), spec_path, private_file));
-    TONY_ASSIGN_OR_RETURN(resources[kSpecLink],
-                          Resource(spec_path, yarn::LocalResourceType::kFile, spec_status));
+    *spec_yaml = JobSpecToYaml(shipped);
     return resources;
   }
 
@@ -684,7 +695,6 @@ class YarnSubmitter : public Submitter {
       const std::string alias = token.service;  // not a reference into the moved token
       am.tokens.AddToken(alias, std::move(token));
     }
-    am.environment[kEnvSpecFile] = kSpecLink;
     am.environment[kEnvSchedulerAddresses] = absl::StrJoin(scheduler_list, ",");
     am.environment[kEnvStagingDir] = staging;
     am.environment[kEnvNameNodes] = absl::StrJoin(cluster_->hdfs->options().namenodes, ",");

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +12,7 @@
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/logging.h"
+#include "common/proc.h"
 #include "common/signal_watcher.h"
 #include "submit/contract.h"
 #include "yarnam/yarn_am.h"
@@ -23,16 +23,6 @@ namespace {
 
 void Phase(const char* name) {
   TONY_LOG(INFO) << "TONY_PHASE " << name << " " << absl::ToUnixMillis(absl::Now());
-}
-
-// Peak resident set of this process, kB (VmHWM).
-int64_t PeakRssKb() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
-  }
-  return 0;
 }
 
 }  // namespace
@@ -87,7 +77,6 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     options.tls_cert_pem = tls->cert_pem;
   }
   options.advertised_host = yam.container().nm_host;
-  options.executor_env[submit::kEnvSpecFile] = submit::kSpecLink;
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
   absl::Status registered = absl::UnknownError("not registered");
@@ -101,7 +90,19 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     }
   };
   options.on_tensorboard_ready = [&](const std::string& url) { yam.UpdateTrackingUrl(url); };
+  // YARN learns the outcome the moment it is decided, not after the remaining tasks have
+  // stopped (a grace period), unless YARN is to start the next attempt.
+  am::ApplicationMaster* am_ptr = nullptr;
+  options.on_outcome = [&](AppState state, const std::string& diagnostics) {
+    if (!registered.ok()) return;
+    if (state == AppState::kFailed && yam.attempt() < yam.max_attempts() &&
+        am_ptr->job_restart_allowed()) {
+      return;
+    }
+    if (yam.Unregister(state, diagnostics).ok()) Phase("unregistered");
+  };
   am::ApplicationMaster am(options, &rm);
+  am_ptr = &am;
 
   std::atomic<bool> done{false};
   signal_watcher.Start([&](int sig) {

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -53,7 +54,20 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
         "not an ApplicationMaster container");
   }
   TONY_ASSIGN_OR_RETURN(std::string schedulers, RequiredEnv(submit::kEnvSchedulerAddresses));
-  TONY_ASSIGN_OR_RETURN(am->spec_file_, RequiredEnv(submit::kEnvSpecFile));
+  // The job spec rides in the credentials (submit::kSpecCredentialAlias); a file for whoever
+  // reads one (the AM core, and tasks that look at it), private like the token file.
+  am->spec_file_ = Env(submit::kEnvSpecFile);
+  if (am->spec_file_.empty()) {
+    std::optional<std::string> yaml =
+        am->container_.credentials.FindSecret(submit::kSpecCredentialAlias);
+    if (!yaml) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no job spec: neither ", submit::kEnvSpecFile, " nor the '", submit::kSpecCredentialAlias,
+          "' secret key of the container's credentials (was it submitted by this libtony?)"));
+    }
+    TONY_RETURN_IF_ERROR(broker::WriteSecretFile(submit::kSpecLink, *yaml));
+    am->spec_file_ = submit::kSpecLink;
+  }
   TONY_ASSIGN_OR_RETURN(std::string resources, RequiredEnv(submit::kEnvLocalResources));
   TONY_ASSIGN_OR_RETURN(am->resources_, submit::DecodeLocalResources(resources));
   am->staging_dir_ = Env(submit::kEnvStagingDir);
@@ -192,11 +206,19 @@ void YarnAm::EndAttempt() {
   if (absl::Status s = WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "task history: " << s;
 }
 
+absl::Status YarnAm::Unregister(AppState state, const std::string& diagnostics) {
+  absl::MutexLock lock(&unregister_mu_);
+  if (!unregistered_) {
+    unregistered_ = rm_->Unregister(ToFinal(state), diagnostics);
+    if (!unregistered_->ok()) TONY_LOG(ERROR) << "unregistering: " << *unregistered_;
+  }
+  return *unregistered_;
+}
+
 absl::Status YarnAm::Finish(AppState state, const std::string& diagnostics) {
   if (launcher_ != nullptr) launcher_->Stop();
   if (absl::Status s = WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "task history: " << s;
-  absl::Status unregistered = rm_->Unregister(ToFinal(state), diagnostics);
-  if (!unregistered.ok()) TONY_LOG(ERROR) << "unregistering: " << unregistered;
+  absl::Status unregistered = Unregister(state, diagnostics);
   RemoveStaging();  // the application is over, whatever attempt this is
   return unregistered;
 }

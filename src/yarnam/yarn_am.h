@@ -14,9 +14,11 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "hdfs/webhdfs_client.h"
 #include "tony/submitter.h"
 #include "yarn/am_rm_client.h"
@@ -50,8 +52,12 @@ class YarnAm {
   // Records each job type's final task counts (submit::FinalProgressPath) for `ytf status`.
   absl::Status WriteFinalProgress(const std::map<std::string, JobTypeProgress>& progress);
 
-  // Stops the launcher, unregisters with `state` and `diagnostics`, removes the staging
-  // directory. The AM exits after this.
+  // Tells YARN the application's final state (YARN shows it at once, and FINISHED once the AM's
+  // container has exited) while the AM still winds down: its tasks' containers and its own stay
+  // until then. Once; later calls, and Finish()'s own, return the first call's result.
+  absl::Status Unregister(AppState state, const std::string& diagnostics);
+  // Stops the launcher, unregisters with `state` and `diagnostics` (unless Unregister() did),
+  // removes the staging directory. The AM exits after this.
   absl::Status Finish(AppState state, const std::string& diagnostics);
   // Ends this attempt without ending the application: stops the launcher and records the task
   // history, but neither unregisters nor removes the staging directory, so that the AM exiting
@@ -83,6 +89,8 @@ class YarnAm {
   std::string user_;
   int max_attempts_ = 1;
   std::atomic<bool> staging_removed_{false};
+  absl::Mutex unregister_mu_;
+  std::optional<absl::Status> unregistered_ ABSL_GUARDED_BY(unregister_mu_);
   bool earlier_attempts_loaded_ = false;
   bool history_dir_ready_ = false;
   std::vector<submit::TaskContainer> earlier_attempts_;  // from the history, renamed "task@N"

@@ -114,6 +114,30 @@ TEST_F(AmTest, SucceedsWhenEveryTrackedTaskExitsZeroAndStopsPs) {
   EXPECT_EQ(s.id, "test_app");
 }
 
+// The outcome goes out (to YARN, by the YARN AM) the moment it is decided: the remaining tasks
+// have been told to stop, not waited for; once, whatever follows.
+TEST_F(AmTest, TheOutcomeIsAnnouncedOnceAsSoonAsItIsDecided) {
+  absl::Mutex mu;
+  std::vector<AppState> outcomes;
+  std::vector<std::string> killed_by_then;
+  tweak_ = [&](ApplicationMasterOptions& o) {
+    o.on_outcome = [&](AppState state, const std::string& diagnostics) {
+      absl::MutexLock lock(&mu);
+      outcomes.push_back(state);
+      killed_by_then = rm_.killed();
+      EXPECT_EQ(diagnostics, "");
+    };
+  };
+  Start({Job("ps", 1), Job("worker", 1)});
+  AllRunning();
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();  // ps:0's container never completes: after the stop deadline
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(outcomes, ::testing::ElementsAre(AppState::kSucceeded));
+  EXPECT_THAT(killed_by_then, UnorderedElementsAre("ps:0"));
+}
+
 TEST_F(AmTest, FailingTrackedTaskFailsTheJobAndStopsTheRest) {
   Start({Job("ps", 1), Job("worker", 3)});
   AllRunning();
