@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Scale: one job of many tasks on NodeManagers that declare a large capacity.
+
+Starts its own test cluster (scripts/hadoop-cluster, own state directory and ports) whose
+NodeManagers offer 256 GB and 128 vcores each — YARN only schedules, the tasks are `sleep` — and
+submits `worker:N` (default 500, 128 MB each), then prints, per run, the seconds since ytf-submit
+was invoked at which the AM registered, had every container, every executor registered and
+every task started, and the AM's peak RSS and CPU time (user + system) once every task had
+started, the executors' RSS, and the host's load. Then it kills the job and, unless --keep,
+stops the cluster.
+
+  bench/scale.py [--tasks 500] [--runs 1] [--keep]
+
+It takes a few minutes per run on a 2-core machine (the NodeManagers start every container).
+"""
+
+import argparse
+import glob
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("TONY_BIN_DIR", os.path.join(ROOT, "build", "bin"))
+PHASES = ["am_registered", "all_allocated", "all_registered", "all_started"]
+
+
+def cluster_env():
+    env = dict(os.environ)
+    env.setdefault("TONY_HADOOP_HOME",
+                   os.path.join(os.path.expanduser("~"), ".cache", "libtony", "hadoop-scale"))
+    env.setdefault("TONY_HADOOP_BASE_PORT", "19100")
+    env["TONY_HADOOP_NM_MEMORY_MB"] = str(256 * 1024)
+    env["TONY_HADOOP_NM_VCORES"] = "128"
+    return env
+
+
+def processes_of(ident, binary):
+    """pid -> /proc/pid/status text of `binary` processes in containers of application `ident`."""
+    out = {}
+    for d in glob.glob("/proc/[0-9]*"):
+        try:
+            with open(d + "/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+            if not argv0.endswith(binary):
+                continue
+            with open(d + "/environ", "rb") as f:
+                if f"container_{ident}_".encode() not in f.read():
+                    continue
+            with open(d + "/status") as f:
+                out[int(d[6:])] = f.read()
+        except OSError:
+            pass
+    return out
+
+
+def status_kb(text, field):
+    m = re.search(rf"^{field}:\s+(\d+) kB", text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_once(state, env, tasks):
+    t0 = time.time()
+    p = subprocess.run([os.path.join(BIN, "ytf-submit"), "--yarn", "--detach", "--quiet", "-n",
+                        "bench-scale", "-r", f"worker:{tasks}", "-m", "128m", "--am_memory", "512m",
+                        "sleep 600"], capture_output=True, text=True, env=env, timeout=600)
+    m = re.search(r"application_(\d+_\d+)", p.stdout + p.stderr)
+    if p.returncode != 0 or not m:
+        sys.exit(f"ytf-submit failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    app, ident = m.group(0), m.group(1)
+    phases, am_rss, am_cpu, executors = {}, None, None, []
+    deadline = time.time() + 900
+    try:
+        while time.time() < deadline:
+            text = ""
+            for f in glob.glob(os.path.join(state, "data", "nm*", "logs", app,
+                                            f"container_{ident}_01_000001", "*stderr")):
+                text += open(f, errors="replace").read()
+            for pm in re.finditer(r"TONY_PHASE (\w+) (\d+)", text):
+                phases.setdefault(pm.group(1), int(pm.group(2)) / 1000.0 - t0)
+            if "all_started" in phases:
+                am = processes_of(ident, "tony-am")
+                for pid, st in am.items():
+                    am_rss = status_kb(st, "VmHWM")
+                    am_cpu = cpu_seconds(pid)
+                executors = [status_kb(st, "VmRSS")
+                             for st in processes_of(ident, "tony-executor").values()]
+                break
+            if re.search(r"job \S+ (FAILED|KILLED)", text):
+                sys.exit(f"{app} ended before every task started:\n{text[-3000:]}")
+            time.sleep(0.5)
+        else:
+            sys.exit(f"{app}: not every task started within 15 minutes: {phases}")
+    finally:
+        subprocess.run([os.path.join(BIN, "ytf"), "kill", app], capture_output=True, env=env,
+                       timeout=300)
+    return phases, am_rss, am_cpu, executors, os.getloadavg()[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tasks", type=int, default=500)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--keep", action="store_true", help="leave the scale cluster running")
+    args = ap.parse_args()
+    env = cluster_env()
+    script = os.path.join(ROOT, "scripts", "hadoop-cluster")
+    started = subprocess.run([script, "status"], env=env, capture_output=True).returncode != 0
+    conf = subprocess.run([script, "start"], env=env, capture_output=True, text=True)
+    if conf.returncode != 0:
+        sys.exit(f"scripts/hadoop-cluster start failed:\n{conf.stderr}")
+    env["HADOOP_CONF_DIR"] = conf.stdout.strip()
+    state = os.path.dirname(env["HADOOP_CONF_DIR"])
+    try:
+        samples = {p: [] for p in PHASES}
+        rss, cpu, execs = [], [], []
+        for i in range(args.runs):
+            phases, am_rss, am_cpu, executors, load = run_once(state, env, args.tasks)
+            print(f"run {i + 1}: " + ", ".join(f"{p} {phases.get(p, float('nan')):.2f}"
+                                               for p in PHASES) +
+                  f"; AM peak RSS {am_rss / 1024 if am_rss else float('nan'):.1f} MB, "
+                  f"AM CPU {am_cpu if am_cpu is not None else float('nan'):.2f} s; "
+                  f"{len(executors)} executors; load {load:.1f}", flush=True)
+            for p in PHASES:
+                if p in phases:
+                    samples[p].append(phases[p])
+            if am_rss:
+                rss.append(am_rss / 1024)
+            if am_cpu is not None:
+                cpu.append(am_cpu)
+            execs += executors
+        print(f"scale, worker:{args.tasks} (128 MB each), median of {args.runs} runs "
+              "(seconds since ytf-submit was invoked):")
+        for p in PHASES:
+            s = samples[p]
+            print(f"  {p:15s} " + (f"{statistics.median(s):7.2f}" if s else "    n/a"))
+        if rss:
+            print(f"  AM peak RSS     {statistics.median(rss):7.1f} MB")
+        if cpu:
+            print(f"  AM CPU          {statistics.median(cpu):7.2f} s (user + system, to all started)")
+        if execs:
+            print(f"  executor RSS    {statistics.median(execs) / 1024:7.1f} MB median, "
+                  f"{max(execs) / 1024:.1f} MB max")
+    finally:
+        if started and not args.keep:
+            subprocess.run([script, "stop"], env=env, capture_output=True)
+
+
+if __name__ == "__main__":
+    main()
