@@ -2,7 +2,7 @@
 """Scale: one job of many tasks on NodeManagers that declare a large capacity.
 
 Starts its own test cluster (scripts/hadoop-cluster, own state directory and ports) whose
-NodeManagers offer 256 GB and 128 vcores each — YARN only schedules, the tasks are `sleep` — and
+NodeManagers offer 256 GB and 256 vcores each — YARN only schedules, the tasks are `sleep` — and
 submits `worker:N` (default 500, 128 MB each), then prints, per run, the seconds since ytf-submit
 was invoked at which the AM registered, had every container, every executor registered and
 every task started, and the AM's peak RSS and CPU time (user + system) once every task had
@@ -34,7 +34,9 @@ def cluster_env():
                    os.path.join(os.path.expanduser("~"), ".cache", "libtony", "hadoop-scale"))
     env.setdefault("TONY_HADOOP_BASE_PORT", "19100")
     env["TONY_HADOOP_NM_MEMORY_MB"] = str(256 * 1024)
-    env["TONY_HADOOP_NM_VCORES"] = "128"
+    # 256, not 128: ytf-submit refuses a gang whose vcores exceed the nodes' even where the
+    # scheduler counts only memory (the DefaultResourceCalculator).
+    env["TONY_HADOOP_NM_VCORES"] = "256"
     return env
 
 

@@ -113,8 +113,9 @@ struct ClusterSpecBrokerOptions {
   absl::Duration keepalive_time = absl::Seconds(30);
   absl::Duration keepalive_timeout = absl::Seconds(10);
   // Memory gRPC may take for connections and calls; under pressure it sheds connections instead
-  // of growing. Default: 64 MiB.
-  int64_t max_memory_bytes = int64_t{64} << 20;
+  // of growing (every task holds a connection with its buffers: a fixed cap starves big jobs).
+  // Default: 0, meaning 64 MiB + 256 KiB per expected task.
+  int64_t max_memory_bytes = 0;
   // Largest request accepted. Default: 1 MiB (a registration or exit report is a few KB).
   int max_request_bytes = 1 << 20;
   // Connections held at once; at the limit a new connection displaces the oldest one that has

@@ -248,11 +248,11 @@ absl::Status ClusterSpecBroker::Impl::Start() {
     if (started_) return absl::FailedPreconditionError("ClusterSpecBroker: already started");
     started_ = true;
   }
-  if (options_.max_connections < 0 || options_.max_memory_bytes <= 0 ||
+  if (options_.max_connections < 0 || options_.max_memory_bytes < 0 ||
       options_.max_request_bytes <= 0) {
     return absl::InvalidArgumentError(
-        "ClusterSpecBroker: max_connections, max_memory_bytes and max_request_bytes must be "
-        "positive");
+        "ClusterSpecBroker: max_connections and max_memory_bytes must not be negative, "
+        "max_request_bytes must be positive");
   }
   // Our own listener in front of gRPC bounds the connections (see broker/bounded_listener.h).
   broker::BoundedListenerOptions lo;
@@ -305,7 +305,9 @@ absl::Status ClusterSpecBroker::Impl::Start() {
   // A task has at most a long poll and a report in flight.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
   grpc::ResourceQuota quota("tony-broker");
-  quota.Resize(static_cast<size_t>(options_.max_memory_bytes));
+  quota.Resize(static_cast<size_t>(
+      options_.max_memory_bytes > 0 ? options_.max_memory_bytes
+                                    : (int64_t{64} << 20) + (int64_t{256} << 10) * total_tasks_));
   builder.SetResourceQuota(quota);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr) {

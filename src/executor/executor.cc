@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdio>
@@ -405,6 +406,8 @@ int RunExecutor(const ExecutorConfig& config) {
     std::optional<absl::Time> kill_at;      // SIGKILL the group then
     std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
     bool stderr_open = true;
+    absl::Time next_listen_check = absl::Now();
+    absl::Duration listen_check_every = absl::Milliseconds(100);
     char buf[16384];
     while (true) {
       if (!exit_code) exit_code = (*child)->Poll();
@@ -415,7 +418,16 @@ int RunExecutor(const ExecutorConfig& config) {
         drain_until = absl::Now() + absl::Seconds(1);
       }
       if (exit_code && (!stderr_open || absl::Now() >= *drain_until)) break;
-      if (reservation->held() && (exit_code || reservation->ListenedOnByOther())) {
+      // Reading /proc/net/tcp costs in proportion to the sockets on the node: checked at once,
+      // then ever less often (a task that never listens, e.g. 500 `sleep`s on one node, would
+      // otherwise keep the node's cores busy).
+      const bool check_listen = reservation->held() && absl::Now() >= next_listen_check;
+      if (check_listen) {
+        next_listen_check = absl::Now() + listen_check_every;
+        listen_check_every = std::min(listen_check_every * 2, absl::Seconds(2));
+      }
+      if (reservation->held() &&
+          (exit_code || (check_listen && reservation->ListenedOnByOther()))) {
         TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
                        << "; reservation released";
         reservation->Release();
@@ -449,7 +461,12 @@ int RunExecutor(const ExecutorConfig& config) {
       }
       pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_pipe[0] : -1, POLLIN, 0}};
       // Short while the port is held (to see the task bind it) or a deadline is near.
-      int timeout_ms = reservation->held() || kill_at || exit_code ? 100 : 1000;
+      int timeout_ms = kill_at || exit_code ? 100 : 1000;
+      if (reservation->held()) {
+        timeout_ms =
+            std::clamp(static_cast<int>(absl::ToInt64Milliseconds(next_listen_check - absl::Now())),
+                       1, timeout_ms);
+      }
       ::poll(fds, 2, timeout_ms);
       if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
         ssize_t n = ::read(err_pipe[0], buf, sizeof(buf));
