@@ -90,18 +90,57 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.executor_env[submit::kEnvSpecFile] = submit::kSpecLink;
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
+  // Work-preserving AM restart: executors whose AM went away find the next attempt's broker in
+  // the staging directory; the next attempt adopts their containers (YARN kept them).
+  const bool work_preserving =
+      spec->work_preserving_restart && yam.max_attempts() > 1 && !yam.am_address_dir().empty();
+  if (work_preserving) {
+    for (auto& [k, v] : yam.AmAddressEnvironment()) options.executor_env[k] = v;
+  }
   absl::Status registered = absl::UnknownError("not registered");
+  am::ApplicationMaster* core = nullptr;  // set before Run() calls on_broker_started
   options.on_broker_started = [&](int port, const std::string& tracking_url) {
     auto r = yam.Register(port, tracking_url);
     registered = r.ok() ? absl::OkStatus() : r.status();
-    if (r.ok()) {
-      Phase("am_registered");
-    } else {
+    if (!r.ok()) {
       TONY_LOG(ERROR) << "registering with the ResourceManager: " << r.status();
+      return;
+    }
+    Phase("am_registered");
+    const std::vector<yarn::Container>& previous = r->containers_from_previous_attempts;
+    bool publish = work_preserving;
+    if (!previous.empty()) {
+      std::map<std::string, yarn::Container> plan;
+      if (work_preserving) plan = yam.PlanAdoption(ResolveTasks(*spec), previous);
+      if (plan.empty()) {
+        if (work_preserving) {
+          core->AddWarning(absl::StrCat("the ApplicationMaster's attempt ", yam.attempt() - 1,
+                                        " ended while the job ran; attempt ", yam.attempt(),
+                                        " could not take over all its tasks (some had ended) and "
+                                        "starts every task afresh"));
+        }
+        yam.ReleaseContainers(previous);
+        // The released executors must not find this attempt and register before YARN stops
+        // them (they would hold their tasks' places); its own executors are told its address.
+        publish = false;
+      } else {
+        core->AddWarning(absl::StrCat("the ApplicationMaster's attempt ", yam.attempt() - 1,
+                                      " ended while the job ran; attempt ", yam.attempt(),
+                                      " took over its ", plan.size(),
+                                      " running task containers (work-preserving restart)"));
+        rm.SetAdoptions(std::move(plan));
+      }
+    }
+    if (publish) {
+      const std::string address = absl::StrCat(yam.container().nm_host, ":", port);
+      if (absl::Status s = yam.PublishAmAddress(address); !s.ok()) {
+        TONY_LOG(WARNING) << "publishing the broker's address for the executors: " << s;
+      }
     }
   };
   options.on_tensorboard_ready = [&](const std::string& url) { yam.UpdateTrackingUrl(url); };
   am::ApplicationMaster am(options, &rm);
+  core = &am;
 
   std::atomic<bool> done{false};
   signal_watcher.Start([&](int sig) {
