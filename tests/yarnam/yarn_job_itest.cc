@@ -1405,6 +1405,51 @@ TEST(YarnJobTest, FaultMatrixAmSigkillWithTwoAttemptsKeepsEveryTaskRunning) {
   ExpectNothingLeft(app);
 }
 
+TEST(YarnJobTest, AnAmRestartAfterATaskEndedStartsEveryTaskAfresh) {
+  // Work-preserving restart is all or nothing: worker:1 has already ended when the AM dies, so the
+  // second attempt cannot take over the job as it was; it releases the first attempt's running
+  // containers (their processes end) and runs every task again.
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-am-restart-afresh", "--max_attempts", "2", "-r",
+       "ps:1,worker:2", "-m", "256m", "--am_memory", "256m",
+       "if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+       "case $CONTAINER_ID in *_01_0*) if [ $DTF_TASK_INDEX = 0 ]; then exec sleep 600; fi;; esac; "
+       "echo \"worker done in $CONTAINER_ID\""});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  bool w1_done = false;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(1); !w1_done && absl::Now() < deadline;) {
+    http::Json s = StatusJsonOf(app);
+    w1_done = s.is_object() && s["progress"].contains("worker") &&
+              s["progress"]["worker"]["succeeded"].get<int>() == 1;
+    if (!w1_done) absl::SleepFor(absl::Milliseconds(300));
+  }
+  ASSERT_TRUE(w1_done);
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const absl::Duration ended = absl::Now() - killed;
+  EXPECT_NE(kill(ps, 0), 0) << "the first attempt's ps still runs";
+  EXPECT_NE(kill(w0, 0), 0) << "the first attempt's worker:0 still runs";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("attempt: 2\n")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("attempt 2 could not take over all its tasks")) << status.out;
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_THAT(logs.out, testing::ContainsRegex("worker done in container_[0-9e_]+_02_"))
+      << logs.out;
+  std::printf(
+      "AM SIGKILL after a task ended, 2 attempts -> every task afresh, SUCCEEDED %s after "
+      "the kill\n",
+      absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
   Result r = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "worker:100g", "true"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
