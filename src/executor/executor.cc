@@ -77,6 +77,17 @@ void WriteAll(int fd, const char* data, size_t size) {
   }
 }
 
+// Whether `found` is an AM attempt to move to from the one at `current` (attempt `*known`, 0 while
+// unknown: then the address says which attempt it is, recorded in `*known`).
+bool IsLaterAttempt(const broker::AmAddress& found, const std::string& current, int* known) {
+  if (found.attempt <= *known) return false;
+  if (*known == 0 && found.address == current) {
+    *known = found.attempt;
+    return false;
+  }
+  return true;
+}
+
 // While registering, how often an executor with an AmLocator looks for a new AM attempt.
 constexpr absl::Duration kMoveCheck = absl::Seconds(15);
 
@@ -84,10 +95,13 @@ constexpr absl::Duration kMoveCheck = absl::Seconds(15);
 // With an AmLocator, an AM silent for two intervals may have been replaced by YARN's next
 // attempt: once that attempt has published its address, the executor registers there again
 // (same task, same address) and reports its task as running, and heartbeats go there.
+// Thread-safe: the supervision loop reads Silence(), client() and Superseded() while the own
+// thread heartbeats; MoveToNewAttempt() runs on that thread, or on the caller's after Stop().
 class Heartbeater {
  public:
-  // `client` reaches the broker at `am_address`; `address` is the task's registered one.
-  Heartbeater(std::shared_ptr<broker::BrokerClient> client, std::string am_address,
+  // `client` reaches the broker of attempt `am_attempt` (0: unknown) at `am_address`; `address`
+  // is the task's registered one.
+  Heartbeater(std::shared_ptr<broker::BrokerClient> client, std::string am_address, int am_attempt,
               const ExecutorConfig& config, std::string address, const AmLocator* locator,
               absl::Duration am_unreachable)
       : config_(config),
@@ -95,7 +109,8 @@ class Heartbeater {
         locator_(locator),
         am_unreachable_(am_unreachable),
         client_(std::move(client)),
-        am_address_(std::move(am_address)) {}
+        am_address_(std::move(am_address)),
+        am_attempt_(am_attempt) {}
   ~Heartbeater() { Stop(); }
 
   void Start() {
@@ -162,7 +177,7 @@ class Heartbeater {
     }
     {
       absl::MutexLock lock(&mu_);
-      if (found->address == am_address_) return false;
+      if (!IsLaterAttempt(*found, am_address_, &am_attempt_)) return false;
       moving_ = true;
     }
     const std::string task = absl::StrCat(config_.job_name, ":", config_.task_index);
@@ -193,6 +208,7 @@ class Heartbeater {
     if (ok) {
       client_ = std::move(client);
       am_address_ = found->address;
+      am_attempt_ = found->attempt;
       last_answer_ = absl::Now();
     } else if (absl::IsAborted(cluster.status()) || absl::IsFailedPrecondition(cluster.status())) {
       superseded_ = absl::StrCat("the new ApplicationMaster attempt refused this task: ",
@@ -213,6 +229,7 @@ class Heartbeater {
   bool moving_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);
   std::string am_address_ ABSL_GUARDED_BY(mu_);
+  int am_attempt_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 
@@ -263,6 +280,10 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
   if (c.spec_file.empty()) return Missing("TONY_SPEC_FILE", "the job spec YAML");
   c.log_dir = Get(env, "TONY_TASK_LOG_DIR");
   c.share_process_group = !Get(env, "CONTAINER_ID").empty();
+  // container_[e<epoch>_]<cluster timestamp>_<app>_<attempt>_<id>
+  if (std::vector<std::string> f = absl::StrSplit(Get(env, "CONTAINER_ID"), '_'); f.size() >= 5) {
+    if (!absl::SimpleAtoi(f[f.size() - 2], &c.am_attempt) || c.am_attempt < 0) c.am_attempt = 0;
+  }
   c.host = Get(env, "TONY_TASK_HOST");
   if (c.host.empty()) c.host = Get(env, "NM_HOST");
   if (std::string hb = Get(env, "TONY_HEARTBEAT_INTERVAL"); !hb.empty()) {
@@ -368,6 +389,7 @@ int RunExecutor(const ExecutorConfig& config) {
   auto registered_with =
       std::make_shared<broker::BrokerClient>(config.am_address, config.secret, client_options);
   std::string am_address = config.am_address;
+  int am_attempt = config.am_attempt;
   std::unique_ptr<AmLocator> locator;
   if (!config.am_address_dir.empty()) {
     AmLocatorOptions lo;
@@ -398,11 +420,12 @@ int RunExecutor(const ExecutorConfig& config) {
         break;
       }
       if (absl::StatusOr<broker::AmAddress> found = locator->Latest();
-          found.ok() && found->address != am_address) {
+          found.ok() && IsLaterAttempt(*found, am_address, &am_attempt)) {
         TONY_LOG(WARNING) << task_name << ": the ApplicationMaster moved (attempt "
                           << found->attempt << " at " << found->address
                           << ") while registering; registering there";
         am_address = found->address;
+        am_attempt = found->attempt;
         registered_with =
             std::make_shared<broker::BrokerClient>(am_address, config.secret, client_options);
       }
@@ -472,7 +495,7 @@ int RunExecutor(const ExecutorConfig& config) {
   }
   if (!hold_port) reservation->Release();
   const std::string address = absl::StrCat(host, ":", reservation->port());
-  Heartbeater heartbeater(registered_with, am_address, config, address, locator.get(),
+  Heartbeater heartbeater(registered_with, am_address, am_attempt, config, address, locator.get(),
                           spec->timeouts.am_unreachable);
   LineTail tail;
   int last_exit = 0;      // the command's last exit code

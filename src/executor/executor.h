@@ -82,6 +82,9 @@ struct ExecutorConfig {
   // Work-preserving AM restart: where a new AM attempt's address appears, and how to read it.
   // Default: empty (none).
   std::string am_address_dir;
+  // The AM attempt that launched this container (from CONTAINER_ID): only later attempts are
+  // followed. Default: 0 (unknown: the attempt of the first address published at am_address).
+  int am_attempt = 0;
   std::vector<std::string> namenodes;  // WebHDFS "host:port"
   std::string hdfs_user;               // Default: "" (conf::HadoopUserName())
   std::string hdfs_delegation;         // EncodeTokenUrlString form; Default: "" (user.name)

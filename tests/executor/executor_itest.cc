@@ -447,6 +447,28 @@ TEST_F(MovingAmTest, AnAmThatDiesDuringRegistrationIsFollowedToTheNextAttempt) {
   EXPECT_THAT(Read("executor.log"), HasSubstr("while registering"));
 }
 
+TEST_F(MovingAmTest, AnEarlierAttemptsAddressIsNeverFollowed) {
+  // Launched by attempt 2 (its container id says so), which did not publish its address (it
+  // started every task afresh); attempt 1's address is stale.
+  StartBroker({{"worker", 1}});
+  {
+    absl::MutexLock lock(&listing_mu_);
+    listing_ = absl::StrCat(R"({"pathSuffix":"1_127.0.0.1_)", tony::testing::UnusedLoopbackPort(),
+                            R"(","type":"DIRECTORY"})");
+  }
+  WriteSpec("  worker: {instances: 1}\n", "exec sleep 600",
+            "timeouts: {am_unreachable: 2s, stop_grace: 1s}\n");
+  std::map<std::string, std::string> env = LocatorEnvironment();
+  env["CONTAINER_ID"] = "container_1700000000000_0001_02_000002";
+  auto worker = StartExecutor("worker", 0, kSecret, env);
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  broker_->Stop();
+  auto code = worker->Wait(absl::Seconds(20));
+  ASSERT_TRUE(code.ok());
+  EXPECT_THAT(Read("executor.log"), HasSubstr("timeouts.am_unreachable"));
+  EXPECT_THAT(Read("executor.log"), Not(HasSubstr("moved")));
+}
+
 TEST_F(MovingAmTest, WithoutANextAttemptTheDeadManSwitchStillStopsTheTask) {
   StartBroker({{"worker", 1}});
   Publish(1, *broker_);
