@@ -151,16 +151,24 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   });
   // Launch phases for bench/launch_latency.py, and the task history once every task has a
   // container (so `ytf logs` works while the job runs).
+  // The history is written again whenever a task gets another container (a relaunch, a gang
+  // asked for again): a later attempt adopts the running containers by it.
   std::thread monitor([&] {
     const int total = spec->TotalTasks();
     bool allocated = false, registered_all = false, started = false;
-    while (!done.load() && !(allocated && registered_all && started)) {
-      absl::SleepFor(absl::Milliseconds(50));
+    int in_history = 0;  // allocations the history has seen
+    while (!done.load()) {
+      const bool phases_done = allocated && registered_all && started;
+      absl::SleepFor(absl::Milliseconds(phases_done ? 500 : 50));
       if (!allocated && rm.allocated() >= total) {
         allocated = true;
         Phase("all_allocated");
+      }
+      if (allocated && rm.allocated() != in_history) {
+        in_history = rm.allocated();
         if (absl::Status s = yam.WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "history: " << s;
       }
+      if (phases_done) continue;
       ApplicationStatus st = am.Status();
       int reg = 0, running = 0;
       for (const auto& [job, p] : st.progress) {

@@ -1306,6 +1306,14 @@ TEST(YarnJobTest, FaultMatrixClientSigkillInClientModeFailsTheJobNamingTheClient
   ExpectNothingLeft(app);
 }
 
+// The CONTAINER_ID in a process's environment ("" when it is gone).
+std::string ContainerOf(int pid) {
+  for (const std::string& v : EnvironOf(pid)) {
+    if (absl::StartsWith(v, "CONTAINER_ID=")) return v.substr(13);
+  }
+  return "";
+}
+
 // `ytf status APP --json`, parsed (null when it fails).
 http::Json StatusJsonOf(const std::string& app) {
   Result r = RunCommand({Ytf(), "status", app, "--json"});
@@ -1447,6 +1455,68 @@ TEST(YarnJobTest, AnAmRestartAfterATaskEndedStartsEveryTaskAfresh) {
       "AM SIGKILL after a task ended, 2 attempts -> every task afresh, SUCCEEDED %s after "
       "the kill\n",
       absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, AnAmRestartAdoptsATaskRelaunchedBeforeIt) {
+  // worker:1 is relaunched by its restart policy (scope task) in a new container; the history
+  // the AM rewrites then names it, so the second attempt adopts that one too.
+  std::string tmpl = ::testing::TempDir() + "/am-restart-relaunch.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-am-restart-relaunch", "--max_attempts", "2",
+       "-r", "ps:1,worker:2", "-m", "256m", "--am_memory", "256m", "--restart",
+       "worker:policy=exit-code,scope=task,max_restarts=2,backoff=1s",
+       absl::StrCat("if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+                    "for i in $(seq 1500); do [ -e ",
+                    dir, "/end-$DTF_TASK_INDEX ] && break; sleep 0.2; done; echo done")});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  const int first_w1 = WaitForTaskProcess(app, "worker", 1);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  ASSERT_GT(first_w1, 0);
+  const std::string first_container = ContainerOf(first_w1);
+  ASSERT_EQ(kill(first_w1, SIGKILL), 0);  // 137: retried
+  // Relaunched: a worker:1 process in another container (not a leftover of the first).
+  int w1 = -1;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(1); absl::Now() < deadline;) {
+    w1 = TaskProcess(app, "worker", 1);
+    if (w1 > 0 && ContainerOf(w1) != first_container) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_GT(w1, 0);
+  ASSERT_NE(ContainerOf(w1), first_container);
+  absl::SleepFor(absl::Seconds(2));  // the history names the new container
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  bool back = false;
+  for (absl::Time deadline = killed + absl::Minutes(1); !back && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+    http::Json s = StatusJsonOf(app);
+    back = s.is_object() && s["attempt"].get<int>() == 2 && s["progress"].contains("worker") &&
+           s["progress"]["worker"]["running"].get<int>() == 2 &&
+           s["progress"]["ps"]["running"].get<int>() == 1;
+  }
+  const absl::Duration back_after = absl::Now() - killed;
+  EXPECT_TRUE(back);
+  EXPECT_EQ(TaskProcess(app, "ps", 0), ps);
+  EXPECT_EQ(TaskProcess(app, "worker", 0), w0);
+  EXPECT_EQ(TaskProcess(app, "worker", 1), w1);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-0", "").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-1", "").ok());
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("attempt 2 took over its 3 running task containers"))
+      << status.out;
+  std::printf(
+      "AM SIGKILL after a task-scope relaunch -> all 3 tasks back under attempt 2 after "
+      "%s\n",
+      absl::FormatDuration(back_after).c_str());
   ExpectNothingLeft(app);
 }
 
