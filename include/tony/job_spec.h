@@ -134,6 +134,11 @@ struct JobSpec {
   std::vector<std::string> tags;
   std::string application_type = "TENSORFLOW";
   int max_attempts = 1;  // YARN AM attempts
+  // With max_attempts >= 2, an AM that crashes leaves the tasks running: YARN keeps their
+  // containers, the next attempt adopts them and the executors re-register with it (work-
+  // preserving AM restart, docs/yarn-protocol.md). False: every attempt starts every task
+  // afresh. YAML: am.work_preserving_restart. Default: true.
+  bool work_preserving_restart = true;
   Framework framework = Framework::kTensorFlow;
 
   std::vector<JobTypeSpec> job_types;  // in the order given; must not be empty

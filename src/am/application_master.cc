@@ -292,6 +292,12 @@ void ApplicationMaster::Kill(const std::string& reason) {
   Post({Event::Kind::kKill, "", 0, 0, reason});
 }
 
+void ApplicationMaster::AddWarning(std::string warning) {
+  TONY_LOG(WARNING) << warning;
+  absl::MutexLock lock(&mu_);
+  warnings_.push_back(std::move(warning));
+}
+
 int ApplicationMaster::broker_port() const {
   absl::MutexLock lock(&mu_);
   return broker_port_;
@@ -815,8 +821,15 @@ void ApplicationMaster::Handle(const Event& e) {
     }
     case Kind::kHeartbeatTimeout:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished) {
-        Finish(AppState::kFailed, absl::StrCat(t->spec.id(), " sent no heartbeat for ",
-                                               absl::FormatDuration(options_.heartbeat_timeout)));
+        std::string message = absl::StrCat(t->spec.id(), " sent no heartbeat for ",
+                                           absl::FormatDuration(options_.heartbeat_timeout));
+        if (t->outside) {
+          // Its ytf-submit heartbeats for it: the submitting machine or ytf-submit is gone.
+          absl::StrAppend(&message,
+                          " (the client task of client mode: its ytf-submit was killed or lost "
+                          "the cluster)");
+        }
+        Finish(AppState::kFailed, message);
       }
       return;
     case Kind::kKill:

@@ -123,6 +123,10 @@ class ApplicationMaster {
   // Ends the job KILLED (e.g. on SIGTERM to the AM). Harmless after the outcome.
   void Kill(const std::string& reason);
 
+  // A line for the diagnostics, while the job runs and after, that fails nothing (e.g. that this
+  // attempt took over the tasks of an earlier one). Any thread.
+  void AddWarning(std::string warning);
+
   ApplicationStatus Status() const;
   // After Run(): whether a failed job may run again as a new attempt. False when a restart
   // policy found the failure final (or its whole-job restarts used up).

@@ -194,6 +194,11 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
 
 void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
   out << s.id << "  " << AppStateName(s.state) << "\n";
+  if (s.attempt > 1) {
+    out << "  attempt: " << s.attempt;
+    if (s.max_attempts > 0) out << " of " << s.max_attempts;
+    out << "\n";
+  }
   if (!s.tracking_url.empty()) out << "  tracking URL: " << s.tracking_url << "\n";
   if (!s.tensorboard_url.empty()) out << "  TensorBoard: " << s.tensorboard_url << "\n";
   for (const auto& [job, p] : s.progress) {

@@ -24,19 +24,25 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "broker/am_address.h"
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/proc.h"
+#include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "executor/am_locator.h"
 #include "executor/gpu_devices.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
+#include "ipc/credentials.h"
+#include "ipc/token.h"
 #include "spec/python_env.h"
 #include "spec/task_env.h"
 #include "submit/contract.h"
@@ -74,11 +80,40 @@ void WriteAll(int fd, const char* data, size_t size) {
   }
 }
 
+// Whether `found` is an AM attempt to move to from the one at `current` (attempt `*known`, 0 while
+// unknown: then the address says which attempt it is, recorded in `*known`).
+bool IsLaterAttempt(const broker::AmAddress& found, const std::string& current, int* known) {
+  if (found.attempt <= *known) return false;
+  if (*known == 0 && found.address == current) {
+    *known = found.attempt;
+    return false;
+  }
+  return true;
+}
+
+// While registering, how often an executor with an AmLocator looks for a new AM attempt.
+constexpr absl::Duration kMoveCheck = absl::Seconds(15);
+
 // Sends heartbeats every `interval` until stopped, and knows how long the AM has not answered.
+// With an AmLocator, an AM silent for two intervals may have been replaced by YARN's next
+// attempt: once that attempt has published its address, the executor registers there again
+// (same task, same address) and reports its task as running, and heartbeats go there.
+// Thread-safe: the supervision loop reads Silence(), client() and Superseded() while the own
+// thread heartbeats; MoveToNewAttempt() runs on that thread, or on the caller's after Stop().
 class Heartbeater {
  public:
-  Heartbeater(broker::BrokerClient* client, const ExecutorConfig& config, std::string address)
-      : client_(client), config_(config), address_(std::move(address)) {}
+  // `client` reaches the broker of attempt `am_attempt` (0: unknown) at `am_address`; `address`
+  // is the task's registered one.
+  Heartbeater(std::shared_ptr<broker::BrokerClient> client, std::string am_address, int am_attempt,
+              const ExecutorConfig& config, std::string address, const AmLocator* locator,
+              absl::Duration am_unreachable)
+      : config_(config),
+        address_(std::move(address)),
+        locator_(locator),
+        am_unreachable_(am_unreachable),
+        client_(std::move(client)),
+        am_address_(std::move(am_address)),
+        am_attempt_(am_attempt) {}
   ~Heartbeater() { Stop(); }
 
   void Start() {
@@ -87,12 +122,19 @@ class Heartbeater {
       while (!stop_) {
         mu_.AwaitWithTimeout(absl::Condition(&stop_), config_.heartbeat_interval);
         if (stop_) break;
+        std::shared_ptr<broker::BrokerClient> client = client_;
         mu_.Unlock();
-        absl::Status s = client_->Heartbeat(config_.job_name, config_.task_index, address_);
+        absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_);
         if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
         mu_.Lock();
         if (s.ok()) last_answer_ = absl::Now();
         if (absl::IsFailedPrecondition(s)) superseded_ = std::string(s.message());
+        if (!s.ok() && superseded_.empty() && locator_ != nullptr &&
+            absl::Now() - last_answer_ > 2 * config_.heartbeat_interval) {
+          mu_.Unlock();
+          MoveToNewAttempt(/*task_running=*/true);
+          mu_.Lock();
+        }
       }
     });
   }
@@ -109,20 +151,88 @@ class Heartbeater {
     absl::MutexLock lock(&mu_);
     return superseded_;
   }
-  // Since the AM last answered a heartbeat (or since Start()).
+  // Since the AM last answered a heartbeat (or since Start()); zero while registering with a
+  // new attempt (bounded by am_unreachable).
   absl::Duration Silence() {
     absl::MutexLock lock(&mu_);
+    if (moving_) return absl::ZeroDuration();
     return absl::Now() - last_answer_;
+  }
+  std::shared_ptr<broker::BrokerClient> client() {
+    absl::MutexLock lock(&mu_);
+    return client_;
+  }
+  std::string am_address() {
+    absl::MutexLock lock(&mu_);
+    return am_address_;
+  }
+
+  // When a new attempt of the AM has published an address other than the current one:
+  // registers there (waiting, at most am_unreachable, for the cluster spec, which the new
+  // attempt publishes once every task is back) and, when `task_running`, reports the task as
+  // started. True once the new attempt is the current AM.
+  bool MoveToNewAttempt(bool task_running) {
+    if (locator_ == nullptr) return false;
+    absl::StatusOr<broker::AmAddress> found = locator_->Latest();
+    if (!found.ok()) {
+      TONY_LOG(DEBUG) << "no new ApplicationMaster address yet: " << found.status();
+      return false;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (!IsLaterAttempt(*found, am_address_, &am_attempt_)) return false;
+      moving_ = true;
+    }
+    const std::string task = absl::StrCat(config_.job_name, ":", config_.task_index);
+    TONY_LOG(WARNING) << task << ": the ApplicationMaster moved (attempt " << found->attempt
+                      << " at " << found->address << "); registering there again";
+    broker::BrokerClientOptions options;
+    options.tls_cert_pem = config_.tls_cert_pem;
+    auto client = std::make_shared<broker::BrokerClient>(found->address, config_.secret, options);
+    size_t colon = address_.rfind(':');
+    absl::StatusOr<ClusterSpec> cluster =
+        client->Register(config_.job_name, config_.task_index, address_.substr(0, colon),
+                         std::atoi(address_.c_str() + colon + 1), am_unreachable_);
+    bool ok = cluster.ok();
+    if (ok && task_running) {
+      if (absl::Status s = client->TaskStarted(config_.job_name, config_.task_index); !s.ok()) {
+        TONY_LOG(WARNING) << "could not report the start to the new attempt: " << s;
+      }
+    }
+    if (ok) {
+      TONY_LOG(INFO) << task << ": registered with attempt " << found->attempt << " at "
+                     << found->address << "; the task goes on";
+    } else {
+      TONY_LOG(WARNING) << task << ": registering with attempt " << found->attempt
+                        << " failed: " << cluster.status();
+    }
+    absl::MutexLock lock(&mu_);
+    moving_ = false;
+    if (ok) {
+      client_ = std::move(client);
+      am_address_ = found->address;
+      am_attempt_ = found->attempt;
+      last_answer_ = absl::Now();
+    } else if (absl::IsAborted(cluster.status()) || absl::IsFailedPrecondition(cluster.status())) {
+      superseded_ = absl::StrCat("the new ApplicationMaster attempt refused this task: ",
+                                 cluster.status().message());
+    }
+    return ok;
   }
 
  private:
-  broker::BrokerClient* client_;
   const ExecutorConfig& config_;
   const std::string address_;
+  const AmLocator* const locator_;  // may be null
+  const absl::Duration am_unreachable_;
   absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::string superseded_ ABSL_GUARDED_BY(mu_);
   absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = absl::Now();
+  bool moving_ ABSL_GUARDED_BY(mu_) = false;
+  std::shared_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);
+  std::string am_address_ ABSL_GUARDED_BY(mu_);
+  int am_attempt_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 
@@ -177,6 +287,10 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
   }
   c.log_dir = Get(env, "TONY_TASK_LOG_DIR");
   c.share_process_group = !Get(env, "CONTAINER_ID").empty();
+  // container_[e<epoch>_]<cluster timestamp>_<app>_<attempt>_<id>
+  if (std::vector<std::string> f = absl::StrSplit(Get(env, "CONTAINER_ID"), '_'); f.size() >= 5) {
+    if (!absl::SimpleAtoi(f[f.size() - 2], &c.am_attempt) || c.am_attempt < 0) c.am_attempt = 0;
+  }
   c.host = Get(env, "TONY_TASK_HOST");
   if (c.host.empty()) c.host = Get(env, "NM_HOST");
   if (std::string hb = Get(env, "TONY_HEARTBEAT_INTERVAL"); !hb.empty()) {
@@ -207,6 +321,19 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
     return absl::InvalidArgumentError(absl::StrCat("tony-executor: ", tls.status().message()));
   }
   c.tls_cert_pem = std::move(tls->cert_pem);
+  c.am_address_dir = Get(env, broker::kAmAddressDirEnv);
+  if (!c.am_address_dir.empty()) {
+    c.namenodes = absl::StrSplit(Get(env, "TONY_NAMENODE_WEB"), ',', absl::SkipEmpty());
+    c.hdfs_user = Get(env, "HADOOP_USER_NAME");
+    if (std::string file = Get(env, broker::kTokenFileEnv); !file.empty()) {
+      if (auto creds = ipc::Credentials::ReadFile(file); creds.ok()) {
+        if (auto t = creds->FindTokenByKind(ipc::kHdfsDelegationTokenKind)) {
+          c.hdfs_delegation = ipc::EncodeTokenUrlString(*t);
+        }
+      }
+    }
+    if (c.namenodes.empty()) c.am_address_dir.clear();  // cannot be read
+  }
   return c;
 }
 
@@ -278,7 +405,20 @@ int RunExecutor(const ExecutorConfig& config) {
 
   broker::BrokerClientOptions client_options;
   client_options.tls_cert_pem = config.tls_cert_pem;
-  broker::BrokerClient client(config.am_address, config.secret, client_options);
+  // The AM's broker: the one given, or a later attempt's found while registering.
+  auto registered_with =
+      std::make_shared<broker::BrokerClient>(config.am_address, config.secret, client_options);
+  std::string am_address = config.am_address;
+  int am_attempt = config.am_attempt;
+  std::unique_ptr<AmLocator> locator;
+  if (!config.am_address_dir.empty()) {
+    AmLocatorOptions lo;
+    lo.dir = config.am_address_dir;
+    lo.namenodes = config.namenodes;
+    lo.user = config.hdfs_user;
+    lo.delegation = config.hdfs_delegation;
+    locator = std::make_unique<AmLocator>(std::move(lo));
+  }
 
   // Registration runs on its own thread so that a SIGTERM meanwhile is acted on at once.
   absl::StatusOr<ClusterSpec> cluster = absl::UnknownError("not registered");
@@ -288,8 +428,28 @@ int RunExecutor(const ExecutorConfig& config) {
   // A margin over the job's registration deadline: the broker fails the registration itself.
   const absl::Duration registration_timeout = spec->timeouts.registration + absl::Minutes(1);
   std::thread registration([&] {
-    cluster = client.Register(config.job_name, config.task_index, host, reservation->port(),
-                              registration_timeout);
+    const absl::Time deadline = absl::Now() + registration_timeout;
+    while (true) {
+      // With an AmLocator, in slices: an AM that died meanwhile may have a next attempt.
+      const absl::Duration left = deadline - absl::Now();
+      cluster =
+          registered_with->Register(config.job_name, config.task_index, host, reservation->port(),
+                                    locator == nullptr ? left : std::min(left, kMoveCheck));
+      if (cluster.ok() || locator == nullptr || absl::Now() >= deadline ||
+          !(absl::IsDeadlineExceeded(cluster.status()) || absl::IsUnavailable(cluster.status()))) {
+        break;
+      }
+      if (absl::StatusOr<broker::AmAddress> found = locator->Latest();
+          found.ok() && IsLaterAttempt(*found, am_address, &am_attempt)) {
+        TONY_LOG(WARNING) << task_name << ": the ApplicationMaster moved (attempt "
+                          << found->attempt << " at " << found->address
+                          << ") while registering; registering there";
+        am_address = found->address;
+        am_attempt = found->attempt;
+        registered_with =
+            std::make_shared<broker::BrokerClient>(am_address, config.secret, client_options);
+      }
+    }
     registered.Notify();
     char c = 1;
     WriteAll(done_pipe[1], &c, 1);
@@ -330,9 +490,9 @@ int RunExecutor(const ExecutorConfig& config) {
     absl::StatusOr<std::string> dir = FindPythonEnvDir(base);
     if (!dir.ok()) {
       TONY_LOG(ERROR) << task_name << ": python_env: " << dir.status();
-      client
-          .ReportExit(config.job_name, config.task_index, kExecutorFailure,
-                      absl::StrCat("python_env: ", dir.status().message()))
+      registered_with
+          ->ReportExit(config.job_name, config.task_index, kExecutorFailure,
+                       absl::StrCat("python_env: ", dir.status().message()))
           .IgnoreError();
       return kExecutorFailure;
     }
@@ -355,7 +515,8 @@ int RunExecutor(const ExecutorConfig& config) {
   }
   if (!hold_port) reservation->Release();
   const std::string address = absl::StrCat(host, ":", reservation->port());
-  Heartbeater heartbeater(&client, config, address);
+  Heartbeater heartbeater(registered_with, am_address, am_attempt, config, address, locator.get(),
+                          spec->timeouts.am_unreachable);
   LineTail tail;
   int last_exit = 0;      // the command's last exit code
   bool stopping = false;  // a signal or the dead-man switch: no restart
@@ -374,9 +535,9 @@ int RunExecutor(const ExecutorConfig& config) {
     ::close(err_pipe[1]);
     if (!child.ok()) {
       TONY_LOG(ERROR) << task_name << ": cannot start the task: " << child.status();
-      client
-          .ReportExit(config.job_name, config.task_index, kExecutorFailure,
-                      std::string(child.status().message()))
+      heartbeater.client()
+          ->ReportExit(config.job_name, config.task_index, kExecutorFailure,
+                       std::string(child.status().message()))
           .IgnoreError();
       return kExecutorFailure;
     }
@@ -390,9 +551,10 @@ int RunExecutor(const ExecutorConfig& config) {
       }
     };
     TONY_LOG(INFO) << task_name << ": task started, pid " << pid;
-    if (absl::Status s = restarts == 0 ? client.TaskStarted(config.job_name, config.task_index)
-                                       : client.TaskStarted(config.job_name, config.task_index,
-                                                            restarts, last_exit, tail.Tail());
+    if (absl::Status s = restarts == 0
+                             ? heartbeater.client()->TaskStarted(config.job_name, config.task_index)
+                             : heartbeater.client()->TaskStarted(config.job_name, config.task_index,
+                                                                 restarts, last_exit, tail.Tail());
         !s.ok()) {
       TONY_LOG(WARNING) << "could not report the start: " << s;
     }
@@ -434,7 +596,7 @@ int RunExecutor(const ExecutorConfig& config) {
       }
       // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
       if (!kill_at && !exit_code && heartbeater.Silence() > spec->timeouts.am_unreachable) {
-        TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << config.am_address
+        TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << heartbeater.am_address()
                         << " has not answered for "
                         << absl::FormatDuration(spec->timeouts.am_unreachable)
                         << " (timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
@@ -522,11 +684,23 @@ int RunExecutor(const ExecutorConfig& config) {
   heartbeater.Stop();
   reservation->Release();
   TONY_LOG(INFO) << task_name << ": task exited with code " << last_exit;
-  if (absl::Status s =
-          client.ReportExit(config.job_name, config.task_index, last_exit, tail.Tail(), address);
-      !s.ok()) {
-    TONY_LOG(WARNING) << "could not report the exit: " << s;
+  absl::Status reported = heartbeater.client()->ReportExit(config.job_name, config.task_index,
+                                                           last_exit, tail.Tail(), address);
+  // Its AM went away meanwhile: tell the next attempt, if one comes before the dead-man bound.
+  if (!reported.ok() && locator != nullptr && !stopping) {
+    TONY_LOG(WARNING) << "could not report the exit: " << reported
+                      << "; looking for a new ApplicationMaster attempt";
+    for (absl::Time deadline = absl::Now() + spec->timeouts.am_unreachable;
+         !reported.ok() && absl::Now() < deadline;) {
+      if (heartbeater.MoveToNewAttempt(/*task_running=*/false)) {
+        reported = heartbeater.client()->ReportExit(config.job_name, config.task_index, last_exit,
+                                                    tail.Tail(), address);
+      } else {
+        absl::SleepFor(absl::Seconds(2));
+      }
+    }
   }
+  if (!reported.ok()) TONY_LOG(WARNING) << "could not report the exit: " << reported;
   TONY_LOG(INFO) << "TONY_RSS executor " << PeakRssKb();
   if (sigfd >= 0) ::close(sigfd);
   return last_exit;

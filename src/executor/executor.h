@@ -23,6 +23,11 @@
 //                            executor's own stdout/stderr (YARN sends those to files).
 //   TONY_TASK_HOST           host to register. Default: $NM_HOST (YARN), else the hostname.
 //   TONY_HEARTBEAT_INTERVAL  between heartbeats, e.g. "5s". Default: 5s.
+//   TONY_AM_ADDRESS_DIR      HDFS directory where each attempt of a YARN AM publishes its broker's
+//                            address (work-preserving AM restart, broker/am_address.h), listed
+//                            through WebHDFS at TONY_NAMENODE_WEB as $HADOOP_USER_NAME (or with
+//                            the token file's HDFS delegation token). Default: unset (an AM that
+//                            stops answering is gone for good).
 //   TONY_HOLD_PORT           "1": hold the reserved port until the task listens on it (needs
 //                            SO_REUSEPORT in the task's server, as TensorFlow's gRPC server has);
 //                            "0": release it just before the task starts. Default: 1 for
@@ -41,6 +46,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -76,6 +82,15 @@ struct ExecutorConfig {
   // cannot outlive a container killed faster than the executor can stop it. Signals then go to
   // the group's processes below the executor. Default: false (own group, as locally).
   bool share_process_group = false;
+  // Work-preserving AM restart: where a new AM attempt's address appears, and how to read it.
+  // Default: empty (none).
+  std::string am_address_dir;
+  // The AM attempt that launched this container (from CONTAINER_ID): only later attempts are
+  // followed. Default: 0 (unknown: the attempt of the first address published at am_address).
+  int am_attempt = 0;
+  std::vector<std::string> namenodes;  // WebHDFS "host:port"
+  std::string hdfs_user;               // Default: "" (conf::HadoopUserName())
+  std::string hdfs_delegation;         // EncodeTokenUrlString form; Default: "" (user.name)
 };
 
 // Reads the variables above from `env`. InvalidArgument naming the variable when one is missing

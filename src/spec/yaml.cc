@@ -274,7 +274,12 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
     TONY_ASSIGN_OR_RETURN(spec.client_mode, r.Bool(root["client"], "client"));
   }
   if (const YAML::Node am = root["am"]) {
-    TONY_RETURN_IF_ERROR(r.CheckKeys(am, "am", {"vcores", "memory", "node_label"}));
+    TONY_RETURN_IF_ERROR(
+        r.CheckKeys(am, "am", {"vcores", "memory", "node_label", "work_preserving_restart"}));
+    if (am["work_preserving_restart"]) {
+      TONY_ASSIGN_OR_RETURN(spec.work_preserving_restart,
+                            r.Bool(am["work_preserving_restart"], "am.work_preserving_restart"));
+    }
     if (am["node_label"]) {
       TONY_ASSIGN_OR_RETURN(spec.am_node_label, r.String(am["node_label"], "am.node_label"));
     }
@@ -501,6 +506,9 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   out << YAML::Key << "client" << YAML::Value << spec.client_mode;
   out << YAML::Key << "am" << YAML::Value << YAML::BeginMap << YAML::Key << "vcores" << YAML::Value
       << spec.am_vcores << YAML::Key << "memory" << YAML::Value << spec.am_memory_mb;
+  if (!spec.work_preserving_restart) {
+    out << YAML::Key << "work_preserving_restart" << YAML::Value << false;
+  }
   if (!spec.am_node_label.empty()) {
     out << YAML::Key << "node_label" << YAML::Value << YAML::DoubleQuoted << spec.am_node_label;
   }

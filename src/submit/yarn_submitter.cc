@@ -530,6 +530,9 @@ class YarnSubmitter : public Submitter {
                            "max-attempts = "
                         << cap << "): the job gets " << ctx.max_app_attempts << " attempts";
     }
+    // Work-preserving AM restart: YARN keeps the task containers when an AM attempt dies, and
+    // the next attempt adopts them.
+    ctx.keep_containers_across_attempts = ctx.max_app_attempts > 1 && spec.work_preserving_restart;
     ctx.am_node_label_expression = spec.am_node_label;
     ctx.am_resource.memory_mb = spec.am_memory_mb;
     ctx.am_resource.vcores = spec.am_vcores;

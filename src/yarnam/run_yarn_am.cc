@@ -79,30 +79,67 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.advertised_host = yam.container().nm_host;
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
+  // Work-preserving AM restart: executors whose AM went away find the next attempt's broker in
+  // the staging directory; the next attempt adopts their containers (YARN kept them).
+  const bool work_preserving =
+      spec->work_preserving_restart && yam.max_attempts() > 1 && !yam.am_address_dir().empty();
+  if (work_preserving) {
+    for (auto& [k, v] : yam.AmAddressEnvironment()) options.executor_env[k] = v;
+  }
   absl::Status registered = absl::UnknownError("not registered");
+  am::ApplicationMaster* core = nullptr;  // set before Run() calls on_broker_started
   options.on_broker_started = [&](int port, const std::string& tracking_url) {
     auto r = yam.Register(port, tracking_url);
     registered = r.ok() ? absl::OkStatus() : r.status();
-    if (r.ok()) {
-      Phase("am_registered");
-    } else {
+    if (!r.ok()) {
       TONY_LOG(ERROR) << "registering with the ResourceManager: " << r.status();
+      return;
+    }
+    Phase("am_registered");
+    const std::vector<yarn::Container>& previous = r->containers_from_previous_attempts;
+    bool publish = work_preserving;
+    if (!previous.empty()) {
+      std::map<std::string, yarn::Container> plan;
+      if (work_preserving) plan = yam.PlanAdoption(ResolveTasks(*spec), previous);
+      if (plan.empty()) {
+        if (work_preserving) {
+          core->AddWarning(absl::StrCat("the ApplicationMaster's attempt ", yam.attempt() - 1,
+                                        " ended while the job ran; attempt ", yam.attempt(),
+                                        " could not take over all its tasks (some had ended) and "
+                                        "starts every task afresh"));
+        }
+        yam.ReleaseContainers(previous);
+        // The released executors must not find this attempt and register before YARN stops
+        // them (they would hold their tasks' places); its own executors are told its address.
+        publish = false;
+      } else {
+        core->AddWarning(absl::StrCat("the ApplicationMaster's attempt ", yam.attempt() - 1,
+                                      " ended while the job ran; attempt ", yam.attempt(),
+                                      " took over its ", plan.size(),
+                                      " running task containers (work-preserving restart)"));
+        rm.SetAdoptions(std::move(plan));
+      }
+    }
+    if (publish) {
+      const std::string address = absl::StrCat(yam.container().nm_host, ":", port);
+      if (absl::Status s = yam.PublishAmAddress(address); !s.ok()) {
+        TONY_LOG(WARNING) << "publishing the broker's address for the executors: " << s;
+      }
     }
   };
   options.on_tensorboard_ready = [&](const std::string& url) { yam.UpdateTrackingUrl(url); };
   // YARN learns the outcome the moment it is decided, not after the remaining tasks have
   // stopped (a grace period), unless YARN is to start the next attempt.
-  am::ApplicationMaster* am_ptr = nullptr;
   options.on_outcome = [&](AppState state, const std::string& diagnostics) {
     if (!registered.ok()) return;
     if (state == AppState::kFailed && yam.attempt() < yam.max_attempts() &&
-        am_ptr->job_restart_allowed()) {
+        core->job_restart_allowed()) {
       return;
     }
     if (yam.Unregister(state, diagnostics).ok()) Phase("unregistered");
   };
   am::ApplicationMaster am(options, &rm);
-  am_ptr = &am;
+  core = &am;
 
   std::atomic<bool> done{false};
   signal_watcher.Start([&](int sig) {
@@ -113,16 +150,24 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   });
   // Launch phases for bench/launch_latency.py, and the task history once every task has a
   // container (so `ytf logs` works while the job runs).
+  // The history is written again whenever a task gets another container (a relaunch, a gang
+  // asked for again): a later attempt adopts the running containers by it.
   std::thread monitor([&] {
     const int total = spec->TotalTasks();
     bool allocated = false, registered_all = false, started = false;
-    while (!done.load() && !(allocated && registered_all && started)) {
-      absl::SleepFor(absl::Milliseconds(50));
+    int in_history = 0;  // allocations the history has seen
+    while (!done.load()) {
+      const bool phases_done = allocated && registered_all && started;
+      absl::SleepFor(absl::Milliseconds(phases_done ? 500 : 50));
       if (!allocated && rm.allocated() >= total) {
         allocated = true;
         Phase("all_allocated");
+      }
+      if (allocated && rm.allocated() != in_history) {
+        in_history = rm.allocated();
         if (absl::Status s = yam.WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "history: " << s;
       }
+      if (phases_done) continue;
       ApplicationStatus st = am.Status();
       int reg = 0, running = 0;
       for (const auto& [job, p] : st.progress) {

@@ -95,6 +95,23 @@ bool YarnTaskLauncher::Busy() const {
   return false;
 }
 
+void YarnTaskLauncher::Adopt(const TaskSpec& task, int priority, const yarn::Container& container) {
+  {
+    absl::MutexLock lock(&mu_);
+    TaskState& st = tasks_[task.id()];
+    st = TaskState{};
+    st.spec = task;
+    st.priority = priority;
+    st.allocated = true;
+    st.container = container;
+    by_container_[container.id.ToString()] = task.id();
+  }
+  TONY_LOG(INFO) << "adopted " << container.id.ToString() << " on " << container.node.ToString()
+                 << " for " << task.id() << " (an earlier attempt's)";
+  Emit({TaskContainerEvent::Kind::kAllocated, task.id(), container.id.ToString(), 0, ""});
+  Emit({TaskContainerEvent::Kind::kLaunched, task.id(), container.id.ToString(), 0, ""});
+}
+
 void YarnTaskLauncher::RelaxOverdueRequests() {
   const absl::Time now = absl::Now();
   for (auto& [task_id, st] : tasks_) {

@@ -106,6 +106,10 @@ class YarnTaskLauncher {
   // whose container ended (a relaunch), then on `host` only for relaunch_locality_wait, on any
   // node after, and with TONY_TASK_PORT_HINT=`port` for its executor (0: none).
   void Request(const TaskSpec& task, int priority, const std::string& host = "", int port = 0);
+  // Takes over `container`, which an earlier attempt of this AM launched for `task` and YARN
+  // kept (work-preserving AM restart): reported as allocated and launched at once, and from then
+  // on the task's container as if this attempt had started it.
+  void Adopt(const TaskSpec& task, int priority, const yarn::Container& container);
   // Stops the task's container, or withdraws its request if none was allocated yet.
   void Kill(const std::string& task_id);
   // Every task's container so far, for `ytf logs`.

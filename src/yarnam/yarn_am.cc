@@ -2,12 +2,19 @@
 
 #include "yarnam/yarn_am.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
 #include <cstdlib>
+#include <set>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "broker/am_address.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/logging.h"
@@ -160,6 +167,7 @@ absl::Status YarnAm::WriteHistory() {
     if (absl::StatusOr<std::string> text = hdfs_->ReadToString(path); text.ok()) {
       if (auto earlier = submit::DecodeTaskContainers(*text); earlier.ok()) {
         for (submit::TaskContainer& c : *earlier) {
+          if (adopted_.count(c.container_id)) continue;  // listed by the launcher, as its task
           if (c.task.find('@') == std::string::npos) {
             auto id = yarn::ParseContainerId(c.container_id);
             if (!id.ok() || id->attempt.attempt >= attempt()) continue;
@@ -199,6 +207,106 @@ absl::Status YarnAm::WriteFinalProgress(const std::map<std::string, JobTypeProgr
   private_file.permission = 0600;
   auto written = hdfs_->UploadString(submit::EncodeProgress(progress), path, private_file);
   return written.ok() ? absl::OkStatus() : written.status();
+}
+
+std::string YarnAm::am_address_dir() const {
+  if (hdfs_ == nullptr || staging_dir_.empty()) return "";
+  return absl::StrCat(staging_dir_, "/am-address");
+}
+
+namespace {
+
+// "ip:port" for "host:port" (the first address the host resolves to), or "" when it does not
+// resolve to an IPv4 address.
+std::string NumericAddress(absl::string_view host_port) {
+  size_t colon = host_port.rfind(':');
+  if (colon == absl::string_view::npos) return "";
+  const std::string host(host_port.substr(0, colon));
+  addrinfo hints = {};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return "";
+  char ip[INET_ADDRSTRLEN] = {0};
+  const auto* in = reinterpret_cast<const sockaddr_in*>(res->ai_addr);
+  const bool ok = ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip)) != nullptr;
+  ::freeaddrinfo(res);
+  return ok ? absl::StrCat(ip, host_port.substr(colon)) : "";
+}
+
+}  // namespace
+
+std::map<std::string, std::string> YarnAm::AmAddressEnvironment() const {
+  std::map<std::string, std::string> env;
+  if (am_address_dir().empty()) return env;
+  env[broker::kAmAddressDirEnv] = am_address_dir();
+  // The static executor's glibc may not be able to load the node's NSS modules to resolve host
+  // names: each NameNode by its IP address first, by name after.
+  std::vector<std::string> namenodes;
+  for (absl::string_view nn : absl::StrSplit(Env(submit::kEnvNameNodes), ',', absl::SkipEmpty())) {
+    if (std::string ip = NumericAddress(nn); !ip.empty()) namenodes.push_back(ip);
+  }
+  for (absl::string_view nn : absl::StrSplit(Env(submit::kEnvNameNodes), ',', absl::SkipEmpty())) {
+    namenodes.emplace_back(nn);
+  }
+  env[submit::kEnvNameNodes] = absl::StrJoin(namenodes, ",");
+  return env;
+}
+
+absl::Status YarnAm::PublishAmAddress(const std::string& address) {
+  const std::string dir = am_address_dir();
+  if (dir.empty()) return absl::FailedPreconditionError("no HDFS or staging directory");
+  return hdfs_->Mkdirs(absl::StrCat(dir, "/", broker::AmAddressName({attempt(), address})), 0700);
+}
+
+std::map<std::string, yarn::Container> YarnAm::PlanAdoption(
+    const std::vector<TaskSpec>& tasks, const std::vector<yarn::Container>& previous) {
+  std::map<std::string, yarn::Container> plan;
+  if (previous.empty() || hdfs_ == nullptr) return plan;
+  absl::StatusOr<std::string> text =
+      hdfs_->ReadToString(submit::HistoryPath(user_, application_id()));
+  if (!text.ok()) {
+    TONY_LOG(WARNING) << "no task history to adopt the earlier attempt's containers by: "
+                      << text.status();
+    return plan;
+  }
+  absl::StatusOr<std::vector<submit::TaskContainer>> history = submit::DecodeTaskContainers(*text);
+  if (!history.ok()) {
+    TONY_LOG(WARNING) << "task history: " << history.status();
+    return plan;
+  }
+  std::map<std::string, const yarn::Container*> live;
+  for (const yarn::Container& c : previous) live[c.id.ToString()] = &c;
+  std::map<std::string, std::string> container_of;  // task -> its latest container
+  for (const submit::TaskContainer& c : *history) {
+    if (c.task.find('@') == std::string::npos) container_of[c.task] = c.container_id;
+  }
+  std::vector<std::string> missing;
+  for (const TaskSpec& t : tasks) {
+    auto c = container_of.find(t.id());
+    auto l = c == container_of.end() ? live.end() : live.find(c->second);
+    if (l == live.end()) {
+      missing.push_back(t.id());
+    } else {
+      plan[t.id()] = *l->second;
+    }
+  }
+  if (!missing.empty()) {
+    TONY_LOG(WARNING) << "attempt " << attempt() << ": " << missing.size()
+                      << " tasks have no running container of the earlier attempt (e.g. "
+                      << missing[0] << "); every task starts afresh";
+    plan.clear();
+    return plan;
+  }
+  for (const auto& [task, c] : plan) adopted_.insert(c.id.ToString());
+  return plan;
+}
+
+void YarnAm::ReleaseContainers(const std::vector<yarn::Container>& containers) {
+  for (const yarn::Container& c : containers) {
+    TONY_LOG(INFO) << "releasing " << c.id.ToString() << " of an earlier attempt";
+    rm_->ReleaseContainer(c.id);
+  }
 }
 
 void YarnAm::EndAttempt() {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -69,6 +70,23 @@ class YarnAm {
   // SIGKILL 250 ms later, too soon for anything slower.
   void RemoveStagingIfLastAttempt();
 
+  // Work-preserving AM restart (JobSpec::work_preserving_restart, max_attempts >= 2).
+  // The HDFS directory where each attempt publishes its broker's address (broker/am_address.h),
+  // in the staging directory; "" without HDFS or staging directory.
+  std::string am_address_dir() const;
+  // What executors need to read it: its path and the NameNodes (the user and, on a Kerberos
+  // cluster, the HDFS delegation token reach them anyway).
+  std::map<std::string, std::string> AmAddressEnvironment() const;
+  // Publishes this attempt's broker address (`host:port`) beside the earlier attempts'.
+  absl::Status PublishAmAddress(const std::string& address);
+  // Which of `previous` (containers an earlier attempt left running; YARN's registration answer)
+  // run which of `tasks`, by the task history that attempt wrote. All or nothing: empty unless
+  // every task has one of them (with a task missing, the attempt starts every task afresh).
+  std::map<std::string, yarn::Container> PlanAdoption(const std::vector<TaskSpec>& tasks,
+                                                      const std::vector<yarn::Container>& previous);
+  // Hands containers back to YARN, which stops them.
+  void ReleaseContainers(const std::vector<yarn::Container>& containers);
+
   // This AM's attempt (1 for the first) and how many YARN will make.
   int attempt() const { return container_.container_id.attempt.attempt; }
   int max_attempts() const { return max_attempts_; }
@@ -94,6 +112,9 @@ class YarnAm {
   bool earlier_attempts_loaded_ = false;
   bool history_dir_ready_ = false;
   std::vector<submit::TaskContainer> earlier_attempts_;  // from the history, renamed "task@N"
+  // The containers this attempt adopted (listed under their task, not as "task@N"); set by
+  // PlanAdoption before the launcher starts.
+  std::set<std::string> adopted_;
   std::map<std::string, yarn::LocalResource> resources_;
   std::shared_ptr<yarn::NmTokenCache> nm_tokens_;
   std::unique_ptr<yarn::AmRmClient> rm_;

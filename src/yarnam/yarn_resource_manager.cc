@@ -2,6 +2,8 @@
 
 #include "yarnam/yarn_resource_manager.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 
@@ -19,9 +21,18 @@ absl::Status YarnResourceManager::Start(const std::map<std::string, std::string>
 }
 
 void YarnResourceManager::Request(const TaskSpec& task) {
+  std::optional<yarn::Container> adopt;
   {
     absl::MutexLock lock(&mu_);
     withdrawn_.erase(task.id());  // asked for again (all-or-nothing allocation)
+    if (auto it = adoptions_.find(task.id()); it != adoptions_.end()) {
+      adopt = it->second;  // once: asked for again later, it gets a new container
+      adoptions_.erase(it);
+    }
+  }
+  if (adopt) {
+    yarn_am_->launcher()->Adopt(task, priority_of_(task.job_name), *adopt);
+    return;
   }
   yarn_am_->launcher()->Request(task, priority_of_(task.job_name));
 }

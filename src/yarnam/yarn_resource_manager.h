@@ -36,6 +36,13 @@ class YarnResourceManager : public am::ResourceManager {
   void Stop() override;
   std::string Headroom() const override;
 
+  // Containers of an earlier attempt to adopt instead of asking for new ones, by task
+  // (YarnAm::PlanAdoption). Before Start().
+  void SetAdoptions(std::map<std::string, yarn::Container> adoptions) {
+    absl::MutexLock lock(&mu_);
+    adoptions_ = std::move(adoptions);
+  }
+
   // Number of tasks with a container so far.
   int allocated() const { return allocated_.load(); }
 
@@ -48,6 +55,7 @@ class YarnResourceManager : public am::ResourceManager {
   std::atomic<int> allocated_{0};
   absl::Mutex mu_;
   std::set<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, yarn::Container> adoptions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tony::yarnam

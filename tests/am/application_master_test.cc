@@ -522,6 +522,45 @@ TEST_F(AmTest, InClientModeAnExitReportWithoutStartStillCounts) {
   EXPECT_EQ(s.state, AppState::kSucceeded) << s.diagnostics;
 }
 
+TEST_F(AmTest, InClientModeASilentClientFailsTheJobNamingItsYtfSubmit) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
+  Start({Job("worker", 1)});
+  AllRunning();
+  events()->OnTaskStarted("client", 0);
+  events()->OnHeartbeatTimeout("client", 0);  // ytf-submit was SIGKILLed
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics, HasSubstr("client:0 sent no heartbeat"));
+  EXPECT_THAT(s.diagnostics, HasSubstr("its ytf-submit was killed or lost the cluster"));
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("worker:0"));
+}
+
+// Work-preserving AM restart, as the second attempt's core sees it: the backend reports each
+// task's (adopted) container allocated and launched, the executors register again and report
+// their tasks running; one whose task ended while no AM was up registers and reports its exit
+// at once, without a start. The job goes on and their exits decide it.
+TEST_F(AmTest, ASecondAttemptRunsOnWithTasksThatRegisterAgain) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.attempt = 2; };
+  Start({Job("ps", 1), Job("worker", 2)});
+  for (const std::string& id : rm_.requested()) {
+    rm_.Allocate(id);
+    rm_.Emit({ContainerEvent::Kind::kLaunched, id, "c_" + id});
+  }
+  events()->OnRegistered("ps", 0, "127.0.0.1:1000");
+  events()->OnRegistered("worker", 0, "127.0.0.1:1001");
+  events()->OnRegistered("worker", 1, "127.0.0.1:1002");
+  events()->OnTaskStarted("ps", 0);
+  events()->OnTaskStarted("worker", 0);
+  Exit("worker", 1, 0);  // ended while no AM was up: reported once it registered again
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  EXPECT_EQ(am_->Status().progress["worker"].succeeded, 1);
+  Exit("worker", 0, 0);
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kSucceeded) << s.diagnostics;
+  EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0"));
+}
+
 TEST(AmStartTest, BackendThatCannotStartIsAnError) {
   FakeResourceManager rm;
   rm.set_start_status(absl::UnavailableError("no backend"));

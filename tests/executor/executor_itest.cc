@@ -20,6 +20,7 @@
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/http/test_http_server.h"
 #include "tony/cluster_spec_broker.h"
 
 namespace tony {
@@ -325,6 +326,162 @@ TEST_F(ExecutorTest, SigtermWhileWaitingForTheSpecExitsAtOnce) {
   auto code = worker->Wait(absl::Seconds(5));
   ASSERT_TRUE(code.ok());
   EXPECT_EQ(*code, 128 + SIGTERM);
+}
+
+// Work-preserving AM restart without YARN: a test NameNode lists the AM attempts' addresses
+// (broker/am_address.h); the first broker goes away and a second one appears.
+class MovingAmTest : public ExecutorTest {
+ protected:
+  void SetUp() override {
+    ExecutorTest::SetUp();
+    namenode_ = std::make_unique<testing::TestHttpServer>(
+        [this](const testing::TestHttpServer::Request& r) {
+          testing::TestHttpServer::Reply reply;
+          if (r.path != "/webhdfs/v1/s/am-address" || r.Param("user.name") != "u") {
+            reply.status = 404;
+            return reply;
+          }
+          absl::MutexLock lock(&listing_mu_);
+          reply.body = absl::StrCat(R"({"FileStatuses":{"FileStatus":[)", listing_, "]}}");
+          return reply;
+        });
+  }
+
+  std::map<std::string, std::string> LocatorEnvironment() {
+    return {{"TONY_AM_ADDRESS_DIR", "/s/am-address"},
+            {"TONY_NAMENODE_WEB", absl::StrCat("127.0.0.1:", namenode_->port())},
+            {"HADOOP_USER_NAME", "u"}};
+  }
+
+  // Publishes `broker` as attempt `attempt`.
+  void Publish(int attempt, const ClusterSpecBroker& broker) {
+    absl::MutexLock lock(&listing_mu_);
+    if (!listing_.empty()) listing_ += ",";
+    absl::StrAppend(&listing_, R"({"pathSuffix":")", attempt, "_127.0.0.1_", broker.port(),
+                    R"(","type":"DIRECTORY"})");
+  }
+
+  std::unique_ptr<ClusterSpecBroker> SecondBroker(Events* events) {
+    ClusterSpecBrokerOptions options;
+    options.listen_address = "127.0.0.1:0";
+    options.secret = kSecret;
+    options.expected_tasks = {{"worker", 1}};
+    options.registration_timeout = absl::Seconds(30);
+    options.observer = events;
+    auto broker = std::make_unique<ClusterSpecBroker>(options);
+    EXPECT_TRUE(broker->Start().ok());
+    return broker;
+  }
+
+  std::unique_ptr<testing::TestHttpServer> namenode_;
+  absl::Mutex listing_mu_;
+  std::string listing_ ABSL_GUARDED_BY(listing_mu_);
+};
+
+TEST_F(MovingAmTest, TheTaskRunsOnAndRegistersWithTheNextAttempt) {
+  StartBroker({{"worker", 1}});
+  Publish(1, *broker_);
+  const std::string end = dir_ + "/end";
+  WriteSpec("  worker: {instances: 1}\n",
+            absl::StrCat("echo $$ > ", dir_, "/pid; while [ ! -e ", end,
+                         " ]; do sleep 0.1; done; echo finished"));
+  auto worker = StartExecutor("worker", 0, kSecret, LocatorEnvironment());
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  std::string pid = Read("pid");
+  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
+       pid.empty() && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(50));
+    pid = Read("pid");
+  }
+  ASSERT_FALSE(pid.empty());
+  broker_->Stop();  // the AM died
+  Events second;
+  auto next = SecondBroker(&second);
+  Publish(2, *next);
+  ASSERT_TRUE(second.WaitFor("started worker:0", absl::Seconds(20))) << Read("executor.log");
+  EXPECT_EQ(Read("pid"), pid);  // the same task process
+  ASSERT_TRUE(WriteFileAtomically(end, "").ok());
+  ASSERT_TRUE(second.WaitFor("exited worker:0 0", absl::Seconds(20))) << Read("executor.log");
+  auto code = worker->Wait(absl::Seconds(10));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 0);
+  EXPECT_THAT(Read("executor.log"), HasSubstr("the ApplicationMaster moved (attempt 2"));
+}
+
+TEST_F(MovingAmTest, AnExitWhileNoAmIsUpIsReportedToTheNextAttempt) {
+  StartBroker({{"worker", 1}});
+  Publish(1, *broker_);
+  const std::string end = dir_ + "/end";
+  WriteSpec("  worker: {instances: 1}\n",
+            absl::StrCat("while [ ! -e ", end, " ]; do sleep 0.1; done; exit 7"));
+  auto worker = StartExecutor("worker", 0, kSecret, LocatorEnvironment());
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  broker_->Stop();
+  ASSERT_TRUE(WriteFileAtomically(end, "").ok());  // ends with no AM up
+  absl::SleepFor(absl::Seconds(2));
+  Events second;
+  auto next = SecondBroker(&second);
+  Publish(2, *next);
+  ASSERT_TRUE(second.WaitFor("exited worker:0 7", absl::Seconds(20))) << Read("executor.log");
+  EXPECT_TRUE(second.WaitFor("registered worker:0", absl::ZeroDuration()));
+  auto code = worker->Wait(absl::Seconds(10));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 7);
+}
+
+TEST_F(MovingAmTest, AnAmThatDiesDuringRegistrationIsFollowedToTheNextAttempt) {
+  StartBroker({{"worker", 2}});  // worker:1 never comes: the registration waits
+  Publish(1, *broker_);
+  WriteSpec("  worker: {instances: 2}\n", "echo ran");
+  auto worker = StartExecutor("worker", 0, kSecret, LocatorEnvironment());
+  ASSERT_TRUE(events_.WaitFor("registered worker:0", absl::Seconds(20)));
+  broker_->Stop();
+  Events second;
+  auto next = SecondBroker(&second);  // expects worker:0 only
+  Publish(2, *next);
+  // Within one look-out slice (15 s) of the executor's registration.
+  ASSERT_TRUE(second.WaitFor("exited worker:0 0", absl::Seconds(40))) << Read("executor.log");
+  auto code = worker->Wait(absl::Seconds(10));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 0);
+  EXPECT_THAT(Read("executor.log"), HasSubstr("while registering"));
+}
+
+TEST_F(MovingAmTest, AnEarlierAttemptsAddressIsNeverFollowed) {
+  // Launched by attempt 2 (its container id says so), which did not publish its address (it
+  // started every task afresh); attempt 1's address is stale.
+  StartBroker({{"worker", 1}});
+  {
+    absl::MutexLock lock(&listing_mu_);
+    listing_ = absl::StrCat(R"({"pathSuffix":"1_127.0.0.1_)", tony::testing::UnusedLoopbackPort(),
+                            R"(","type":"DIRECTORY"})");
+  }
+  WriteSpec("  worker: {instances: 1}\n", "exec sleep 600",
+            "timeouts: {am_unreachable: 2s, stop_grace: 1s}\n");
+  std::map<std::string, std::string> env = LocatorEnvironment();
+  env["CONTAINER_ID"] = "container_1700000000000_0001_02_000002";
+  auto worker = StartExecutor("worker", 0, kSecret, env);
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  broker_->Stop();
+  auto code = worker->Wait(absl::Seconds(20));
+  ASSERT_TRUE(code.ok());
+  EXPECT_THAT(Read("executor.log"), HasSubstr("timeouts.am_unreachable"));
+  EXPECT_THAT(Read("executor.log"), Not(HasSubstr("moved")));
+}
+
+TEST_F(MovingAmTest, WithoutANextAttemptTheDeadManSwitchStillStopsTheTask) {
+  StartBroker({{"worker", 1}});
+  Publish(1, *broker_);
+  WriteSpec("  worker: {instances: 1}\n", "exec sleep 600",
+            "timeouts: {am_unreachable: 2s, stop_grace: 1s}\n");
+  auto worker = StartExecutor("worker", 0, kSecret, LocatorEnvironment());
+  ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
+  broker_->Stop();
+  const absl::Time stopped = absl::Now();
+  auto code = worker->Wait(absl::Seconds(20));
+  ASSERT_TRUE(code.ok());
+  EXPECT_LT(absl::Now() - stopped, absl::Seconds(10));
+  EXPECT_THAT(Read("executor.log"), HasSubstr("timeouts.am_unreachable"));
 }
 
 TEST_F(ExecutorTest, MissingConfigurationIsNamed) {

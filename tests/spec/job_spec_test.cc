@@ -132,7 +132,7 @@ env: {LOG_LEVEL: "1"}
 input: hdfs:///data/mnist
 output: /tmp/out
 tensorboard: true
-am: {memory: 512m, node_label: gpu}
+am: {memory: 512m, node_label: gpu, work_preserving_restart: false}
 timeouts: {registration: 5m, job: 2h}
 defaults: {memory: 2g, vcores: 1}
 jobs:
@@ -152,6 +152,7 @@ jobs:
   EXPECT_EQ(spec->tags, (std::vector<std::string>{"nightly", "team-a"}));
   EXPECT_EQ(spec->am_memory_mb, 512);
   EXPECT_EQ(spec->am_node_label, "gpu");
+  EXPECT_FALSE(spec->work_preserving_restart);
   EXPECT_EQ(spec->timeouts.job, absl::Hours(2));
   ASSERT_EQ(spec->job_types.size(), 3u);
   EXPECT_EQ(spec->job_types[0].name, "ps");  // document order is kept
@@ -211,6 +212,7 @@ TEST(YamlTest, RoundTripIsExact) {
                                .scope = RestartScope::kTask,
                                .on_address_change = AddressChange::kRestartJob};
   spec.am_node_label = "am nodes";
+  spec.work_preserving_restart = false;
   spec.python_env = "envs/tf.tar.gz";
   spec.tensorboard_command = "python -m tensorboard.main";
   std::string yaml = JobSpecToYaml(spec);

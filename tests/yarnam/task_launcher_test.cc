@@ -215,3 +215,50 @@ TEST(DockerTest, OnlyLocalPathsAreMounted) {
 
 }  // namespace
 }  // namespace tony::yarnam
+
+namespace tony::yarnam {
+namespace {
+
+// Work-preserving AM restart: a container an earlier attempt launched is taken over as the
+// task's; its end is reported for the task and a kill stops it.
+TEST_F(TaskLauncherTest, AnAdoptedContainerIsTheTasksOwn) {
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  launcher_->Request(Task("worker", 1), 1);
+  ASSERT_TRUE(WaitForEvents(4));
+  launcher_->Stop();  // the first attempt's end: its containers run on
+  std::map<std::string, yarn::Container> by_task;
+  for (const auto& c : cluster_->containers()) {
+    by_task[c.context->environment.at("TONY_JOB_NAME") + ":" +
+            c.context->environment.at("TONY_TASK_INDEX")] = c.container;
+  }
+  ASSERT_EQ(by_task.size(), 2u);
+  {
+    absl::MutexLock lock(&mu_);
+    events_.clear();
+  }
+  StartLauncher();
+  launcher_->Adopt(Task("worker", 0), 1, by_task["worker:0"]);
+  launcher_->Adopt(Task("worker", 1), 1, by_task["worker:1"]);
+  ASSERT_TRUE(WaitForEvents(4));
+  EXPECT_EQ(cluster_->containers().size(), 2u);  // nothing new asked for or launched
+  EXPECT_THAT(launcher_->PendingTasks(), IsEmpty());
+  cluster_->CompleteContainer(by_task["worker:1"].id, 0);
+  launcher_->Kill("worker:0");
+  ASSERT_TRUE(WaitForEvents(6));
+  launcher_->Stop();
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, std::vector<TaskContainerEvent::Kind>> kinds;
+  for (const TaskContainerEvent& e : events_) kinds[e.task_id].push_back(e.kind);
+  using K = TaskContainerEvent::Kind;
+  EXPECT_THAT(
+      kinds,
+      ElementsAre(Pair("worker:0", ElementsAre(K::kAllocated, K::kLaunched, K::kCompleted)),
+                  Pair("worker:1", ElementsAre(K::kAllocated, K::kLaunched, K::kCompleted))));
+  std::vector<submit::TaskContainer> listed = launcher_->Containers();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[1].container_id, by_task["worker:1"].id.ToString());
+}
+
+}  // namespace
+}  // namespace tony::yarnam

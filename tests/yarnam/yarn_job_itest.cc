@@ -1187,6 +1187,339 @@ TEST(YarnJobTest, FaultMatrixCtrlCOfTheClientKillsTheJob) {
   ExpectNothingLeft(app);
 }
 
+// The pid of the job's ApplicationMaster (its executable is tony-am), or -1.
+int AmProcess(const std::string& app_id) {
+  for (int pid : ProcessesOf(app_id)) {
+    char exe[4096] = {0};
+    ssize_t n = readlink(absl::StrCat("/proc/", pid, "/exe").c_str(), exe, sizeof(exe) - 1);
+    if (n > 0 && absl::EndsWith(absl::string_view(exe, static_cast<size_t>(n)), "/tony-am")) {
+      return pid;
+    }
+  }
+  return -1;
+}
+
+// Waits (at most `bound`) until no process of `app_id` runs; how long that took, or
+// InfiniteDuration with `left` naming how many still run.
+absl::Duration WaitNoProcessLeft(const std::string& app_id, absl::Time since, absl::Duration bound,
+                                 size_t* left) {
+  std::vector<int> pids = ProcessesOf(app_id);
+  while (!pids.empty() && absl::Now() - since < bound) {
+    absl::SleepFor(absl::Milliseconds(250));
+    pids = ProcessesOf(app_id);
+  }
+  *left = pids.size();
+  return pids.empty() ? absl::Now() - since : absl::InfiniteDuration();
+}
+
+TEST(YarnJobTest, FaultMatrixAmSigkillWithOneAttemptFailsTheJobNamingTheAm) {
+  // SIGKILL leaves the AM no time to stop anything: YARN fails the only attempt once the AM's
+  // NodeManager reports its container gone, and kills the job's other containers; an executor
+  // no NodeManager stopped would stop its task after timeouts.am_unreachable (10 s here).
+  std::string yaml = ::testing::TempDir() + "/itest-am-sigkill1.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {am_unreachable: 10s, stop_grace: 2s}\n"
+                                  "jobs:\n  ps: {instances: 1, memory: 256m}\n"
+                                  "  worker: {instances: 2, memory: 256m}\n")
+                  .ok());
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-am-sigkill1", "--spec", yaml,
+                         "--max_attempts", "1", "--am_memory", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0);
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  // YARN ends it: the application's own state is FAILED (no AM unregistered it).
+  EXPECT_EQ(WaitForEnd(app), "FAILED/FAILED");
+  const absl::Duration ended = absl::Now() - killed;
+  // Bound: the NodeManager's report (a heartbeat), the RM's kill of the other containers, and
+  // at worst the dead-man switch (10 s) plus the stop grace (2 s).
+  size_t left = 0;
+  const absl::Duration gone = WaitNoProcessLeft(app, killed, absl::Seconds(40), &left);
+  EXPECT_EQ(left, 0u) << left << " processes of " << app << " still run 40s after the AM's SIGKILL";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("FAILED")) << status.out;
+  // YARN's own diagnostics name the AM's container and how it ended.
+  EXPECT_THAT(status.out, testing::ContainsRegex("AM Container for appattempt_[0-9_]+_000001"))
+      << status.out;
+  EXPECT_THAT(status.out, HasSubstr("137")) << status.out;
+  std::printf("fault matrix: AM SIGKILL, 1 attempt -> FAILED after %s, no process left after %s\n",
+              absl::FormatDuration(ended).c_str(), absl::FormatDuration(gone).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, FaultMatrixClientSigkillInClientModeFailsTheJobNamingTheClient) {
+  // Client mode: ytf-submit runs client:0 here and heartbeats for it. SIGKILL of ytf-submit
+  // takes the client task with it (its parent-death signal) and its heartbeats stop: the AM
+  // fails the job after its heartbeat timeout (1 minute) naming the client, and stops the rest.
+  std::string tmpl = ::testing::TempDir() + "/client-kill.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  SubprocessOptions options;
+  options.argv = {Submit(), "--yarn",        "--client", "-n",   "itest-client-kill",
+                  "-r",     "ps:1,worker:1", "-m",       "256m", "exec sleep 600"};
+  options.env = Environment();
+  options.stdout_path = dir + "/out";
+  options.stderr_path = dir + "/err";
+  auto submit = Subprocess::Spawn(options);
+  ASSERT_TRUE(submit.ok()) << submit.status();
+  std::string app;
+  int client_pid = -1;
+  static const std::regex started_re("client task started \\(pid ([0-9]+)\\)");
+  for (absl::Time deadline = absl::Now() + absl::Minutes(3);
+       client_pid < 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(200));
+    Result seen;
+    seen.out =
+        ReadFileToString(dir + "/out").value_or("") + ReadFileToString(dir + "/err").value_or("");
+    app = AppIdOf(seen);
+    std::smatch m;
+    if (std::regex_search(seen.out, m, started_re)) client_pid = std::atoi(m[1].str().c_str());
+  }
+  ASSERT_FALSE(app.empty());
+  ASSERT_GT(client_pid, 0) << ReadFileToString(dir + "/err").value_or("");
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  (*submit)->Signal(SIGKILL);
+  const absl::Time killed = absl::Now();
+  auto code = (*submit)->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok());
+  // The client task follows its ytf-submit at once.
+  for (absl::Time deadline = killed + absl::Seconds(10);
+       kill(client_pid, 0) == 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_NE(kill(client_pid, 0), 0) << "the client task outlived ytf-submit";
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
+  const absl::Duration ended = absl::Now() - killed;
+  size_t left = 0;
+  const absl::Duration gone = WaitNoProcessLeft(app, killed, absl::Minutes(2), &left);
+  EXPECT_EQ(left, 0u) << left << " processes of " << app << " still run";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("client:0")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("sent no heartbeat for 1m")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("ytf-submit")) << status.out;
+  std::printf(
+      "fault matrix: client SIGKILL (--client) -> FAILED after %s, no process left after %s\n",
+      absl::FormatDuration(ended).c_str(), absl::FormatDuration(gone).c_str());
+  ExpectNothingLeft(app);
+}
+
+// The CONTAINER_ID in a process's environment ("" when it is gone).
+std::string ContainerOf(int pid) {
+  for (const std::string& v : EnvironOf(pid)) {
+    if (absl::StartsWith(v, "CONTAINER_ID=")) return v.substr(13);
+  }
+  return "";
+}
+
+// `ytf status APP --json`, parsed (null when it fails).
+http::Json StatusJsonOf(const std::string& app) {
+  Result r = RunCommand({Ytf(), "status", app, "--json"});
+  auto j = http::ParseJson(r.out, "ytf status");
+  return j.ok() ? *j : http::Json();
+}
+
+TEST(YarnJobTest, FaultMatrixAmSigkillWithTwoAttemptsKeepsEveryTaskRunning) {
+  // Work-preserving AM restart: YARN keeps the task containers when the AM dies, the second
+  // attempt adopts them, the executors find it and register again, and the job goes on: every
+  // task process is the one the first attempt started. worker:1 ends while no AM is up (its
+  // executor reports the exit to the second attempt); worker:0 ends under the second attempt.
+  // The test's files tell the workers when (the containers share this machine's /tmp).
+  std::string tmpl = ::testing::TempDir() + "/am-restart.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  std::string yaml = dir + "/job.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {stop_grace: 2s}\n"
+                                  "jobs:\n  ps: {instances: 1, memory: 256m}\n"
+                                  "  worker: {instances: 2, memory: 256m}\n")
+                  .ok());
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-am-sigkill2", "--spec", yaml,
+                         "--max_attempts", "2", "--am_memory", "256m",
+                         absl::StrCat("if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+                                      "for i in $(seq 1500); do [ -e ",
+                                      dir,
+                                      "/end-$DTF_TASK_INDEX ] && break; sleep 0.2; done; "
+                                      "echo \"worker done in $CONTAINER_ID\"")});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  const int w1 = WaitForTaskProcess(app, "worker", 1);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  ASSERT_GT(w1, 0);
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-1", "").ok());  // worker:1 ends with no AM up
+  // Its process ends well before any new attempt can be up.
+  for (absl::Time deadline = killed + absl::Seconds(5);
+       kill(w1, 0) == 0 && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  const bool w1_ended_early = kill(w1, 0) != 0;
+
+  // The second attempt runs, the others are back with it, worker:1's exit is known.
+  bool back = false;
+  absl::Duration back_after;
+  http::Json last;
+  for (absl::Time deadline = killed + absl::Minutes(1); !back && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+    last = StatusJsonOf(app);
+    if (!last.is_object() || last["attempt"].get<int>() != 2 ||
+        !last["progress"].contains("worker")) {
+      continue;
+    }
+    back = last["progress"]["worker"]["running"].get<int>() == 1 &&
+           last["progress"]["worker"]["succeeded"].get<int>() == 1 &&
+           last["progress"]["ps"]["running"].get<int>() == 1;
+    back_after = absl::Now() - killed;
+  }
+  EXPECT_TRUE(w1_ended_early) << "worker:1 still ran 5 s after its end was asked for";
+  EXPECT_TRUE(back) << "the tasks never ran under attempt 2: " << last.dump();
+  // The same processes throughout.
+  EXPECT_EQ(TaskProcess(app, "ps", 0), ps);
+  EXPECT_EQ(TaskProcess(app, "worker", 0), w0);
+  const int am2 = AmProcess(app);
+  EXPECT_GT(am2, 0);
+  EXPECT_NE(am2, am_pid);
+
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-0", "").ok());
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const absl::Duration ended = absl::Now() - killed;
+  http::Json attempts = Rm("/ws/v1/cluster/apps/" + app + "/appattempts");
+  ASSERT_TRUE(attempts.contains("appAttempts")) << app;
+  EXPECT_EQ(attempts["appAttempts"]["appAttempt"].size(), 2u);
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("SUCCEEDED")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("attempt: 2\n")) << status.out;
+  EXPECT_THAT(status.out,
+              HasSubstr("attempt 1 ended while the job ran; attempt 2 took over its 3 running "
+                        "task containers"))
+      << status.out;
+  // The workers' containers are still the first attempt's.
+  for (const char* task : {"worker:0", "worker:1"}) {
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", task});
+    EXPECT_THAT(logs.out, testing::ContainsRegex("worker done in container_[0-9e_]+_01_"))
+        << task << ": " << logs.out;
+  }
+  std::printf(
+      "fault matrix: AM SIGKILL, 2 attempts -> tasks back under attempt 2 after %s (same pids; "
+      "worker:1's exit meanwhile reported), job SUCCEEDED %s after the kill\n",
+      absl::FormatDuration(back_after).c_str(), absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, AnAmRestartAfterATaskEndedStartsEveryTaskAfresh) {
+  // Work-preserving restart is all or nothing: worker:1 has already ended when the AM dies, so the
+  // second attempt cannot take over the job as it was; it releases the first attempt's running
+  // containers (their processes end) and runs every task again.
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-am-restart-afresh", "--max_attempts", "2", "-r",
+       "ps:1,worker:2", "-m", "256m", "--am_memory", "256m",
+       "if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+       "case $CONTAINER_ID in *_01_0*) if [ $DTF_TASK_INDEX = 0 ]; then exec sleep 600; fi;; esac; "
+       "echo \"worker done in $CONTAINER_ID\""});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  bool w1_done = false;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(1); !w1_done && absl::Now() < deadline;) {
+    http::Json s = StatusJsonOf(app);
+    w1_done = s.is_object() && s["progress"].contains("worker") &&
+              s["progress"]["worker"]["succeeded"].get<int>() == 1;
+    if (!w1_done) absl::SleepFor(absl::Milliseconds(300));
+  }
+  ASSERT_TRUE(w1_done);
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const absl::Duration ended = absl::Now() - killed;
+  EXPECT_NE(kill(ps, 0), 0) << "the first attempt's ps still runs";
+  EXPECT_NE(kill(w0, 0), 0) << "the first attempt's worker:0 still runs";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("attempt: 2\n")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("attempt 2 could not take over all its tasks")) << status.out;
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_THAT(logs.out, testing::ContainsRegex("worker done in container_[0-9e_]+_02_"))
+      << logs.out;
+  std::printf(
+      "AM SIGKILL after a task ended, 2 attempts -> every task afresh, SUCCEEDED %s after "
+      "the kill\n",
+      absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, AnAmRestartAdoptsATaskRelaunchedBeforeIt) {
+  // worker:1 is relaunched by its restart policy (scope task) in a new container; the history
+  // the AM rewrites then names it, so the second attempt adopts that one too.
+  std::string tmpl = ::testing::TempDir() + "/am-restart-relaunch.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-am-restart-relaunch", "--max_attempts", "2",
+       "-r", "ps:1,worker:2", "-m", "256m", "--am_memory", "256m", "--restart",
+       "worker:policy=exit-code,scope=task,max_restarts=2,backoff=1s",
+       absl::StrCat("if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+                    "for i in $(seq 1500); do [ -e ",
+                    dir, "/end-$DTF_TASK_INDEX ] && break; sleep 0.2; done; echo done")});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  const int first_w1 = WaitForTaskProcess(app, "worker", 1);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  ASSERT_GT(first_w1, 0);
+  const std::string first_container = ContainerOf(first_w1);
+  ASSERT_EQ(kill(first_w1, SIGKILL), 0);  // 137: retried
+  // Relaunched: a worker:1 process in another container (not a leftover of the first).
+  int w1 = -1;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(1); absl::Now() < deadline;) {
+    w1 = TaskProcess(app, "worker", 1);
+    if (w1 > 0 && ContainerOf(w1) != first_container) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  ASSERT_GT(w1, 0);
+  ASSERT_NE(ContainerOf(w1), first_container);
+  absl::SleepFor(absl::Seconds(2));  // the history names the new container
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  bool back = false;
+  for (absl::Time deadline = killed + absl::Minutes(1); !back && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(500));
+    http::Json s = StatusJsonOf(app);
+    back = s.is_object() && s["attempt"].get<int>() == 2 && s["progress"].contains("worker") &&
+           s["progress"]["worker"]["running"].get<int>() == 2 &&
+           s["progress"]["ps"]["running"].get<int>() == 1;
+  }
+  const absl::Duration back_after = absl::Now() - killed;
+  EXPECT_TRUE(back);
+  EXPECT_EQ(TaskProcess(app, "ps", 0), ps);
+  EXPECT_EQ(TaskProcess(app, "worker", 0), w0);
+  EXPECT_EQ(TaskProcess(app, "worker", 1), w1);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-0", "").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-1", "").ok());
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("attempt 2 took over its 3 running task containers"))
+      << status.out;
+  std::printf(
+      "AM SIGKILL after a task-scope relaunch -> all 3 tasks back under attempt 2 after "
+      "%s\n",
+      absl::FormatDuration(back_after).c_str());
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, AskingMoreThanAnyNodeHasFailsBeforeSubmitting) {
   Result r = RunCommand({Submit(), "--yarn", "-r", "worker:1", "-m", "worker:100g", "true"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
