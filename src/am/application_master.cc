@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <utility>
 
@@ -542,6 +543,7 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
       for (const auto& [id, t] : tasks_) {
         if (t.restart_pending && t.container_done) wake = std::min(wake, t.relaunch_at);
         if (t.register_by) wake = std::min(wake, *t.register_by);
+        if (t.exit_held_until) wake = std::min(wake, *t.exit_held_until);
       }
       if (allocation_deadline_) wake = std::min(wake, *allocation_deadline_);
       if (regang_at_) wake = std::min(wake, *regang_at_);
@@ -637,6 +639,12 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
                        << (r.host.empty() ? ""
                                           : absl::StrCat(", preferably at ", t.previous_address));
         relaunches.push_back(std::move(r));
+      }
+      for (auto& [id, t] : tasks_) {
+        if (t.exit_held_until && !t.finished && absl::Now() >= *t.exit_held_until) {
+          t.exit_held_until.reset();  // no word from YARN: the executor's report stands
+          TaskFinished(t, t.held_exit_code, t.held_tail, "exited");
+        }
       }
       for (auto& [id, t] : tasks_) {
         if (!t.register_by) continue;
@@ -806,6 +814,15 @@ void ApplicationMaster::Handle(const Event& e) {
     case Kind::kExited:
       if (TaskState* t = Find(e.job, e.index); t != nullptr && !t->finished && !t->regang) {
         if (t->outside) t->registered = true;  // its start report may have been lost
+        if ((e.exit_code == 128 + SIGTERM || e.exit_code == 128 + SIGKILL) && !t->outside &&
+            !t->container_done && !t->stop_requested && !IsFinal(state_) && !t->exit_held_until) {
+          // YARN ends a container it preempts (or whose node it gives up) with SIGTERM: the
+          // executor's report comes first, the reason with the container's completion.
+          t->exit_held_until = absl::Now() + options_.exit_cause_wait;
+          t->held_exit_code = e.exit_code;
+          t->held_tail = e.text;
+          return;
+        }
         TaskFinished(*t, e.exit_code, e.text, "exited");
       }
       return;
@@ -880,7 +897,15 @@ void ApplicationMaster::Handle(const Event& e) {
       return;
     case ContainerEvent::Kind::kCompleted:
       t->container_done = true;
-      if (!t->finished) {
+      if (!t->finished && t->exit_held_until) {
+        t->exit_held_until.reset();
+        const int s = c.exit_status;
+        if (s == -100 || s == -101 || s == -102) {
+          TaskFinished(*t, s, t->held_tail, "ended (its container completed)");
+        } else {
+          TaskFinished(*t, t->held_exit_code, t->held_tail, "exited");
+        }
+      } else if (!t->finished) {
         TaskFinished(*t, c.exit_status, c.diagnostics, "ended (its container completed)");
       }
       return;

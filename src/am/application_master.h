@@ -82,6 +82,10 @@ struct ApplicationMasterOptions {
   // Extra time, over the job's stop grace, that stopped tasks get to end before they are
   // abandoned to the backend's Stop(). Default: 10 seconds.
   absl::Duration stop_margin = absl::Seconds(10);
+  // How long a task's end by a SIGTERM or SIGKILL the AM did not send waits for its container's
+  // completion to say whether YARN preempted it or lost its node (restart policies treat those
+  // as retryable, and the diagnostics name them). Default: 5 seconds.
+  absl::Duration exit_cause_wait = absl::Seconds(5);
   // After the outcome, the broker keeps answering status calls until a client has seen the final
   // status or this long has passed. Default: 10 seconds.
   absl::Duration final_status_linger = absl::Seconds(10);
@@ -163,6 +167,11 @@ class ApplicationMaster {
     size_t restart_line = 0;       // its last line in restarts_
     std::optional<absl::Time> register_by;  // relaunched: fails the job unless registered by then
     bool regang = false;  // released for all-or-nothing allocation; asked for again later
+    // Its executor reported an end by SIGTERM or SIGKILL the AM did not send: held until its
+    // container's completion says why (YARN preempted it, lost its node...) or until then.
+    std::optional<absl::Time> exit_held_until;
+    int held_exit_code = 0;
+    std::string held_tail;
   };
   // What a failure of a task leads to under its job type's restart policy.
   enum class Verdict { kNoPolicy, kRelaunch, kFinal, kJobRestart };

@@ -34,6 +34,9 @@ std::optional<RemoteException> ParseRemoteException(absl::string_view body) {
   e.exception = http::JsonString(*re, "exception", "").value_or("");
   e.java_class_name = http::JsonString(*re, "javaClassName", "").value_or("");
   e.message = http::JsonString(*re, "message", "").value_or("");
+  // A DataNode's message carries the Java stack ("...\n\tat org.apache..."): the first part is
+  // the message.
+  if (size_t at = e.message.find("\n\tat "); at != std::string::npos) e.message.resize(at);
   if (e.exception.empty()) e.exception = std::string(SimpleName(e.java_class_name));
   return e;
 }

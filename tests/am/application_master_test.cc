@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "am/fake_resource_manager.h"
 #include "broker/broker_client.h"
@@ -650,6 +651,44 @@ TEST_F(AmTest, LostNodePreemptionAndRmKillAreRetriedUnderExitCode) {
   EXPECT_THAT(running.diagnostics, HasSubstr("exit status -100: its node was lost"));
   EXPECT_THAT(running.diagnostics, HasSubstr("exit status -102: preempted by the scheduler"));
   EXPECT_THAT(running.diagnostics, HasSubstr("exit status -106: killed by the ResourceManager"));
+  am_->Kill("test over");
+  EXPECT_EQ(Final().state, AppState::kKilled);
+}
+
+// YARN ends a container it preempts with SIGTERM: the executor's report (143) comes before the
+// RM's completion (-102); the AM waits for the latter, so the restart names the preemption.
+TEST_F(AmTest, ASigtermEndWaitsForTheContainersCompletionToLearnOfAPreemption) {
+  Start({Job("chief", 1), Restarting(Job("worker", 2), TaskScope(RestartPolicy::kOnFailure))});
+  AllRunning();
+  events()->OnTaskExited("worker", 0, 143, "Terminated");
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_THAT(rm_.relaunched(), IsEmpty());  // held for the container's completion
+  rm_.Complete("worker:0", -102);
+  ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
+  ApplicationStatus running = am_->Status();
+  EXPECT_THAT(running.diagnostics,
+              HasSubstr("worker:0: exit status -102: preempted by the scheduler; task restart 1"));
+  EXPECT_THAT(running.diagnostics, Not(HasSubstr("143")));
+  am_->Kill("test over");
+  EXPECT_EQ(Final().state, AppState::kKilled);
+}
+
+// Without word from YARN within exit_cause_wait, the executor's report stands.
+TEST_F(AmTest, ASigtermEndWithoutTheContainersCompletionKeepsTheExecutorsCode) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.exit_cause_wait = absl::Milliseconds(50); };
+  Start({Job("chief", 1), Restarting(Job("worker", 2), TaskScope(RestartPolicy::kOnFailure))});
+  AllRunning();
+  events()->OnTaskExited("worker", 1, 143, "Terminated");
+  std::string diagnostics;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
+       !absl::StrContains(diagnostics, "task restart") && absl::Now() < deadline;) {
+    absl::SleepFor(absl::Milliseconds(10));
+    diagnostics = am_->Status().diagnostics;
+  }
+  EXPECT_THAT(diagnostics,
+              HasSubstr("worker:1: exit code 143: signal 15 (SIGTERM); task restart 1"));
+  rm_.Complete("worker:1", 143);  // relaunched once its container has ended
+  ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
   am_->Kill("test over");
   EXPECT_EQ(Final().state, AppState::kKilled);
 }

@@ -50,6 +50,18 @@ TEST(RemoteExceptionTest, MapsHadoopExceptions) {
   EXPECT_EQ(nf.message(),
             "WebHDFS GETFILESTATUS /x: FileNotFoundException: File does not exist: /x");
 
+  // A DataNode sends the Java stack along: only the message is kept.
+  absl::Status placed = WebHdfsErrorStatus(
+      403,
+      Remote("IOException",
+             "File /x could only be written to 0 of the 1 minReplication nodes.\\n\\tat "
+             "org.apache.hadoop.hdfs.server.blockmanagement.BlockManager.chooseTarget4NewBlock("
+             "BlockManager.java:2487)\\n\\tat org.apache.hadoop.ipc.Server.call(Server.java:1)"),
+      "WebHDFS CREATE /x");
+  EXPECT_EQ(placed.message(),
+            "WebHDFS CREATE /x: IOException: File /x could only be written to 0 of the 1 "
+            "minReplication nodes.");
+
   // Not a RemoteException: the HTTP status decides.
   EXPECT_EQ(WebHdfsErrorStatus(503, "<html>busy</html>", "op").code(),
             absl::StatusCode::kUnavailable);

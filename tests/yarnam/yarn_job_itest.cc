@@ -1011,6 +1011,39 @@ TEST(YarnJobTest, PsStrategyWorkerKilledMidTrainingIsRelaunchedAloneAndTheJobSuc
   ExpectNothingLeft(app);
 }
 
+// Preemption by the real ResourceManager (the test cluster runs the CapacityScheduler's
+// preemption monitor): a job in queue research (30 % share) holds most of the cluster; a job in
+// queue default (70 %) then asks for more than is free, and the RM takes containers back from the
+// first (exit status -102). Its workers' restart policy relaunches them once there is room, and
+// both jobs SUCCEED; the preempted job's status names the preemption.
+TEST(YarnJobTest, PreemptedWorkersAreRelaunchedByTheirRestartPolicyAndBothJobsSucceed) {
+  Result first = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-preempted", "--queue", "research", "-r",
+       "worker:4", "-m", "3g", "--restart",
+       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", "sleep 20"});
+  const std::string app = AppIdOf(first);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  for (absl::Time deadline = absl::Now() + absl::Minutes(2); absl::Now() < deadline;) {
+    if (absl::StrContains(RunCommand({Ytf(), "status", app}).out, "4 running")) break;
+    absl::SleepFor(absl::Milliseconds(300));
+  }
+  ASSERT_THAT(RunCommand({Ytf(), "status", app}).out, HasSubstr("4 running"));
+  const absl::Time asked = absl::Now();
+  Result second = RunCommand({Submit(), "--yarn", "-n", "itest-preempting", "--queue", "default",
+                              "-r", "worker:2", "-m", "3g", "sleep 2"});
+  const absl::Duration second_took = absl::Now() - asked;
+  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_THAT(second.err, HasSubstr("SUCCEEDED"));
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const absl::Duration first_took = absl::Now() - asked;
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("exit status -102: preempted by the scheduler")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("task restart 1")) << status.out;
+  std::printf("preempting job SUCCEEDED %s after it was submitted; the preempted one %s after\n",
+              absl::FormatDuration(second_took).c_str(), absl::FormatDuration(first_took).c_str());
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnJobTest, TwoJobsOfSixtyPercentEachSubmittedAtOnceBothSucceedOneAfterTheOther) {
   // Each job needs 3 x 3 GB; the two default-partition nodes hold two such containers each
   // (beside the AMs): without all-or-nothing allocation each job holds two and both wait
