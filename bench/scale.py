@@ -34,8 +34,8 @@ def cluster_env():
                    os.path.join(os.path.expanduser("~"), ".cache", "libtony", "hadoop-scale"))
     env.setdefault("TONY_HADOOP_BASE_PORT", "19100")
     env["TONY_HADOOP_NM_MEMORY_MB"] = str(256 * 1024)
-    # 256, not 128: ytf-submit refuses a gang whose vcores exceed the nodes' even where the
-    # scheduler counts only memory (the DefaultResourceCalculator).
+    # 256, not 128: the test cluster's scheduler (DominantResourceCalculator) and ytf-submit's
+    # can-never-fit check count vcores, one per task.
     env["TONY_HADOOP_NM_VCORES"] = "256"
     return env
 
