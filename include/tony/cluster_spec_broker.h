@@ -42,13 +42,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tony/cluster_spec.h"
+#include "tony/export.h"
 #include "tony/submitter.h"
 
 namespace tony {
 
 // What the broker learns, as it learns it. Called on the broker's threads, possibly
 // concurrently: implementations must be thread-safe and must not block (queue the event).
-class ClusterSpecBrokerObserver {
+class TONY_EXPORT ClusterSpecBrokerObserver {
  public:
   virtual ~ClusterSpecBrokerObserver() = default;
 
@@ -123,7 +124,7 @@ struct ClusterSpecBrokerOptions {
   int max_connections = 0;
 };
 
-class ClusterSpecBroker {
+class TONY_EXPORT ClusterSpecBroker {
  public:
   explicit ClusterSpecBroker(ClusterSpecBrokerOptions options);
   ~ClusterSpecBroker();  // Stop()s

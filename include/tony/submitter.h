@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tony/cluster_spec.h"
+#include "tony/export.h"
 #include "tony/job_spec.h"
 
 namespace tony {
@@ -42,7 +43,7 @@ namespace tony {
 enum class AppState { kSubmitted, kAccepted, kRunning, kSucceeded, kFailed, kKilled };
 
 // "SUBMITTED", "ACCEPTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED".
-absl::string_view AppStateName(AppState state);
+TONY_EXPORT absl::string_view AppStateName(AppState state);
 inline bool IsFinal(AppState s) {
   return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kKilled;
 }
@@ -75,7 +76,7 @@ struct ApplicationStatus {
   int max_attempts = 0;
 };
 
-class Application {
+class TONY_EXPORT Application {
  public:
   virtual ~Application() = default;
 
@@ -124,7 +125,7 @@ struct ListOptions {
   bool include_finished = false;
 };
 
-class Submitter {
+class TONY_EXPORT Submitter {
  public:
   virtual ~Submitter() = default;
 
@@ -167,7 +168,7 @@ struct LocalSubmitterOptions {
 
 // Runs the ApplicationMaster and one executor per task as local processes, with the same binaries
 // and protocols as on YARN.
-std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options);
+TONY_EXPORT std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options);
 
 struct YarnSubmitterOptions {
   // Hadoop configuration directory. Default: "" ($HADOOP_CONF_DIR, else $YARN_CONF_DIR).
@@ -192,7 +193,8 @@ struct YarnSubmitterOptions {
   bool broker_tls = false;
 };
 
-absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options);
+TONY_EXPORT absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(
+    const YarnSubmitterOptions& options);
 
 }  // namespace tony
 

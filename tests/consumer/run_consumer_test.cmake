@@ -91,3 +91,17 @@ message(STATUS "monitor example: ${out}${err}")
 if(rc OR NOT out MATCHES "FOLLOWED")
   message(FATAL_ERROR "monitor example failed (${rc}): ${out}${err}")
 endif()
+
+# The consumer needs libtony and Abseil and nothing else: none of libtony's private dependencies
+# is linked into it.
+execute_process(COMMAND readelf -d ${WORK_DIR}/build/consumer OUTPUT_VARIABLE dynamic)
+if(NOT dynamic MATCHES "libtony[.]so")
+  message(FATAL_ERROR "the consumer does not link libtony.so:\n${dynamic}")
+endif()
+foreach(private IN ITEMS protobuf grpc curl yaml-cpp fmt gsasl krb5 gssapi crypto expat libz)
+  if(dynamic MATCHES "NEEDED[^\n]*${private}")
+    message(FATAL_ERROR "the consumer links ${private}, a private dependency of libtony:\n"
+      "${dynamic}")
+  endif()
+endforeach()
+
