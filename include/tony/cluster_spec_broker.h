@@ -10,13 +10,17 @@
 // can embed:
 //
 //   tony::ClusterSpecBrokerOptions options;
-//   options.secret = secret;                       // >= 128 random bits, made at submission
+//   options.secret = secret;         // >= 128 random bits, made at submission
 //   options.expected_tasks = {{"ps", 1}, {"worker", 2}};
-//   options.observer = &my_observer;               // registration, exits, timeouts, kill
+//   options.observer = &observer;    // registration, exits, timeouts, kill
 //   tony::ClusterSpecBroker broker(options);
-//   TONY_RETURN_IF_ERROR(broker.Start());
-//   ... launch executors with TONY_AM_ADDRESS=<host>:<broker.port()> and the secret ...
+//   if (absl::Status s = broker.Start(); !s.ok()) return s;
+//   // ... launch executors with TONY_AM_ADDRESS=<host>:<broker.port()> and the secret ...
 //   broker.Stop();
+//   return absl::OkStatus();
+//
+// (tests/consumer compiles this example, as the body of a function of `secret` and `observer`,
+// against the installed package.)
 //
 // Every call must carry the secret (gRPC metadata "tony-secret"); other calls fail with
 // UNAUTHENTICATED. Registration is idempotent: a task registering again replaces its address

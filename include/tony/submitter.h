@@ -136,8 +136,10 @@ class TONY_EXPORT Submitter {
   // status, waiting and killing work as for one just submitted. The AM's task progress (and
   // client mode) needs the job's secret, which the submitting user's machine keeps
   // (~/.tony/apps/<id>/); without it the status is the backend's own view. InvalidArgument for a
-  // malformed id, NotFound when the backend does not know it. Default: Unimplemented (the local
-  // backend: its jobs belong to the process that started them).
+  // malformed id, NotFound when the backend does not know it. The local backend's jobs belong
+  // to the process that started them: its Open() finds a job of the same submitter while some
+  // Application for it is alive (e.g. one an ApplicationMonitor follows). Default:
+  // Unimplemented.
   virtual absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) {
     return absl::UnimplementedError("this backend cannot re-attach to applications");
   }

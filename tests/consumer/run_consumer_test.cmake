@@ -1,8 +1,10 @@
 # Installs libtony from the build tree into a scratch prefix, then configures, builds and runs a
 # separate project that only does find_package(tony): a small consumer, and the C++ examples of
-# README.md and include/tony/submitter.h exactly as written there. The header example runs here
-# (local backend, the installed tony-am); the README example submits to YARN, so
-# tests/cli/cli_itest.cc runs the binary built here (build/readme_example) on the real cluster.
+# README.md and of every public header that has one, exactly as written there. The header
+# examples run here (local backend, the installed tony-am) except the broker's, which is only
+# compiled; the README example submits to YARN, so tests/cli/cli_itest.cc runs the binary built
+# here (build/readme_example) on the real cluster. Then examples/orchestrator, as a project of
+# its own, builds and runs with the local backend.
 file(REMOVE_RECURSE ${WORK_DIR})
 get_filename_component(source_root ${CONSUMER_SOURCE_DIR}/../.. ABSOLUTE)
 
@@ -59,6 +61,13 @@ file(WRITE ${WORK_DIR}/examples/monitor_example.cc
   "  std::printf(\"%s\\n\", s.ok() ? \"FOLLOWED\" : s.ToString().c_str());\n"
   "  return s.ok() ? 0 : 1;\n}\n")
 
+# tony/cluster_spec_broker.h: a function's body, given `secret` and `observer`; compiled only.
+header_example(cluster_spec_broker.h "tony::ClusterSpecBrokerOptions options;" body)
+file(WRITE ${WORK_DIR}/examples/broker_example.cc
+  "#include <string>\n\n#include \"tony/cluster_spec_broker.h\"\n\n"
+  "absl::Status Serve(const std::string& secret, tony::ClusterSpecBrokerObserver& observer) {\n"
+  "${body}}\n\nint main() { return 0; }\n")
+
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${TONY_BINARY_DIR} --prefix ${WORK_DIR}/prefix
   RESULT_VARIABLE rc)
 if(rc)
@@ -105,3 +114,21 @@ foreach(private IN ITEMS protobuf grpc curl yaml-cpp fmt gsasl krb5 gssapi crypt
   endif()
 endforeach()
 
+# examples/orchestrator as its README says: its own project against the installed package,
+# run with the local backend (three jobs, one re-attached by id, one cancelled).
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${source_root}/examples/orchestrator
+  -B ${WORK_DIR}/orchestrator -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "orchestrator configure failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/orchestrator RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "orchestrator build failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TONY_BIN_DIR
+  ${WORK_DIR}/orchestrator/orchestrator
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+message(STATUS "orchestrator: ${out}${err}")
+if(rc OR NOT out MATCHES "ORCHESTRATED" OR NOT out MATCHES "re-attached to local_")
+  message(FATAL_ERROR "orchestrator failed (${rc}): ${out}${err}")
+endif()
