@@ -10,7 +10,7 @@
 // can embed:
 //
 //   tony::ClusterSpecBrokerOptions options;
-//   options.secret = secret;         // >= 128 random bits, made at submission
+//   options.secret = secret;         // tony::GenerateBrokerSecret(), made at submission
 //   options.expected_tasks = {{"ps", 1}, {"worker", 2}};
 //   options.observer = &observer;    // registration, exits, timeouts, kill
 //   tony::ClusterSpecBroker broker(options);

@@ -67,6 +67,12 @@ file(WRITE ${WORK_DIR}/examples/broker_example.cc
   "#include <string>\n\n#include \"tony/cluster_spec_broker.h\"\n\n"
   "absl::Status Serve(const std::string& secret, tony::ClusterSpecBrokerObserver& observer) {\n"
   "${body}}\n\nint main() { return 0; }\n")
+# tony/cluster_spec_broker_client.h: a function's body; compiled only.
+header_example(cluster_spec_broker_client.h "absl::StatusOr<std::string> secret" body)
+file(WRITE ${WORK_DIR}/examples/broker_client_example.cc
+  "#include <string>\n\n#include \"tony/cluster_spec_broker_client.h\"\n\n"
+  "absl::Status Task(const std::string& broker_address, int port, int exit_code,\n"
+  "                  const std::string& stderr_tail) {\n${body}}\n\nint main() { return 0; }\n")
 
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${TONY_BINARY_DIR} --prefix ${WORK_DIR}/prefix
   RESULT_VARIABLE rc)
