@@ -166,6 +166,13 @@ struct LocalSubmitterOptions {
   // Parent of the per-job directory holding logs and the resolved spec.
   // Default: "" ($TMPDIR or /tmp, under "tony-jobs").
   std::string work_root;
+  // The ApplicationMaster, the executors and the tasks get a minimal environment, never the
+  // host's whole one: of the host's variables only PATH (/usr/local/bin:/usr/bin:/bin when
+  // unset), HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TZ, TMPDIR, TONY_LOG_DEBUG and the
+  // sanitizers' ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS, TSAN_OPTIONS, plus the ones named
+  // here; libtony adds its own TONY_* variables and each task's (JobSpec::env, DTF_*, TF_CONFIG,
+  // ...). Default: none.
+  std::vector<std::string> pass_environment;
 };
 
 // Runs the ApplicationMaster and one executor per task as local processes, with the same binaries

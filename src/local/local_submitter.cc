@@ -9,10 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
@@ -46,6 +50,26 @@ std::string Absolute(const std::string& path) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return path;
   return absl::StrCat(cwd, "/", path);
+}
+
+// Of the host's environment, what the AM gets (LocalSubmitterOptions::pass_environment).
+constexpr const char* kPassedVariables[] = {
+    "PATH",          "HOME",        "USER",   "LOGNAME",        "SHELL",        "LANG",
+    "LANGUAGE",      "TZ",          "TMPDIR", "TONY_LOG_DEBUG", "ASAN_OPTIONS", "LSAN_OPTIONS",
+    "UBSAN_OPTIONS", "TSAN_OPTIONS"};
+
+std::map<std::string, std::string> AmEnvironment(const std::vector<std::string>& extra) {
+  std::map<std::string, std::string> env;
+  for (auto& [name, value] : CurrentEnvironment()) {
+    bool pass =
+        absl::StartsWith(name, "LC_") ||
+        std::find(extra.begin(), extra.end(), name) != extra.end() ||
+        std::find_if(std::begin(kPassedVariables), std::end(kPassedVariables),
+                     [&](const char* v) { return name == v; }) != std::end(kPassedVariables);
+    if (pass) env[name] = value;
+  }
+  env.emplace("PATH", "/usr/local/bin:/usr/bin:/bin");
+  return env;
 }
 
 std::string TailOfFile(const std::string& path, size_t lines) {
@@ -464,7 +488,7 @@ class LocalSubmitter : public Submitter {
 
     SubprocessOptions o;
     o.argv = {am_path};
-    o.env = CurrentEnvironment();
+    o.env = AmEnvironment(options_.pass_environment);
     o.env["TONY_AM_BACKEND"] = "local";
     o.env["TONY_SPEC_FILE"] = spec_file;
     o.env[broker::kSecretFileEnv] = secret_file;
