@@ -60,13 +60,15 @@ constexpr const char* kPassedVariables[] = {
 
 std::map<std::string, std::string> AmEnvironment(const std::vector<std::string>& extra) {
   std::map<std::string, std::string> env;
-  for (auto& [name, value] : CurrentEnvironment()) {
+  for (const auto& variable : CurrentEnvironment()) {
+    // Not a structured binding: clang (before C++20) refuses one captured by the lambda below.
+    const std::string& name = variable.first;
     bool pass =
         absl::StartsWith(name, "LC_") ||
         std::find(extra.begin(), extra.end(), name) != extra.end() ||
         std::find_if(std::begin(kPassedVariables), std::end(kPassedVariables),
                      [&](const char* v) { return name == v; }) != std::end(kPassedVariables);
-    if (pass) env[name] = value;
+    if (pass) env[name] = variable.second;
   }
   env.emplace("PATH", "/usr/local/bin:/usr/bin:/bin");
   return env;
