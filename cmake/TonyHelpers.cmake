@@ -31,6 +31,9 @@ function(tony_concern name)
   if(NOT ARG_NO_WARNINGS)
     target_compile_options(tony_${name} PRIVATE ${TONY_WARNING_FLAGS})
   endif()
+  # libtony.so exports only what include/tony/ marks TONY_EXPORT (cmake/libtony.map).
+  set_target_properties(tony_${name} PROPERTIES CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
   set_property(GLOBAL APPEND PROPERTY TONY_CONCERNS ${name})
   set_property(GLOBAL APPEND PROPERTY TONY_EXTERNAL_LIBS ${ARG_LIBS})
   set_property(GLOBAL PROPERTY TONY_DEPS_${name} ${ARG_DEPS})

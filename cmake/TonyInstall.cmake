@@ -1,4 +1,8 @@
-# The installed library: one archive `tony` (alias tony::tony) holding every concern's objects.
+# The installed library: one shared library `tony` (alias tony::tony) holding every concern's
+# objects. Its dependencies are private: a consumer links libtony.so and Abseil (the public
+# headers use Abseil's types) and nothing else; protobuf, gRPC, curl, yaml-cpp, fmt, libgsasl,
+# Kerberos, OpenSSL, expat and zlib stay behind the shared library. It exports only the public
+# API (include/tony/, TONY_EXPORT; cmake/libtony.map; checked by the library_symbols test).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -6,7 +10,7 @@ get_property(concerns GLOBAL PROPERTY TONY_CONCERNS)
 get_property(external_libs GLOBAL PROPERTY TONY_EXTERNAL_LIBS)
 list(REMOVE_DUPLICATES external_libs)
 
-add_library(tony)
+add_library(tony SHARED)
 add_library(tony::tony ALIAS tony)
 foreach(c IN LISTS concerns)
   target_sources(tony PRIVATE $<TARGET_OBJECTS:tony_${c}>)
@@ -14,8 +18,13 @@ endforeach()
 target_include_directories(tony PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_link_libraries(tony PUBLIC ${external_libs})
-set_target_properties(tony PROPERTIES VERSION ${PROJECT_VERSION} EXPORT_NAME tony)
+# What include/tony/ uses; everything else is the library's own business.
+target_link_libraries(tony PUBLIC absl::status absl::statusor absl::strings absl::time
+  PRIVATE ${external_libs})
+target_link_options(tony PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/libtony.map
+  -Wl,-z,defs)
+set_target_properties(tony PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  EXPORT_NAME tony LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/libtony.map)
 
 install(TARGETS tony EXPORT tonyTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tony/export.h"
 #include "tony/submitter.h"
 
 namespace tony {
@@ -60,7 +61,7 @@ struct ApplicationMonitorOptions {
   int max_failures = 5;
 };
 
-class ApplicationMonitor {
+class TONY_EXPORT ApplicationMonitor {
  public:
   using Callback = std::function<void(const ApplicationEvent&)>;
 

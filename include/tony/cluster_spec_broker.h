@@ -10,13 +10,17 @@
 // can embed:
 //
 //   tony::ClusterSpecBrokerOptions options;
-//   options.secret = secret;                       // >= 128 random bits, made at submission
+//   options.secret = secret;         // tony::GenerateBrokerSecret(), made at submission
 //   options.expected_tasks = {{"ps", 1}, {"worker", 2}};
-//   options.observer = &my_observer;               // registration, exits, timeouts, kill
+//   options.observer = &observer;    // registration, exits, timeouts, kill
 //   tony::ClusterSpecBroker broker(options);
-//   TONY_RETURN_IF_ERROR(broker.Start());
-//   ... launch executors with TONY_AM_ADDRESS=<host>:<broker.port()> and the secret ...
+//   if (absl::Status s = broker.Start(); !s.ok()) return s;
+//   // ... launch executors with TONY_AM_ADDRESS=<host>:<broker.port()> and the secret ...
 //   broker.Stop();
+//   return absl::OkStatus();
+//
+// (tests/consumer compiles this example, as the body of a function of `secret` and `observer`,
+// against the installed package.)
 //
 // Every call must carry the secret (gRPC metadata "tony-secret"); other calls fail with
 // UNAUTHENTICATED. Registration is idempotent: a task registering again replaces its address
@@ -42,13 +46,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tony/cluster_spec.h"
+#include "tony/export.h"
 #include "tony/submitter.h"
 
 namespace tony {
 
 // What the broker learns, as it learns it. Called on the broker's threads, possibly
 // concurrently: implementations must be thread-safe and must not block (queue the event).
-class ClusterSpecBrokerObserver {
+class TONY_EXPORT ClusterSpecBrokerObserver {
  public:
   virtual ~ClusterSpecBrokerObserver() = default;
 
@@ -124,7 +129,7 @@ struct ClusterSpecBrokerOptions {
   int max_connections = 0;
 };
 
-class ClusterSpecBroker {
+class TONY_EXPORT ClusterSpecBroker {
  public:
   explicit ClusterSpecBroker(ClusterSpecBrokerOptions options);
   ~ClusterSpecBroker();  // Stop()s

@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tony/export.h"
 
 namespace tony {
 
@@ -33,8 +34,8 @@ inline constexpr int kDefaultGpus = 0;
 enum class Framework { kTensorFlow, kPyTorch, kHorovod, kCustom };
 
 // "tensorflow", "pytorch", "horovod", "custom".
-absl::string_view FrameworkName(Framework framework);
-absl::StatusOr<Framework> ParseFramework(absl::string_view name);
+TONY_EXPORT absl::string_view FrameworkName(Framework framework);
+TONY_EXPORT absl::StatusOr<Framework> ParseFramework(absl::string_view name);
 
 // A partially specified resource set: unset fields come from the less specific level.
 struct Resources {
@@ -67,9 +68,9 @@ enum class RestartScope {
 enum class AddressChange { kFail, kRestartJob, kAccept };
 
 // "never", "on-failure", "exit-code"; "task", "job"; "fail", "restart-job", "accept".
-absl::string_view RestartPolicyName(RestartPolicy policy);
-absl::string_view RestartScopeName(RestartScope scope);
-absl::string_view AddressChangeName(AddressChange change);
+TONY_EXPORT absl::string_view RestartPolicyName(RestartPolicy policy);
+TONY_EXPORT absl::string_view RestartScopeName(RestartScope scope);
+TONY_EXPORT absl::string_view AddressChangeName(AddressChange change);
 
 struct RestartSpec {
   RestartPolicy policy = RestartPolicy::kNever;  // Default: never
@@ -89,7 +90,7 @@ struct RestartSpec {
 
 // Whether `policy` retries a task that ended with `exit_code` (the command's, 128 + signal, or
 // YARN's negative container exit status).
-bool IsRetryableExit(RestartPolicy policy, int exit_code);
+TONY_EXPORT bool IsRetryableExit(RestartPolicy policy, int exit_code);
 
 // One job type (a TensorFlow "job"): a role with `instances` identical tasks.
 struct JobTypeSpec {
@@ -194,7 +195,7 @@ struct TaskSpec {
 // with ParameterServerStrategy workers never exit on their own); without one every job type but
 // "ps", "evaluator" and "tensorboard" is tracked. Untracked tasks are stopped once the tracked
 // ones are done, and fail the job if they die before that.
-bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name);
+TONY_EXPORT bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name);
 
 // The job name of the client task (JobSpec::client_mode): it runs on the submitting machine,
 // gets the cluster's addresses but is no member of the cluster.
@@ -203,27 +204,28 @@ inline constexpr char kClientJobName[] = "client";
 inline constexpr char kTensorBoardJobName[] = "tensorboard";
 
 // The client task "client:0" of a spec in client mode: the job's command and environment.
-TaskSpec ResolveClientTask(const JobSpec& spec);
+TONY_EXPORT TaskSpec ResolveClientTask(const JobSpec& spec);
 
 // InvalidArgument naming the offending field (as ytf-submit's flag or the YAML key) and how to
 // fix it, for the first problem found.
-absl::Status ValidateJobSpec(const JobSpec& spec);
+TONY_EXPORT absl::Status ValidateJobSpec(const JobSpec& spec);
 
 // Things in a valid spec that may not do what the user hopes (e.g. scope task for the workers
 // of a MultiWorkerMirroredStrategy job, whose collectives do not survive a lost peer), one line
 // each, naming the field.
-std::vector<std::string> JobSpecWarnings(const JobSpec& spec);
+TONY_EXPORT std::vector<std::string> JobSpecWarnings(const JobSpec& spec);
 
 // Every task of a valid spec, job types in order, indices ascending. Adds the tensorboard task
 // when `spec.tensorboard` is set and the spec has no "tensorboard" job type of its own.
-std::vector<TaskSpec> ResolveTasks(const JobSpec& spec);
+TONY_EXPORT std::vector<TaskSpec> ResolveTasks(const JobSpec& spec);
 
 // YAML form (docs/job-spec.md). Errors name the key with line and column, e.g.
 // "job.yaml:3:5: jobs.worker.instances: expected a positive integer, got 'two'".
-absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_view source_name);
+TONY_EXPORT absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml,
+                                                     absl::string_view source_name);
 // Relative `script`, `files` and `archives` in the file are relative to the file's directory
 // (the result names them by that path).
-absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
+TONY_EXPORT absl::StatusOr<JobSpec> LoadJobSpecFile(const std::string& path);
 
 // What JobSpecToYaml() writes besides the spec. Both extra sections are ignored on input.
 enum class YamlDetail {
@@ -237,10 +239,10 @@ enum class YamlDetail {
 };
 
 // Canonical YAML; ParseJobSpecYaml(JobSpecToYaml(s, d)) == s for every valid spec and detail.
-std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail = YamlDetail::kSpec);
+TONY_EXPORT std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail = YamlDetail::kSpec);
 
-bool operator==(const JobTypeSpec& a, const JobTypeSpec& b);
-bool operator==(const JobSpec& a, const JobSpec& b);
+TONY_EXPORT bool operator==(const JobTypeSpec& a, const JobTypeSpec& b);
+TONY_EXPORT bool operator==(const JobSpec& a, const JobSpec& b);
 
 }  // namespace tony
 

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include "absl/strings/string_view.h"
+#include "tony/export.h"
 
 namespace tony {
 
@@ -25,12 +26,12 @@ using LogSink = std::function<void(LogSeverity severity, absl::string_view file,
 
 // Replaces the sink; an empty function restores the default stderr sink. Calls already running
 // in the old sink finish there (the old sink is destroyed after the last of them).
-void SetLogSink(LogSink sink);
+TONY_EXPORT void SetLogSink(LogSink sink);
 
 // Lines below this severity are dropped before formatting. Default: kInfo, or kDebug when the
 // environment variable TONY_LOG_DEBUG is set to a non-empty value.
-void SetMinLogSeverity(LogSeverity severity);
-LogSeverity MinLogSeverity();
+TONY_EXPORT void SetMinLogSeverity(LogSeverity severity);
+TONY_EXPORT LogSeverity MinLogSeverity();
 
 }  // namespace tony
 

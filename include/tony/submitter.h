@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tony/cluster_spec.h"
+#include "tony/export.h"
 #include "tony/job_spec.h"
 
 namespace tony {
@@ -42,7 +43,7 @@ namespace tony {
 enum class AppState { kSubmitted, kAccepted, kRunning, kSucceeded, kFailed, kKilled };
 
 // "SUBMITTED", "ACCEPTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED".
-absl::string_view AppStateName(AppState state);
+TONY_EXPORT absl::string_view AppStateName(AppState state);
 inline bool IsFinal(AppState s) {
   return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kKilled;
 }
@@ -75,7 +76,7 @@ struct ApplicationStatus {
   int max_attempts = 0;
 };
 
-class Application {
+class TONY_EXPORT Application {
  public:
   virtual ~Application() = default;
 
@@ -124,7 +125,7 @@ struct ListOptions {
   bool include_finished = false;
 };
 
-class Submitter {
+class TONY_EXPORT Submitter {
  public:
   virtual ~Submitter() = default;
 
@@ -135,8 +136,10 @@ class Submitter {
   // status, waiting and killing work as for one just submitted. The AM's task progress (and
   // client mode) needs the job's secret, which the submitting user's machine keeps
   // (~/.tony/apps/<id>/); without it the status is the backend's own view. InvalidArgument for a
-  // malformed id, NotFound when the backend does not know it. Default: Unimplemented (the local
-  // backend: its jobs belong to the process that started them).
+  // malformed id, NotFound when the backend does not know it. The local backend's jobs belong
+  // to the process that started them: its Open() finds a job of the same submitter while some
+  // Application for it is alive (e.g. one an ApplicationMonitor follows). Default:
+  // Unimplemented.
   virtual absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) {
     return absl::UnimplementedError("this backend cannot re-attach to applications");
   }
@@ -163,11 +166,18 @@ struct LocalSubmitterOptions {
   // Parent of the per-job directory holding logs and the resolved spec.
   // Default: "" ($TMPDIR or /tmp, under "tony-jobs").
   std::string work_root;
+  // The ApplicationMaster, the executors and the tasks get a minimal environment, never the
+  // host's whole one: of the host's variables only PATH (/usr/local/bin:/usr/bin:/bin when
+  // unset), HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TZ, TMPDIR, TONY_LOG_DEBUG and the
+  // sanitizers' ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS, TSAN_OPTIONS, plus the ones named
+  // here; libtony adds its own TONY_* variables and each task's (JobSpec::env, DTF_*, TF_CONFIG,
+  // ...). Default: none.
+  std::vector<std::string> pass_environment;
 };
 
 // Runs the ApplicationMaster and one executor per task as local processes, with the same binaries
 // and protocols as on YARN.
-std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options);
+TONY_EXPORT std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options);
 
 struct YarnSubmitterOptions {
   // Hadoop configuration directory. Default: "" ($HADOOP_CONF_DIR, else $YARN_CONF_DIR).
@@ -192,7 +202,8 @@ struct YarnSubmitterOptions {
   bool broker_tls = false;
 };
 
-absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options);
+TONY_EXPORT absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(
+    const YarnSubmitterOptions& options);
 
 }  // namespace tony
 

@@ -42,8 +42,9 @@ std::string TaskName(absl::string_view job, int index) { return absl::StrCat(job
 // Register is a raw method: the published spec is serialized once into one buffer that every
 // waiting response shares (slices are reference-counted), instead of one copy per task, which
 // for 10,000 tasks would be 10,000 copies of a 20 KB message.
-class ClusterSpecBroker::Impl final : public pb::ClusterSpecBroker::WithRawCallbackMethod_Register<
-                                          pb::ClusterSpecBroker::CallbackService> {
+class TONY_NO_EXPORT ClusterSpecBroker::Impl final
+    : public pb::ClusterSpecBroker::WithRawCallbackMethod_Register<
+          pb::ClusterSpecBroker::CallbackService> {
  public:
   explicit Impl(ClusterSpecBrokerOptions options) : options_(std::move(options)) {
     for (const std::string& name : options_.outside_tasks) outside_[name];

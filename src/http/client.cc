@@ -21,9 +21,16 @@
 namespace tony::http {
 namespace {
 
+// Who initialises curl for the process (tony/init.h).
+enum class CurlInit { kUndecided, kByLibtony, kByHost };
+ABSL_CONST_INIT absl::Mutex curl_init_mu(absl::kConstInit);
+CurlInit curl_init ABSL_GUARDED_BY(curl_init_mu) = CurlInit::kUndecided;
+
 void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  absl::MutexLock lock(&curl_init_mu);
+  if (curl_init != CurlInit::kUndecided) return;
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  curl_init = CurlInit::kByLibtony;
 }
 
 long ToMillis(absl::Duration d) {  // NOLINT(runtime/int): curl takes long
@@ -230,6 +237,20 @@ class Client::HandlePool {
   absl::Mutex mu_;
   std::vector<CURL*> idle_ ABSL_GUARDED_BY(mu_);
 };
+
+absl::Status LeaveCurlInitToHost() {
+  absl::MutexLock lock(&curl_init_mu);
+  if (curl_init == CurlInit::kByLibtony) {
+    return absl::FailedPreconditionError("libtony has initialised curl already");
+  }
+  curl_init = CurlInit::kByHost;
+  return absl::OkStatus();
+}
+
+bool CurlInitializedByLibtony() {
+  absl::MutexLock lock(&curl_init_mu);
+  return curl_init == CurlInit::kByLibtony;
+}
 
 Client::Client() : Client(Options()) {}
 

@@ -130,6 +130,13 @@ std::string UrlEncodePath(absl::string_view path);
 // The URL without its query string (which may carry tokens), for messages.
 std::string RedactUrl(absl::string_view url);
 
+// Process-wide curl initialisation (tony/init.h): the first Client calls
+// curl_global_init(CURL_GLOBAL_DEFAULT) unless the host took it over with
+// LeaveCurlInitToHost(), which fails (FailedPrecondition) once libtony has initialised curl.
+absl::Status LeaveCurlInitToHost();
+// Whether libtony called curl_global_init.
+bool CurlInitializedByLibtony();
+
 }  // namespace tony::http
 
 #endif  // TONY_HTTP_CLIENT_H_

@@ -17,20 +17,25 @@ namespace {
 
 using hadoop::common::RpcSaslProto;
 
-// One libgsasl context for the process; sessions are per mechanism instance. Starting sessions
-// is serialized because the context is shared.
+// One libgsasl context for the process, libtony's own or the host's (tony/init.h); sessions
+// are per mechanism instance. Starting sessions is serialized because the context is shared.
 struct GsaslContext {
   Gsasl* ctx = nullptr;
   int init_rc = GSASL_OK;
   absl::Mutex mu;
 };
 
+ABSL_CONST_INIT absl::Mutex context_mu(absl::kConstInit);
+GsaslContext* context ABSL_GUARDED_BY(context_mu) = nullptr;  // never freed
+bool context_is_ours ABSL_GUARDED_BY(context_mu) = false;
+
 GsaslContext& Context() {
-  static GsaslContext* context = [] {
-    auto* c = new GsaslContext;
-    c->init_rc = gsasl_init(&c->ctx);
-    return c;
-  }();
+  absl::MutexLock lock(&context_mu);
+  if (context == nullptr) {
+    context = new GsaslContext;
+    context->init_rc = gsasl_init(&context->ctx);
+    context_is_ours = true;
+  }
   return *context;
 }
 
@@ -250,6 +255,29 @@ absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* t
     }
   }
   return absl::InternalError("SASL: too many rounds");
+}
+
+absl::Status UseHostGsaslContext(void* host_context) {
+  if (host_context == nullptr) return absl::InvalidArgumentError("no libgsasl context");
+  absl::MutexLock lock(&context_mu);
+  if (context != nullptr) {
+    return absl::FailedPreconditionError(context_is_ours
+                                             ? "libtony has made its own libgsasl context already"
+                                             : "libtony uses a host's libgsasl context already");
+  }
+  context = new GsaslContext;
+  context->ctx = static_cast<Gsasl*>(host_context);
+  return absl::OkStatus();
+}
+
+bool MadeOwnGsaslContext() {
+  absl::MutexLock lock(&context_mu);
+  return context_is_ours;
+}
+
+void* GsaslContextInUse() {
+  absl::MutexLock lock(&context_mu);
+  return context != nullptr ? context->ctx : nullptr;
 }
 
 }  // namespace tony::ipc

@@ -121,6 +121,15 @@ class SaslTransport {
 absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* transport,
                                         std::unique_ptr<SaslSecurityLayer>* layer = nullptr);
 
+// The process's libgsasl context (tony/init.h). Until a SASL session needs one, the host may
+// hand its own (a Gsasl*, owned by the host); afterwards FailedPrecondition. Otherwise the first
+// session makes libtony's own with gsasl_init.
+absl::Status UseHostGsaslContext(void* host_context);
+// Whether libtony made its own context.
+bool MadeOwnGsaslContext();
+// The context sessions start on (a Gsasl*); null until one is needed or handed over.
+void* GsaslContextInUse();
+
 }  // namespace tony::ipc
 
 #endif  // TONY_IPC_SASL_H_

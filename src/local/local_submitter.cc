@@ -9,13 +9,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -44,6 +50,28 @@ std::string Absolute(const std::string& path) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return path;
   return absl::StrCat(cwd, "/", path);
+}
+
+// Of the host's environment, what the AM gets (LocalSubmitterOptions::pass_environment).
+constexpr const char* kPassedVariables[] = {
+    "PATH",          "HOME",        "USER",   "LOGNAME",        "SHELL",        "LANG",
+    "LANGUAGE",      "TZ",          "TMPDIR", "TONY_LOG_DEBUG", "ASAN_OPTIONS", "LSAN_OPTIONS",
+    "UBSAN_OPTIONS", "TSAN_OPTIONS"};
+
+std::map<std::string, std::string> AmEnvironment(const std::vector<std::string>& extra) {
+  std::map<std::string, std::string> env;
+  for (const auto& variable : CurrentEnvironment()) {
+    // Not a structured binding: clang (before C++20) refuses one captured by the lambda below.
+    const std::string& name = variable.first;
+    bool pass =
+        absl::StartsWith(name, "LC_") ||
+        std::find(extra.begin(), extra.end(), name) != extra.end() ||
+        std::find_if(std::begin(kPassedVariables), std::end(kPassedVariables),
+                     [&](const char* v) { return name == v; }) != std::end(kPassedVariables);
+    if (pass) env[name] = variable.second;
+  }
+  env.emplace("PATH", "/usr/local/bin:/usr/bin:/bin");
+  return env;
 }
 
 std::string TailOfFile(const std::string& path, size_t lines) {
@@ -177,7 +205,6 @@ class LocalApplication : public broker::BrokerBackedApplication {
     return absl::OkStatus();
   }
 
- private:
   // The AM's broker client; Unavailable until the AM has published its port,
   // FailedPrecondition once the job is over.
   absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override {
@@ -196,6 +223,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
     return client;
   }
 
+ private:
   ApplicationStatus BaseStatus() const {
     ApplicationStatus s;
     s.id = id_;
@@ -344,9 +372,54 @@ class LocalApplication : public broker::BrokerBackedApplication {
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// What Submit() and Open() hand out: one of possibly several handles to one LocalApplication,
+// which lives as long as the last of them (and then is destroyed as documented there).
+class LocalHandle : public broker::BrokerBackedApplication {
+ public:
+  explicit LocalHandle(std::shared_ptr<LocalApplication> app) : app_(std::move(app)) {}
+
+  const std::string& id() const override { return app_->id(); }
+  absl::StatusOr<ApplicationStatus> Status() override { return app_->Status(); }
+  absl::StatusOr<ApplicationStatus> Wait(
+      absl::Duration timeout,
+      const std::function<void(const ApplicationStatus&)>& on_progress) override {
+    return app_->Wait(timeout, on_progress);
+  }
+  absl::Status Kill() override { return app_->Kill(); }
+  void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) override {
+    app_->WatchAsync(known_version, max_wait, std::move(done));
+  }
+
+ private:
+  absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override { return app_->Broker(); }
+
+  const std::shared_ptr<LocalApplication> app_;
+};
+
 class LocalSubmitter : public Submitter {
  public:
   explicit LocalSubmitter(LocalSubmitterOptions options) : options_(std::move(options)) {}
+
+  // A job of this submitter while a handle to it is alive in this process: the local backend's
+  // jobs belong to the process that started them (another component of the host, or a thread
+  // that knows only the id, re-attaches here).
+  absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) override {
+    if (!absl::StartsWith(id, "local_")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", id, "' is not a local application id (local_<millis>_<hex>)"));
+    }
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(std::string(id));
+    std::shared_ptr<LocalApplication> app = it != jobs_.end() ? it->second.lock() : nullptr;
+    if (app == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat(id,
+                       ": no such job of this local submitter with a live handle (local jobs "
+                       "can be re-attached only within the process that submitted them, "
+                       "while it holds an Application for them)"));
+    }
+    return std::unique_ptr<Application>(new LocalHandle(std::move(app)));
+  }
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
     if (absl::Status s = ValidateJobSpec(input); !s.ok()) return s;
@@ -417,7 +490,7 @@ class LocalSubmitter : public Submitter {
 
     SubprocessOptions o;
     o.argv = {am_path};
-    o.env = CurrentEnvironment();
+    o.env = AmEnvironment(options_.pass_environment);
     o.env["TONY_AM_BACKEND"] = "local";
     o.env["TONY_SPEC_FILE"] = spec_file;
     o.env[broker::kSecretFileEnv] = secret_file;
@@ -431,12 +504,21 @@ class LocalSubmitter : public Submitter {
     if (!am.ok()) return am.status();
     TONY_LOG(INFO) << "submitted " << id << " (" << spec.TotalTasks() << " tasks); job directory "
                    << job_dir;
-    return std::unique_ptr<Application>(new LocalApplication(
-        id, job_dir, *std::move(secret), *std::move(am), spec.timeouts.stop_grace));
+    auto app = std::make_shared<LocalApplication>(id, job_dir, *std::move(secret), *std::move(am),
+                                                  spec.timeouts.stop_grace);
+    {
+      absl::MutexLock lock(&mu_);
+      absl::erase_if(jobs_, [](const auto& job) { return job.second.expired(); });
+      jobs_[id] = app;
+    }
+    return std::unique_ptr<Application>(new LocalHandle(std::move(app)));
   }
 
  private:
   const LocalSubmitterOptions options_;
+  absl::Mutex mu_;
+  // Every job submitted here whose handles are not all gone, by id.
+  absl::flat_hash_map<std::string, std::weak_ptr<LocalApplication>> jobs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -30,7 +30,7 @@ constexpr absl::Duration kFirstPause = absl::Milliseconds(100);
 
 }  // namespace
 
-class ApplicationMonitor::Impl {
+class TONY_NO_EXPORT ApplicationMonitor::Impl {
  public:
   explicit Impl(ApplicationMonitorOptions options) : options_(options) {}
   ~Impl() {

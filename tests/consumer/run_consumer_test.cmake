@@ -1,8 +1,10 @@
 # Installs libtony from the build tree into a scratch prefix, then configures, builds and runs a
 # separate project that only does find_package(tony): a small consumer, and the C++ examples of
-# README.md and include/tony/submitter.h exactly as written there. The header example runs here
-# (local backend, the installed tony-am); the README example submits to YARN, so
-# tests/cli/cli_itest.cc runs the binary built here (build/readme_example) on the real cluster.
+# README.md and of every public header that has one, exactly as written there. The header
+# examples run here (local backend, the installed tony-am) except the broker's, which is only
+# compiled; the README example submits to YARN, so tests/cli/cli_itest.cc runs the binary built
+# here (build/readme_example) on the real cluster. Then examples/orchestrator, as a project of
+# its own, builds and runs with the local backend.
 file(REMOVE_RECURSE ${WORK_DIR})
 get_filename_component(source_root ${CONSUMER_SOURCE_DIR}/../.. ABSOLUTE)
 
@@ -59,6 +61,25 @@ file(WRITE ${WORK_DIR}/examples/monitor_example.cc
   "  std::printf(\"%s\\n\", s.ok() ? \"FOLLOWED\" : s.ToString().c_str());\n"
   "  return s.ok() ? 0 : 1;\n}\n")
 
+# tony/cluster_spec_broker.h: a function's body, given `secret` and `observer`; compiled only.
+header_example(cluster_spec_broker.h "tony::ClusterSpecBrokerOptions options;" body)
+file(WRITE ${WORK_DIR}/examples/broker_example.cc
+  "#include <string>\n\n#include \"tony/cluster_spec_broker.h\"\n\n"
+  "absl::Status Serve(const std::string& secret, tony::ClusterSpecBrokerObserver& observer) {\n"
+  "${body}}\n\nint main() { return 0; }\n")
+# tony/cluster_spec_broker_client.h: a function's body; compiled only.
+header_example(cluster_spec_broker_client.h "absl::StatusOr<std::string> secret" body)
+file(WRITE ${WORK_DIR}/examples/broker_client_example.cc
+  "#include <string>\n\n#include \"tony/cluster_spec_broker_client.h\"\n\n"
+  "absl::Status Task(const std::string& broker_address, int port, int exit_code,\n"
+  "                  const std::string& stderr_tail) {\n${body}}\n\nint main() { return 0; }\n")
+# tony/init.h: a function's body, given the host's `host_gsasl`; compiled only.
+header_example(init.h "tony::InitOptions init;" body)
+file(WRITE ${WORK_DIR}/examples/init_example.cc
+  "#include \"tony/init.h\"\n\n"
+  "absl::Status Setup(void* host_gsasl) {\n${body}  return absl::OkStatus();\n}\n\n"
+  "int main() { return 0; }\n")
+
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${TONY_BINARY_DIR} --prefix ${WORK_DIR}/prefix
   RESULT_VARIABLE rc)
 if(rc)
@@ -90,4 +111,36 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TONY_BIN_DIR ${WORK_DIR}
 message(STATUS "monitor example: ${out}${err}")
 if(rc OR NOT out MATCHES "FOLLOWED")
   message(FATAL_ERROR "monitor example failed (${rc}): ${out}${err}")
+endif()
+
+# The consumer needs libtony and Abseil and nothing else: none of libtony's private dependencies
+# is linked into it.
+execute_process(COMMAND readelf -d ${WORK_DIR}/build/consumer OUTPUT_VARIABLE dynamic)
+if(NOT dynamic MATCHES "libtony[.]so")
+  message(FATAL_ERROR "the consumer does not link libtony.so:\n${dynamic}")
+endif()
+foreach(private IN ITEMS protobuf grpc curl yaml-cpp fmt gsasl krb5 gssapi crypto expat libz)
+  if(dynamic MATCHES "NEEDED[^\n]*${private}")
+    message(FATAL_ERROR "the consumer links ${private}, a private dependency of libtony:\n"
+      "${dynamic}")
+  endif()
+endforeach()
+
+# examples/orchestrator as its README says: its own project against the installed package,
+# run with the local backend (three jobs, one re-attached by id, one cancelled).
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${source_root}/examples/orchestrator
+  -B ${WORK_DIR}/orchestrator -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "orchestrator configure failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/orchestrator RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "orchestrator build failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TONY_BIN_DIR
+  ${WORK_DIR}/orchestrator/orchestrator
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 300)
+message(STATUS "orchestrator: ${out}${err}")
+if(rc OR NOT out MATCHES "ORCHESTRATED" OR NOT out MATCHES "re-attached to local_")
+  message(FATAL_ERROR "orchestrator failed (${rc}): ${out}${err}")
 endif()

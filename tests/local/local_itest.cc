@@ -447,6 +447,32 @@ TEST_F(LocalJobTest, ClientModeFailingClientFailsTheJobAndStopsTheServers) {
   ids_.push_back(id);  // TearDown checks that nothing of it is left
 }
 
+TEST_F(LocalJobTest, TasksGetAMinimalEnvironmentNotTheHosts) {
+  ASSERT_EQ(setenv("TONY_ITEST_HOST_ONLY", "yes", 1), 0);
+  ASSERT_EQ(setenv("TONY_ITEST_PASSED", "yes", 1), 0);
+  LocalSubmitterOptions options;
+  options.bin_dir = BinDir();
+  options.work_root = work_root_;
+  options.pass_environment = {"TONY_ITEST_PASSED"};
+  submitter_ = NewLocalSubmitter(options);
+  JobSpec spec;
+  spec.name = "env";
+  spec.job_types = {Job("worker", 1)};
+  spec.env["FROM_SPEC"] = "yes";
+  spec.command =
+      "env; test -z \"${TONY_ITEST_HOST_ONLY+set}\" && test \"$TONY_ITEST_PASSED\" = yes && "
+      "test \"$FROM_SPEC\" = yes && test -n \"$PATH\" && test -n \"$DTF_TASK_JOB_NAME\"";
+  auto app = Submit(spec);
+  unsetenv("TONY_ITEST_HOST_ONLY");
+  unsetenv("TONY_ITEST_PASSED");
+  ASSERT_NE(app, nullptr);
+  auto final = app->Wait(absl::Minutes(2));
+  ASSERT_TRUE(final.ok()) << final.status();
+  EXPECT_EQ(final->state, AppState::kSucceeded)
+      << final->diagnostics << ReadLog(*final, "worker-0/stdout");
+  EXPECT_THAT(ReadLog(*final, "worker-0/stdout"), Not(HasSubstr("TONY_ITEST_HOST_ONLY")));
+}
+
 TEST_F(LocalJobTest, InvalidSpecIsRejectedBeforeAnythingStarts) {
   JobSpec spec;  // no job types
   auto app = submitter_->Submit(spec);

@@ -1,0 +1,49 @@
+// Copyright libtony authors.
+//
+// Process-wide state of the libraries libtony uses, and who owns it. By default libtony takes
+// it on first use and never gives it back (its threads may use it until the process exits):
+//   - libcurl: curl_global_init(CURL_GLOBAL_DEFAULT) before the first HTTP request (WebHDFS,
+//     the NodeManager's log pages, SPNEGO); never curl_global_cleanup.
+//   - libgsasl: one context (gsasl_init) for Hadoop's SASL DIGEST-MD5, made on the first
+//     token-authenticated connection; never gsasl_done.
+// A host that owns them itself (it initialises curl and libgsasl for its own use, or must
+// control when) says so once, before any other libtony call:
+//
+//   tony::InitOptions init;
+//   init.init_curl = false;             // the host called curl_global_init already
+//   init.gsasl_context = host_gsasl;    // the host's Gsasl*, alive while libtony is used
+//   if (absl::Status s = tony::Initialize(init); !s.ok()) return s;
+//
+// (tests/consumer compiles this example against the installed package.)
+//
+// Thread-safe: Initialize() may be called from any thread; the first call wins.
+
+#ifndef TONY_INIT_H_
+#define TONY_INIT_H_
+
+#include "absl/status/status.h"
+#include "tony/export.h"
+
+namespace tony {
+
+struct InitOptions {
+  // Whether libtony calls curl_global_init(CURL_GLOBAL_DEFAULT) before its first HTTP request.
+  // False: the host has called curl_global_init before this call and does not call
+  // curl_global_cleanup while libtony may still be used. Default: true.
+  bool init_curl = true;
+  // The libgsasl context (a `Gsasl*`, as void* to keep libgsasl out of this header) libtony
+  // starts its SASL sessions on instead of making its own with gsasl_init. Owned by the host,
+  // alive while libtony may be used. libtony starts sessions on it one at a time; the host must
+  // not start sessions on it concurrently with libtony (libgsasl's context is not thread-safe),
+  // sessions already started are independent. Default: null (libtony's own context).
+  void* gsasl_context = nullptr;
+};
+
+// Records who owns what, for the whole process. FailedPrecondition when it was called before,
+// or when libtony has already initialised curl or libgsasl itself (the options could no longer
+// be honoured); nothing changes then.
+TONY_EXPORT absl::Status Initialize(const InitOptions& options);
+
+}  // namespace tony
+
+#endif  // TONY_INIT_H_
