@@ -46,10 +46,10 @@ void ResponseFrames(absl::string_view in) {
     absl::StatusOr<tony::ipc::ResponseFrame> frame = tony::ipc::DecodeResponseFrame(body);
     if (!frame.ok()) continue;
     const auto& h = frame->header;
-    if (h.status() != hadoop::common::RpcResponseHeaderProto::SUCCESS) {
+    if (h.status() != tony::hadoop::common::RpcResponseHeaderProto::SUCCESS) {
       absl::Status s = tony::ipc::RemoteExceptionToStatus(
           h.exceptionclassname(), h.errormsg(),
-          h.status() == hadoop::common::RpcResponseHeaderProto::FATAL,
+          h.status() == tony::hadoop::common::RpcResponseHeaderProto::FATAL,
           h.has_errordetail() ? static_cast<int>(h.errordetail()) : 0);
       FUZZ_CHECK(!s.ok());
       (void)tony::ipc::RemoteExceptionClass(s);
@@ -58,7 +58,7 @@ void ResponseFrames(absl::string_view in) {
       continue;
     }
     absl::string_view payload = frame->payload;
-    hadoop::common::RpcSaslProto message;
+    tony::hadoop::common::RpcSaslProto message;
     if (tony::ipc::ConsumeDelimited(&payload, &message).ok()) {
       FUZZ_CHECK(payload.size() < frame->payload.size());
     }

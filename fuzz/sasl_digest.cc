@@ -22,8 +22,8 @@
 
 namespace {
 
-using hadoop::common::RpcResponseHeaderProto;
-using hadoop::common::RpcSaslProto;
+using tony::hadoop::common::RpcResponseHeaderProto;
+using tony::hadoop::common::RpcSaslProto;
 
 class ScriptedServer : public tony::ipc::SaslTransport {
  public:

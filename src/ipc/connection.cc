@@ -18,8 +18,8 @@
 namespace tony::ipc {
 namespace {
 
-using hadoop::common::RpcResponseHeaderProto;
-using hadoop::common::RpcSaslProto;
+using tony::hadoop::common::RpcResponseHeaderProto;
+using tony::hadoop::common::RpcSaslProto;
 
 // A handshake-time I/O failure: the server never saw a call, so retrying is always safe.
 absl::Status HandshakeIoError(const HostPort& addr, const absl::Status& s) {
@@ -154,7 +154,7 @@ absl::Status Connection::Handshake(absl::Time deadline) {
                     << params_.address.ToString() << " succeeded"
                     << (layer_ != nullptr ? absl::StrCat(", qop ", layer_->qop()) : "");
   }
-  hadoop::common::IpcConnectionContextProto context;
+  tony::hadoop::common::IpcConnectionContextProto context;
   context.set_protocol(params_.protocol);
   auto* user = context.mutable_userinfo();
   // With a token the connection itself establishes the user: send none.

@@ -50,7 +50,7 @@ absl::Status ParseProtobufBody(absl::string_view body, Credentials* creds) {
   uint32_t size = 0;
   if (!in.ReadVarint32(&size)) return absl::DataLossError("token storage: truncated length");
   google::protobuf::io::CodedInputStream::Limit limit = in.PushLimit(static_cast<int>(size));
-  hadoop::common::CredentialsProto proto;
+  tony::hadoop::common::CredentialsProto proto;
   if (!proto.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage() ||
       in.BytesUntilLimit() != 0) {
     return absl::DataLossError("token storage: bad CredentialsProto");
@@ -154,7 +154,7 @@ std::string Credentials::Serialize(Format format) const {
     }
     return out;
   }
-  hadoop::common::CredentialsProto proto;
+  tony::hadoop::common::CredentialsProto proto;
   for (const auto& [alias, t] : tokens_) {
     auto* kv = proto.add_tokens();
     kv->set_alias(alias);

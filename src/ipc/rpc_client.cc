@@ -103,7 +103,7 @@ absl::Status RpcClient::Call(absl::string_view method, const google::protobuf::M
   const absl::Time deadline = absl::Now() + timeout;
   const int32_t call_id = next_call_id_.fetch_add(1) & 0x7fffffff;
 
-  hadoop::common::RequestHeaderProto engine_header;
+  tony::hadoop::common::RequestHeaderProto engine_header;
   engine_header.set_methodname(std::string(method));
   engine_header.set_declaringclassprotocolname(options_.protocol);
   engine_header.set_clientprotocolversion(options_.protocol_version);

@@ -14,7 +14,7 @@
 namespace tony::ipc {
 namespace {
 
-using ErrorCode = hadoop::common::RpcResponseHeaderProto;
+using ErrorCode = tony::hadoop::common::RpcResponseHeaderProto;
 
 absl::string_view SimpleName(absl::string_view java_class) {
   size_t dot = java_class.rfind('.');

@@ -15,7 +15,7 @@
 namespace tony::ipc {
 namespace {
 
-using hadoop::common::RpcSaslProto;
+using tony::hadoop::common::RpcSaslProto;
 
 // One libgsasl context for the process, libtony's own or the host's (tony/init.h); sessions
 // are per mechanism instance. Starting sessions is serialized because the context is shared.

@@ -110,9 +110,9 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewSaslMechanism(const SaslOffer&
 class SaslTransport {
  public:
   virtual ~SaslTransport() = default;
-  virtual absl::Status Send(const hadoop::common::RpcSaslProto& message) = 0;
+  virtual absl::Status Send(const tony::hadoop::common::RpcSaslProto& message) = 0;
   // The next SASL reply; a server-side failure (FATAL response) comes back as its status.
-  virtual absl::StatusOr<hadoop::common::RpcSaslProto> Receive() = 0;
+  virtual absl::StatusOr<tony::hadoop::common::RpcSaslProto> Receive() = 0;
 };
 
 // Runs the exchange for auth (which must not be SIMPLE) until the server reports SUCCESS.

@@ -20,11 +20,11 @@ std::string ConnectionPreamble(uint8_t auth_protocol) {
   return out;
 }
 
-hadoop::common::RpcRequestHeaderProto MakeRequestHeader(int32_t call_id, int32_t retry_count,
-                                                        absl::string_view client_id) {
-  hadoop::common::RpcRequestHeaderProto h;
-  h.set_rpckind(hadoop::common::RPC_PROTOCOL_BUFFER);
-  h.set_rpcop(hadoop::common::RpcRequestHeaderProto::RPC_FINAL_PACKET);
+tony::hadoop::common::RpcRequestHeaderProto MakeRequestHeader(int32_t call_id, int32_t retry_count,
+                                                              absl::string_view client_id) {
+  tony::hadoop::common::RpcRequestHeaderProto h;
+  h.set_rpckind(tony::hadoop::common::RPC_PROTOCOL_BUFFER);
+  h.set_rpcop(tony::hadoop::common::RpcRequestHeaderProto::RPC_FINAL_PACKET);
   h.set_callid(call_id);
   h.set_clientid(std::string(client_id));
   h.set_retrycount(retry_count);

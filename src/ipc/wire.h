@@ -43,8 +43,8 @@ inline constexpr uint32_t kMaxFrameLength = 128u << 20;
 std::string ConnectionPreamble(uint8_t auth_protocol);
 
 // An RpcRequestHeaderProto for a protobuf-engine call.
-hadoop::common::RpcRequestHeaderProto MakeRequestHeader(int32_t call_id, int32_t retry_count,
-                                                        absl::string_view client_id);
+tony::hadoop::common::RpcRequestHeaderProto MakeRequestHeader(int32_t call_id, int32_t retry_count,
+                                                              absl::string_view client_id);
 
 // Appends the varint length and the serialized message.
 void AppendDelimited(const google::protobuf::MessageLite& message, std::string* out);
@@ -60,7 +60,7 @@ uint32_t DecodeFrameLength(const char bytes[4]);
 
 // A response frame's body (without the length prefix), split into header and payload.
 struct ResponseFrame {
-  hadoop::common::RpcResponseHeaderProto header;
+  tony::hadoop::common::RpcResponseHeaderProto header;
   // Call id as the signed value the request used (the header's field is uint32 on the wire).
   int32_t call_id = 0;
   std::string payload;  // the rest of the frame: the delimited response message, if any

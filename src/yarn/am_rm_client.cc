@@ -18,7 +18,7 @@
 namespace tony::yarn {
 namespace {
 
-namespace pb = hadoop::yarn;
+namespace pb = tony::hadoop::yarn;
 
 constexpr char kAnyResource[] = "*";
 // Hadoop's default rack: a node request needs a rack request beside it to be schedulable.

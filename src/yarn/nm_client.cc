@@ -16,7 +16,7 @@
 namespace tony::yarn {
 namespace {
 
-namespace pb = hadoop::yarn;
+namespace pb = tony::hadoop::yarn;
 
 absl::Status FromSerializedException(const pb::SerializedExceptionProto& e,
                                      absl::string_view context) {

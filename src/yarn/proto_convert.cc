@@ -8,7 +8,7 @@
 
 namespace tony::yarn {
 
-namespace pb = hadoop::yarn;
+namespace pb = tony::hadoop::yarn;
 
 namespace {
 
@@ -19,12 +19,12 @@ bool IsBuiltinResource(absl::string_view name) {
 
 }  // namespace
 
-ipc::Token FromProto(const hadoop::common::TokenProto& p) {
+ipc::Token FromProto(const tony::hadoop::common::TokenProto& p) {
   return ipc::Token{p.identifier(), p.password(), p.kind(), p.service()};
 }
 
-hadoop::common::TokenProto ToProto(const ipc::Token& t) {
-  hadoop::common::TokenProto p;
+tony::hadoop::common::TokenProto ToProto(const ipc::Token& t) {
+  tony::hadoop::common::TokenProto p;
   p.set_identifier(t.identifier);
   p.set_password(t.password);
   p.set_kind(t.kind);

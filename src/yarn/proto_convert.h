@@ -17,34 +17,34 @@
 
 namespace tony::yarn {
 
-ipc::Token FromProto(const hadoop::common::TokenProto& p);
-hadoop::common::TokenProto ToProto(const ipc::Token& t);
+ipc::Token FromProto(const tony::hadoop::common::TokenProto& p);
+tony::hadoop::common::TokenProto ToProto(const ipc::Token& t);
 
-ApplicationId FromProto(const hadoop::yarn::ApplicationIdProto& p);
-hadoop::yarn::ApplicationIdProto ToProto(const ApplicationId& id);
-ApplicationAttemptId FromProto(const hadoop::yarn::ApplicationAttemptIdProto& p);
-hadoop::yarn::ApplicationAttemptIdProto ToProto(const ApplicationAttemptId& id);
-ContainerId FromProto(const hadoop::yarn::ContainerIdProto& p);
-hadoop::yarn::ContainerIdProto ToProto(const ContainerId& id);
-NodeId FromProto(const hadoop::yarn::NodeIdProto& p);
-hadoop::yarn::NodeIdProto ToProto(const NodeId& id);
+ApplicationId FromProto(const tony::hadoop::yarn::ApplicationIdProto& p);
+tony::hadoop::yarn::ApplicationIdProto ToProto(const ApplicationId& id);
+ApplicationAttemptId FromProto(const tony::hadoop::yarn::ApplicationAttemptIdProto& p);
+tony::hadoop::yarn::ApplicationAttemptIdProto ToProto(const ApplicationAttemptId& id);
+ContainerId FromProto(const tony::hadoop::yarn::ContainerIdProto& p);
+tony::hadoop::yarn::ContainerIdProto ToProto(const ContainerId& id);
+NodeId FromProto(const tony::hadoop::yarn::NodeIdProto& p);
+tony::hadoop::yarn::NodeIdProto ToProto(const NodeId& id);
 
-Resource FromProto(const hadoop::yarn::ResourceProto& p);
-hadoop::yarn::ResourceProto ToProto(const Resource& r);
+Resource FromProto(const tony::hadoop::yarn::ResourceProto& p);
+tony::hadoop::yarn::ResourceProto ToProto(const Resource& r);
 
-Container FromProto(const hadoop::yarn::ContainerProto& p);
-ContainerStatus FromProto(const hadoop::yarn::ContainerStatusProto& p);
-ApplicationReport FromProto(const hadoop::yarn::ApplicationReportProto& p);
-NodeReport FromProto(const hadoop::yarn::NodeReportProto& p);
+Container FromProto(const tony::hadoop::yarn::ContainerProto& p);
+ContainerStatus FromProto(const tony::hadoop::yarn::ContainerStatusProto& p);
+ApplicationReport FromProto(const tony::hadoop::yarn::ApplicationReportProto& p);
+NodeReport FromProto(const tony::hadoop::yarn::NodeReportProto& p);
 
 // URLs: "scheme://[user@]host[:port]/path" <-> URLProto (port -1 when absent; "file:///x" has
 // an empty host).
-absl::StatusOr<hadoop::yarn::URLProto> UrlToProto(absl::string_view url);
-std::string UrlFromProto(const hadoop::yarn::URLProto& p);
+absl::StatusOr<tony::hadoop::yarn::URLProto> UrlToProto(absl::string_view url);
+std::string UrlFromProto(const tony::hadoop::yarn::URLProto& p);
 
-absl::StatusOr<hadoop::yarn::ContainerLaunchContextProto> ToProto(
+absl::StatusOr<tony::hadoop::yarn::ContainerLaunchContextProto> ToProto(
     const ContainerLaunchContext& ctx);
-absl::StatusOr<hadoop::yarn::ApplicationSubmissionContextProto> ToProto(
+absl::StatusOr<tony::hadoop::yarn::ApplicationSubmissionContextProto> ToProto(
     const ApplicationSubmissionContext& ctx);
 
 }  // namespace tony::yarn

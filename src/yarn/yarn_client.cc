@@ -19,7 +19,7 @@
 namespace tony::yarn {
 namespace {
 
-namespace pb = hadoop::yarn;
+namespace pb = tony::hadoop::yarn;
 
 class RpcYarnClient : public YarnClient {
  public:

@@ -67,7 +67,7 @@ Fixture Make(std::deque<absl::Status> a, std::deque<absl::Status> b,
 }
 
 absl::Status Call(RpcChannel& c) {
-  hadoop::yarn::NodeIdProto req, resp;
+  tony::hadoop::yarn::NodeIdProto req, resp;
   return c.Call("m", req, &resp, CallOptions());
 }
 

@@ -17,7 +17,7 @@
 namespace tony::ipc::testing {
 namespace {
 
-using hadoop::common::RpcResponseHeaderProto;
+using tony::hadoop::common::RpcResponseHeaderProto;
 
 bool ReadFull(int fd, char* buf, size_t n) {
   while (n > 0) {
@@ -159,10 +159,10 @@ void FakeIpcServer::Serve(int fd, int index) {
     std::string body(DecodeFrameLength(len_bytes), '\0');
     if (!ReadFull(fd, body.data(), body.size())) break;
     absl::string_view in = body;
-    hadoop::common::RpcRequestHeaderProto header;
+    tony::hadoop::common::RpcRequestHeaderProto header;
     if (!ConsumeDelimited(&in, &header).ok()) break;
     if (header.callid() == kConnectionContextCallId) {
-      hadoop::common::IpcConnectionContextProto ctx;
+      tony::hadoop::common::IpcConnectionContextProto ctx;
       if (!ConsumeDelimited(&in, &ctx).ok()) break;
       absl::MutexLock lock(&mu_);
       last_user_ = ctx.userinfo().effectiveuser();
@@ -174,7 +174,7 @@ void FakeIpcServer::Serve(int fd, int index) {
       ++pings_;
       continue;
     }
-    hadoop::common::RequestHeaderProto engine;
+    tony::hadoop::common::RequestHeaderProto engine;
     if (!ConsumeDelimited(&in, &engine).ok()) break;
     ServerCall call;
     call.connection = index;

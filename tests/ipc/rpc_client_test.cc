@@ -21,8 +21,8 @@ using testing::Reply;
 using testing::ServerCall;
 
 // Requests and responses are NodeIdProto: the server echoes the host.
-hadoop::yarn::NodeIdProto Node(const std::string& host) {
-  hadoop::yarn::NodeIdProto n;
+tony::hadoop::yarn::NodeIdProto Node(const std::string& host) {
+  tony::hadoop::yarn::NodeIdProto n;
   n.set_host(host);
   return n;
 }
@@ -50,7 +50,7 @@ std::unique_ptr<RpcClient> Client(const std::string& address,
 absl::StatusOr<std::string> CallEcho(RpcClient& c, const std::string& host,
                                      const std::string& method = "echo",
                                      CallOptions options = CallOptions()) {
-  hadoop::yarn::NodeIdProto resp;
+  tony::hadoop::yarn::NodeIdProto resp;
   absl::Status s = c.Call(method, Node(host), &resp, options);
   if (!s.ok()) return s;
   return resp.host();
@@ -82,7 +82,7 @@ TEST(RpcClientTest, ConcurrentCallsShareOneConnectionAndMatchByCallId) {
   // Earlier calls answer later: responses arrive out of order.
   FakeIpcServer server([](const ServerCall& call) {
     Reply r = Echo(call);
-    hadoop::yarn::NodeIdProto n;
+    tony::hadoop::yarn::NodeIdProto n;
     n.ParseFromString(call.request);
     r.delay = absl::Milliseconds(20 * (8 - std::stoi(n.host())));
     return r;
@@ -279,7 +279,7 @@ TEST(RpcClientTest, CloseWakesWaitingCallers) {
   auto client = Client(server.address());
   absl::Status result;
   std::thread caller([&] {
-    hadoop::yarn::NodeIdProto resp;
+    tony::hadoop::yarn::NodeIdProto resp;
     CallOptions slow;
     slow.timeout = absl::Seconds(30);
     slow.idempotent = false;

@@ -25,7 +25,7 @@
 namespace tony::ipc {
 namespace {
 
-using hadoop::common::RpcSaslProto;
+using tony::hadoop::common::RpcSaslProto;
 
 std::string Md5(absl::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];

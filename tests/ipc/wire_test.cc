@@ -47,11 +47,11 @@ TEST(WireTest, PingFrame) {
 
 TEST(WireTest, CallFrame) {
   auto header = MakeRequestHeader(5, 0, ClientId());
-  hadoop::common::RequestHeaderProto engine;
+  tony::hadoop::common::RequestHeaderProto engine;
   engine.set_methodname("getNewApplication");
   engine.set_declaringclassprotocolname("P");
   engine.set_clientprotocolversion(1);
-  hadoop::yarn::GetNewApplicationRequestProto request;
+  tony::hadoop::yarn::GetNewApplicationRequestProto request;
 
   std::string rpc_header = Bytes({26, 0x08, 2, 0x10, 0, 0x18, 10, 0x22, 16}) + ClientId() +
                            Bytes({0x28, 0});  // callId zigzag(5) = 10, retryCount 0
@@ -69,19 +69,19 @@ TEST(WireTest, DecodeSaslResponseCallIdIsUnsignedOnTheWire) {
   auto decoded = DecodeResponseFrame(frame);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->call_id, kSaslCallId);
-  EXPECT_EQ(decoded->header.status(), hadoop::common::RpcResponseHeaderProto::SUCCESS);
+  EXPECT_EQ(decoded->header.status(), tony::hadoop::common::RpcResponseHeaderProto::SUCCESS);
   EXPECT_EQ(decoded->header.serveripcversionnum(), 9u);
-  hadoop::common::RpcSaslProto sasl;
+  tony::hadoop::common::RpcSaslProto sasl;
   absl::string_view payload = decoded->payload;
   ASSERT_TRUE(ConsumeDelimited(&payload, &sasl).ok());
-  EXPECT_EQ(sasl.state(), hadoop::common::RpcSaslProto::NEGOTIATE);
+  EXPECT_EQ(sasl.state(), tony::hadoop::common::RpcSaslProto::NEGOTIATE);
   EXPECT_TRUE(payload.empty());
 }
 
 TEST(WireTest, DecodeErrorResponse) {
-  hadoop::common::RpcResponseHeaderProto h;
+  tony::hadoop::common::RpcResponseHeaderProto h;
   h.set_callid(7);
-  h.set_status(hadoop::common::RpcResponseHeaderProto::ERROR);
+  h.set_status(tony::hadoop::common::RpcResponseHeaderProto::ERROR);
   h.set_exceptionclassname("java.io.IOException");
   h.set_errormsg("boom");
   std::string frame;
@@ -94,7 +94,7 @@ TEST(WireTest, DecodeErrorResponse) {
 }
 
 TEST(WireTest, TruncatedInputIsDataLoss) {
-  hadoop::common::RpcSaslProto sasl;
+  tony::hadoop::common::RpcSaslProto sasl;
   absl::string_view short_body = "\x05\x10";
   EXPECT_EQ(ConsumeDelimited(&short_body, &sasl).code(), absl::StatusCode::kDataLoss);
   absl::string_view empty;

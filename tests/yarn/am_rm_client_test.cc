@@ -11,7 +11,7 @@
 namespace tony::yarn {
 namespace {
 
-namespace pb = hadoop::yarn;
+namespace pb = tony::hadoop::yarn;
 using testing::FakeChannel;
 
 class AmRmClientTest : public ::testing::Test {

@@ -9,7 +9,7 @@
 namespace tony::yarn {
 namespace {
 
-namespace pb = hadoop::yarn;
+namespace pb = tony::hadoop::yarn;
 
 TEST(RecordsTest, IdStrings) {
   ApplicationId app{1700000000123, 7};

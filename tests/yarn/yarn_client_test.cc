@@ -10,7 +10,7 @@
 namespace tony::yarn {
 namespace {
 
-namespace pb = hadoop::yarn;
+namespace pb = tony::hadoop::yarn;
 using testing::FakeChannel;
 
 class YarnClientTest : public ::testing::Test {

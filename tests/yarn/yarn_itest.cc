@@ -255,7 +255,7 @@ TEST_F(YarnItest, CorruptedAmRmTokenIsRefusedByTheRealScheduler) {
 
 TEST_F(YarnItest, ForgedTokenIsRefusedWithAClearError) {
   // An AMRMToken for an attempt that does not exist, with a made-up password.
-  hadoop::yarn::AMRMTokenIdentifierProto ident;
+  tony::hadoop::yarn::AMRMTokenIdentifierProto ident;
   ident.mutable_appattemptid()->mutable_application_id()->set_id(424242);
   ident.mutable_appattemptid()->mutable_application_id()->set_cluster_timestamp(1);
   ident.mutable_appattemptid()->set_attemptid(1);
@@ -290,8 +290,8 @@ TEST_F(YarnItest, SimpleAuthOnTheSchedulerPortIsRefused) {
   o.auth.user = "nobody";
   auto c = ipc::RpcClient::Create(o);
   ASSERT_TRUE(c.ok());
-  hadoop::yarn::RegisterApplicationMasterRequestProto req;
-  hadoop::yarn::RegisterApplicationMasterResponseProto resp;
+  tony::hadoop::yarn::RegisterApplicationMasterRequestProto req;
+  tony::hadoop::yarn::RegisterApplicationMasterResponseProto resp;
   ipc::CallOptions co;
   co.timeout = absl::Seconds(10);
   absl::Status s = (*c)->Call("registerApplicationMaster", req, &resp, co);
