@@ -72,7 +72,8 @@ class TONY_EXPORT ClusterSpecBrokerObserver {
                             absl::string_view stderr_tail) {}
   // The registration deadline passed; `missing` lists the tasks never registered ("worker:1").
   virtual void OnRegistrationTimeout(const std::vector<std::string>& missing) {}
-  // A registered, not yet exited task sent no heartbeat for `heartbeat_timeout`.
+  // A registered, not yet exited task sent no heartbeat for `heartbeat_timeout` since the cluster
+  // spec was published (a task waiting for the spec is not watched).
   virtual void OnHeartbeatTimeout(absl::string_view job_name, int index) {}
   // The client asked for the job to be killed.
   virtual void OnKillRequested(absl::string_view reason) {}

@@ -427,6 +427,12 @@ void ClusterSpecBroker::Impl::PublishIfCompleteLocked(std::vector<RegisterReacto
     grpc::Slice slice(message.SerializeAsString());
     published_response_ = grpc::ByteBuffer(&slice, 1);
     published_ = true;
+    // Every registered task waited on its Register call until now: it was alive. Its heartbeats
+    // start with the spec, so the first registrant of a slow gang is not lost at publication.
+    const absl::Time now = absl::Now();
+    for (auto& [name, tasks] : tasks_) {
+      for (TaskState& t : tasks) t.last_seen = now;
+    }
     *published = spec_;
     *published_response = published_response_;
     to_finish->assign(waiters_.begin(), waiters_.end());
@@ -821,7 +827,9 @@ void ClusterSpecBroker::Impl::TimerLoop() {
       for (auto& [name, tasks] : tasks_) {
         for (size_t i = 0; i < tasks.size(); ++i) {
           TaskState& t = tasks[i];
-          if (t.registered && !t.exited && !t.reopened &&
+          // Before publication a registered task is waiting on its Register call, not
+          // heartbeating; a dead one is YARN's news (its container completes).
+          if (published_ && t.registered && !t.exited && !t.reopened &&
               now - t.last_seen > options_.heartbeat_timeout) {
             lost.emplace_back(name, static_cast<int>(i));
             t.last_seen = now;  // report once per timeout period

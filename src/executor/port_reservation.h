@@ -14,6 +14,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace tony::executor {
@@ -33,7 +34,8 @@ class PortReservation {
   // Closes the socket; the port is free for anyone. Idempotent.
   void Release();
 
-  // Whether some other socket listens on the port (IPv4 or IPv6), from /proc/net/tcp{,6}.
+  // Whether some other socket listens on the port (IPv4 or IPv6): asks the kernel's sock_diag,
+  // or reads /proc/net/tcp{,6} where that is unavailable.
   bool ListenedOnByOther() const;
 
  private:
@@ -43,6 +45,10 @@ class PortReservation {
   int port_ = 0;
   ino_t inode_ = 0;
 };
+
+// Whether a TCP socket of `family` (AF_INET, AF_INET6) listens on `port` in this network
+// namespace, other than inode `self`, from the kernel's sock_diag netlink interface.
+absl::StatusOr<bool> DiagHasListener(int family, int port, ino_t self);
 
 // Whether /proc/net/tcp-format `table` has a LISTEN socket on `port` other than inode `self`.
 bool TableHasListener(const std::string& table, int port, ino_t self);

@@ -455,6 +455,30 @@ TEST_F(BrokerTest, SilentTaskIsReportedLost) {
   EXPECT_TRUE(observer_.WaitFor("lost worker:0", absl::Seconds(5)));
 }
 
+TEST_F(BrokerTest, ATaskWaitingForTheSpecIsNotLostHoweverLongTheGangTakes) {
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 2}};
+  options.heartbeat_timeout = absl::Milliseconds(300);
+  options.observer = &observer_;
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
+  auto first = std::async(std::launch::async, [&] {
+    return client.Register("worker", 0, "127.0.0.1", 6200, absl::Seconds(20));
+  });
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:6200", absl::Seconds(10)));
+  // The time under test: the gang's last member comes three heartbeat timeouts later.
+  absl::SleepFor(absl::Milliseconds(900));
+  EXPECT_FALSE(observer_.WaitFor("lost worker:0", absl::ZeroDuration()));
+  ASSERT_TRUE(client.Register("worker", 1, "127.0.0.1", 6201, absl::Seconds(5)).ok());
+  ASSERT_TRUE(first.get().ok());
+  EXPECT_FALSE(observer_.WaitFor("lost worker:0", absl::ZeroDuration()));
+  // Silent after publication: lost, as any task.
+  EXPECT_TRUE(observer_.WaitFor("lost worker:0", absl::Seconds(5)));
+}
+
 TEST_F(BrokerTest, ObserverGetsTheSpecAtPublicationWithoutRegistering) {
   StartBroker({{"ps", 1}, {"worker", 1}});
   auto observer = std::async(std::launch::async,
