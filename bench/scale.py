@@ -37,6 +37,10 @@ def cluster_env():
     # 256, not 128: the test cluster's scheduler (DominantResourceCalculator) and ytf-submit's
     # can-never-fit check count vcores, one per task.
     env["TONY_HADOOP_NM_VCORES"] = "256"
+    # YARN's container monitor walks every process of the host for each container every 3 s:
+    # with hundreds of containers on one host it alone keeps the cores busy (TONY_HADOOP_NM_MONITOR=1
+    # to measure with it).
+    env.setdefault("TONY_HADOOP_NM_MONITOR", "0")
     return env
 
 
