@@ -5,7 +5,8 @@ Starts its own test cluster (scripts/hadoop-cluster, own state directory and por
 NodeManagers offer 256 GB and 256 vcores each — YARN only schedules, the tasks are `sleep` — and
 submits `worker:N` (default 500, 128 MB each), then prints, per run, the seconds since ytf-submit
 was invoked at which the AM registered, had every container, every executor registered and
-every task started, and the AM's peak RSS and CPU time (user + system) once every task had
+every task started, YARN's own figure (the NodeManagers had started the last task container's
+process, from their logs), and the AM's peak RSS and CPU time (user + system) once every task had
 started, the executors' RSS, and the host's load. Then it kills the job and, unless --keep,
 stops the cluster.
 
@@ -23,9 +24,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_latency import grep_logs  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("TONY_BIN_DIR", os.path.join(ROOT, "build", "bin"))
 PHASES = ["am_registered", "all_allocated", "all_registered", "all_started"]
+# YARN's own: when the NodeManagers had started the last task container's process (its
+# SCHEDULED -> RUNNING in their logs), whatever runs in it.
+YARN_PHASES = ["yarn_all_running"]
 
 
 def cluster_env():
@@ -109,6 +116,12 @@ def run_once(state, env, tasks):
     finally:
         subprocess.run([os.path.join(BIN, "ytf"), "kill", app], capture_output=True, env=env,
                        timeout=300)
+    nm = grep_logs(sorted(glob.glob(os.path.join(state, "logs", "nodemanager*.log"))),
+                   f"container_{ident}_")
+    running = [t for t, line in nm if "transitioned from SCHEDULED to RUNNING" in line
+               and f"container_{ident}_01_000001 " not in line]
+    if len(running) >= tasks:
+        phases["yarn_all_running"] = max(running) - t0
     return phases, am_rss, am_cpu, executors, os.getloadavg()[0]
 
 
@@ -127,16 +140,16 @@ def main():
     env["HADOOP_CONF_DIR"] = conf.stdout.strip()
     state = os.path.dirname(env["HADOOP_CONF_DIR"])
     try:
-        samples = {p: [] for p in PHASES}
+        samples = {p: [] for p in PHASES + YARN_PHASES}
         rss, cpu, execs = [], [], []
         for i in range(args.runs):
             phases, am_rss, am_cpu, executors, load = run_once(state, env, args.tasks)
             print(f"run {i + 1}: " + ", ".join(f"{p} {phases.get(p, float('nan')):.2f}"
-                                               for p in PHASES) +
+                                               for p in PHASES + YARN_PHASES) +
                   f"; AM peak RSS {am_rss / 1024 if am_rss else float('nan'):.1f} MB, "
                   f"AM CPU {am_cpu if am_cpu is not None else float('nan'):.2f} s; "
                   f"{len(executors)} executors; load {load:.1f}", flush=True)
-            for p in PHASES:
+            for p in PHASES + YARN_PHASES:
                 if p in phases:
                     samples[p].append(phases[p])
             if am_rss:
@@ -146,7 +159,7 @@ def main():
             execs += executors
         print(f"scale, worker:{args.tasks} (128 MB each), median of {args.runs} runs "
               "(seconds since ytf-submit was invoked):")
-        for p in PHASES:
+        for p in PHASES + YARN_PHASES:
             s = samples[p]
             print(f"  {p:15s} " + (f"{statistics.median(s):7.2f}" if s else "    n/a"))
         if rss:
