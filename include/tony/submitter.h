@@ -89,10 +89,13 @@ struct ApplicationStatus {
 // ReadLog): the call ends by the earlier of `deadline` and `timeout` after it started, every
 // request it makes included, and fails with DeadlineExceeded naming what did not answer in time
 // (e.g. "the ResourceManager at rm:8032", or the ApplicationMaster's "broker at node7:41000").
+// One exception: the status of a job YARN reports finished is returned without the final task
+// counts its ApplicationMaster or HDFS did not give in time.
 struct CallOptions {
   // Default: absl::InfiniteDuration(): only the backend's own limit of each request (YARN: 30 s
-  // per ResourceManager call, 5 s per ApplicationMaster call, 30 s per WebHDFS request; local:
-  // 5 s per ApplicationMaster call; Kill waits up to the job's stop grace for it to stop).
+  // per ResourceManager call, 5 s per ApplicationMaster call, 30 s per WebHDFS metadata request
+  // and 30 min per file read; local: 5 s per ApplicationMaster call; Kill waits up to the job's
+  // stop grace for it to stop).
   absl::Duration timeout = absl::InfiniteDuration();
   // Default: absl::InfiniteFuture() (none).
   absl::Time deadline = absl::InfiniteFuture();
