@@ -15,9 +15,18 @@
 //   auto final = (*app)->Wait(absl::Hours(1), [](const tony::ApplicationStatus& s) {
 //     std::printf("%s\n", std::string(tony::AppStateName(s.state)).c_str());
 //   });
-//   return final.ok() && final->state == tony::AppState::kSucceeded ? 0 : 1;
+//   if (!final.ok()) {
+//     // A status call of its own, which may take no longer than 2 seconds.
+//     auto now = (*app)->Status({.timeout = absl::Seconds(2)});
+//     if (now.ok() || absl::IsDeadlineExceeded(now.status())) (void)(*app)->Kill();
+//     return 1;
+//   }
+//   return final->state == tony::AppState::kSucceeded ? 0 : 1;
 //
 // (tests/consumer builds and runs this example against the installed package.)
+//
+// Implementations override the overloads taking CallOptions (and say `using Application::Status;`
+// etc. to keep the others visible).
 //
 // Thread-safety: Submitter and Application are thread-safe.
 
@@ -76,14 +85,31 @@ struct ApplicationStatus {
   int max_attempts = 0;
 };
 
+// The limits of one synchronous call (Application::Status and Kill; Submitter::Open, List and
+// ReadLog): the call ends by the earlier of `deadline` and `timeout` after it started, every
+// request it makes included, and fails with DeadlineExceeded naming what did not answer in time
+// (e.g. "the ResourceManager at rm:8032", or the ApplicationMaster's "broker at node7:41000").
+// One exception: the status of a job YARN reports finished is returned without the final task
+// counts its ApplicationMaster or HDFS did not give in time.
+struct CallOptions {
+  // Default: absl::InfiniteDuration(): only the backend's own limit of each request (YARN: 30 s
+  // per ResourceManager call, 5 s per ApplicationMaster call, 30 s per WebHDFS metadata request
+  // and 30 min per file read; local: 5 s per ApplicationMaster call; Kill waits up to the job's
+  // stop grace for it to stop).
+  absl::Duration timeout = absl::InfiniteDuration();
+  // Default: absl::InfiniteFuture() (none).
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
 class TONY_EXPORT Application {
  public:
   virtual ~Application() = default;
 
   virtual const std::string& id() const = 0;
 
-  // Current status, freshly fetched.
-  virtual absl::StatusOr<ApplicationStatus> Status() = 0;
+  // Current status, freshly fetched, within `options`' limits.
+  virtual absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) = 0;
+  absl::StatusOr<ApplicationStatus> Status() { return Status(CallOptions()); }
 
   // Blocks until the application is final or `timeout` passes (DeadlineExceeded). Calls
   // `on_progress` (if set) whenever the status changes, from the calling thread.
@@ -91,8 +117,11 @@ class TONY_EXPORT Application {
       absl::Duration timeout,
       const std::function<void(const ApplicationStatus&)>& on_progress = nullptr) = 0;
 
-  // Asks the backend to stop the application; it ends KILLED. Harmless when already final.
-  virtual absl::Status Kill() = 0;
+  // Asks the backend to stop the application and waits until it has stopped; it ends KILLED.
+  // Harmless when already final. DeadlineExceeded when it was not confirmed stopped within
+  // `options`' limits: the stop may still be under way (Wait, or Kill again, follows it).
+  virtual absl::Status Kill(const CallOptions& options) = 0;
+  absl::Status Kill() { return Kill(CallOptions()); }
 
   // Client mode (JobSpec::client_mode), for whoever runs the client task "client:0" on the
   // submitting machine (ytf-submit --client does). WaitForClusterSpec blocks until every task has
@@ -140,21 +169,33 @@ class TONY_EXPORT Submitter {
   // to the process that started them: its Open() finds a job of the same submitter while some
   // Application for it is alive (e.g. one an ApplicationMonitor follows). Default:
   // Unimplemented.
-  virtual absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) {
+  virtual absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id,
+                                                            const CallOptions& call) {
     return absl::UnimplementedError("this backend cannot re-attach to applications");
+  }
+  absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) {
+    return Open(id, CallOptions());
   }
 
   // libtony's applications on this backend, every user's. Default: Unimplemented.
-  virtual absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options) {
+  virtual absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options,
+                                                               const CallOptions& call) {
     return absl::UnimplementedError("this backend cannot list applications");
+  }
+  absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options) {
+    return List(options, CallOptions());
   }
 
   // The whole of one log file of one task: `task` is "worker:0" (or "am"), `file` "stdout",
   // "stderr", "executor.log", ... NotFound naming the tasks when the job has no such task, or
   // when the file is not available. Default: Unimplemented.
   virtual absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
-                                              absl::string_view file) {
+                                              absl::string_view file, const CallOptions& call) {
     return absl::UnimplementedError("this backend cannot read logs");
+  }
+  absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
+                                      absl::string_view file) {
+    return ReadLog(id, task, file, CallOptions());
   }
 };
 

@@ -27,9 +27,10 @@ class BrokerClient::Stub {
 
 namespace {
 
-void Prepare(grpc::ClientContext* ctx, const std::string& secret, absl::Duration timeout) {
+void Prepare(grpc::ClientContext* ctx, const std::string& secret, absl::Duration timeout,
+             absl::Time deadline = absl::InfiniteFuture()) {
   ctx->AddMetadata(kSecretMetadataKey, secret);
-  ctx->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  ctx->set_deadline(absl::ToChronoTime(std::min(deadline, absl::Now() + timeout)));
 }
 
 void SetTask(TaskRef* task, absl::string_view job_name, int index) {
@@ -143,25 +144,33 @@ absl::Status BrokerClient::ReportExit(absl::string_view job_name, int index, int
   return FromGrpcStatus(stub_->stub->ReportExit(&ctx, request, &response));
 }
 
-absl::StatusOr<ApplicationStatus> BrokerClient::GetStatus() {
+absl::Status BrokerClient::Named(absl::Status status, absl::string_view method) const {
+  if (!absl::IsDeadlineExceeded(status)) return status;
+  return absl::DeadlineExceededError(absl::StrCat("the broker at ", address_, " did not answer ",
+                                                  method, " in time (", status.message(), ")"));
+}
+
+absl::StatusOr<ApplicationStatus> BrokerClient::GetStatus(absl::Time deadline) {
   grpc::ClientContext ctx;
-  Prepare(&ctx, secret_, options_.call_timeout);
+  Prepare(&ctx, secret_, options_.call_timeout, deadline);
   StatusRequest request;
   StatusResponse response;
   absl::Status status = FromGrpcStatus(stub_->stub->GetStatus(&ctx, request, &response));
-  if (!status.ok()) return status;
+  if (!status.ok()) return Named(status, "GetStatus");
   return ApplicationStatusFromWire(response);
 }
 
 absl::StatusOr<BrokerClient::VersionedStatus> BrokerClient::WatchStatus(uint64_t known_version,
-                                                                        absl::Duration wait) {
+                                                                        absl::Duration wait,
+                                                                        absl::Time deadline) {
   grpc::ClientContext ctx;
-  Prepare(&ctx, secret_, wait + options_.call_timeout);
+  Prepare(&ctx, secret_, wait + options_.call_timeout, deadline);
   StatusRequest request;
   request.set_known_version(known_version);
   request.set_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(wait)));
   StatusResponse response;
-  TONY_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->GetStatus(&ctx, request, &response)));
+  TONY_RETURN_IF_ERROR(
+      Named(FromGrpcStatus(stub_->stub->GetStatus(&ctx, request, &response)), "GetStatus"));
   return VersionedStatus{ApplicationStatusFromWire(response), response.version()};
 }
 
@@ -194,13 +203,13 @@ void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
       });
 }
 
-absl::Status BrokerClient::Kill(absl::string_view reason) {
+absl::Status BrokerClient::Kill(absl::string_view reason, absl::Time deadline) {
   grpc::ClientContext ctx;
-  Prepare(&ctx, secret_, options_.call_timeout);
+  Prepare(&ctx, secret_, options_.call_timeout, deadline);
   KillRequest request;
   request.set_reason(std::string(reason));
   KillResponse response;
-  return FromGrpcStatus(stub_->stub->Kill(&ctx, request, &response));
+  return Named(FromGrpcStatus(stub_->stub->Kill(&ctx, request, &response)), "Kill");
 }
 
 bool StatusDiffers(const ApplicationStatus& a, const ApplicationStatus& b) {

@@ -65,8 +65,9 @@ class BrokerClient {
                            int previous_exit_code = 0, absl::string_view previous_stderr_tail = "");
   absl::Status ReportExit(absl::string_view job_name, int index, int exit_code,
                           absl::string_view stderr_tail, absl::string_view address = "");
-  absl::StatusOr<ApplicationStatus> GetStatus();
-  absl::Status Kill(absl::string_view reason);
+  // GetStatus and Kill end by `deadline` too (DEADLINE_EXCEEDED naming the broker's address).
+  absl::StatusOr<ApplicationStatus> GetStatus(absl::Time deadline = absl::InfiniteFuture());
+  absl::Status Kill(absl::string_view reason, absl::Time deadline = absl::InfiniteFuture());
 
   // The AM's status and its version (which grows with every change).
   struct VersionedStatus {
@@ -74,8 +75,10 @@ class BrokerClient {
     uint64_t version = 0;
   };
   // A long poll: answers once the status's version differs from `known_version` (at once for 0)
-  // or after `wait` with the unchanged status. Deadline: `wait` + call_timeout.
-  absl::StatusOr<VersionedStatus> WatchStatus(uint64_t known_version, absl::Duration wait);
+  // or after `wait` with the unchanged status. Deadline: `wait` + call_timeout, or `deadline`
+  // when sooner.
+  absl::StatusOr<VersionedStatus> WatchStatus(uint64_t known_version, absl::Duration wait,
+                                              absl::Time deadline = absl::InfiniteFuture());
   // The same without blocking: `done` runs once, on a gRPC thread, when the answer is in (it
   // must not block for long). The call keeps what it needs alive; the client may go first.
   void WatchStatusAsync(uint64_t known_version, absl::Duration wait,
@@ -84,6 +87,8 @@ class BrokerClient {
  private:
   class Stub;
   absl::StatusOr<ClusterSpec> LongPoll(const RegisterRequest& request, absl::Duration timeout);
+  // Names the broker in a DEADLINE_EXCEEDED of `method`.
+  absl::Status Named(absl::Status status, absl::string_view method) const;
   const std::string address_;
   const std::string secret_;
   const BrokerClientOptions options_;

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <thread>
 #include <utility>
 
@@ -20,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/logging.h"
 
 extern char** environ;
 
@@ -205,74 +207,113 @@ int Subprocess::Terminate(absl::Duration grace) {
   return *Wait();
 }
 
-namespace {
-
-// Children handed over by their owners. Never destroyed: its thread may be in poll() when the
-// process exits, which ends it.
-class BackgroundReaper {
- public:
-  static BackgroundReaper& Get() {
-    static BackgroundReaper* reaper = new BackgroundReaper;
-    return *reaper;
+ChildReaper::~ChildReaper() {
+  Stop();
+  absl::MutexLock lock(&mu_);
+  for (const Child& c : children_) {
+    if (c.pidfd >= 0) ::close(c.pidfd);
   }
+}
 
-  void Adopt(std::unique_ptr<Subprocess> child) {
-    if (child->Poll()) return;
-    // The raw system call: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.
-    const int fd = static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0));
-    if (fd < 0) {
-      // No pidfd (kernel before 5.3): a blocking wait of its own for this child.
-      std::thread([c = std::move(child)] { (void)c->Wait(); }).detach();
-      return;
-    }
+absl::Status ChildReaper::Start() {
+  absl::MutexLock life(&lifecycle_mu_);
+  if (thread_.joinable()) return absl::OkStatus();
+  const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) return absl::InternalError(absl::StrCat("child reaper: eventfd: ", strerror(errno)));
+  {
     absl::MutexLock lock(&mu_);
-    if (wake_ < 0) {
-      wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-      if (wake_ < 0) {
-        ::close(fd);
-        std::thread([c = std::move(child)] { (void)c->Wait(); }).detach();
-        return;
-      }
-      std::thread([this] { Loop(); }).detach();
-    }
-    children_.emplace_back(fd, std::move(child));
-    const uint64_t one = 1;
-    (void)!::write(wake_, &one, sizeof(one));
+    wake_fd_ = fd;
+    stopping_ = false;
   }
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
 
- private:
-  void Loop() {
-    while (true) {
-      std::vector<pollfd> fds;
-      {
-        absl::MutexLock lock(&mu_);
-        fds.push_back({wake_, POLLIN, 0});
-        for (const auto& c : children_) fds.push_back({c.first, POLLIN, 0});
-      }
-      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+void ChildReaper::Stop() {
+  absl::MutexLock life(&lifecycle_mu_);
+  if (!thread_.joinable()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+  thread_.join();
+  absl::MutexLock lock(&mu_);
+  ::close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+void ChildReaper::Adopt(std::unique_ptr<Subprocess> child) {
+  if (child == nullptr || child->Poll()) return;
+  // The raw system call: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0));
+  absl::MutexLock lock(&mu_);
+  children_.push_back({pidfd, std::move(child)});
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+size_t ChildReaper::pending() const {
+  absl::MutexLock lock(&mu_);
+  return children_.size();
+}
+
+void ChildReaper::Loop() {
+  while (true) {
+    std::vector<pollfd> fds;
+    bool without_pidfd = false;
+    {
       absl::MutexLock lock(&mu_);
-      uint64_t n;
-      (void)!::read(wake_, &n, sizeof(n));
-      for (auto it = children_.begin(); it != children_.end();) {
-        if (it->second->Poll()) {
-          ::close(it->first);
-          it = children_.erase(it);
+      if (stopping_) return;
+      fds.push_back({wake_fd_, POLLIN, 0});
+      for (const Child& c : children_) {
+        if (c.pidfd >= 0) {
+          fds.push_back({c.pidfd, POLLIN, 0});
         } else {
-          ++it;
+          without_pidfd = true;
         }
       }
     }
+    if (::poll(fds.data(), fds.size(), without_pidfd ? 100 : -1) < 0 && errno != EINTR) return;
+    absl::MutexLock lock(&mu_);
+    uint64_t n;
+    (void)!::read(wake_fd_, &n, sizeof(n));
+    for (auto it = children_.begin(); it != children_.end();) {
+      if (it->process->Poll()) {
+        if (it->pidfd >= 0) ::close(it->pidfd);
+        it = children_.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
+}
 
-  absl::Mutex mu_;
-  int wake_ ABSL_GUARDED_BY(mu_) = -1;
-  std::vector<std::pair<int, std::unique_ptr<Subprocess>>> children_ ABSL_GUARDED_BY(mu_);
-};
+namespace {
+
+// Never destroyed (a child may be handed over during exit); its thread is joined at exit.
+ChildReaper& ProcessReaper() {
+  static ChildReaper* const reaper = [] {
+    auto* r = new ChildReaper;
+    std::atexit([] { ProcessReaper().Stop(); });
+    return r;
+  }();
+  return *reaper;
+}
 
 }  // namespace
 
 void ReapInBackground(std::unique_ptr<Subprocess> child) {
-  if (child != nullptr) BackgroundReaper::Get().Adopt(std::move(child));
+  if (child == nullptr) return;
+  ChildReaper& reaper = ProcessReaper();
+  if (absl::Status s = reaper.Start(); !s.ok()) {
+    // Kept: a later hand-over may start the thread.
+    TONY_LOG(WARNING) << s.message();
+  }
+  reaper.Adopt(std::move(child));
 }
 
 }  // namespace tony

@@ -17,9 +17,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace tony {
@@ -79,11 +83,47 @@ class Subprocess {
   std::optional<int> exit_code_;
 };
 
-// Hands a child that may still run to a process-wide reaper, so that it leaves no zombie when it
-// exits after its owner is gone (a library must not leave its host to reap what it started).
-// The reaper is one library thread, started on first use, that sleeps in poll() on the children's
-// pidfds; it lives as long as the process. A child already reaped is simply dropped.
+// Reaps children whose owners are gone, so that they leave no zombie when they exit (a library
+// must not leave its host to reap what it started). One thread of its own, started by Start()
+// and joined by Stop() (or the destructor), sleeps in poll() on the children's pidfds; on a
+// kernel without pidfd_open (before 5.3) it looks every 100 ms instead.
+//
 // Thread-safe.
+class ChildReaper {
+ public:
+  ChildReaper() = default;
+  ~ChildReaper();  // Stop()
+  ChildReaper(const ChildReaper&) = delete;
+  ChildReaper& operator=(const ChildReaper&) = delete;
+
+  // Starts the thread. OK when it runs already; Internal without an eventfd.
+  absl::Status Start();
+  // Wakes the thread and joins it. Children still running are kept, not reaped, until Start()
+  // is called again.
+  void Stop();
+  // Takes `child`: dropped at once when it has exited, else reaped when it exits (while the
+  // thread runs). Null is ignored.
+  void Adopt(std::unique_ptr<Subprocess> child);
+  // Children adopted and not reaped yet.
+  size_t pending() const;
+
+ private:
+  void Loop();
+
+  absl::Mutex lifecycle_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // serializes Start and Stop
+  std::thread thread_ ABSL_GUARDED_BY(lifecycle_mu_);
+  mutable absl::Mutex mu_;
+  int wake_fd_ ABSL_GUARDED_BY(mu_) = -1;  // an eventfd while the thread runs
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  struct Child {
+    int pidfd;  // -1 without pidfd_open
+    std::unique_ptr<Subprocess> process;
+  };
+  std::vector<Child> children_ ABSL_GUARDED_BY(mu_);
+};
+
+// Hands a child that may still run to the process's ChildReaper, started on first use and
+// stopped (its thread joined) when the process exits normally (std::atexit). Thread-safe.
 void ReapInBackground(std::unique_ptr<Subprocess> child);
 
 }  // namespace tony

@@ -27,6 +27,21 @@
 namespace tony::hdfs {
 namespace {
 
+// Sets a request's limits: `timeout` and `connect_timeout`, shortened to what is left before
+// `deadline`; DeadlineExceeded naming `what` once it has passed.
+absl::Status LimitToDeadline(absl::Duration timeout, absl::Duration connect_timeout,
+                             absl::Time deadline, absl::string_view what, http::Request* request) {
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) {
+    return absl::DeadlineExceededError(absl::StrCat(what, ": the deadline passed before asking"));
+  }
+  // Whole milliseconds at least: curl takes a zero limit for none.
+  const absl::Duration floor = absl::Milliseconds(1);
+  request->timeout = std::max(floor, std::min(timeout, left));
+  request->connect_timeout = std::max(floor, std::min(connect_timeout, left));
+  return absl::OkStatus();
+}
+
 // Tries of an upload the DataNode could not place (see UploadRequest).
 constexpr int kUploadAttempts = 3;
 
@@ -149,7 +164,8 @@ absl::StatusOr<std::string> WebHdfsClient::ResolvePath(absl::string_view path) c
 absl::StatusOr<http::Response> WebHdfsClient::CallNameNode(http::Method method,
                                                            const std::string& path,
                                                            absl::string_view op,
-                                                           absl::string_view extra) const {
+                                                           absl::string_view extra,
+                                                           absl::Time deadline) const {
   const std::string what = absl::StrCat("WebHDFS ", op, " ", path);
   const size_t n = options_.namenodes.size();
   const size_t first = active_.load(std::memory_order_relaxed) % n;
@@ -168,8 +184,9 @@ absl::StatusOr<http::Response> WebHdfsClient::CallNameNode(http::Method method,
     request.url = absl::StrCat(options_.scheme, "://", nn, "/webhdfs/v1", http::UrlEncodePath(path),
                                "?op=", op, auth, extra);
     request.negotiate = options_.spnego && options_.delegation.empty();
-    request.timeout = options_.request_timeout;
-    request.connect_timeout = options_.connect_timeout;
+    TONY_RETURN_IF_ERROR(LimitToDeadline(options_.request_timeout, options_.connect_timeout,
+                                         deadline, absl::StrCat(what, ": NameNode at ", nn),
+                                         &request));
     absl::StatusOr<http::Response> response = http_.Do(request);
     if (!response.ok()) {
       if (response.status().code() != absl::StatusCode::kUnavailable) {
@@ -194,9 +211,9 @@ absl::StatusOr<http::Response> WebHdfsClient::CallNameNode(http::Method method,
 }
 
 absl::StatusOr<http::Json> WebHdfsClient::CallJson(http::Method method, const std::string& path,
-                                                   absl::string_view op,
-                                                   absl::string_view extra) const {
-  TONY_ASSIGN_OR_RETURN(http::Response response, CallNameNode(method, path, op, extra));
+                                                   absl::string_view op, absl::string_view extra,
+                                                   absl::Time deadline) const {
+  TONY_ASSIGN_OR_RETURN(http::Response response, CallNameNode(method, path, op, extra, deadline));
   std::string what = absl::StrCat("WebHDFS ", op, " ", path);
   if (response.status != 200) return WebHdfsErrorStatus(response.status, response.body, what);
   return http::ParseJson(response.body, what);
@@ -223,9 +240,9 @@ absl::StatusOr<ipc::Token> WebHdfsClient::GetDelegationToken(absl::string_view r
 }
 
 absl::StatusOr<std::string> WebHdfsClient::Redirect(http::Method method, const std::string& path,
-                                                    absl::string_view op,
-                                                    absl::string_view extra) const {
-  TONY_ASSIGN_OR_RETURN(http::Response response, CallNameNode(method, path, op, extra));
+                                                    absl::string_view op, absl::string_view extra,
+                                                    absl::Time deadline) const {
+  TONY_ASSIGN_OR_RETURN(http::Response response, CallNameNode(method, path, op, extra, deadline));
   std::string what = absl::StrCat("WebHDFS ", op, " ", path);
   if (response.status != 307) {
     if (response.ok()) {
@@ -354,16 +371,16 @@ absl::StatusOr<std::vector<FileStatus>> WebHdfsClient::List(absl::string_view pa
   return out;
 }
 
-absl::StatusOr<std::string> WebHdfsClient::ReadToString(absl::string_view path,
-                                                        int64_t max_bytes) const {
+absl::StatusOr<std::string> WebHdfsClient::ReadToString(absl::string_view path, int64_t max_bytes,
+                                                        absl::Time deadline) const {
   TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
   http::Request request;
-  TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kGet, p, "OPEN", ""));
-  request.timeout = options_.transfer_timeout;
-  request.connect_timeout = options_.connect_timeout;
+  TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kGet, p, "OPEN", "", deadline));
   request.max_response_bytes = max_bytes;
   const std::string what =
       absl::StrCat("WebHDFS OPEN ", p, " (DataNode ", http::RedactUrl(request.url), ")");
+  TONY_RETURN_IF_ERROR(LimitToDeadline(options_.transfer_timeout, options_.connect_timeout,
+                                       deadline, what, &request));
   absl::StatusOr<http::Response> response = http_.Do(request);
   if (!response.ok()) {
     return absl::Status(response.status().code(),
@@ -399,12 +416,14 @@ absl::Status WebHdfsClient::ReadToFile(absl::string_view path,
   return status;
 }
 
-absl::StatusOr<bool> WebHdfsClient::Delete(absl::string_view path, bool recursive) const {
+absl::StatusOr<bool> WebHdfsClient::Delete(absl::string_view path, bool recursive,
+                                           absl::Time deadline) const {
   TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
   if (p == "/") return absl::InvalidArgumentError("refusing to delete /");
-  TONY_ASSIGN_OR_RETURN(http::Json json,
-                        CallJson(http::Method::kDelete, p, "DELETE",
-                                 absl::StrCat("&recursive=", recursive ? "true" : "false")));
+  TONY_ASSIGN_OR_RETURN(
+      http::Json json,
+      CallJson(http::Method::kDelete, p, "DELETE",
+               absl::StrCat("&recursive=", recursive ? "true" : "false"), deadline));
   return http::JsonBool(json, "boolean", "WebHDFS DELETE");
 }
 

@@ -130,15 +130,19 @@ class WebHdfsClient {
   // LISTSTATUS of a directory, sorted by name as the NameNode returns it; a file lists itself.
   absl::StatusOr<std::vector<FileStatus>> List(absl::string_view path) const;
 
-  // Reads a whole file into memory; ResourceExhausted beyond `max_bytes`.
+  // Reads a whole file into memory; ResourceExhausted beyond `max_bytes`. Ends by `deadline`
+  // too (DeadlineExceeded naming the NameNode or DataNode).
   absl::StatusOr<std::string> ReadToString(absl::string_view path,
-                                           int64_t max_bytes = int64_t{64} << 20) const;
+                                           int64_t max_bytes = int64_t{64} << 20,
+                                           absl::Time deadline = absl::InfiniteFuture()) const;
   // Reads a whole file into `local_path`, written to a temporary sibling and renamed, so that
   // `local_path` never holds a partial file.
   absl::Status ReadToFile(absl::string_view path, const std::string& local_path) const;
 
   // Deletes a file or (with `recursive`) a directory tree. Returns false if nothing was there.
-  absl::StatusOr<bool> Delete(absl::string_view path, bool recursive) const;
+  // Ends by `deadline` too.
+  absl::StatusOr<bool> Delete(absl::string_view path, bool recursive,
+                              absl::Time deadline = absl::InfiniteFuture()) const;
 
   absl::Status SetPermission(absl::string_view path, int permission) const;
 
@@ -154,15 +158,19 @@ class WebHdfsClient {
   explicit WebHdfsClient(Options options);
 
   // One WebHDFS request to the NameNode(s) for `op` on the resolved `path`, with HA failover.
-  // `extra` is appended to the query ("&k=v..."). The response may have any HTTP status.
+  // `extra` is appended to the query ("&k=v..."). The response may have any HTTP status. Each
+  // request ends by `deadline` as well as after request_timeout.
   absl::StatusOr<http::Response> CallNameNode(http::Method method, const std::string& path,
-                                              absl::string_view op, absl::string_view extra) const;
+                                              absl::string_view op, absl::string_view extra,
+                                              absl::Time deadline = absl::InfiniteFuture()) const;
   // CallNameNode for a request answered with JSON on success.
   absl::StatusOr<http::Json> CallJson(http::Method method, const std::string& path,
-                                      absl::string_view op, absl::string_view extra) const;
+                                      absl::string_view op, absl::string_view extra,
+                                      absl::Time deadline = absl::InfiniteFuture()) const;
   // The DataNode location of a CREATE or OPEN (the NameNode's 307).
   absl::StatusOr<std::string> Redirect(http::Method method, const std::string& path,
-                                       absl::string_view op, absl::string_view extra) const;
+                                       absl::string_view op, absl::string_view extra,
+                                       absl::Time deadline = absl::InfiniteFuture()) const;
   absl::StatusOr<FileStatus> UploadRequest(http::Request request, absl::string_view path,
                                            const UploadOptions& options) const;
 

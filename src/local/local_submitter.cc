@@ -28,6 +28,7 @@
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/wire.h"
+#include "common/call_deadline.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/package_location.h"
@@ -103,9 +104,14 @@ class LocalApplication : public broker::BrokerBackedApplication {
     if (!reaping_ && !am_->Poll()) ReapInBackground(std::move(am_));
   }
 
+  using Application::Kill;
+  using Application::Status;
+
   const std::string& id() const override { return id_; }
 
-  absl::StatusOr<ApplicationStatus> Status() override { return Refresh(); }
+  absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) override {
+    return Refresh(CallDeadline(options));
+  }
 
   // Long polls of the AM: an answer the moment its status changes. No lock is held during a
   // call, so Status() and Kill() from other threads go on meanwhile.
@@ -122,22 +128,23 @@ class LocalApplication : public broker::BrokerBackedApplication {
       std::shared_ptr<broker::BrokerClient> client = CurrentClient();
       if (client != nullptr) {
         auto w = client->WatchStatus(
-            version, std::min(kLongPoll, std::max(deadline - absl::Now(), absl::ZeroDuration())));
+            version, std::min(kLongPoll, std::max(deadline - absl::Now(), absl::ZeroDuration())),
+            deadline);
         if (w.ok()) {
           answered = w->version != 0;
           version = w->version;
-          status = Absorb(std::move(w->status));
+          status = Absorb(std::move(w->status), absl::InfiniteFuture());
         } else {
-          status = Absorb(w.status());
+          status = Absorb(w.status(), absl::InfiniteFuture());
         }
       } else {
-        status = Refresh();
+        status = Refresh(absl::InfiniteFuture());
       }
       if (!status.ok()) return status;
       if (on_progress && (!last || broker::StatusDiffers(*last, *status))) on_progress(*status);
       last = *status;
       if (IsFinal(status->state)) {
-        Reap();
+        Reap(absl::InfiniteFuture()).IgnoreError();  // without a deadline it completes
         absl::MutexLock lock(&mu_);
         return final_ ? *final_ : *status;
       }
@@ -157,7 +164,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
     std::shared_ptr<broker::BrokerClient> client = CurrentClient();
     if (known_version == 0 || client == nullptr) {
       // The AM's exit and its port file are checked here, not in the callback.
-      absl::StatusOr<ApplicationStatus> s = Refresh();
+      absl::StatusOr<ApplicationStatus> s = Refresh(absl::InfiniteFuture());
       client = CurrentClient();
       if (!s.ok() || IsFinal(s->state) || client == nullptr) {
         done(std::move(s), 0);
@@ -178,23 +185,33 @@ class LocalApplication : public broker::BrokerBackedApplication {
                              });
   }
 
-  absl::Status Kill() override {
+  absl::Status Kill(const CallOptions& options) override {
+    const absl::Time deadline = CallDeadline(options);
     std::shared_ptr<broker::BrokerClient> client;
     {
       absl::MutexLock lock(&mu_);
       if (!final_ && !reaping_ && !am_->Poll()) client = ClientLocked();
       if (final_ || reaping_) client = nullptr;
     }
+    absl::Status asked;
     if (client != nullptr || !Finished()) {
-      absl::Status s = client == nullptr ? absl::UnavailableError("the AM is starting")
-                                         : client->Kill("killed by the submitter");
-      if (!s.ok()) {
-        TONY_LOG(WARNING) << id_ << ": kill call failed (" << s << "); signalling the AM";
+      asked = client == nullptr ? absl::UnavailableError("the AM is starting")
+                                : client->Kill("killed by the submitter", deadline);
+      if (!asked.ok()) {
+        // A local AM can always be told by a signal, deadline or not.
+        TONY_LOG(WARNING) << id_ << ": kill call failed (" << asked << "); signalling the AM";
         absl::MutexLock lock(&mu_);
         if (!reaping_ && !am_->Poll()) am_->Signal(SIGTERM);
       }
     }
-    Reap();
+    if (absl::Status reaped = Reap(deadline); !reaped.ok()) {
+      // Name the AM's silence when that is what used up the time.
+      if (absl::IsDeadlineExceeded(asked)) {
+        return absl::DeadlineExceededError(
+            absl::StrCat(id_, ": not stopped in time: ", asked.message()));
+      }
+      return reaped;
+    }
     absl::MutexLock lock(&mu_);
     if (!final_) {
       ApplicationStatus s = BaseStatus();
@@ -272,8 +289,8 @@ class LocalApplication : public broker::BrokerBackedApplication {
     return s;
   }
 
-  // A fresh status; the AM is asked without holding the lock.
-  absl::StatusOr<ApplicationStatus> Refresh() {
+  // A fresh status; the AM is asked without holding the lock, by `deadline`.
+  absl::StatusOr<ApplicationStatus> Refresh(absl::Time deadline) {
     std::shared_ptr<broker::BrokerClient> client;
     {
       absl::MutexLock lock(&mu_);
@@ -291,11 +308,13 @@ class LocalApplication : public broker::BrokerBackedApplication {
         return s;
       }
     }
-    return Absorb(client->GetStatus());
+    return Absorb(client->GetStatus(deadline), deadline);
   }
 
-  // Records what the AM answered (or that it did not).
-  absl::StatusOr<ApplicationStatus> Absorb(absl::StatusOr<ApplicationStatus> s) {
+  // Records what the AM answered (or that it did not). A silence that outlasted the caller's
+  // `deadline` is the caller's DeadlineExceeded; others show in the status' diagnostics.
+  absl::StatusOr<ApplicationStatus> Absorb(absl::StatusOr<ApplicationStatus> s,
+                                           absl::Time deadline) {
     absl::MutexLock lock(&mu_);
     if (final_) return *final_;
     if (!s.ok()) {
@@ -305,6 +324,10 @@ class LocalApplication : public broker::BrokerBackedApplication {
           final_ = StatusAfterAmExit(*code);
           return *final_;
         }
+      }
+      if (absl::IsDeadlineExceeded(s.status()) && absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            id_, ": the ApplicationMaster did not answer in time: ", s.status().message()));
       }
       ApplicationStatus st = BaseStatus();
       st.state = AppState::kRunning;
@@ -319,32 +342,52 @@ class LocalApplication : public broker::BrokerBackedApplication {
 
   // Waits for the AM to exit (it stops every task first), forcing it after a while, then makes
   // sure nothing of the job is left. One reaper at a time; the others wait for it (not holding
-  // mu_, so Status() goes on).
-  void Reap() {
-    absl::MutexLock reap(&reap_mu_);
+  // mu_, so Status() goes on). DeadlineExceeded when the AM has not exited by
+  // `caller_deadline`: it is left to stop the job, and a later call reaps it.
+  absl::Status Reap(absl::Time caller_deadline) {
     {
       absl::MutexLock lock(&mu_);
-      if (reaped_) return;
+      auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !reaping_ || reaped_; };
+      if (!mu_.AwaitWithDeadline(absl::Condition(&idle), caller_deadline)) {
+        return absl::DeadlineExceededError(
+            absl::StrCat(id_,
+                         ": its ApplicationMaster has not exited yet (another call waits "
+                         "for it)"));
+      }
+      if (reaped_) return absl::OkStatus();
       reaping_ = true;  // from now on only this thread touches am_
     }
-    const absl::Time deadline = absl::Now() + stop_grace_ + kAmExitMargin;
+    const absl::Time own_deadline = absl::Now() + stop_grace_ + kAmExitMargin;
+    const absl::Time deadline = std::min(own_deadline, caller_deadline);
     std::optional<int> code = am_->Poll();
     uint64_t version = 0;
     // Fetching the final status also tells the AM that it may exit without lingering.
     while (!code && !Finished() && absl::Now() < deadline) {
       std::shared_ptr<broker::BrokerClient> client = CurrentClient();
       if (client == nullptr) break;
-      auto w = client->WatchStatus(version, std::min(absl::Seconds(1), deadline - absl::Now()));
+      auto w = client->WatchStatus(version, std::min(absl::Seconds(1), deadline - absl::Now()),
+                                   deadline);
       if (w.ok()) {
         version = w->version;
-        Absorb(std::move(w->status)).IgnoreError();
+        Absorb(std::move(w->status), absl::InfiniteFuture()).IgnoreError();
       } else {
         absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
       }
       code = am_->Poll();
     }
-    absl::StatusOr<int> exit = code ? absl::StatusOr<int>(*code)
-                                    : am_->Wait(std::max(deadline - absl::Now(), absl::Seconds(1)));
+    // Without a caller's deadline, the AM gets at least a second more before it is forced.
+    const absl::Duration floor =
+        caller_deadline < own_deadline ? absl::ZeroDuration() : absl::Seconds(1);
+    absl::StatusOr<int> exit =
+        code ? absl::StatusOr<int>(*code) : am_->Wait(std::max(deadline - absl::Now(), floor));
+    if (!exit.ok() && caller_deadline < own_deadline) {
+      absl::MutexLock lock(&mu_);
+      reaping_ = false;  // handed back: Status() polls the AM again, a later call reaps it
+      return absl::DeadlineExceededError(absl::StrCat(id_, ": its ApplicationMaster (pid ",
+                                                      am_->pid(),
+                                                      ") has not exited yet; it is stopping"
+                                                      " the job"));
+    }
     if (!exit.ok()) {
       TONY_LOG(WARNING) << id_ << ": the ApplicationMaster did not exit; terminating it";
       exit = am_->Terminate(absl::Seconds(5));
@@ -355,20 +398,20 @@ class LocalApplication : public broker::BrokerBackedApplication {
     absl::MutexLock lock(&mu_);
     if (!final_) final_ = StatusAfterAmExit(exit.ok() ? *exit : -1);
     reaped_ = true;
+    return absl::OkStatus();
   }
 
   const std::string id_;
   const std::string job_dir_;
   const std::string secret_;
   static constexpr absl::Duration kLongPoll = absl::Seconds(20);
-  absl::Mutex reap_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::Mutex mu_;
-  // Polled under mu_ until reaping_ is set; then used by the reaper alone.
+  // Polled under mu_ while reaping_ is not set; then used by the reaper alone.
   std::unique_ptr<Subprocess> am_;
   const absl::Duration stop_grace_;
   std::shared_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);  // never replaced
   std::optional<ApplicationStatus> final_ ABSL_GUARDED_BY(mu_);
-  bool reaping_ ABSL_GUARDED_BY(mu_) = false;
+  bool reaping_ ABSL_GUARDED_BY(mu_) = false;  // a thread is in Reap(), or it is done
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
@@ -378,14 +421,19 @@ class LocalHandle : public broker::BrokerBackedApplication {
  public:
   explicit LocalHandle(std::shared_ptr<LocalApplication> app) : app_(std::move(app)) {}
 
+  using Application::Kill;
+  using Application::Status;
+
   const std::string& id() const override { return app_->id(); }
-  absl::StatusOr<ApplicationStatus> Status() override { return app_->Status(); }
+  absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) override {
+    return app_->Status(options);
+  }
   absl::StatusOr<ApplicationStatus> Wait(
       absl::Duration timeout,
       const std::function<void(const ApplicationStatus&)>& on_progress) override {
     return app_->Wait(timeout, on_progress);
   }
-  absl::Status Kill() override { return app_->Kill(); }
+  absl::Status Kill(const CallOptions& options) override { return app_->Kill(options); }
   void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) override {
     app_->WatchAsync(known_version, max_wait, std::move(done));
   }
@@ -403,7 +451,11 @@ class LocalSubmitter : public Submitter {
   // A job of this submitter while a handle to it is alive in this process: the local backend's
   // jobs belong to the process that started them (another component of the host, or a thread
   // that knows only the id, re-attaches here).
-  absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) override {
+  using Submitter::Open;
+
+  // Answers at once, from memory: `call` has nothing to limit.
+  absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id,
+                                                    const CallOptions& call) override {
     if (!absl::StartsWith(id, "local_")) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", id, "' is not a local application id (local_<millis>_<hex>)"));

@@ -3,6 +3,7 @@
 // What an embedder (and `ytf`) asks of applications already on the cluster: re-attach by id,
 // list, read a task's log.
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,14 +19,14 @@
 namespace tony::submit {
 
 absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
-    std::shared_ptr<YarnCluster> cluster, absl::string_view id_text) {
+    std::shared_ptr<YarnCluster> cluster, absl::string_view id_text, absl::Time deadline) {
   auto id = yarn::ParseApplicationId(id_text);
   if (!id.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "'", id_text, "' is not an application id; use e.g. application_1700000000000_0001"));
   }
   // The RM answers ApplicationNotFoundException (NotFound) for an id it does not know.
-  TONY_RETURN_IF_ERROR(cluster->yarn->GetApplicationReport(*id).status());
+  TONY_RETURN_IF_ERROR(cluster->yarn->GetApplicationReport(*id, deadline).status());
   const std::string dir = LocalAppDir(id->ToString());
   // Only the submitting user has the secret: others see YARN's report without AM progress.
   return OpenYarnApplication(std::move(cluster), *id,
@@ -35,7 +36,8 @@ absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
 }
 
 absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnCluster& cluster,
-                                                                     const ListOptions& options) {
+                                                                     const ListOptions& options,
+                                                                     absl::Time deadline) {
   std::map<std::string, yarn::ApplicationReport> by_id;
   for (int by_tag = 0; by_tag < 2; ++by_tag) {
     yarn::ApplicationFilter filter;
@@ -49,7 +51,7 @@ absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnC
                        yarn::YarnApplicationState::kSubmitted,
                        yarn::YarnApplicationState::kAccepted, yarn::YarnApplicationState::kRunning};
     }
-    TONY_ASSIGN_OR_RETURN(auto found, cluster.yarn->ListApplications(filter));
+    TONY_ASSIGN_OR_RETURN(auto found, cluster.yarn->ListApplications(filter, deadline));
     for (auto& r : found) by_id[r.id.ToString()] = std::move(r);
   }
   std::vector<ApplicationSummary> out;
@@ -60,20 +62,26 @@ absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnC
 }
 
 absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnCluster& cluster,
-                                                                  absl::string_view id_text) {
+                                                                  absl::string_view id_text,
+                                                                  absl::Time deadline) {
   TONY_ASSIGN_OR_RETURN(yarn::ApplicationId id, yarn::ParseApplicationId(id_text));
   // The AM writes the history under the job's user's home, whoever asks.
   std::string owner = cluster.user;
-  if (auto report = cluster.yarn->GetApplicationReport(id); report.ok() && !report->user.empty()) {
+  auto report = cluster.yarn->GetApplicationReport(id, deadline);
+  if (report.ok() && !report->user.empty()) {
     owner = report->user;
+  } else if (absl::IsDeadlineExceeded(report.status())) {
+    return report.status();
   }
-  TONY_ASSIGN_OR_RETURN(std::string history,
-                        cluster.hdfs->ReadToString(HistoryPath(owner, id.ToString())));
+  TONY_ASSIGN_OR_RETURN(
+      std::string history,
+      cluster.hdfs->ReadToString(HistoryPath(owner, id.ToString()), int64_t{64} << 20, deadline));
   return DecodeTaskContainers(history);
 }
 
 absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
-                                              absl::string_view file, bool negotiate) {
+                                              absl::string_view file, bool negotiate,
+                                              absl::Time deadline) {
   const bool am = container.task == "am" || absl::StartsWith(container.task, "am@");
   const std::string remote = am && (file == "stdout" || file == "stderr")
                                  ? absl::StrCat("tony-am.", file)
@@ -83,7 +91,21 @@ absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskCont
                              container.container_id, "/", remote);
   request.headers = {{"Accept", "text/plain"}};
   request.negotiate = negotiate;  // a Kerberos cluster's NodeManagers want SPNEGO
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(container.task, " ", file, ": the deadline passed before the NodeManager at ",
+                     container.node_http_address, " was asked"));
+  }
+  // Whole milliseconds at least: curl takes a zero limit for none.
+  request.timeout = std::max(absl::Milliseconds(1), std::min(request.timeout, left));
+  request.connect_timeout = std::min(request.connect_timeout, request.timeout);
   auto got = http.Do(request);
+  if (!got.ok() && absl::IsDeadlineExceeded(got.status())) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        container.task, " ", file, ": the NodeManager at ", container.node_http_address,
+        " did not answer in time (", got.status().message(), ")"));
+  }
   if (!got.ok() || !got->ok()) {
     return absl::NotFoundError(absl::StrCat(
         container.task, " ", file, " (", remote, " of ", container.container_id,
@@ -102,13 +124,15 @@ absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskCont
 }
 
 absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
-                                            absl::string_view task, absl::string_view file) {
-  TONY_ASSIGN_OR_RETURN(std::vector<TaskContainer> containers, RecordedTaskContainers(cluster, id));
+                                            absl::string_view task, absl::string_view file,
+                                            absl::Time deadline) {
+  TONY_ASSIGN_OR_RETURN(std::vector<TaskContainer> containers,
+                        RecordedTaskContainers(cluster, id, deadline));
   std::vector<std::string> tasks;
   for (const TaskContainer& c : containers) {
     if (c.task == task) {
       http::Client http;
-      return FetchContainerLog(http, c, file, cluster.kerberos);
+      return FetchContainerLog(http, c, file, cluster.kerberos, deadline);
     }
     tasks.push_back(c.task);
   }

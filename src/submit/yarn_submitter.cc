@@ -33,6 +33,7 @@
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
+#include "common/call_deadline.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/package_location.h"
@@ -175,9 +176,14 @@ class YarnApplication : public broker::BrokerBackedApplication {
         max_attempts_(max_attempts),
         tls_cert_pem_(std::move(tls_cert_pem)) {}
 
+  using Application::Kill;
+  using Application::Status;
+
   const std::string& id() const override { return id_text_; }
 
-  absl::StatusOr<ApplicationStatus> Status() override { return StatusAndAm(nullptr); }
+  absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) override {
+    return StatusAndAm(nullptr, CallDeadline(options));
+  }
 
   // Follows the AM's status with long polls while it runs (an answer the moment anything
   // changes, the outcome included); YARN is asked only while no AM answers, with a backoff.
@@ -195,7 +201,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
     absl::Duration backoff = absl::Milliseconds(100);
     while (true) {
       std::shared_ptr<broker::BrokerClient> am;
-      auto s = StatusAndAm(&am);
+      auto s = StatusAndAm(&am, deadline);
       if (!s.ok()) {
         // The RM may fail over or be busy for a moment; give up only on a persistent error.
         if (++failures >= 5 || absl::Now() >= deadline) return s.status();
@@ -207,7 +213,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
       if (am != nullptr) {
         uint64_t version = 0;
         while (absl::Now() < deadline) {
-          auto w = am->WatchStatus(version, std::min(kLongPoll, deadline - absl::Now()));
+          auto w = am->WatchStatus(version, std::min(kLongPoll, deadline - absl::Now()), deadline);
           if (!w.ok()) break;  // the AM is gone or moving: YARN tells what happened
           if (w->version == 0) {
             am = nullptr;  // an AM without long polls: poll it like YARN
@@ -221,7 +227,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
               break;  // another attempt follows: YARN tells
             }
             merged.state = w->status.state;
-            CleanUpStaging();
+            CleanUpStaging(deadline);
             report(merged);
             return merged;
           }
@@ -252,7 +258,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
       base = watch_base_;
     }
     if (am == nullptr) {
-      auto s = StatusAndAm(&am);
+      auto s = StatusAndAm(&am, absl::InfiniteFuture());
       {
         absl::MutexLock lock(&mu_);
         watch_am_ = am;
@@ -286,24 +292,32 @@ class YarnApplication : public broker::BrokerBackedApplication {
         });
   }
 
-  absl::Status Kill() override {
+  absl::Status Kill(const CallOptions& options) override {
+    const absl::Time deadline = CallDeadline(options);
     TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
-                          cluster_->yarn->GetApplicationReport(id_));
+                          cluster_->yarn->GetApplicationReport(id_, deadline));
     if (yarn::IsTerminal(report.state)) return absl::OkStatus();
     // The AM stops its tasks in order and ends KILLED; YARN's kill is the fallback when the AM
     // is not up yet or does not answer.
     if (!secret_.empty() && report.rpc_port > 0 && report.host != "N/A" && !report.host.empty()) {
-      absl::Status s =
-          AmClient(absl::StrCat(report.host, ":", report.rpc_port))->Kill("killed by user");
+      absl::Status s = AmClient(absl::StrCat(report.host, ":", report.rpc_port))
+                           ->Kill("killed by user", deadline);
       if (s.ok()) {
-        auto done = Wait(kGracefulKillWait, nullptr);
+        auto done = Wait(std::min(kGracefulKillWait, deadline - absl::Now()), nullptr);
         if (done.ok()) return absl::OkStatus();
+        s = done.status();
+      }
+      // The caller's deadline is over: YARN is not asked any more, and the error says who
+      // did not answer.
+      if (absl::IsDeadlineExceeded(s) && absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(
+            absl::StrCat(id_text_, " not killed in time: ", s.message()));
       }
     }
-    TONY_RETURN_IF_ERROR(cluster_->yarn->KillApplication(id_, "killed by user"));
-    auto done = Wait(absl::Minutes(1), nullptr);
+    TONY_RETURN_IF_ERROR(cluster_->yarn->KillApplication(id_, "killed by user", deadline));
+    auto done = Wait(std::min(absl::Minutes(1), deadline - absl::Now()), nullptr);
     if (!done.ok()) return done.status();
-    CleanUpStaging();
+    CleanUpStaging(deadline);
     return absl::OkStatus();
   }
 
@@ -312,12 +326,17 @@ class YarnApplication : public broker::BrokerBackedApplication {
   static constexpr absl::Duration kLongPoll = absl::Seconds(20);
   // Longest pause between two YARN polls while no AM answers.
   static constexpr absl::Duration kMaxPollInterval = absl::Seconds(1);
+  // The AM of a job YARN reports finished either answers at once or has gone: a longer wait
+  // (e.g. for a connection to a vanished node) would only delay the final status.
+  static constexpr absl::Duration kFinishedAmWait = absl::Seconds(2);
 
   // The status: YARN's report, completed with the AM's own view while it runs. `am` (if set)
-  // gets the AM's client when the AM is up and answered.
-  absl::StatusOr<ApplicationStatus> StatusAndAm(std::shared_ptr<broker::BrokerClient>* am_out) {
+  // gets the AM's client when the AM is up and answered. Ends by `deadline`: DeadlineExceeded
+  // when the RM, or the AM of a running job, has not answered by then.
+  absl::StatusOr<ApplicationStatus> StatusAndAm(std::shared_ptr<broker::BrokerClient>* am_out,
+                                                absl::Time deadline) {
     TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
-                          cluster_->yarn->GetApplicationReport(id_));
+                          cluster_->yarn->GetApplicationReport(id_, deadline));
     ApplicationStatus s;
     s.id = id_text_;
     s.state = ToAppState(report);
@@ -331,7 +350,13 @@ class YarnApplication : public broker::BrokerBackedApplication {
     if (s.state == AppState::kRunning && am_known) {
       std::shared_ptr<broker::BrokerClient> am =
           AmClient(absl::StrCat(report.host, ":", report.rpc_port));
-      auto am_status = am->GetStatus();
+      auto am_status = am->GetStatus(deadline);
+      if (!am_status.ok() && absl::IsDeadlineExceeded(am_status.status()) &&
+          absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            id_text_,
+            ": the ApplicationMaster did not answer in time: ", am_status.status().message()));
+      }
       if (am_status.ok()) {
         MergeAmStatus(*am_status, &s);
         // The AM knows the outcome before YARN has recorded it (it is unregistering).
@@ -345,20 +370,22 @@ class YarnApplication : public broker::BrokerBackedApplication {
       }
     }
     if (IsFinal(s.state)) {
-      CleanUpStaging();
-      if (s.progress.empty()) s.progress = FinalProgress(report.user);
+      // The outcome is known: the final counts below are a best effort within the deadline.
+      if (s.progress.empty()) s.progress = FinalProgress(report.user, deadline);
       // YARN reports FINISHED from the moment the AM unregistered; the AM then stops the
       // remaining tasks and records the final counts, answering for itself until it exits.
       const int64_t ended_ms_ago = absl::ToUnixMillis(absl::Now()) - report.finish_time_ms;
       if (s.progress.empty() && am_known &&
           (report.finish_time_ms == 0 || ended_ms_ago < 60 * 1000)) {
-        auto am_status = AmClient(absl::StrCat(report.host, ":", report.rpc_port))->GetStatus();
+        auto am_status = AmClient(absl::StrCat(report.host, ":", report.rpc_port))
+                             ->GetStatus(std::min(deadline, absl::Now() + kFinishedAmWait));
         if (am_status.ok()) {
           MergeAmStatus(*am_status, &s);
         } else {
           TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
         }
       }
+      CleanUpStaging(deadline);
     }
     return s;
   }
@@ -424,27 +451,41 @@ class YarnApplication : public broker::BrokerBackedApplication {
   }
 
   // The task counts the AM recorded as the job ended (empty if it recorded none), read once.
-  // (Not cached while missing: the AM writes it after YARN already reports FINISHED.)
-  std::map<std::string, JobTypeProgress> FinalProgress(const std::string& user) {
-    absl::MutexLock lock(&mu_);
-    if (!final_progress_) {
-      auto text = cluster_->hdfs->ReadToString(
-          FinalProgressPath(user.empty() ? cluster_->user : user, id_text_));
-      if (!text.ok()) return {};
-      auto p = DecodeProgress(*text);
-      if (!p.ok()) return {};
-      final_progress_ = *std::move(p);
+  // (Not cached while missing: the AM writes it after YARN already reports FINISHED.) Not read
+  // under mu_: a slow HDFS must not hold up other calls.
+  std::map<std::string, JobTypeProgress> FinalProgress(const std::string& user,
+                                                       absl::Time deadline) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (final_progress_) return *final_progress_;
     }
+    auto text = cluster_->hdfs->ReadToString(
+        FinalProgressPath(user.empty() ? cluster_->user : user, id_text_), int64_t{64} << 20,
+        deadline);
+    if (!text.ok()) return {};
+    auto p = DecodeProgress(*text);
+    if (!p.ok()) return {};
+    absl::MutexLock lock(&mu_);
+    final_progress_ = *std::move(p);
     return *final_progress_;
   }
 
-  // The AM removes the staging directory itself; after a YARN kill nobody else will.
-  void CleanUpStaging() {
-    absl::MutexLock lock(&mu_);
-    if (staging_dir_.empty() || staging_cleaned_) return;
-    staging_cleaned_ = true;
-    auto deleted = cluster_->hdfs->Delete(staging_dir_, /*recursive=*/true);
-    if (!deleted.ok()) TONY_LOG(WARNING) << "removing " << staging_dir_ << ": " << deleted.status();
+  // The AM removes the staging directory itself; after a YARN kill nobody else will. One caller
+  // deletes it, not under mu_; another tries again if the deadline cut it short.
+  void CleanUpStaging(absl::Time deadline) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (staging_dir_.empty() || staging_cleaned_) return;
+      staging_cleaned_ = true;
+    }
+    auto deleted = cluster_->hdfs->Delete(staging_dir_, /*recursive=*/true, deadline);
+    if (deleted.ok()) return;
+    if (absl::IsDeadlineExceeded(deleted.status()) && absl::Now() >= deadline) {
+      absl::MutexLock lock(&mu_);
+      staging_cleaned_ = false;
+      return;
+    }
+    TONY_LOG(WARNING) << "removing " << staging_dir_ << ": " << deleted.status();
   }
 
   const std::shared_ptr<YarnCluster> cluster_;
@@ -471,16 +512,22 @@ class YarnSubmitter : public Submitter {
         bin_dir_(std::move(bin_dir)),
         broker_tls_(broker_tls || cluster_->kerberos) {}
 
+  using Submitter::List;
+  using Submitter::Open;
+  using Submitter::ReadLog;
+
   // In yarn_queries.cc.
-  absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id) override {
-    return OpenYarnApplicationById(cluster_, id);
+  absl::StatusOr<std::unique_ptr<Application>> Open(absl::string_view id,
+                                                    const CallOptions& call) override {
+    return OpenYarnApplicationById(cluster_, id, CallDeadline(call));
   }
-  absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options) override {
-    return ListYarnApplications(*cluster_, options);
+  absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options,
+                                                       const CallOptions& call) override {
+    return ListYarnApplications(*cluster_, options, CallDeadline(call));
   }
   absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
-                                      absl::string_view file) override {
-    return ReadYarnTaskLog(*cluster_, id, task, file);
+                                      absl::string_view file, const CallOptions& call) override {
+    return ReadYarnTaskLog(*cluster_, id, task, file, CallDeadline(call));
   }
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) override {

@@ -79,29 +79,35 @@ std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cl
                                                  std::string staging_dir, int max_attempts = 0,
                                                  std::string tls_cert_pem = "");
 
+// The queries below end by `deadline` (DeadlineExceeded naming what did not answer).
+
 // Submitter::Open for YARN: the secret and staging directory from LocalAppDir() when this user
 // submitted it here.
 absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
-    std::shared_ptr<YarnCluster> cluster, absl::string_view id);
+    std::shared_ptr<YarnCluster> cluster, absl::string_view id,
+    absl::Time deadline = absl::InfiniteFuture());
 
 // Submitter::List for YARN: applications tagged as libtony's, and those of the application types
 // libtony uses (jobs submitted before the tag existed).
-absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnCluster& cluster,
-                                                                     const ListOptions& options);
+absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(
+    const YarnCluster& cluster, const ListOptions& options,
+    absl::Time deadline = absl::InfiniteFuture());
 
 // The task containers the AM recorded for `id` (the history file in the job user's home).
-absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnCluster& cluster,
-                                                                  absl::string_view id);
+absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(
+    const YarnCluster& cluster, absl::string_view id, absl::Time deadline = absl::InfiniteFuture());
 
 // One log file of one container from its NodeManager, without the header and footer the
 // NodeManager wraps around finished containers' files. `file` as the task knows it ("stdout"
 // of the AM is its tony-am.stdout). `negotiate`: SPNEGO, for a Kerberos cluster.
 absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
-                                              absl::string_view file, bool negotiate);
+                                              absl::string_view file, bool negotiate,
+                                              absl::Time deadline = absl::InfiniteFuture());
 
 // Submitter::ReadLog for YARN.
 absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
-                                            absl::string_view task, absl::string_view file);
+                                            absl::string_view task, absl::string_view file,
+                                            absl::Time deadline = absl::InfiniteFuture());
 
 }  // namespace tony::submit
 

@@ -390,7 +390,12 @@ class FakeYarnClient : public YarnClient {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id) override {
+  using YarnClient::GetApplicationReport;
+  using YarnClient::KillApplication;
+  using YarnClient::ListApplications;
+
+  absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id,
+                                                         absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     auto it = cluster_->apps_.find(id.id);
     if (it == cluster_->apps_.end()) {
@@ -402,7 +407,8 @@ class FakeYarnClient : public YarnClient {
     return r;
   }
 
-  absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics) override {
+  absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics,
+                               absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     auto it = cluster_->apps_.find(id.id);
     if (it == cluster_->apps_.end()) {
@@ -416,8 +422,8 @@ class FakeYarnClient : public YarnClient {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::vector<ApplicationReport>> ListApplications(
-      const ApplicationFilter& filter) override {
+  absl::StatusOr<std::vector<ApplicationReport>> ListApplications(const ApplicationFilter& filter,
+                                                                  absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     std::vector<ApplicationReport> out;
     for (const auto& [id, r] : cluster_->apps_) {

@@ -59,37 +59,45 @@ class RpcYarnClient : public YarnClient {
     }
   }
 
-  absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id) override {
+  using YarnClient::GetApplicationReport;
+  using YarnClient::KillApplication;
+  using YarnClient::ListApplications;
+
+  absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id,
+                                                         absl::Time deadline) override {
     pb::GetApplicationReportRequestProto req;
     *req.mutable_application_id() = ToProto(id);
     pb::GetApplicationReportResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("getApplicationReport", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("getApplicationReport", req, &resp, deadline));
     return FromProto(resp.application_report());
   }
 
-  absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics) override {
+  absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics,
+                               absl::Time call_deadline) override {
     pb::KillApplicationRequestProto req;
     *req.mutable_application_id() = ToProto(id);
     if (!diagnostics.empty()) req.set_diagnostics(diagnostics);
-    absl::Time deadline = absl::Now() + options_.state_change_timeout;
+    const absl::Time start = absl::Now();
+    const absl::Time deadline = std::min(call_deadline, start + options_.state_change_timeout);
     absl::Duration pause = absl::Milliseconds(50);
     while (true) {
       // The RM answers at once and kills asynchronously; ask again until it says done.
       pb::KillApplicationResponseProto resp;
-      TONY_RETURN_IF_ERROR(Call("forceKillApplication", req, &resp));
+      TONY_RETURN_IF_ERROR(Call("forceKillApplication", req, &resp, call_deadline));
       if (resp.is_kill_completed()) return absl::OkStatus();
       if (absl::Now() + pause > deadline) {
         return absl::DeadlineExceededError(
             absl::StrCat("kill of ", id.ToString(), " not complete after ",
-                         absl::FormatDuration(options_.state_change_timeout)));
+                         absl::FormatDuration(absl::Now() - start),
+                         " (the ResourceManager kills asynchronously)"));
       }
       absl::SleepFor(pause);
       pause = std::min(pause * 2, absl::Milliseconds(500));
     }
   }
 
-  absl::StatusOr<std::vector<ApplicationReport>> ListApplications(
-      const ApplicationFilter& filter) override {
+  absl::StatusOr<std::vector<ApplicationReport>> ListApplications(const ApplicationFilter& filter,
+                                                                  absl::Time deadline) override {
     pb::GetApplicationsRequestProto req;
     for (auto s : filter.states) {
       req.add_application_states(static_cast<pb::YarnApplicationStateProto>(s));
@@ -101,7 +109,7 @@ class RpcYarnClient : public YarnClient {
     if (!filter.name.empty()) req.set_name(filter.name);
     if (filter.limit > 0) req.set_limit(filter.limit);
     pb::GetApplicationsResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("getApplications", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("getApplications", req, &resp, deadline));
     std::vector<ApplicationReport> out;
     for (const auto& a : resp.applications()) out.push_back(FromProto(a));
     return out;
@@ -177,10 +185,17 @@ class RpcYarnClient : public YarnClient {
     for (const auto& c : p.childqueues()) AddQueue(c, path, out);
   }
 
+  // Within call_timeout and `deadline`.
   absl::Status Call(absl::string_view method, const google::protobuf::MessageLite& req,
-                    google::protobuf::MessageLite* resp) {
+                    google::protobuf::MessageLite* resp,
+                    absl::Time deadline = absl::InfiniteFuture()) {
     ipc::CallOptions co;
-    co.timeout = options_.call_timeout;
+    co.timeout = std::min(options_.call_timeout, deadline - absl::Now());
+    // Zero would mean the channel's default: a passed deadline ends the call here.
+    if (co.timeout <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(method, ": the deadline passed before the ResourceManager was asked"));
+    }
     return channel_->Call(method, req, resp, co);
   }
 

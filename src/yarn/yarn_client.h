@@ -42,12 +42,25 @@ class YarnClient {
   // Submits, then waits until the RM has accepted and saved the application (state SUBMITTED or
   // later), as Hadoop's client does, so a failover right after cannot lose it.
   virtual absl::Status SubmitApplication(const ApplicationSubmissionContext& context) = 0;
+  // The next three end by `deadline` too (the convenience overloads: only by the options'
+  // timeouts), with DeadlineExceeded naming the ResourceManager.
   // NotFound (ApplicationNotFoundException) for unknown ids.
-  virtual absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id) = 0;
+  virtual absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id,
+                                                                 absl::Time deadline) = 0;
+  absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id) {
+    return GetApplicationReport(id, absl::InfiniteFuture());
+  }
   // Asks the RM to kill and waits until it reports the kill complete (or the timeout).
-  virtual absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics) = 0;
+  virtual absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics,
+                                       absl::Time deadline) = 0;
+  absl::Status KillApplication(const ApplicationId& id, const std::string& diagnostics) {
+    return KillApplication(id, diagnostics, absl::InfiniteFuture());
+  }
   virtual absl::StatusOr<std::vector<ApplicationReport>> ListApplications(
-      const ApplicationFilter& filter) = 0;
+      const ApplicationFilter& filter, absl::Time deadline) = 0;
+  absl::StatusOr<std::vector<ApplicationReport>> ListApplications(const ApplicationFilter& filter) {
+    return ListApplications(filter, absl::InfiniteFuture());
+  }
   // Nodes in the given states (empty: RUNNING only, like `yarn node -list`).
   virtual absl::StatusOr<std::vector<NodeReport>> ListNodes(
       const std::vector<NodeState>& states) = 0;

@@ -70,5 +70,40 @@ TEST(SubprocessTest, TheReaperFollowsSeveralChildrenAndTakesFinishedOnes) {
   ReapInBackground(nullptr);
 }
 
+// An owned reaper: Stop() joins its thread and keeps the children still running; Start() again
+// reaps them once they exit.
+TEST(ChildReaperTest, StopJoinsAndKeepsRunningChildrenForTheNextStart) {
+  ChildReaper reaper;
+  ASSERT_TRUE(reaper.Start().ok());
+  ASSERT_TRUE(reaper.Start().ok());  // already running
+  auto child = SpawnShell("exec sleep 600");
+  ASSERT_TRUE(child.ok()) << child.status();
+  const pid_t pid = (*child)->pid();
+  reaper.Adopt(std::move(*child));
+  reaper.Stop();
+  reaper.Stop();  // harmless
+  EXPECT_EQ(reaper.pending(), 1u);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  // Not reaped while stopped: the child stays a zombie.
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  while (ProcState(pid) != 'Z' && absl::Now() < until) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(ProcState(pid), 'Z');
+  ASSERT_TRUE(reaper.Start().ok());
+  EXPECT_TRUE(GoneWithin(pid, absl::Seconds(30))) << "state " << ProcState(pid);
+  reaper.Stop();
+  EXPECT_EQ(reaper.pending(), 0u);
+}
+
+TEST(ChildReaperTest, DestroyingAStartedReaperJoinsItsThread) {
+  auto child = SpawnShell("exit 0");
+  ASSERT_TRUE(child.ok()) << child.status();
+  {
+    ChildReaper reaper;
+    ASSERT_TRUE(reaper.Start().ok());
+    reaper.Adopt(std::move(*child));
+    reaper.Adopt(nullptr);
+  }
+}
+
 }  // namespace
 }  // namespace tony

@@ -309,7 +309,7 @@ TEST_F(LocalJobTest, DestroyingARunningApplicationLeavesNoZombieAm) {
 }
 
 // Application promises thread-safety: Wait, Status and Kill from several threads at once.
-// Status must keep answering while another thread is in Kill's reaping.
+// Status must keep answering while other threads are in Kill's reaping.
 TEST_F(LocalJobTest, ConcurrentWaitStatusAndKill) {
   JobSpec spec;
   spec.job_types = {Job("worker", 2)};
@@ -338,14 +338,17 @@ TEST_F(LocalJobTest, ConcurrentWaitStatusAndKill) {
     absl::SleepFor(absl::Milliseconds(50));  // a caller's own polling, not synchronisation
   }
   ASSERT_EQ(running_seen.load(), 2);
+  // Two killers: one reaps the AM, the other waits for it (and a deadline-bound status goes on).
   auto killer = std::async(std::launch::async, [app] { return app->Kill(); });
+  auto second_killer = std::async(std::launch::async, [app] { return app->Kill(); });
   int statuses = 0;
   while (killer.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
-    auto s = app->Status();  // never blocked behind the kill
+    auto s = app->Status({.timeout = absl::Seconds(30)});  // never blocked behind the kill
     ASSERT_TRUE(s.ok()) << s.status();
     ++statuses;
   }
   ASSERT_TRUE(killer.get().ok());
+  ASSERT_TRUE(second_killer.get().ok());
   EXPECT_GT(statuses, 0);
   for (auto& w : waiters) {
     auto final = w.get();

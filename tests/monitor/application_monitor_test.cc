@@ -23,8 +23,11 @@ class ScriptedApplication : public Application {
  public:
   ScriptedApplication(std::string id, std::vector<AppState> states)
       : id_(std::move(id)), states_(std::move(states)) {}
+  using Application::Kill;
+  using Application::Status;
+
   const std::string& id() const override { return id_; }
-  absl::StatusOr<ApplicationStatus> Status() override {
+  absl::StatusOr<ApplicationStatus> Status(const CallOptions&) override {
     absl::MutexLock lock(&mu_);
     ApplicationStatus s;
     s.id = id_;
@@ -40,7 +43,7 @@ class ScriptedApplication : public Application {
     s.state = states_.back();
     return s;
   }
-  absl::Status Kill() override { return absl::OkStatus(); }
+  absl::Status Kill(const CallOptions&) override { return absl::OkStatus(); }
   size_t calls() {
     absl::MutexLock lock(&mu_);
     return calls_;
