@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
+#include "common/unique_fd.h"
 
 namespace tony::am {
 
@@ -133,18 +134,18 @@ bool Listening(const std::string& address) {
   bool ok = false;
   for (addrinfo* a = found; a != nullptr && !ok; a = a->ai_next) {
     // Non-blocking, so that a host dropping packets costs a second, not TCP's minutes.
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+    UniqueFd fd(
+        ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+    if (!fd.valid()) continue;
+    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) {
       ok = true;
     } else if (errno == EINPROGRESS) {
-      pollfd pfd{fd, POLLOUT, 0};
+      pollfd pfd{fd.get(), POLLOUT, 0};
       int err = 0;
       socklen_t len = sizeof(err);
-      ok = ::poll(&pfd, 1, 1000) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
-           err == 0;
+      ok = ::poll(&pfd, 1, 1000) == 1 &&
+           ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
     }
-    ::close(fd);
   }
   ::freeaddrinfo(found);
   return ok;

@@ -37,6 +37,7 @@
 #include "common/proc.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "common/unique_fd.h"
 #include "executor/am_locator.h"
 #include "executor/gpu_devices.h"
 #include "executor/line_tail.h"
@@ -67,17 +68,6 @@ std::string Hostname() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "127.0.0.1";
   return buf;
-}
-
-// Writes all of `data` to `fd`, dropping it on errors (a full disk must not stop the task).
-void WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
 }
 
 // Whether `found` is an AM attempt to move to from the one at `current` (attempt `*known`, 0 while
@@ -352,7 +342,8 @@ int RunExecutor(const ExecutorConfig& config) {
   sigaddset(&signals, SIGCHLD);
   sigaddset(&signals, SIGHUP);
   ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  int sigfd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  UniqueFd owned_sigfd(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  const int sigfd = owned_sigfd.get();
   if (sigfd < 0) {
     // Without it SIGTERM would stay blocked and never reach the task: refuse to start.
     TONY_LOG(ERROR) << task_name << ": signalfd: " << std::strerror(errno);
@@ -425,6 +416,8 @@ int RunExecutor(const ExecutorConfig& config) {
   absl::Notification registered;
   int done_pipe[2];
   if (::pipe2(done_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
+  UniqueFd done_read(done_pipe[0]);
+  UniqueFd done_write(done_pipe[1]);
   // A margin over the job's registration deadline: the broker fails the registration itself.
   const absl::Duration registration_timeout = spec->timeouts.registration + absl::Minutes(1);
   std::thread registration([&] {
@@ -451,11 +444,10 @@ int RunExecutor(const ExecutorConfig& config) {
       }
     }
     registered.Notify();
-    char c = 1;
-    WriteAll(done_pipe[1], &c, 1);
+    WriteAll(done_write.get(), "x", "the executor's pipe").IgnoreError();
   });
   while (!registered.HasBeenNotified()) {
-    pollfd fds[2] = {{done_pipe[0], POLLIN, 0}, {sigfd, POLLIN, 0}};
+    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {sigfd, POLLIN, 0}};
     ::poll(fds, 2, -1);
     signalfd_siginfo si;
     while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
@@ -467,8 +459,8 @@ int RunExecutor(const ExecutorConfig& config) {
     }
   }
   registration.join();
-  ::close(done_pipe[0]);
-  ::close(done_pipe[1]);
+  done_read.Reset();
+  done_write.Reset();
   if (!cluster.ok()) {
     TONY_LOG(ERROR) << task_name << ": registration failed: " << cluster.status();
     return kExecutorFailure;
@@ -505,9 +497,11 @@ int RunExecutor(const ExecutorConfig& config) {
   int restarts = 0;
 
   int stderr_copy = STDERR_FILENO;  // where the task's stderr is tee'd
+  UniqueFd stderr_file;
   if (!config.log_dir.empty()) {
     std::string err_path = config.log_dir + "/stderr";
-    stderr_copy = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    stderr_file.Reset(::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    stderr_copy = stderr_file.get();
     if (stderr_copy < 0) {
       TONY_LOG(ERROR) << "cannot open " << err_path << ": " << strerror(errno);
       return kExecutorFailure;
@@ -529,10 +523,12 @@ int RunExecutor(const ExecutorConfig& config) {
     options.parent_death_signal = SIGKILL;
     int err_pipe[2];
     if (::pipe2(err_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
-    options.stderr_fd = err_pipe[1];
+    UniqueFd err_read(err_pipe[0]);
+    UniqueFd err_write(err_pipe[1]);
+    options.stderr_fd = err_write.get();
     if (!config.log_dir.empty()) options.stdout_path = config.log_dir + "/stdout";
     absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(options);
-    ::close(err_pipe[1]);
+    err_write.Reset();  // the child's copy only: EOF when the task (and its children) close it
     if (!child.ok()) {
       TONY_LOG(ERROR) << task_name << ": cannot start the task: " << child.status();
       heartbeater.client()
@@ -621,7 +617,7 @@ int RunExecutor(const ExecutorConfig& config) {
         signal_task(SIGKILL);
         kill_at.reset();
       }
-      pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_pipe[0] : -1, POLLIN, 0}};
+      pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_read.get() : -1, POLLIN, 0}};
       // Short while the port is held (to see the task bind it) or a deadline is near.
       int timeout_ms = kill_at || exit_code ? 100 : 1000;
       if (reservation->held()) {
@@ -631,9 +627,11 @@ int RunExecutor(const ExecutorConfig& config) {
       }
       ::poll(fds, 2, timeout_ms);
       if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-        ssize_t n = ::read(err_pipe[0], buf, sizeof(buf));
+        ssize_t n = ::read(err_read.get(), buf, sizeof(buf));
         if (n > 0) {
-          WriteAll(stderr_copy, buf, static_cast<size_t>(n));
+          // Dropped on errors: a full disk must not stop the task.
+          WriteAll(stderr_copy, absl::string_view(buf, static_cast<size_t>(n)), "the task's stderr")
+              .IgnoreError();
           tail.Append(absl::string_view(buf, static_cast<size_t>(n)));
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
           stderr_open = false;
@@ -659,7 +657,7 @@ int RunExecutor(const ExecutorConfig& config) {
     } else {
       ::kill(-pid, SIGKILL);
     }
-    ::close(err_pipe[0]);
+    err_read.Reset();
     last_exit = exit_code ? *exit_code : kExecutorFailure;
     if (!restartable || stopping || last_exit == 0 || restarts >= kMaxTensorBoardRestarts) break;
     // Backoff 1 s, 2 s, 4 s; a stop meanwhile ends it.
@@ -680,7 +678,7 @@ int RunExecutor(const ExecutorConfig& config) {
     }
     if (stopping) break;
   }
-  if (stderr_copy != STDERR_FILENO) ::close(stderr_copy);
+  stderr_file.Reset();
   heartbeater.Stop();
   reservation->Release();
   TONY_LOG(INFO) << task_name << ": task exited with code " << last_exit;
@@ -702,7 +700,6 @@ int RunExecutor(const ExecutorConfig& config) {
   }
   if (!reported.ok()) TONY_LOG(WARNING) << "could not report the exit: " << reported;
   TONY_LOG(INFO) << "TONY_RSS executor " << PeakRssKb();
-  if (sigfd >= 0) ::close(sigfd);
   return last_exit;
 }
 
