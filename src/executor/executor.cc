@@ -256,6 +256,74 @@ void DropStartupCode() {
   ::fclose(maps);
 }
 
+// Blocks the signals the executor acts on, before any thread starts so that every thread
+// inherits the mask, and returns the signalfd that takes them.
+absl::StatusOr<UniqueFd> TakeSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGCHLD);
+  sigaddset(&signals, SIGHUP);
+  // pthread_sigmask returns the error number rather than setting errno.
+  if (int rc = ::pthread_sigmask(SIG_BLOCK, &signals, nullptr); rc != 0) {
+    return absl::InternalError(absl::StrCat("pthread_sigmask: ", std::strerror(rc)));
+  }
+  UniqueFd fd(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("signalfd: ", std::strerror(errno)));
+  return fd;
+}
+
+// The job spec: the file given, or (on YARN) the one in the container's credentials, written
+// where it was localized before it rode in the credentials, since tasks may read it.
+absl::StatusOr<JobSpec> LoadSpec(const ExecutorConfig& config) {
+  std::string spec_file = config.spec_file;
+  if (spec_file.empty()) {
+    absl::StatusOr<std::string> yaml =
+        broker::SecretKeyFromTokenFile(config.token_file, submit::kSpecCredentialAlias);
+    absl::Status written =
+        yaml.ok() ? broker::WriteSecretFile(submit::kSpecLink, *yaml) : yaml.status();
+    if (!written.ok()) {
+      return absl::Status(written.code(), absl::StrCat("no job spec: ", written.message()));
+    }
+    spec_file = submit::kSpecLink;
+  }
+  return LoadJobSpecFile(spec_file);
+}
+
+// This executor's task of `spec`, which must have a command.
+absl::StatusOr<TaskSpec> FindTask(const JobSpec& spec, const ExecutorConfig& config) {
+  for (TaskSpec& t : ResolveTasks(spec)) {
+    if (t.job_name != config.job_name || t.index != config.task_index) continue;
+    if (t.command.empty()) return absl::NotFoundError("the job spec has no command for the task");
+    return std::move(t);
+  }
+  return absl::NotFoundError("the job spec has no such task");
+}
+
+// Reports the task's exit to the AM. When that fails and `next_attempt_within` is not zero, looks
+// that long for a next AM attempt and reports to it.
+void ReportExit(const ExecutorConfig& config, int exit_code, const std::string& tail,
+                const std::string& address, absl::Duration next_attempt_within,
+                Heartbeater* heartbeater) {
+  absl::Status reported = heartbeater->client()->ReportExit(config.job_name, config.task_index,
+                                                            exit_code, tail, address);
+  if (!reported.ok() && next_attempt_within > absl::ZeroDuration()) {
+    TONY_LOG(WARNING) << "could not report the exit: " << reported
+                      << "; looking for a new ApplicationMaster attempt";
+    for (absl::Time deadline = absl::Now() + next_attempt_within;
+         !reported.ok() && absl::Now() < deadline;) {
+      if (heartbeater->MoveToNewAttempt(/*task_running=*/false)) {
+        reported = heartbeater->client()->ReportExit(config.job_name, config.task_index, exit_code,
+                                                     tail, address);
+      } else {
+        absl::SleepFor(absl::Seconds(2));
+      }
+    }
+  }
+  if (!reported.ok()) TONY_LOG(WARNING) << "could not report the exit: " << reported;
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
@@ -333,52 +401,19 @@ int RunExecutor(const ExecutorConfig& config) {
   ::mallopt(M_ARENA_MAX, 1);
   const std::string task_name = absl::StrCat(config.job_name, ":", config.task_index);
 
-  // Signals are taken synchronously through a signalfd; blocked before any thread starts so
-  // every thread inherits the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGCHLD);
-  sigaddset(&signals, SIGHUP);
-  ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  UniqueFd owned_sigfd(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
-  const int sigfd = owned_sigfd.get();
-  if (sigfd < 0) {
+  absl::StatusOr<UniqueFd> owned_sigfd = TakeSignals();
+  if (!owned_sigfd.ok()) {
     // Without it SIGTERM would stay blocked and never reach the task: refuse to start.
-    TONY_LOG(ERROR) << task_name << ": signalfd: " << std::strerror(errno);
+    TONY_LOG(ERROR) << task_name << ": " << owned_sigfd.status();
     return kExecutorFailure;
   }
+  const int sigfd = owned_sigfd->get();
   ::signal(SIGPIPE, SIG_IGN);
 
-  std::string spec_file = config.spec_file;
-  if (spec_file.empty()) {
-    // Written where it was localized before it rode in the credentials: tasks may read it.
-    absl::StatusOr<std::string> yaml =
-        broker::SecretKeyFromTokenFile(config.token_file, submit::kSpecCredentialAlias);
-    absl::Status written =
-        yaml.ok() ? broker::WriteSecretFile(submit::kSpecLink, *yaml) : yaml.status();
-    if (!written.ok()) {
-      TONY_LOG(ERROR) << task_name << ": no job spec: " << written;
-      return kExecutorFailure;
-    }
-    spec_file = submit::kSpecLink;
-  }
-  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(spec_file);
-  if (!spec.ok()) {
-    TONY_LOG(ERROR) << task_name << ": " << spec.status();
-    return kExecutorFailure;
-  }
-  std::optional<TaskSpec> task;
-  for (TaskSpec& t : ResolveTasks(*spec)) {
-    if (t.job_name == config.job_name && t.index == config.task_index) task = std::move(t);
-  }
-  if (!task) {
-    TONY_LOG(ERROR) << "the job spec has no task " << task_name;
-    return kExecutorFailure;
-  }
-  if (task->command.empty()) {
-    TONY_LOG(ERROR) << "the job spec has no command for " << task_name;
+  absl::StatusOr<JobSpec> spec = LoadSpec(config);
+  absl::StatusOr<TaskSpec> task = spec.ok() ? FindTask(*spec, config) : spec.status();
+  if (!task.ok()) {
+    TONY_LOG(ERROR) << task_name << ": " << task.status();
     return kExecutorFailure;
   }
   const bool hold_port = config.hold_port >= 0 ? config.hold_port == 1
@@ -682,23 +717,11 @@ int RunExecutor(const ExecutorConfig& config) {
   heartbeater.Stop();
   reservation->Release();
   TONY_LOG(INFO) << task_name << ": task exited with code " << last_exit;
-  absl::Status reported = heartbeater.client()->ReportExit(config.job_name, config.task_index,
-                                                           last_exit, tail.Tail(), address);
-  // Its AM went away meanwhile: tell the next attempt, if one comes before the dead-man bound.
-  if (!reported.ok() && locator != nullptr && !stopping) {
-    TONY_LOG(WARNING) << "could not report the exit: " << reported
-                      << "; looking for a new ApplicationMaster attempt";
-    for (absl::Time deadline = absl::Now() + spec->timeouts.am_unreachable;
-         !reported.ok() && absl::Now() < deadline;) {
-      if (heartbeater.MoveToNewAttempt(/*task_running=*/false)) {
-        reported = heartbeater.client()->ReportExit(config.job_name, config.task_index, last_exit,
-                                                    tail.Tail(), address);
-      } else {
-        absl::SleepFor(absl::Seconds(2));
-      }
-    }
-  }
-  if (!reported.ok()) TONY_LOG(WARNING) << "could not report the exit: " << reported;
+  // Its AM may have gone away meanwhile: then the next attempt is told, if one comes before the
+  // dead-man bound.
+  ReportExit(config, last_exit, tail.Tail(), address,
+             locator != nullptr && !stopping ? spec->timeouts.am_unreachable : absl::ZeroDuration(),
+             &heartbeater);
   TONY_LOG(INFO) << "TONY_RSS executor " << PeakRssKb();
   return last_exit;
 }
