@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
+#include "common/unique_fd.h"
 
 namespace tony::am {
 
@@ -133,18 +134,18 @@ bool Listening(const std::string& address) {
   bool ok = false;
   for (addrinfo* a = found; a != nullptr && !ok; a = a->ai_next) {
     // Non-blocking, so that a host dropping packets costs a second, not TCP's minutes.
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+    UniqueFd fd(
+        ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+    if (!fd.valid()) continue;
+    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) {
       ok = true;
     } else if (errno == EINPROGRESS) {
-      pollfd pfd{fd, POLLOUT, 0};
+      pollfd pfd{fd.get(), POLLOUT, 0};
       int err = 0;
       socklen_t len = sizeof(err);
-      ok = ::poll(&pfd, 1, 1000) == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
-           err == 0;
+      ok = ::poll(&pfd, 1, 1000) == 1 &&
+           ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
     }
-    ::close(fd);
   }
   ::freeaddrinfo(found);
   return ok;
@@ -434,6 +435,28 @@ bool ApplicationMaster::AllContainersDone() const {
   return true;
 }
 
+std::optional<absl::Time> ApplicationMaster::TaskState::NextDeadline() const {
+  std::optional<absl::Time> next;
+  auto consider = [&next](absl::Time t) { next = next ? std::min(*next, t) : t; };
+  // A relaunch waits for the old container's end, then for its time.
+  if (restart_pending && container_done) consider(relaunch_at);
+  if (register_by) consider(*register_by);
+  if (exit_held_until) consider(*exit_held_until);
+  return next;
+}
+
+absl::Time ApplicationMaster::NextWakeLocked(absl::Time job_deadline) const {
+  absl::Time wake = job_deadline;
+  for (const std::optional<absl::Time>& d :
+       {stop_deadline_, client_start_deadline_, allocation_deadline_, regang_at_}) {
+    if (d) wake = std::min(wake, *d);
+  }
+  for (const auto& [id, t] : tasks_) {
+    if (std::optional<absl::Time> d = t.NextDeadline()) wake = std::min(wake, *d);
+  }
+  return wake;
+}
+
 absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   const absl::Time start = absl::Now();
   const JobSpec& spec = options_.spec;
@@ -537,16 +560,7 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     std::string abort_reason;
     {
       absl::MutexLock lock(&mu_);
-      absl::Time wake = job_deadline;
-      if (stop_deadline_) wake = std::min(wake, *stop_deadline_);
-      if (client_start_deadline_) wake = std::min(wake, *client_start_deadline_);
-      for (const auto& [id, t] : tasks_) {
-        if (t.restart_pending && t.container_done) wake = std::min(wake, t.relaunch_at);
-        if (t.register_by) wake = std::min(wake, *t.register_by);
-        if (t.exit_held_until) wake = std::min(wake, *t.exit_held_until);
-      }
-      if (allocation_deadline_) wake = std::min(wake, *allocation_deadline_);
-      if (regang_at_) wake = std::min(wake, *regang_at_);
+      const absl::Time wake = NextWakeLocked(job_deadline);
       auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); };
       mu_.AwaitWithDeadline(absl::Condition(&has_events), wake);
       const bool was_final = IsFinal(state_);

@@ -172,6 +172,9 @@ class ApplicationMaster {
     std::optional<absl::Time> exit_held_until;
     int held_exit_code = 0;
     std::string held_tail;
+    // The earliest of this task's deadlines above (relaunch, register_by, exit_held_until) that
+    // Run() must wake up for; none when it waits on nothing but events.
+    std::optional<absl::Time> NextDeadline() const;
   };
   // What a failure of a task leads to under its job type's restart policy.
   enum class Verdict { kNoPolicy, kRelaunch, kFinal, kJobRestart };
@@ -194,6 +197,9 @@ class ApplicationMaster {
   TaskState* Find(absl::string_view job, int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   TaskState* Find(const std::string& task_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ApplicationStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // When Run() must look again without an event: the earliest of `job_deadline`, the job's own
+  // deadlines and every task's NextDeadline().
+  absl::Time NextWakeLocked(absl::Time job_deadline) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ApplicationStatus StatusForBroker();
   std::string RenderStatusPage() const;
   // Waits (up to 5 minutes, until stopped) for TensorBoard at `address` to accept connections,

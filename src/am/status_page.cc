@@ -105,10 +105,10 @@ StatusPage::~StatusPage() { Stop(); }
 
 absl::Status StatusPage::Start() {
   // Non-blocking: a connection reset between poll() and accept() must not block the thread.
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (listen_fd_ < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  listen_fd_.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!listen_fd_.valid()) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  ::setsockopt(listen_fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(options_.port));
@@ -116,16 +116,15 @@ absl::Status StatusPage::Start() {
     return absl::InvalidArgumentError(
         absl::StrCat("status page: not an IPv4 address: ", options_.listen_host));
   }
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::listen(listen_fd_, 16) != 0) {
+  if (::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listen_fd_.get(), 16) != 0) {
     std::string why = strerror(errno);
-    ::close(listen_fd_);
-    listen_fd_ = -1;
+    listen_fd_.Reset();
     return absl::UnavailableError(absl::StrCat(
         "status page: cannot listen on ", options_.listen_host, ":", options_.port, ": ", why));
   }
   socklen_t len = sizeof(addr);
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
   thread_ = std::thread([this] { Serve(); });
   return absl::OkStatus();
@@ -134,19 +133,16 @@ absl::Status StatusPage::Start() {
 void StatusPage::Stop() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  listen_fd_ = -1;
+  listen_fd_.Reset();
 }
 
 void StatusPage::Serve() {
   while (!stop_.load()) {
     // Wakes up now and then to notice Stop().
-    pollfd pfd{listen_fd_, POLLIN, 0};
+    pollfd pfd{listen_fd_.get(), POLLIN, 0};
     if (::poll(&pfd, 1, 200) <= 0) continue;
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) continue;
-    Answer(fd);
-    ::close(fd);
+    UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (fd.valid()) Answer(fd.get());
   }
 }
 

@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/unique_fd.h"
 #include "tony/submitter.h"
 
 namespace tony::am {
@@ -69,7 +70,7 @@ class StatusPage {
 
   const StatusPageOptions options_;
   const std::function<std::string()> render_;
-  int listen_fd_ = -1;
+  UniqueFd listen_fd_;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::thread thread_;

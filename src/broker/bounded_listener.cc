@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/unique_fd.h"
 
 namespace tony::broker {
 namespace {
@@ -70,36 +71,35 @@ absl::Status BoundedListener::Bind() {
   }
   absl::Status status = absl::UnavailableError(absl::StrCat("cannot listen on ", address));
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+    UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) {
       status = Errno(absl::StrCat("socket for ", address));
       continue;
     }
     int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 1024) != 0) {
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (::bind(fd.get(), a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd.get(), 1024) != 0) {
       status = Errno(absl::StrCat("listening on ", address));
-      ::close(fd);
       continue;
     }
     sockaddr_storage bound{};
     socklen_t len = sizeof(bound);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+    ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &len);
     port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    listen_fd_ = fd;
+    listen_fd_ = std::move(fd);
     status = absl::OkStatus();
     break;
   }
   freeaddrinfo(found);
   if (!status.ok()) return status;
-  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) return Errno("eventfd");
+  wake_fd_.Reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_fd_.valid()) return Errno("eventfd");
   return absl::OkStatus();
 }
 
 absl::Status BoundedListener::Start() {
-  if (listen_fd_ < 0) return absl::FailedPreconditionError("BoundedListener: Bind() first");
+  if (!listen_fd_.valid()) return absl::FailedPreconditionError("BoundedListener: Bind() first");
   if (thread_.joinable()) return absl::FailedPreconditionError("BoundedListener: started");
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
@@ -108,14 +108,13 @@ absl::Status BoundedListener::Start() {
 void BoundedListener::Stop() {
   if (thread_.joinable()) {
     uint64_t one = 1;
-    if (::write(wake_fd_, &one, sizeof(one)) < 0) {
+    if (::write(wake_fd_.get(), &one, sizeof(one)) < 0) {
       TONY_LOG(WARNING) << "waking the listener: " << strerror(errno);
     }
     thread_.join();
   }
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
-  listen_fd_ = wake_fd_ = -1;
+  listen_fd_.Reset();
+  wake_fd_.Reset();
 }
 
 int64_t BoundedListener::shed() const {
@@ -187,7 +186,7 @@ bool BoundedListener::MakeRoom() {
 }
 
 void BoundedListener::Loop() {
-  pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  pollfd fds[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
   int pause_ms = -1;  // after running out of descriptors, try again a little later
   while (true) {
     int n = ::poll(fds, 2, pause_ms);
@@ -200,7 +199,7 @@ void BoundedListener::Loop() {
     while (true) {
       sockaddr_storage peer{};
       socklen_t peer_len = sizeof(peer);
-      int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_len,
+      int fd = ::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len,
                          SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         int err = errno;
@@ -229,12 +228,12 @@ void BoundedListener::Loop() {
         }
       }
       if (!admit) {
-        ::close(fd);
+        UniqueFd refused(fd);  // closed here: never handed to gRPC
         continue;
       }
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-      options_.handler(listen_fd_, fd);
+      options_.handler(listen_fd_.get(), fd);
     }
   }
 }

@@ -33,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/unique_fd.h"
 
 namespace tony::broker {
 
@@ -85,8 +86,8 @@ class BoundedListener {
   };
 
   const BoundedListenerOptions options_;
-  int listen_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd that ends Loop()
+  UniqueFd listen_fd_;
+  UniqueFd wake_fd_;  // eventfd that ends Loop()
   int port_ = 0;
   std::thread thread_;
   mutable absl::Mutex mu_;

@@ -17,6 +17,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/unique_fd.h"
 #include "ipc/credentials.h"
 
 namespace tony::broker {
@@ -99,28 +100,13 @@ absl::StatusOr<std::string> SecretFromEnvironment() {
 
 absl::Status WriteSecretFile(const std::string& path, absl::string_view secret) {
   ::unlink(path.c_str());
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
     return absl::InternalError(absl::StrCat("cannot create ", path, ": ", strerror(errno)));
   }
-  std::string data = absl::StrCat(secret, "\n");
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return absl::InternalError(absl::StrCat("cannot write ", path, ": ", strerror(err)));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", strerror(errno)));
-  }
-  return absl::OkStatus();
+  absl::Status written = WriteAll(fd.get(), absl::StrCat(secret, "\n"), path);
+  absl::Status closed = fd.Close(path);
+  return written.ok() ? closed : written;
 }
 
 }  // namespace tony::broker

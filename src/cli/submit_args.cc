@@ -228,6 +228,186 @@ absl::StatusOr<std::pair<std::string, std::string>> KeyValue(const RawFlag& flag
   return std::make_pair(flag.value.substr(0, eq), flag.value.substr(eq + 1));
 }
 
+// Loads --spec (a file, or "-" for stdin) into `spec`; the command line then overrides it.
+absl::Status LoadSpecFlag(const std::vector<RawFlag>& flags, JobSpec* spec) {
+  for (const RawFlag& f : flags) {
+    if (std::string(f.def->long_name) != "spec") continue;
+    if (f.value == "-") {
+      // From a pipe: relative paths in it are relative to the current directory.
+      std::stringstream text;
+      text << std::cin.rdbuf();
+      TONY_ASSIGN_OR_RETURN(*spec, ParseJobSpecYaml(text.str(), "<stdin>"));
+    } else {
+      TONY_ASSIGN_OR_RETURN(*spec, LoadJobSpecFile(f.value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// -r: adds or resizes jobs. Before resources, so -c/-m can name any job whatever the order.
+absl::Status ApplyClusterRequirements(const std::vector<RawFlag>& flags, JobSpec* spec) {
+  for (const RawFlag& f : flags) {
+    if (std::string(f.def->long_name) != "cluster_requirement") continue;
+    auto req = spec::ParseClusterRequirement(f.value);
+    if (!req.ok()) return FlagError(*f.def, req.status().message());
+    for (const auto& [job, count] : *req) {
+      JobTypeSpec* jt = spec->FindJobType(job);
+      if (jt == nullptr) {
+        spec->job_types.push_back(JobTypeSpec{});
+        jt = &spec->job_types.back();
+        jt->name = job;
+      }
+      jt->instances = count;
+      // A shrunk job loses overrides of tasks it no longer has.
+      jt->task_resources.erase(jt->task_resources.lower_bound(count), jt->task_resources.end());
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Resource flags in three passes: general, then job level, then task level, so the more
+// specific form wins whatever the order on the command line.
+absl::Status ApplyResourceFlags(const std::vector<RawFlag>& flags, JobSpec* spec) {
+  for (int level = 0; level < 3; ++level) {
+    for (const RawFlag& f : flags) {
+      std::string name = f.def->long_name;
+      if (name != "task_vcores" && name != "task_memory" && name != "task_gpus") continue;
+      auto parsed = spec::ParseResourceAssignments(f.value);
+      if (!parsed.ok()) return FlagError(*f.def, parsed.status().message());
+      for (const spec::ResourceAssignment& a : *parsed) {
+        int a_level = a.job.empty() ? 0 : (a.index ? 2 : 1);
+        if (a_level != level) continue;
+        std::string one = a.job.empty()
+                              ? a.value
+                              : (a.index ? absl::StrCat(a.job, "[", *a.index, "]:", a.value)
+                                         : absl::StrCat(a.job, ":", a.value));
+        TONY_RETURN_IF_ERROR(ApplyResourceFlag({f.def, one}, spec));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Every other flag, in command-line order: a field of the job spec or of the submission.
+absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
+  const std::string name = f.def->long_name;
+  if (name == "input") {
+    spec->input_path = f.value;
+  } else if (name == "output") {
+    spec->output_path = f.value;
+  } else if (name == "script") {
+    spec->script_file = f.value;
+  } else if (name == "tensorboard") {
+    spec->tensorboard = true;
+  } else if (name == "tensorboard_command") {
+    if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+    spec->tensorboard_command = f.value;
+  } else if (name == "python_env") {
+    spec->python_env = f.value;
+  } else if (name == "docker_image") {
+    spec->docker_image = f.value;
+  } else if (name == "queue") {
+    if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+    spec->queue = f.value;
+  } else if (name == "name") {
+    if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+    spec->name = f.value;
+  } else if (name == "client") {
+    spec->client_mode = true;
+  } else if (name == "framework") {
+    auto fw = ParseFramework(f.value);
+    if (!fw.ok()) return FlagError(*f.def, fw.status().message());
+    spec->framework = *fw;
+  } else if (name == "env") {
+    TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
+    spec->env[kv.first] = kv.second;
+  } else if (name == "file") {
+    spec->files.push_back(f.value);
+  } else if (name == "archive") {
+    spec->archives.push_back(f.value);
+  } else if (name == "node_label") {
+    std::vector<std::string> parts = absl::StrSplit(f.value, absl::MaxSplits(':', 1));
+    JobTypeSpec* jt = parts.size() == 2 ? spec->FindJobType(parts[0]) : nullptr;
+    if (jt == nullptr) {
+      return FlagError(*f.def,
+                       absl::StrCat("'", f.value, "' is not <job>:<label> for a job of -r"));
+    }
+    jt->node_label = parts[1];
+  } else if (name == "restart") {
+    size_t colon = f.value.find(':');
+    JobTypeSpec* jt =
+        colon == std::string::npos ? nullptr : spec->FindJobType(f.value.substr(0, colon));
+    if (jt == nullptr) {
+      return FlagError(*f.def,
+                       absl::StrCat("'", f.value, "' does not start with <job>: for a job of -r"));
+    }
+    auto r = spec::ParseRestartFlag(f.value, jt->restart ? &*jt->restart : nullptr);
+    if (!r.ok()) return FlagError(*f.def, r.status().message());
+    jt->restart = r->second;
+  } else if (name == "tag") {
+    spec->tags.push_back(f.value);
+  } else if (name == "max_attempts") {
+    auto v = spec::ParsePositiveInt(f.value);
+    if (!v.ok()) return FlagError(*f.def, v.status().message());
+    spec->max_attempts = *v;
+  } else if (name == "am_memory") {
+    auto v = spec::ParseMemoryMb(f.value);
+    if (!v.ok()) return FlagError(*f.def, v.status().message());
+    spec->am_memory_mb = *v;
+  } else if (name == "am_node_label") {
+    if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+    spec->am_node_label = f.value;
+  } else if (name == "allocation_timeout") {
+    auto v = spec::ParseTimeout(f.value);
+    if (!v.ok()) return FlagError(*f.def, v.status().message());
+    spec->timeouts.allocation = *v;
+  } else if (name == "registration_timeout" || name == "timeout") {
+    auto v = spec::ParseTimeout(f.value);
+    if (!v.ok()) return FlagError(*f.def, v.status().message());
+    (name == "timeout" ? spec->timeouts.job : spec->timeouts.registration) = *v;
+  } else if (name == "local") {
+    if (out->backend == Backend::kYarn) return FlagError(*f.def, "conflicts with --yarn");
+    out->backend = Backend::kLocal;
+  } else if (name == "yarn") {
+    if (out->backend == Backend::kLocal) return FlagError(*f.def, "conflicts with --local");
+    out->backend = Backend::kYarn;
+  } else if (name == "conf_dir") {
+    out->conf_dir = f.value;
+  } else if (name == "broker_tls") {
+    out->broker_tls = true;
+  } else if (name == "principal") {
+    out->principal = f.value;
+  } else if (name == "keytab") {
+    out->keytab = f.value;
+  } else if (name == "define") {
+    TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
+    out->conf_overrides[kv.first] = kv.second;
+  } else if (name == "dry-run") {
+    out->dry_run = true;
+  } else if (name == "dry-run-tasks") {
+    out->dry_run = out->dry_run_tasks = true;
+  } else if (name == "detach") {
+    out->detach = true;
+  } else if (name == "quiet") {
+    out->quiet = true;
+  }
+
+  return absl::OkStatus();
+}
+
+// The positional words: one word is a shell command line, run as is (so ${DTF_TASK_SCRIPT}
+// expands in the task); words after "--", or several words, are the command's argv, each
+// reaching the task as given.
+void SetCommand(const std::vector<std::string>& positional, bool argv_form, JobSpec* spec) {
+  if (positional.size() == 1 && !argv_form) {
+    spec->command = positional[0];
+  } else if (!positional.empty()) {
+    std::vector<std::string> quoted;
+    for (const std::string& word : positional) quoted.push_back(ShellQuote(word));
+    spec->command = absl::StrJoin(quoted, " ");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args) {
@@ -244,172 +424,12 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
   }
   if (out.help || out.version) return out;
 
-  // The file first: every command-line option overrides it.
-  for (const RawFlag& f : flags) {
-    if (std::string(f.def->long_name) == "spec") {
-      if (f.value == "-") {
-        // From a pipe: relative paths in it are relative to the current directory.
-        std::stringstream text;
-        text << std::cin.rdbuf();
-        TONY_ASSIGN_OR_RETURN(out.spec, ParseJobSpecYaml(text.str(), "<stdin>"));
-      } else {
-        TONY_ASSIGN_OR_RETURN(out.spec, LoadJobSpecFile(f.value));
-      }
-    }
-  }
   JobSpec& spec = out.spec;
-
-  // Requirements before resources, so -c/-m can name any job whatever the order.
-  for (const RawFlag& f : flags) {
-    if (std::string(f.def->long_name) != "cluster_requirement") continue;
-    auto req = spec::ParseClusterRequirement(f.value);
-    if (!req.ok()) return FlagError(*f.def, req.status().message());
-    for (const auto& [job, count] : *req) {
-      JobTypeSpec* jt = spec.FindJobType(job);
-      if (jt == nullptr) {
-        spec.job_types.push_back(JobTypeSpec{});
-        jt = &spec.job_types.back();
-        jt->name = job;
-      }
-      jt->instances = count;
-      // A shrunk job loses overrides of tasks it no longer has.
-      jt->task_resources.erase(jt->task_resources.lower_bound(count), jt->task_resources.end());
-    }
-  }
-
-  // Resource flags in three passes: general, then job level, then task level, so the more
-  // specific form wins whatever the order on the command line.
-  for (int level = 0; level < 3; ++level) {
-    for (const RawFlag& f : flags) {
-      std::string name = f.def->long_name;
-      if (name != "task_vcores" && name != "task_memory" && name != "task_gpus") continue;
-      auto parsed = spec::ParseResourceAssignments(f.value);
-      if (!parsed.ok()) return FlagError(*f.def, parsed.status().message());
-      for (const spec::ResourceAssignment& a : *parsed) {
-        int a_level = a.job.empty() ? 0 : (a.index ? 2 : 1);
-        if (a_level != level) continue;
-        std::string one = a.job.empty()
-                              ? a.value
-                              : (a.index ? absl::StrCat(a.job, "[", *a.index, "]:", a.value)
-                                         : absl::StrCat(a.job, ":", a.value));
-        TONY_RETURN_IF_ERROR(ApplyResourceFlag({f.def, one}, &spec));
-      }
-    }
-  }
-
-  for (const RawFlag& f : flags) {
-    const std::string name = f.def->long_name;
-    if (name == "input") {
-      spec.input_path = f.value;
-    } else if (name == "output") {
-      spec.output_path = f.value;
-    } else if (name == "script") {
-      spec.script_file = f.value;
-    } else if (name == "tensorboard") {
-      spec.tensorboard = true;
-    } else if (name == "tensorboard_command") {
-      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
-      spec.tensorboard_command = f.value;
-    } else if (name == "python_env") {
-      spec.python_env = f.value;
-    } else if (name == "docker_image") {
-      spec.docker_image = f.value;
-    } else if (name == "queue") {
-      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
-      spec.queue = f.value;
-    } else if (name == "name") {
-      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
-      spec.name = f.value;
-    } else if (name == "client") {
-      spec.client_mode = true;
-    } else if (name == "framework") {
-      auto fw = ParseFramework(f.value);
-      if (!fw.ok()) return FlagError(*f.def, fw.status().message());
-      spec.framework = *fw;
-    } else if (name == "env") {
-      TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
-      spec.env[kv.first] = kv.second;
-    } else if (name == "file") {
-      spec.files.push_back(f.value);
-    } else if (name == "archive") {
-      spec.archives.push_back(f.value);
-    } else if (name == "node_label") {
-      std::vector<std::string> parts = absl::StrSplit(f.value, absl::MaxSplits(':', 1));
-      JobTypeSpec* jt = parts.size() == 2 ? spec.FindJobType(parts[0]) : nullptr;
-      if (jt == nullptr) {
-        return FlagError(*f.def,
-                         absl::StrCat("'", f.value, "' is not <job>:<label> for a job of -r"));
-      }
-      jt->node_label = parts[1];
-    } else if (name == "restart") {
-      size_t colon = f.value.find(':');
-      JobTypeSpec* jt =
-          colon == std::string::npos ? nullptr : spec.FindJobType(f.value.substr(0, colon));
-      if (jt == nullptr) {
-        return FlagError(
-            *f.def, absl::StrCat("'", f.value, "' does not start with <job>: for a job of -r"));
-      }
-      auto r = spec::ParseRestartFlag(f.value, jt->restart ? &*jt->restart : nullptr);
-      if (!r.ok()) return FlagError(*f.def, r.status().message());
-      jt->restart = r->second;
-    } else if (name == "tag") {
-      spec.tags.push_back(f.value);
-    } else if (name == "max_attempts") {
-      auto v = spec::ParsePositiveInt(f.value);
-      if (!v.ok()) return FlagError(*f.def, v.status().message());
-      spec.max_attempts = *v;
-    } else if (name == "am_memory") {
-      auto v = spec::ParseMemoryMb(f.value);
-      if (!v.ok()) return FlagError(*f.def, v.status().message());
-      spec.am_memory_mb = *v;
-    } else if (name == "am_node_label") {
-      if (f.value.empty()) return FlagError(*f.def, "must not be empty");
-      spec.am_node_label = f.value;
-    } else if (name == "allocation_timeout") {
-      auto v = spec::ParseTimeout(f.value);
-      if (!v.ok()) return FlagError(*f.def, v.status().message());
-      spec.timeouts.allocation = *v;
-    } else if (name == "registration_timeout" || name == "timeout") {
-      auto v = spec::ParseTimeout(f.value);
-      if (!v.ok()) return FlagError(*f.def, v.status().message());
-      (name == "timeout" ? spec.timeouts.job : spec.timeouts.registration) = *v;
-    } else if (name == "local") {
-      if (out.backend == Backend::kYarn) return FlagError(*f.def, "conflicts with --yarn");
-      out.backend = Backend::kLocal;
-    } else if (name == "yarn") {
-      if (out.backend == Backend::kLocal) return FlagError(*f.def, "conflicts with --local");
-      out.backend = Backend::kYarn;
-    } else if (name == "conf_dir") {
-      out.conf_dir = f.value;
-    } else if (name == "broker_tls") {
-      out.broker_tls = true;
-    } else if (name == "principal") {
-      out.principal = f.value;
-    } else if (name == "keytab") {
-      out.keytab = f.value;
-    } else if (name == "define") {
-      TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
-      out.conf_overrides[kv.first] = kv.second;
-    } else if (name == "dry-run") {
-      out.dry_run = true;
-    } else if (name == "dry-run-tasks") {
-      out.dry_run = out.dry_run_tasks = true;
-    } else if (name == "detach") {
-      out.detach = true;
-    } else if (name == "quiet") {
-      out.quiet = true;
-    }
-  }
-
-  // One word is a shell command line, run as is (so ${DTF_TASK_SCRIPT} expands in the task).
-  // Words after "--", or several words, are the command's argv: each reaches the task as given.
-  if (positional.size() == 1 && !argv_form) {
-    spec.command = positional[0];
-  } else if (!positional.empty()) {
-    std::vector<std::string> quoted;
-    for (const std::string& word : positional) quoted.push_back(ShellQuote(word));
-    spec.command = absl::StrJoin(quoted, " ");
-  }
+  TONY_RETURN_IF_ERROR(LoadSpecFlag(flags, &spec));
+  TONY_RETURN_IF_ERROR(ApplyClusterRequirements(flags, &spec));
+  TONY_RETURN_IF_ERROR(ApplyResourceFlags(flags, &spec));
+  for (const RawFlag& f : flags) TONY_RETURN_IF_ERROR(ApplyFlag(f, &spec, &out));
+  SetCommand(positional, argv_form, &spec);
   TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
   for (const std::string& w : JobSpecWarnings(spec)) TONY_LOG(WARNING) << w;
   if (spec.client_mode && out.detach && !out.dry_run) {

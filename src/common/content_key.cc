@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/unique_fd.h"
 
 namespace tony {
 namespace {
@@ -98,22 +99,19 @@ absl::StatusOr<std::string> FileContentKey(const std::string& path) {
     absl::MutexLock lock(&memo_mu);
     if (auto it = Memo().find(*id); it != Memo().end()) return it->second;
   }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", strerror(errno)));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", strerror(errno)));
   ContentHasher hasher;
   std::vector<char> buf(1 << 20);
   while (true) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
+    ssize_t n = ::read(fd.get(), buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      return absl::DataLossError(absl::StrCat("reading ", path, ": ", strerror(e)));
-    }
+    if (n < 0) return absl::DataLossError(absl::StrCat("reading ", path, ": ", strerror(errno)));
     if (n == 0) break;
     hasher.Update(buf.data(), static_cast<size_t>(n));
   }
-  ::close(fd);
+  fd.Reset();
   std::string key = hasher.Finish();
   absl::MutexLock lock(&memo_mu);
   Memo()[*id] = key;

@@ -12,24 +12,13 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/unique_fd.h"
 
 namespace tony {
 namespace {
 
 absl::Status Errno(absl::string_view what, const std::string& path) {
   return absl::InternalError(absl::StrCat(what, " ", path, ": ", strerror(errno)));
-}
-
-absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Errno("cannot write", path);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -47,54 +36,43 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
 
 absl::StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO would otherwise wait for a writer.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
     if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("no file ", path));
     return Errno("cannot read", path);
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    absl::Status s = Errno("cannot stat", path);
-    ::close(fd);
-    return s;
-  }
+  if (::fstat(fd.get(), &st) != 0) return Errno("cannot stat", path);
   if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
     return absl::FailedPreconditionError(
         absl::StrCat(path, " is ", S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
   }
   if (st.st_size > max_bytes) {
-    ::close(fd);
     return absl::OutOfRangeError(
         absl::StrCat(path, " has ", st.st_size, " bytes, more than ", max_bytes));
   }
   std::string data;
   char buf[65536];
   while (true) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      absl::Status s = Errno("cannot read", path);
-      ::close(fd);
-      return s;
-    }
+    if (n < 0) return Errno("cannot read", path);
     if (n == 0) break;
     data.append(buf, static_cast<size_t>(n));
     if (static_cast<int64_t>(data.size()) > max_bytes) {  // it may have grown since fstat
-      ::close(fd);
       return absl::OutOfRangeError(absl::StrCat(path, " is larger than ", max_bytes, " bytes"));
     }
   }
-  ::close(fd);
   return data;
 }
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, int mode) {
   std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Errno("cannot create", tmp);
-  absl::Status status = WriteAll(fd, contents, tmp);
-  if (::close(fd) != 0 && status.ok()) status = Errno("cannot write", tmp);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!fd.valid()) return Errno("cannot create", tmp);
+  absl::Status status = WriteAll(fd.get(), contents, tmp);
+  absl::Status closed = fd.Close(tmp);
+  if (status.ok()) status = closed;
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) status = Errno("cannot rename", tmp);
   if (!status.ok()) ::unlink(tmp.c_str());
   return status;
@@ -120,30 +98,23 @@ absl::Status MakeDirectories(const std::string& path, int mode) {
 }
 
 absl::Status CopyFile(const std::string& from, const std::string& to) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return Errno("cannot read", from);
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return Errno("cannot read", from);
   struct stat st;
-  if (::fstat(in, &st) != 0) {
-    ::close(in);
-    return Errno("cannot stat", from);
-  }
-  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
-  if (out < 0) {
-    ::close(in);
-    return Errno("cannot create", to);
-  }
+  if (::fstat(in.get(), &st) != 0) return Errno("cannot stat", from);
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777));
+  if (!out.valid()) return Errno("cannot create", to);
   char buf[65536];
   absl::Status status;
   while (status.ok()) {
-    ssize_t n = ::read(in, buf, sizeof(buf));
+    ssize_t n = ::read(in.get(), buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) status = Errno("cannot read", from);
     if (n <= 0) break;
-    status = WriteAll(out, absl::string_view(buf, static_cast<size_t>(n)), to);
+    status = WriteAll(out.get(), absl::string_view(buf, static_cast<size_t>(n)), to);
   }
-  ::close(in);
-  if (::close(out) != 0 && status.ok()) status = Errno("cannot write", to);
-  return status;
+  absl::Status closed = out.Close(to);
+  return status.ok() ? closed : status;
 }
 
 std::string BaseName(absl::string_view path) {

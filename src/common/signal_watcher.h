@@ -12,25 +12,35 @@
 
 #include <signal.h>
 
-#include <atomic>
 #include <functional>
 #include <thread>
+
+#include "absl/status/status.h"
+#include "common/unique_fd.h"
 
 namespace tony {
 
 class SignalWatcher {
  public:
-  SignalWatcher();  // blocks the signals in the calling thread
+  // Blocks the signals in the calling thread and opens the signalfd that takes them. If that
+  // fails (status() says why), the signals are left unblocked: they keep their default action
+  // (ending the process) rather than being lost.
+  SignalWatcher();
   ~SignalWatcher();
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;
 
+  // OK, or why the watcher cannot take signals (then Start() logs it and starts no thread).
+  absl::Status status() const { return status_; }
+  // Calls `on_signal` on the watcher's thread for each signal taken, until Stop().
   void Start(std::function<void(int signal)> on_signal);
   void Stop();
 
  private:
   sigset_t signals_;
-  std::atomic<bool> stop_{false};
+  absl::Status status_;  // set by the constructor only
+  UniqueFd signal_fd_;   // signalfd for signals_
+  UniqueFd stop_fd_;     // eventfd that Stop() writes to end the thread
   std::thread thread_;
 };
 

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/unique_fd.h"
 #include "nlohmann/json.hpp"
 
 namespace tony::executor {
@@ -74,27 +75,24 @@ absl::StatusOr<std::string> HttpGet(const std::string& host_port, const std::str
   if (int rc = ::getaddrinfo(host.c_str(), host_port.c_str() + colon + 1, &hints, &res); rc != 0) {
     return absl::UnavailableError(absl::StrCat("cannot resolve ", host, ": ", gai_strerror(rc)));
   }
-  int fd = -1;
-  for (addrinfo* a = res; a != nullptr && fd < 0; a = a->ai_next) {
-    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) continue;
-    int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+  UniqueFd fd;
+  for (addrinfo* a = res; a != nullptr && !fd.valid(); a = a->ai_next) {
+    fd.Reset(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) continue;
+    int err = ::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
     if (err == EINPROGRESS) {
-      pollfd p = {fd, POLLOUT, 0};
+      pollfd p = {fd.get(), POLLOUT, 0};
       int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
       err = ETIMEDOUT;
       if (ms > 0 && ::poll(&p, 1, ms) == 1) {
         socklen_t len = sizeof(err);
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
       }
     }
-    if (err != 0) {
-      ::close(fd);
-      fd = -1;
-    }
+    if (err != 0) fd.Reset();
   }
   ::freeaddrinfo(res);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot connect to ", host_port));
+  if (!fd.valid()) return absl::UnavailableError(absl::StrCat("cannot connect to ", host_port));
   const std::string request = absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: ", host_port,
                                            "\r\nAccept: application/json\r\n"
                                            "Connection: close\r\n\r\n");
@@ -107,13 +105,13 @@ absl::StatusOr<std::string> HttpGet(const std::string& host_port, const std::str
       status = absl::DeadlineExceededError(absl::StrCat("no answer from ", host_port));
       break;
     }
-    pollfd p = {fd, static_cast<short>(sent < request.size() ? POLLOUT : POLLIN), 0};
+    pollfd p = {fd.get(), static_cast<short>(sent < request.size() ? POLLOUT : POLLIN), 0};
     if (::poll(&p, 1, ms) < 0 && errno != EINTR) {
       status = absl::UnavailableError("poll failed");
       break;
     }
     if (sent < request.size()) {
-      ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
       if (n > 0) sent += static_cast<size_t>(n);
       if (n < 0 && errno != EAGAIN && errno != EINTR) {
         status = absl::UnavailableError(absl::StrCat("sending to ", host_port, " failed"));
@@ -122,7 +120,7 @@ absl::StatusOr<std::string> HttpGet(const std::string& host_port, const std::str
       continue;
     }
     char buf[8192];
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
     if (n == 0) break;
     if (n > 0) {
       response.append(buf, static_cast<size_t>(n));
@@ -136,7 +134,6 @@ absl::StatusOr<std::string> HttpGet(const std::string& host_port, const std::str
       break;
     }
   }
-  ::close(fd);
   if (!status.ok()) return status;
   return response;
 }

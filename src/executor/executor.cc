@@ -37,6 +37,7 @@
 #include "common/proc.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "common/unique_fd.h"
 #include "executor/am_locator.h"
 #include "executor/gpu_devices.h"
 #include "executor/line_tail.h"
@@ -67,17 +68,6 @@ std::string Hostname() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "127.0.0.1";
   return buf;
-}
-
-// Writes all of `data` to `fd`, dropping it on errors (a full disk must not stop the task).
-void WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
 }
 
 // Whether `found` is an AM attempt to move to from the one at `current` (attempt `*known`, 0 while
@@ -266,6 +256,74 @@ void DropStartupCode() {
   ::fclose(maps);
 }
 
+// Blocks the signals the executor acts on, before any thread starts so that every thread
+// inherits the mask, and returns the signalfd that takes them.
+absl::StatusOr<UniqueFd> TakeSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGCHLD);
+  sigaddset(&signals, SIGHUP);
+  // pthread_sigmask returns the error number rather than setting errno.
+  if (int rc = ::pthread_sigmask(SIG_BLOCK, &signals, nullptr); rc != 0) {
+    return absl::InternalError(absl::StrCat("pthread_sigmask: ", std::strerror(rc)));
+  }
+  UniqueFd fd(::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("signalfd: ", std::strerror(errno)));
+  return fd;
+}
+
+// The job spec: the file given, or (on YARN) the one in the container's credentials, written
+// where it was localized before it rode in the credentials, since tasks may read it.
+absl::StatusOr<JobSpec> LoadSpec(const ExecutorConfig& config) {
+  std::string spec_file = config.spec_file;
+  if (spec_file.empty()) {
+    absl::StatusOr<std::string> yaml =
+        broker::SecretKeyFromTokenFile(config.token_file, submit::kSpecCredentialAlias);
+    absl::Status written =
+        yaml.ok() ? broker::WriteSecretFile(submit::kSpecLink, *yaml) : yaml.status();
+    if (!written.ok()) {
+      return absl::Status(written.code(), absl::StrCat("no job spec: ", written.message()));
+    }
+    spec_file = submit::kSpecLink;
+  }
+  return LoadJobSpecFile(spec_file);
+}
+
+// This executor's task of `spec`, which must have a command.
+absl::StatusOr<TaskSpec> FindTask(const JobSpec& spec, const ExecutorConfig& config) {
+  for (TaskSpec& t : ResolveTasks(spec)) {
+    if (t.job_name != config.job_name || t.index != config.task_index) continue;
+    if (t.command.empty()) return absl::NotFoundError("the job spec has no command for the task");
+    return std::move(t);
+  }
+  return absl::NotFoundError("the job spec has no such task");
+}
+
+// Reports the task's exit to the AM. When that fails and `next_attempt_within` is not zero, looks
+// that long for a next AM attempt and reports to it.
+void ReportExit(const ExecutorConfig& config, int exit_code, const std::string& tail,
+                const std::string& address, absl::Duration next_attempt_within,
+                Heartbeater* heartbeater) {
+  absl::Status reported = heartbeater->client()->ReportExit(config.job_name, config.task_index,
+                                                            exit_code, tail, address);
+  if (!reported.ok() && next_attempt_within > absl::ZeroDuration()) {
+    TONY_LOG(WARNING) << "could not report the exit: " << reported
+                      << "; looking for a new ApplicationMaster attempt";
+    for (absl::Time deadline = absl::Now() + next_attempt_within;
+         !reported.ok() && absl::Now() < deadline;) {
+      if (heartbeater->MoveToNewAttempt(/*task_running=*/false)) {
+        reported = heartbeater->client()->ReportExit(config.job_name, config.task_index, exit_code,
+                                                     tail, address);
+      } else {
+        absl::SleepFor(absl::Seconds(2));
+      }
+    }
+  }
+  if (!reported.ok()) TONY_LOG(WARNING) << "could not report the exit: " << reported;
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
@@ -343,51 +401,19 @@ int RunExecutor(const ExecutorConfig& config) {
   ::mallopt(M_ARENA_MAX, 1);
   const std::string task_name = absl::StrCat(config.job_name, ":", config.task_index);
 
-  // Signals are taken synchronously through a signalfd; blocked before any thread starts so
-  // every thread inherits the mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGCHLD);
-  sigaddset(&signals, SIGHUP);
-  ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  int sigfd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sigfd < 0) {
+  absl::StatusOr<UniqueFd> owned_sigfd = TakeSignals();
+  if (!owned_sigfd.ok()) {
     // Without it SIGTERM would stay blocked and never reach the task: refuse to start.
-    TONY_LOG(ERROR) << task_name << ": signalfd: " << std::strerror(errno);
+    TONY_LOG(ERROR) << task_name << ": " << owned_sigfd.status();
     return kExecutorFailure;
   }
+  const int sigfd = owned_sigfd->get();
   ::signal(SIGPIPE, SIG_IGN);
 
-  std::string spec_file = config.spec_file;
-  if (spec_file.empty()) {
-    // Written where it was localized before it rode in the credentials: tasks may read it.
-    absl::StatusOr<std::string> yaml =
-        broker::SecretKeyFromTokenFile(config.token_file, submit::kSpecCredentialAlias);
-    absl::Status written =
-        yaml.ok() ? broker::WriteSecretFile(submit::kSpecLink, *yaml) : yaml.status();
-    if (!written.ok()) {
-      TONY_LOG(ERROR) << task_name << ": no job spec: " << written;
-      return kExecutorFailure;
-    }
-    spec_file = submit::kSpecLink;
-  }
-  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(spec_file);
-  if (!spec.ok()) {
-    TONY_LOG(ERROR) << task_name << ": " << spec.status();
-    return kExecutorFailure;
-  }
-  std::optional<TaskSpec> task;
-  for (TaskSpec& t : ResolveTasks(*spec)) {
-    if (t.job_name == config.job_name && t.index == config.task_index) task = std::move(t);
-  }
-  if (!task) {
-    TONY_LOG(ERROR) << "the job spec has no task " << task_name;
-    return kExecutorFailure;
-  }
-  if (task->command.empty()) {
-    TONY_LOG(ERROR) << "the job spec has no command for " << task_name;
+  absl::StatusOr<JobSpec> spec = LoadSpec(config);
+  absl::StatusOr<TaskSpec> task = spec.ok() ? FindTask(*spec, config) : spec.status();
+  if (!task.ok()) {
+    TONY_LOG(ERROR) << task_name << ": " << task.status();
     return kExecutorFailure;
   }
   const bool hold_port = config.hold_port >= 0 ? config.hold_port == 1
@@ -425,6 +451,8 @@ int RunExecutor(const ExecutorConfig& config) {
   absl::Notification registered;
   int done_pipe[2];
   if (::pipe2(done_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
+  UniqueFd done_read(done_pipe[0]);
+  UniqueFd done_write(done_pipe[1]);
   // A margin over the job's registration deadline: the broker fails the registration itself.
   const absl::Duration registration_timeout = spec->timeouts.registration + absl::Minutes(1);
   std::thread registration([&] {
@@ -451,11 +479,10 @@ int RunExecutor(const ExecutorConfig& config) {
       }
     }
     registered.Notify();
-    char c = 1;
-    WriteAll(done_pipe[1], &c, 1);
+    WriteAll(done_write.get(), "x", "the executor's pipe").IgnoreError();
   });
   while (!registered.HasBeenNotified()) {
-    pollfd fds[2] = {{done_pipe[0], POLLIN, 0}, {sigfd, POLLIN, 0}};
+    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {sigfd, POLLIN, 0}};
     ::poll(fds, 2, -1);
     signalfd_siginfo si;
     while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
@@ -467,8 +494,8 @@ int RunExecutor(const ExecutorConfig& config) {
     }
   }
   registration.join();
-  ::close(done_pipe[0]);
-  ::close(done_pipe[1]);
+  done_read.Reset();
+  done_write.Reset();
   if (!cluster.ok()) {
     TONY_LOG(ERROR) << task_name << ": registration failed: " << cluster.status();
     return kExecutorFailure;
@@ -505,9 +532,11 @@ int RunExecutor(const ExecutorConfig& config) {
   int restarts = 0;
 
   int stderr_copy = STDERR_FILENO;  // where the task's stderr is tee'd
+  UniqueFd stderr_file;
   if (!config.log_dir.empty()) {
     std::string err_path = config.log_dir + "/stderr";
-    stderr_copy = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    stderr_file.Reset(::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    stderr_copy = stderr_file.get();
     if (stderr_copy < 0) {
       TONY_LOG(ERROR) << "cannot open " << err_path << ": " << strerror(errno);
       return kExecutorFailure;
@@ -529,10 +558,12 @@ int RunExecutor(const ExecutorConfig& config) {
     options.parent_death_signal = SIGKILL;
     int err_pipe[2];
     if (::pipe2(err_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
-    options.stderr_fd = err_pipe[1];
+    UniqueFd err_read(err_pipe[0]);
+    UniqueFd err_write(err_pipe[1]);
+    options.stderr_fd = err_write.get();
     if (!config.log_dir.empty()) options.stdout_path = config.log_dir + "/stdout";
     absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(options);
-    ::close(err_pipe[1]);
+    err_write.Reset();  // the child's copy only: EOF when the task (and its children) close it
     if (!child.ok()) {
       TONY_LOG(ERROR) << task_name << ": cannot start the task: " << child.status();
       heartbeater.client()
@@ -621,7 +652,7 @@ int RunExecutor(const ExecutorConfig& config) {
         signal_task(SIGKILL);
         kill_at.reset();
       }
-      pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_pipe[0] : -1, POLLIN, 0}};
+      pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_read.get() : -1, POLLIN, 0}};
       // Short while the port is held (to see the task bind it) or a deadline is near.
       int timeout_ms = kill_at || exit_code ? 100 : 1000;
       if (reservation->held()) {
@@ -631,9 +662,11 @@ int RunExecutor(const ExecutorConfig& config) {
       }
       ::poll(fds, 2, timeout_ms);
       if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-        ssize_t n = ::read(err_pipe[0], buf, sizeof(buf));
+        ssize_t n = ::read(err_read.get(), buf, sizeof(buf));
         if (n > 0) {
-          WriteAll(stderr_copy, buf, static_cast<size_t>(n));
+          // Dropped on errors: a full disk must not stop the task.
+          WriteAll(stderr_copy, absl::string_view(buf, static_cast<size_t>(n)), "the task's stderr")
+              .IgnoreError();
           tail.Append(absl::string_view(buf, static_cast<size_t>(n)));
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
           stderr_open = false;
@@ -659,7 +692,7 @@ int RunExecutor(const ExecutorConfig& config) {
     } else {
       ::kill(-pid, SIGKILL);
     }
-    ::close(err_pipe[0]);
+    err_read.Reset();
     last_exit = exit_code ? *exit_code : kExecutorFailure;
     if (!restartable || stopping || last_exit == 0 || restarts >= kMaxTensorBoardRestarts) break;
     // Backoff 1 s, 2 s, 4 s; a stop meanwhile ends it.
@@ -680,29 +713,16 @@ int RunExecutor(const ExecutorConfig& config) {
     }
     if (stopping) break;
   }
-  if (stderr_copy != STDERR_FILENO) ::close(stderr_copy);
+  stderr_file.Reset();
   heartbeater.Stop();
   reservation->Release();
   TONY_LOG(INFO) << task_name << ": task exited with code " << last_exit;
-  absl::Status reported = heartbeater.client()->ReportExit(config.job_name, config.task_index,
-                                                           last_exit, tail.Tail(), address);
-  // Its AM went away meanwhile: tell the next attempt, if one comes before the dead-man bound.
-  if (!reported.ok() && locator != nullptr && !stopping) {
-    TONY_LOG(WARNING) << "could not report the exit: " << reported
-                      << "; looking for a new ApplicationMaster attempt";
-    for (absl::Time deadline = absl::Now() + spec->timeouts.am_unreachable;
-         !reported.ok() && absl::Now() < deadline;) {
-      if (heartbeater.MoveToNewAttempt(/*task_running=*/false)) {
-        reported = heartbeater.client()->ReportExit(config.job_name, config.task_index, last_exit,
-                                                    tail.Tail(), address);
-      } else {
-        absl::SleepFor(absl::Seconds(2));
-      }
-    }
-  }
-  if (!reported.ok()) TONY_LOG(WARNING) << "could not report the exit: " << reported;
+  // Its AM may have gone away meanwhile: then the next attempt is told, if one comes before the
+  // dead-man bound.
+  ReportExit(config, last_exit, tail.Tail(), address,
+             locator != nullptr && !stopping ? spec->timeouts.am_unreachable : absl::ZeroDuration(),
+             &heartbeater);
   TONY_LOG(INFO) << "TONY_RSS executor " << PeakRssKb();
-  if (sigfd >= 0) ::close(sigfd);
   return last_exit;
 }
 

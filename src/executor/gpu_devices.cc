@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/unique_fd.h"
 
 namespace tony::executor {
 namespace {
@@ -36,7 +37,7 @@ int RemainingMs(absl::Time deadline) {
 }
 
 // A connected socket to host:port, or an error; the socket is non-blocking.
-absl::StatusOr<int> Connect(const std::string& host, int port, absl::Time deadline) {
+absl::StatusOr<UniqueFd> Connect(const std::string& host, int port, absl::Time deadline) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
@@ -47,15 +48,15 @@ absl::StatusOr<int> Connect(const std::string& host, int port, absl::Time deadli
   }
   absl::Status last = absl::UnavailableError(absl::StrCat("no address for ", host));
   for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) continue;
-    int err = ::connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) continue;
+    int err = ::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
     if (err == EINPROGRESS) {
-      pollfd p = {fd, POLLOUT, 0};
+      pollfd p = {fd.get(), POLLOUT, 0};
       err = ETIMEDOUT;
       if (::poll(&p, 1, RemainingMs(deadline)) == 1) {
         socklen_t len = sizeof(err);
-        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
       }
     }
     if (err == 0) {
@@ -64,7 +65,6 @@ absl::StatusOr<int> Connect(const std::string& host, int port, absl::Time deadli
     }
     last = absl::UnavailableError(
         absl::StrCat("cannot connect to ", host, ":", port, ": ", strerror(err)));
-    ::close(fd);
   }
   ::freeaddrinfo(res);
   return last;
@@ -125,7 +125,7 @@ std::string AssignedGpuIndices(const nlohmann::json& nm_answer, absl::string_vie
 absl::StatusOr<std::string> FetchNmGpuResources(const std::string& host, int port,
                                                 absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  absl::StatusOr<int> fd = Connect(host, port, deadline);
+  absl::StatusOr<UniqueFd> fd = Connect(host, port, deadline);
   if (!fd.ok()) return fd.status();
   const std::string request =
       absl::StrCat("GET /ws/v1/node/resources/yarn.io%2Fgpu HTTP/1.0\r\nHost: ", host, ":", port,
@@ -135,27 +135,27 @@ absl::StatusOr<std::string> FetchNmGpuResources(const std::string& host, int por
   absl::Status status;
   while (status.ok()) {
     const bool sending = sent < request.size();
-    pollfd p = {*fd, static_cast<short>(sending ? POLLOUT : POLLIN), 0};
+    pollfd p = {fd->get(), static_cast<short>(sending ? POLLOUT : POLLIN), 0};
     if (::poll(&p, 1, RemainingMs(deadline)) != 1) {
       status = absl::DeadlineExceededError(absl::StrCat("no answer from ", host, ":", port,
                                                         " within ", absl::FormatDuration(timeout)));
       break;
     }
     if (sending) {
-      ssize_t n = ::send(*fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+      ssize_t n = ::send(fd->get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
       if (n > 0) sent += static_cast<size_t>(n);
       if (n < 0 && errno != EAGAIN) status = absl::UnavailableError(strerror(errno));
       continue;
     }
     char buf[8192];
-    ssize_t n = ::read(*fd, buf, sizeof(buf));
+    ssize_t n = ::read(fd->get(), buf, sizeof(buf));
     if (n == 0) break;  // the server closed: the answer is complete
     if (n > 0) answer.append(buf, static_cast<size_t>(n));
     if (n < 0 && errno != EAGAIN) status = absl::UnavailableError(strerror(errno));
     if (answer.size() > (1 << 20)) status = absl::ResourceExhaustedError("answer over 1 MB");
     if (AnswerComplete(answer)) break;  // a server keeping the connection open
   }
-  ::close(*fd);
+  fd->Reset();
   if (!status.ok()) return status;
   // "HTTP/1.1 200 OK\r\n...\r\n\r\n<body>"
   const size_t space = answer.find(' ');

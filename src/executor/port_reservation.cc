@@ -35,53 +35,28 @@ absl::StatusOr<PortReservation> PortReservation::Reserve(int preferred) {
 }
 
 absl::StatusOr<PortReservation> PortReservation::ReserveOne(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
   int one = 1;
-  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-      ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
-    int err = errno;
-    ::close(fd);
-    return absl::InternalError(absl::StrCat("setsockopt: ", strerror(err)));
+  if (::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+      ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
+    return absl::InternalError(absl::StrCat("setsockopt: ", strerror(errno)));
   }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_ANY);
   addr.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int err = errno;
-    ::close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot reserve a port: ", strerror(err)));
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot reserve a port: ", strerror(errno)));
   }
   struct stat st;
-  ino_t inode = ::fstat(fd, &st) == 0 ? st.st_ino : 0;
-  return PortReservation(fd, ntohs(addr.sin_port), inode);
+  ino_t inode = ::fstat(fd.get(), &st) == 0 ? st.st_ino : 0;
+  return PortReservation(std::move(fd), ntohs(addr.sin_port), inode);
 }
 
-PortReservation::PortReservation(PortReservation&& other) noexcept
-    : fd_(other.fd_), port_(other.port_), inode_(other.inode_) {
-  other.fd_ = -1;
-}
-
-PortReservation& PortReservation::operator=(PortReservation&& other) noexcept {
-  if (this != &other) {
-    Release();
-    fd_ = other.fd_;
-    port_ = other.port_;
-    inode_ = other.inode_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-PortReservation::~PortReservation() { Release(); }
-
-void PortReservation::Release() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
+void PortReservation::Release() { fd_.Reset(); }
 
 bool TableHasListener(const std::string& table, int port, ino_t self) {
   // "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout

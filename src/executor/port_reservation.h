@@ -13,9 +13,11 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/unique_fd.h"
 
 namespace tony::executor {
 
@@ -25,12 +27,12 @@ class PortReservation {
   // kernel picks; 0 for the kernel's pick at once.
   static absl::StatusOr<PortReservation> Reserve(int preferred = 0);
 
-  PortReservation(PortReservation&& other) noexcept;
-  PortReservation& operator=(PortReservation&& other) noexcept;
-  ~PortReservation();  // Release()s
+  PortReservation(PortReservation&& other) noexcept = default;
+  PortReservation& operator=(PortReservation&& other) noexcept = default;
+  ~PortReservation() = default;  // closes the socket
 
   int port() const { return port_; }
-  bool held() const { return fd_ >= 0; }
+  bool held() const { return fd_.valid(); }
   // Closes the socket; the port is free for anyone. Idempotent.
   void Release();
 
@@ -40,8 +42,9 @@ class PortReservation {
 
  private:
   static absl::StatusOr<PortReservation> ReserveOne(int port);
-  PortReservation(int fd, int port, ino_t inode) : fd_(fd), port_(port), inode_(inode) {}
-  int fd_ = -1;
+  PortReservation(UniqueFd fd, int port, ino_t inode)
+      : fd_(std::move(fd)), port_(port), inode_(inode) {}
+  UniqueFd fd_;
   int port_ = 0;
   ino_t inode_ = 0;
 };

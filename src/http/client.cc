@@ -179,6 +179,119 @@ size_t WriteHeader(char* data, size_t size, size_t nitems, void* user) {
   return n;
 }
 
+// The options every transfer sets: URL, timeouts, proxy, authentication, redirects, callbacks.
+void SetTransferOptions(CURL* curl, const Request& request, const Client::Options& options,
+                        char* errbuf, Sink* sink) {
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, ToMillis(request.timeout));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, ToMillis(request.connect_timeout));
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+                   std::max<long>(1, static_cast<long>(  // NOLINT(runtime/int)
+                                         absl::ToInt64Seconds(options.stall_timeout))));
+  if (!options.use_environment_proxy) curl_easy_setopt(curl, CURLOPT_PROXY, "");
+  if (request.negotiate) {
+    // An empty user and password: curl's GSS-API takes the identity from the ticket cache.
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_NEGOTIATE));  // NOLINT
+    curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
+  }
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));  // NOLINT
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, sink);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, sink);
+}
+
+// Points `body` at the request's body (its file, opened here, or its string); its size.
+absl::StatusOr<int64_t> OpenBody(const Request& request, const std::string& what,
+                                 BodySource* body) {
+  if (request.body_file.empty()) {
+    body->data = &request.body;
+    return static_cast<int64_t>(request.body.size());
+  }
+  body->file = std::fopen(request.body_file.c_str(), "rb");
+  if (body->file == nullptr) {
+    int err = errno;
+    std::string message =
+        absl::StrCat(what, ": cannot open ", request.body_file, ": ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(message) : absl::FailedPreconditionError(message);
+  }
+  struct stat st;
+  if (fstat(fileno(body->file), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": ", request.body_file, " is not a regular file"));
+  }
+  return static_cast<int64_t>(st.st_size);
+}
+
+// The method, and the body's callbacks and size when one is sent; whether one is.
+bool SetMethod(CURL* curl, const Request& request, int64_t body_size, BodySource* body) {
+  const bool has_body = request.method == Method::kPut || request.method == Method::kPost ||
+                        (request.method == Method::kDelete && body_size > 0);
+  if (has_body) {
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, &ReadBody);
+    curl_easy_setopt(curl, CURLOPT_READDATA, body);
+    curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, &SeekBody);
+    curl_easy_setopt(curl, CURLOPT_SEEKDATA, body);
+    if (request.method == Method::kPut) {
+      curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body_size));
+    } else {
+      curl_easy_setopt(curl, CURLOPT_POST, 1L);
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body_size));
+      if (request.method == Method::kDelete) {
+        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
+      }
+    }
+  } else if (request.method == Method::kDelete) {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
+  } else if (request.method == Method::kHead) {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  }
+  return has_body;
+}
+
+// Why a transfer failed: our callbacks know better than curl why they stopped it.
+absl::Status TransferError(CURLcode code, const Request& request, const std::string& what,
+                           const char* errbuf, const Sink& sink, const BodySource& body) {
+  if (!sink.error.ok()) {
+    return absl::Status(sink.error.code(), absl::StrCat(what, ": ", sink.error.message()));
+  }
+  if (!body.error.ok()) {
+    return absl::Status(body.error.code(), absl::StrCat(what, ": ", body.error.message()));
+  }
+  std::string detail = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(code);
+  std::string message = absl::StrCat(what, ": ", detail);
+  if (code == CURLE_OPERATION_TIMEDOUT) {
+    absl::StrAppend(&message, " (timeout ", absl::FormatDuration(request.timeout), ")");
+  }
+  return absl::Status(CurlCodeToStatusCode(code), message);
+}
+
+// Closes the response file (reporting a failed flush), or creates it empty for an empty 2xx body.
+absl::Status FinishResponseFile(const Request& request, const std::string& what,
+                                const Response& response, Sink* sink) {
+  if (sink->file != nullptr) {
+    FILE* f = sink->file;
+    sink->file = nullptr;
+    if (std::fclose(f) != 0) {
+      return absl::DataLossError(
+          absl::StrCat(what, ": closing ", request.response_file, ": ", std::strerror(errno)));
+    }
+  } else if (!request.response_file.empty() && response.ok()) {
+    FILE* f = std::fopen(request.response_file.c_str(), "wb");
+    if (f == nullptr || std::fclose(f) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": cannot create ", request.response_file));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* MethodName(Method method) {
@@ -285,70 +398,10 @@ absl::StatusOr<Response> Client::Do(const Request& request) const {
   } close_body{&body.file}, close_sink{&sink.file};
 
   char errbuf[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, ToMillis(request.timeout));
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, ToMillis(request.connect_timeout));
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
-                   std::max<long>(1, static_cast<long>(  // NOLINT(runtime/int)
-                                         absl::ToInt64Seconds(options_.stall_timeout))));
-  if (!options_.use_environment_proxy) curl_easy_setopt(curl, CURLOPT_PROXY, "");
-  if (request.negotiate) {
-    // An empty user and password: curl's GSS-API takes the identity from the ticket cache.
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_NEGOTIATE));  // NOLINT
-    curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
-  }
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));  // NOLINT
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
-
-  int64_t body_size = 0;
-  if (!request.body_file.empty()) {
-    body.file = std::fopen(request.body_file.c_str(), "rb");
-    if (body.file == nullptr) {
-      int err = errno;
-      std::string message =
-          absl::StrCat(what, ": cannot open ", request.body_file, ": ", std::strerror(err));
-      return err == ENOENT ? absl::NotFoundError(message) : absl::FailedPreconditionError(message);
-    }
-    struct stat st;
-    if (fstat(fileno(body.file), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(what, ": ", request.body_file, " is not a regular file"));
-    }
-    body_size = st.st_size;
-  } else {
-    body.data = &request.body;
-    body_size = static_cast<int64_t>(request.body.size());
-  }
-  const bool has_body = request.method == Method::kPut || request.method == Method::kPost ||
-                        (request.method == Method::kDelete && body_size > 0);
-  if (has_body) {
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, &ReadBody);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &body);
-    curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, &SeekBody);
-    curl_easy_setopt(curl, CURLOPT_SEEKDATA, &body);
-    if (request.method == Method::kPut) {
-      curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body_size));
-    } else {
-      curl_easy_setopt(curl, CURLOPT_POST, 1L);
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body_size));
-      if (request.method == Method::kDelete) {
-        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
-      }
-    }
-  } else if (request.method == Method::kDelete) {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
-  } else if (request.method == Method::kHead) {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  }
+  SetTransferOptions(curl, request, options_, errbuf, &sink);
+  absl::StatusOr<int64_t> body_size = OpenBody(request, what, &body);
+  if (!body_size.ok()) return body_size.status();
+  const bool has_body = SetMethod(curl, request, *body_size, &body);
 
   struct curl_slist* headers = nullptr;
   struct SlistFreer {
@@ -363,36 +416,8 @@ absl::StatusOr<Response> Client::Do(const Request& request) const {
   if (headers != nullptr) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
   CURLcode code = curl_easy_perform(curl);
-  if (code != CURLE_OK) {
-    // Our callbacks know better why they stopped the transfer.
-    if (!sink.error.ok()) {
-      return absl::Status(sink.error.code(), absl::StrCat(what, ": ", sink.error.message()));
-    }
-    if (!body.error.ok()) {
-      return absl::Status(body.error.code(), absl::StrCat(what, ": ", body.error.message()));
-    }
-    std::string detail = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(code);
-    std::string message = absl::StrCat(what, ": ", detail);
-    if (code == CURLE_OPERATION_TIMEDOUT) {
-      absl::StrAppend(&message, " (timeout ", absl::FormatDuration(request.timeout), ")");
-    }
-    return absl::Status(CurlCodeToStatusCode(code), message);
-  }
-  if (sink.file != nullptr) {
-    FILE* f = sink.file;
-    sink.file = nullptr;
-    if (std::fclose(f) != 0) {
-      return absl::DataLossError(
-          absl::StrCat(what, ": closing ", request.response_file, ": ", std::strerror(errno)));
-    }
-  } else if (!request.response_file.empty() && response.ok()) {
-    // An empty 2xx body still produces the (empty) file.
-    FILE* f = std::fopen(request.response_file.c_str(), "wb");
-    if (f == nullptr || std::fclose(f) != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(what, ": cannot create ", request.response_file));
-    }
-  }
+  if (code != CURLE_OK) return TransferError(code, request, what, errbuf, sink, body);
+  if (absl::Status s = FinishResponseFile(request, what, response, &sink); !s.ok()) return s;
   long status = 0;  // NOLINT(runtime/int)
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   response.status = static_cast<int>(status);

@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/unique_fd.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "hadoop/Security.pb.h"
 #include "ipc/writable.h"
@@ -182,28 +183,18 @@ std::string Credentials::Serialize(Format format) const {
 absl::Status Credentials::WriteFile(const std::string& path, Format format) const {
   std::string data = Serialize(format);
   std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd.valid()) {
     return absl::InternalError(absl::StrCat("create ", tmp, ": ", std::strerror(errno)));
   }
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat("write ", tmp, ": ", std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
+  absl::Status status = WriteAll(fd.get(), data, tmp);
+  absl::Status closed = fd.Close(tmp);
+  if (status.ok()) status = closed;
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = absl::InternalError(absl::StrCat("write ", path, ": ", std::strerror(errno)));
   }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("write ", path, ": ", std::strerror(err)));
-  }
-  return absl::OkStatus();
+  if (!status.ok()) ::unlink(tmp.c_str());
+  return status;
 }
 
 std::optional<Token> Credentials::FindTokenByKind(absl::string_view kind) const {

@@ -64,21 +64,6 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view address) {
   return hp;
 }
 
-Socket::~Socket() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Socket::Socket(Socket&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-
-Socket& Socket::operator=(Socket&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
 absl::StatusOr<Socket> Socket::Connect(const HostPort& address, absl::Time deadline) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -135,7 +120,7 @@ absl::StatusOr<Socket> Socket::Connect(const HostPort& address, absl::Time deadl
 
 absl::Status Socket::WaitFor(short events, absl::Time deadline, absl::string_view what) {
   while (true) {
-    pollfd p{fd_, events, 0};
+    pollfd p{fd_.get(), events, 0};
     int timeout = PollTimeoutMs(deadline);
     int n = ::poll(&p, 1, timeout);
     if (n < 0 && errno == EINTR) continue;
@@ -149,7 +134,7 @@ absl::Status Socket::WaitFor(short events, absl::Time deadline, absl::string_vie
 
 absl::Status Socket::WriteAll(absl::string_view data, absl::Time deadline) {
   while (!data.empty()) {
-    ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    ssize_t n = ::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
     if (n > 0) {
       data.remove_prefix(static_cast<size_t>(n));
       continue;
@@ -167,7 +152,7 @@ absl::Status Socket::WriteAll(absl::string_view data, absl::Time deadline) {
 
 absl::Status Socket::ReadFull(char* buf, size_t n, absl::Time deadline) {
   while (n > 0) {
-    ssize_t got = ::recv(fd_, buf, n, 0);
+    ssize_t got = ::recv(fd_.get(), buf, n, 0);
     if (got > 0) {
       buf += got;
       n -= static_cast<size_t>(got);
@@ -194,7 +179,7 @@ absl::StatusOr<bool> Socket::WaitReadable(absl::Time deadline) {
 
 absl::StatusOr<Socket::ReadResult> Socket::ReadSome(char* buf, size_t n) {
   while (true) {
-    ssize_t got = ::recv(fd_, buf, n, 0);
+    ssize_t got = ::recv(fd_.get(), buf, n, 0);
     if (got > 0) return ReadResult{static_cast<size_t>(got), false};
     if (got == 0) return ReadResult{0, true};
     if (errno == EINTR) continue;
@@ -204,7 +189,7 @@ absl::StatusOr<Socket::ReadResult> Socket::ReadSome(char* buf, size_t n) {
 }
 
 void Socket::Shutdown() {
-  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+  if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
 }
 
 }  // namespace tony::ipc

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/unique_fd.h"
 
 namespace tony::ipc {
 
@@ -29,9 +30,9 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view address);
 class Socket {
  public:
   Socket() = default;
-  ~Socket();
-  Socket(Socket&& other) noexcept;
-  Socket& operator=(Socket&& other) noexcept;
+  ~Socket() = default;  // closes the socket
+  Socket(Socket&& other) noexcept = default;
+  Socket& operator=(Socket&& other) noexcept = default;
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
 
@@ -55,13 +56,13 @@ class Socket {
 
   // Shuts both directions down: blocked and later operations fail promptly.
   void Shutdown();
-  bool valid() const { return fd_ >= 0; }
+  bool valid() const { return fd_.valid(); }
 
  private:
   explicit Socket(int fd) : fd_(fd) {}
   absl::Status WaitFor(short events, absl::Time deadline, absl::string_view what);
 
-  int fd_ = -1;
+  UniqueFd fd_;
 };
 
 }  // namespace tony::ipc

@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/content_key.h"
 #include "common/file_util.h"
+#include "common/unique_fd.h"
 
 namespace tony {
 namespace {
@@ -463,8 +464,9 @@ absl::StatusOr<PythonEnvArchive> InspectPythonEnv(const std::string& path) {
     Memo()[id] = *a;
     return *a;
   }
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Bad(path, absl::StrCat("cannot be read: ", strerror(errno)));
+  UniqueFd owned(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!owned.valid()) return Bad(path, absl::StrCat("cannot be read: ", strerror(errno)));
+  const int fd = owned.get();
   unsigned char magic[4] = {0, 0, 0, 0};
   const bool have_magic = PreadAll(fd, magic, sizeof(magic), 0);
   PythonEnvArchive a;
@@ -482,7 +484,7 @@ absl::StatusOr<PythonEnvArchive> InspectPythonEnv(const std::string& path) {
                "is neither a .tar.gz nor a .zip; pack the env with venv-pack or conda-pack "
                "(docs/python-env.md)");
   }
-  ::close(fd);
+  owned.Reset();
   if (!read.ok()) return read;
   if (l.roots_with_python.count("") > 0) {
     a.root = "";

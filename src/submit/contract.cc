@@ -79,12 +79,15 @@ absl::StatusOr<std::map<std::string, JobTypeProgress>> DecodeProgress(const std:
     return absl::DataLossError("final progress is not a JSON object");
   }
   std::map<std::string, JobTypeProgress> out;
-  for (const auto& [job, v] : in.items()) {
+  for (const auto& item : in.items()) {
+    // A named reference, not a structured binding: C++17 does not let a lambda capture those.
+    const nlohmann::json& v = item.value();
     auto count = [&](const char* key) {
       return v.is_object() && v.contains(key) && v[key].is_number_integer() ? v[key].get<int>() : 0;
     };
-    out[job] = {count("total"),     count("allocated"), count("registered"), count("running"),
-                count("succeeded"), count("failed"),    count("restarts")};
+    out[item.key()] = {count("total"),   count("allocated"), count("registered"),
+                       count("running"), count("succeeded"), count("failed"),
+                       count("restarts")};
   }
   return out;
 }

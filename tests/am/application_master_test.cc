@@ -5,6 +5,7 @@
 
 #include "am/application_master.h"
 
+#include <functional>
 #include <future>
 #include <string>
 #include <vector>
@@ -86,6 +87,16 @@ class AmTest : public ::testing::Test {
   }
 
   ClusterSpecBrokerObserver* events() { return am_->executor_events(); }
+
+  // Whether `done` holds within 20 s, polled: a condition, not a fixed sleep, tells that the AM
+  // has handled what the test fed it.
+  static bool Eventually(const std::function<bool()>& done) {
+    for (absl::Time deadline = absl::Now() + absl::Seconds(20); absl::Now() < deadline;) {
+      if (done()) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return done();
+  }
 
   std::function<void(ApplicationMasterOptions&)> tweak_;  // applied by Start()
   FakeResourceManager rm_;
@@ -362,7 +373,7 @@ TEST_F(AmTest, ProgressCountsPerJobType) {
   rm_.Allocate("worker:0");
   events()->OnRegistered("ps", 0, "127.0.0.1:1");
   events()->OnTaskStarted("ps", 0);
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(Eventually([&] { return am_->Status().progress["ps"].running == 1; }));
   broker::BrokerClient client(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
   auto s = client.GetStatus();
   ASSERT_TRUE(s.ok()) << s.status();
@@ -479,7 +490,7 @@ TEST_F(AmTest, InClientModeTheClientDecides) {
   events()->OnTaskStarted("client", 0);
   Exit("worker", 0, 0);
   Exit("worker", 1, 0);
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(Eventually([&] { return am_->Status().progress["worker"].succeeded == 2; }));
   EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   EXPECT_EQ(am_->Status().progress["client"].running, 1);
   events()->OnTaskExited("client", 0, 0, "");
@@ -553,9 +564,8 @@ TEST_F(AmTest, ASecondAttemptRunsOnWithTasksThatRegisterAgain) {
   events()->OnTaskStarted("ps", 0);
   events()->OnTaskStarted("worker", 0);
   Exit("worker", 1, 0);  // ended while no AM was up: reported once it registered again
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(Eventually([&] { return am_->Status().progress["worker"].succeeded == 1; }));
   EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
-  EXPECT_EQ(am_->Status().progress["worker"].succeeded, 1);
   Exit("worker", 0, 0);
   ApplicationStatus s = Final();
   EXPECT_EQ(s.state, AppState::kSucceeded) << s.diagnostics;
@@ -613,7 +623,8 @@ TEST_F(AmTest, TaskScopeRelaunchesOnlyTheKilledWorkerAtItsOldAddressAndTheJobSuc
   rm_.Allocate("worker:1");
   events()->OnRegistered("worker", 1, "127.0.0.1:1001");
   events()->OnTaskStarted("worker", 1);
-  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(Eventually(
+      [&] { return absl::StrContains(am_->Status().diagnostics, "back at 127.0.0.1:1001"); }));
   Exit("chief", 0, 0);
   ApplicationStatus s = Final();
   EXPECT_EQ(s.state, AppState::kSucceeded);
@@ -818,9 +829,9 @@ TEST_F(AmTest, APartialGangIsReleasedAndAskedForAgainThenTheJobRuns) {
   rm_.Allocate("ps:0");
   rm_.Allocate("worker:0");
   events()->OnRegistered("worker", 0, "127.0.0.1:1000");
-  absl::SleepFor(absl::Milliseconds(100));
-  ApplicationStatus waiting = am_->Status();
-  EXPECT_EQ(waiting.pending, "1 \u00d7 <8192 MB, 1 vcore> (worker:1) pending");
+  const std::string one_pending = "1 \u00d7 <8192 MB, 1 vcore> (worker:1) pending";
+  EXPECT_TRUE(Eventually([&] { return am_->Status().pending == one_pending; }))
+      << am_->Status().pending;
   // The deadline passes: everything is released, the request withdrawn.
   for (absl::Time deadline = absl::Now() + absl::Seconds(10);
        rm_.killed().size() < 3 && absl::Now() < deadline;) {
