@@ -79,8 +79,8 @@ bool TableHasListener(const std::string& table, int port, ino_t self) {
 }
 
 absl::StatusOr<bool> DiagHasListener(int family, int port, ino_t self) {
-  const int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-  if (fd < 0) return absl::UnavailableError(absl::StrCat("sock_diag: ", strerror(errno)));
+  const UniqueFd fd(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
+  if (!fd.valid()) return absl::UnavailableError(absl::StrCat("sock_diag: ", strerror(errno)));
   struct {
     nlmsghdr header;
     inet_diag_req_v2 request;
@@ -93,17 +93,15 @@ absl::StatusOr<bool> DiagHasListener(int family, int port, ino_t self) {
   message.request.idiag_states = 1u << 10;  // TCP_LISTEN only: the kernel walks no other table
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  if (::sendto(fd, &message, sizeof(message), 0, reinterpret_cast<sockaddr*>(&kernel),
+  if (::sendto(fd.get(), &message, sizeof(message), 0, reinterpret_cast<sockaddr*>(&kernel),
                sizeof(kernel)) < 0) {
-    const int err = errno;
-    ::close(fd);
-    return absl::UnavailableError(absl::StrCat("sock_diag request: ", strerror(err)));
+    return absl::UnavailableError(absl::StrCat("sock_diag request: ", strerror(errno)));
   }
   alignas(nlmsghdr) char buf[16384];
   absl::StatusOr<bool> found = false;
   bool done = false;
   while (!done) {
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ssize_t n = ::recv(fd.get(), buf, sizeof(buf), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       found = absl::UnavailableError(absl::StrCat("sock_diag reply: ", strerror(errno)));
@@ -128,7 +126,6 @@ absl::StatusOr<bool> DiagHasListener(int family, int port, ino_t self) {
       }
     }
   }
-  ::close(fd);
   return found;
 }
 
