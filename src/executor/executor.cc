@@ -35,6 +35,7 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/proc.h"
+#include "common/resident.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "executor/am_locator.h"
@@ -236,45 +237,6 @@ class Heartbeater {
   std::thread thread_;
 };
 
-// Start-up (static initialisers, gRPC, protobuf and YAML, registration) touches much of the
-// executor's 13 MB of code and read-only data, and the kernel maps up to 64 KB around each page
-// it faults in: about 4.5 MB are resident before main runs and 9 MB once registered, although
-// only the supervision loop and a few RPCs run again. Drop our binary's read-only, file-backed
-// pages at each step: whatever runs again is paged back in from the page cache, and both the
-// peak and what YARN's memory monitor charges the container shrink. A mapping with anonymous
-// pages (relocated RELRO data, copied on write) is left alone: dropping would lose them.
-void DropStartupCode() {
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return;
-  exe[n] = '\0';
-  FILE* smaps = ::fopen("/proc/self/smaps", "re");
-  if (smaps == nullptr) return;
-  char line[4096 + 256];
-  unsigned long start = 0, end = 0;
-  bool candidate = false;  // the current mapping is ours, read-only and private
-  while (::fgets(line, sizeof(line), smaps) != nullptr) {
-    unsigned long s = 0, e = 0;
-    char perms[8] = {0};
-    int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &s, &e, perms, &path_at) >= 3 &&
-        path_at > 0) {
-      std::string path(line + path_at);
-      while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-      start = s;
-      end = e;
-      candidate = path == exe && perms[1] == '-' && perms[3] == 'p';
-      continue;
-    }
-    long anon_kb = 0;
-    if (candidate && std::sscanf(line, "Anonymous: %ld kB", &anon_kb) == 1) {
-      if (anon_kb == 0) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
-      candidate = false;
-    }
-  }
-  ::fclose(smaps);
-}
-
 }  // namespace
 
 absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
@@ -350,7 +312,9 @@ int RunExecutor(const ExecutorConfig& config) {
   // Few malloc arenas: gRPC's threads would otherwise each get one, for a process that moves
   // little data.
   ::mallopt(M_ARENA_MAX, 1);
-  DropStartupCode();  // what the static initialisers ran
+  // Start-up touches much of the 13 MB binary and only the supervision loop and a few RPCs run
+  // again: its pages go at each step (see resident.h). First what the static initialisers ran.
+  ReleaseReadOnlyFilePages();
   const std::string task_name = absl::StrCat(config.job_name, ":", config.task_index);
 
   // Signals are taken synchronously through a signalfd; blocked before any thread starts so
@@ -435,7 +399,7 @@ int RunExecutor(const ExecutorConfig& config) {
   absl::Notification registered;
   int done_pipe[2];
   if (::pipe2(done_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
-  DropStartupCode();  // gRPC's initialisation, and the YAML parser's
+  ReleaseReadOnlyFilePages();  // gRPC's initialisation, and the YAML parser's
   // A margin over the job's registration deadline: the broker fails the registration itself.
   const absl::Duration registration_timeout = spec->timeouts.registration + absl::Minutes(1);
   std::thread registration([&] {
@@ -485,7 +449,7 @@ int RunExecutor(const ExecutorConfig& config) {
     return kExecutorFailure;
   }
   TONY_LOG(INFO) << task_name << ": got the cluster spec; starting the task";
-  DropStartupCode();  // before the peak of starting the task, and again once it runs
+  ReleaseReadOnlyFilePages();  // before the peak of starting the task, and again once it runs
 
   // The task's environment: ours without the secret, plus the task's variables.
   std::map<std::string, std::string> env = CurrentEnvironment();
@@ -572,7 +536,7 @@ int RunExecutor(const ExecutorConfig& config) {
     if (restarts == 0) {
       heartbeater.Start();
       ::malloc_trim(0);  // what start-up allocated and freed
-      DropStartupCode();
+      ReleaseReadOnlyFilePages();
     }
 
     std::optional<int> exit_code;
