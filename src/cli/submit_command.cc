@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/client_task.h"
+#include "common/resident.h"
 #include "spec/python_env.h"
 #include "tony/submitter.h"
 
@@ -92,6 +93,8 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
     }
     submitter = std::move(*yarn);
   }
+  // Connecting initialised curl, OpenSSL and Kerberos: code that staging barely runs again.
+  ReleaseReadOnlyFilePages();
 
   auto app = submitter->Submit(args.spec);
   if (!app.ok()) {
@@ -100,6 +103,9 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   }
   out << (*app)->id() << "\n";
   out.flush();
+  // Staging and submission's code (Hadoop IPC, WebHDFS, protobuf) barely runs again while the job
+  // is followed: see resident.h.
+  ReleaseReadOnlyFilePages();
   std::string shown_tracking_url, shown_tensorboard_url;
   // URLs are printed as soon as they are known (a local AM publishes its page once it runs).
   auto show_urls = [&](const ApplicationStatus& s) {

@@ -35,6 +35,7 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/proc.h"
+#include "common/resident.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "common/unique_fd.h"
@@ -226,36 +227,6 @@ class Heartbeater {
   std::thread thread_;
 };
 
-// Start-up (gRPC, protobuf and YAML initialisation, registration) touches most of the
-// executor's 13 MB of code, which would then stay resident for the task's whole life although
-// only the supervision loop runs again. Once the task runs, drop the executable pages of our own
-// binary from memory: they are read-only and file-backed, so whatever runs again is paged back
-// in, and YARN's memory monitor charges the container only for what the executor uses. Writable
-// and relocated (RELRO) mappings are left alone.
-void DropStartupCode() {
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return;
-  exe[n] = '\0';
-  FILE* maps = ::fopen("/proc/self/maps", "re");
-  if (maps == nullptr) return;
-  char line[4096 + 256];
-  while (::fgets(line, sizeof(line), maps) != nullptr) {
-    unsigned long start = 0, end = 0;
-    char perms[8] = {0};
-    int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) < 3) {
-      continue;
-    }
-    std::string path(line + path_at);
-    while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-    if (std::string(perms) == "r-xp" && path == exe) {
-      ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
-    }
-  }
-  ::fclose(maps);
-}
-
 // Blocks the signals the executor acts on, before any thread starts so that every thread
 // inherits the mask, and returns the signalfd that takes them.
 absl::StatusOr<UniqueFd> TakeSignals() {
@@ -399,6 +370,9 @@ int RunExecutor(const ExecutorConfig& config) {
   // Few malloc arenas: gRPC's threads would otherwise each get one, for a process that moves
   // little data.
   ::mallopt(M_ARENA_MAX, 1);
+  // Start-up touches much of the 13 MB binary and only the supervision loop and a few RPCs run
+  // again: its pages go at each step (see resident.h). First what the static initialisers ran.
+  ReleaseReadOnlyFilePages();
   const std::string task_name = absl::StrCat(config.job_name, ":", config.task_index);
 
   absl::StatusOr<UniqueFd> owned_sigfd = TakeSignals();
@@ -453,6 +427,7 @@ int RunExecutor(const ExecutorConfig& config) {
   if (::pipe2(done_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
   UniqueFd done_read(done_pipe[0]);
   UniqueFd done_write(done_pipe[1]);
+  ReleaseReadOnlyFilePages();  // gRPC's initialisation, and the YAML parser's
   // A margin over the job's registration deadline: the broker fails the registration itself.
   const absl::Duration registration_timeout = spec->timeouts.registration + absl::Minutes(1);
   std::thread registration([&] {
@@ -501,7 +476,7 @@ int RunExecutor(const ExecutorConfig& config) {
     return kExecutorFailure;
   }
   TONY_LOG(INFO) << task_name << ": got the cluster spec; starting the task";
-  DropStartupCode();  // before the peak of starting the task, and again once it runs
+  ReleaseReadOnlyFilePages();  // before the peak of starting the task, and again once it runs
 
   // The task's environment: ours without the secret, plus the task's variables.
   std::map<std::string, std::string> env = CurrentEnvironment();
@@ -592,7 +567,7 @@ int RunExecutor(const ExecutorConfig& config) {
     if (restarts == 0) {
       heartbeater.Start();
       ::malloc_trim(0);  // what start-up allocated and freed
-      DropStartupCode();
+      ReleaseReadOnlyFilePages();
     }
 
     std::optional<int> exit_code;

@@ -13,6 +13,7 @@
 #include "broker/tls.h"
 #include "common/logging.h"
 #include "common/proc.h"
+#include "common/resident.h"
 #include "common/signal_watcher.h"
 #include "submit/contract.h"
 #include "yarnam/yarn_am.h"
@@ -96,6 +97,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
       return;
     }
     Phase("am_registered");
+    ReleaseReadOnlyFilePages();  // start-up's code: see resident.h
     const std::vector<yarn::Container>& previous = r->containers_from_previous_attempts;
     bool publish = work_preserving;
     if (!previous.empty()) {
@@ -182,6 +184,8 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
       if (!started && running >= total) {
         started = true;
         Phase("all_started");
+        // Allocation, container launches and registrations are over: their code need not stay.
+        ReleaseReadOnlyFilePages();
       }
     }
   });
