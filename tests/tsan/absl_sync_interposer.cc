@@ -10,6 +10,11 @@
 //
 // Only the outermost call on a thread is annotated: Abseil calls its own public functions
 // through the PLT (Notification's Notify locks its mutex_), and those land here again.
+//
+// Calls from the libraries themselves (gRPC's own mutexes) only get the happens-before edge
+// (__tsan_release before an unlock, __tsan_acquire after a lock): the __tsan_mutex_* calls also
+// read the mutex's memory, and gRPC publishes its objects through atomics TSan cannot see, so
+// every first lock of a gRPC mutex would be reported as racing with its allocation.
 
 #include <dlfcn.h>
 #include <sanitizer/tsan_interface.h>
@@ -51,19 +56,49 @@ Fn RealFn(const char* suffix, bool konst = false) {
   return reinterpret_cast<Fn>(Real(suffix, konst));
 }
 
+// The executable's code: libtony's own, as every concern is linked into it (linker-defined).
+extern "C" char __executable_start[];
+extern "C" char etext[];
+
+bool FromOurCode(const void* return_address) {
+  return return_address >= __executable_start && return_address < etext;
+}
+
 thread_local int depth = 0;
 
-// Marks the outermost interposed call on this thread; nested ones only forward.
-class Outermost {
+// One interposed call: annotates only if it is the outermost on this thread, as a mutex
+// (__tsan_mutex_*) for our code's calls and as happens-before edges for the libraries'.
+class Scope {
  public:
-  Outermost() : outermost_(depth++ == 0) {}
-  ~Outermost() { --depth; }
-  Outermost(const Outermost&) = delete;
-  Outermost& operator=(const Outermost&) = delete;
-  explicit operator bool() const { return outermost_; }
+  explicit Scope(const void* return_address)
+      : mode_(depth++ > 0                   ? kNone
+              : FromOurCode(return_address) ? kMutex
+                                            : kHappensBefore) {}
+  ~Scope() { --depth; }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  void PreLock(void* mu, unsigned flags) {
+    if (mode_ == kMutex) __tsan_mutex_pre_lock(mu, flags);
+  }
+  void PostLock(void* mu, unsigned flags) {
+    if (mode_ == kMutex) __tsan_mutex_post_lock(mu, flags, 0);
+    if (mode_ == kHappensBefore && !(flags & __tsan_mutex_try_lock_failed)) __tsan_acquire(mu);
+  }
+  void PreUnlock(void* mu, unsigned flags) {
+    if (mode_ == kMutex) __tsan_mutex_pre_unlock(mu, flags);
+    if (mode_ == kHappensBefore) __tsan_release(mu);
+  }
+  void PostUnlock(void* mu, unsigned flags) {
+    if (mode_ == kMutex) __tsan_mutex_post_unlock(mu, flags);
+  }
+  void Destroy(void* mu) {
+    if (mode_ == kMutex) __tsan_mutex_destroy(mu, 0);
+  }
 
  private:
-  bool outermost_;
+  enum Mode { kNone, kMutex, kHappensBefore };
+  const Mode mode_;
 };
 
 // notified_yet_ is private: it follows the Mutex (mutex_) in absl::Notification.
@@ -75,28 +110,28 @@ void* NotifiedFlag(const absl::Notification* n) {
 
 // A lock-acquiring call: pre_lock, the real call, post_lock.
 template <typename Call>
-auto Acquire(absl::Mutex* mu, unsigned flags, Call call) {
-  Outermost outer;
-  if (outer) __tsan_mutex_pre_lock(mu, flags);
+auto Acquire(const void* caller, absl::Mutex* mu, unsigned flags, Call call) {
+  Scope scope(caller);
+  scope.PreLock(mu, flags);
   auto result = call();
-  if (outer) __tsan_mutex_post_lock(mu, flags, 0);
+  scope.PostLock(mu, flags);
   return result;
 }
 
 // A call that releases the lock and holds it again when it returns (CondVar::Wait,
 // Mutex::Await): an unlock around the real call, then a lock.
 template <typename Call>
-auto ReleaseAndReacquire(absl::Mutex* mu, Call call) {
-  Outermost outer;
-  if (outer) __tsan_mutex_pre_unlock(mu, 0);
+auto ReleaseAndReacquire(const void* caller, absl::Mutex* mu, Call call) {
+  Scope scope(caller);
+  scope.PreUnlock(mu, 0);
   auto result = call();
-  if (outer) {
-    __tsan_mutex_post_unlock(mu, 0);
-    __tsan_mutex_pre_lock(mu, 0);
-    __tsan_mutex_post_lock(mu, 0, 0);
-  }
+  scope.PostUnlock(mu, 0);
+  scope.PreLock(mu, 0);
+  scope.PostLock(mu, 0);
   return result;
 }
+
+#define TONY_TSAN_CALLER __builtin_return_address(0)
 
 // The void functions' calls return this, so that the helpers above have one shape.
 struct Void {};
@@ -108,131 +143,127 @@ ABSL_NAMESPACE_BEGIN
 
 void Mutex::Lock() {
   static const auto real = RealFn<void (*)(Mutex*)>("5Mutex4LockEv");
-  Acquire(this, 0, [&] { return real(this), Void{}; });
+  Acquire(TONY_TSAN_CALLER, this, 0, [&] { return real(this), Void{}; });
 }
 
 void Mutex::ReaderLock() {
   static const auto real = RealFn<void (*)(Mutex*)>("5Mutex10ReaderLockEv");
-  Acquire(this, __tsan_mutex_read_lock, [&] { return real(this), Void{}; });
+  Acquire(TONY_TSAN_CALLER, this, __tsan_mutex_read_lock, [&] { return real(this), Void{}; });
 }
 
 bool Mutex::TryLock() {
   static const auto real = RealFn<bool (*)(Mutex*)>("5Mutex7TryLockEv");
-  Outermost outer;
-  if (outer) __tsan_mutex_pre_lock(this, __tsan_mutex_try_lock);
+  Scope scope(TONY_TSAN_CALLER);
+  scope.PreLock(this, __tsan_mutex_try_lock);
   const bool locked = real(this);
-  if (outer)
-    __tsan_mutex_post_lock(
-        this, locked ? __tsan_mutex_try_lock : __tsan_mutex_try_lock_failed | __tsan_mutex_try_lock,
-        0);
+  scope.PostLock(this, locked ? __tsan_mutex_try_lock : __tsan_mutex_try_lock_failed);
   return locked;
 }
 
 bool Mutex::ReaderTryLock() {
   static const auto real = RealFn<bool (*)(Mutex*)>("5Mutex13ReaderTryLockEv");
-  Outermost outer;
-  if (outer) __tsan_mutex_pre_lock(this, __tsan_mutex_try_read_lock);
+  Scope scope(TONY_TSAN_CALLER);
+  scope.PreLock(this, __tsan_mutex_try_read_lock);
   const bool locked = real(this);
-  if (outer) {
-    __tsan_mutex_post_lock(
-        this, locked ? __tsan_mutex_try_read_lock : __tsan_mutex_try_read_lock_failed, 0);
-  }
+  scope.PostLock(this, locked ? __tsan_mutex_try_read_lock : __tsan_mutex_try_read_lock_failed);
   return locked;
 }
 
 void Mutex::Unlock() {
   static const auto real = RealFn<void (*)(Mutex*)>("5Mutex6UnlockEv");
-  Outermost outer;
-  if (outer) __tsan_mutex_pre_unlock(this, 0);
+  Scope scope(TONY_TSAN_CALLER);
+  scope.PreUnlock(this, 0);
   real(this);
-  if (outer) __tsan_mutex_post_unlock(this, 0);
+  scope.PostUnlock(this, 0);
 }
 
 void Mutex::ReaderUnlock() {
   static const auto real = RealFn<void (*)(Mutex*)>("5Mutex12ReaderUnlockEv");
-  Outermost outer;
-  if (outer) __tsan_mutex_pre_unlock(this, __tsan_mutex_read_lock);
+  Scope scope(TONY_TSAN_CALLER);
+  scope.PreUnlock(this, __tsan_mutex_read_lock);
   real(this);
-  if (outer) __tsan_mutex_post_unlock(this, __tsan_mutex_read_lock);
+  scope.PostUnlock(this, __tsan_mutex_read_lock);
 }
 
 Mutex::~Mutex() {
   static const auto real = RealFn<void (*)(Mutex*)>("5MutexD2Ev");
-  Outermost outer;
-  if (outer) __tsan_mutex_destroy(this, 0);
+  Scope scope(TONY_TSAN_CALLER);
+  scope.Destroy(this);
   real(this);
 }
 
 void Mutex::LockWhen(const Condition& cond) {
   static const auto real =
       RealFn<void (*)(Mutex*, const Condition&)>("5Mutex8LockWhenERKNS0_9ConditionE");
-  Acquire(this, 0, [&] { return real(this, cond), Void{}; });
+  Acquire(TONY_TSAN_CALLER, this, 0, [&] { return real(this, cond), Void{}; });
 }
 
 bool Mutex::LockWhenWithTimeout(const Condition& cond, absl::Duration timeout) {
   static const auto real = RealFn<bool (*)(Mutex*, const Condition&, absl::Duration)>(
       "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE");
-  return Acquire(this, 0, [&] { return real(this, cond, timeout); });
+  return Acquire(TONY_TSAN_CALLER, this, 0, [&] { return real(this, cond, timeout); });
 }
 
 bool Mutex::LockWhenWithDeadline(const Condition& cond, absl::Time deadline) {
   static const auto real = RealFn<bool (*)(Mutex*, const Condition&, absl::Time)>(
       "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE");
-  return Acquire(this, 0, [&] { return real(this, cond, deadline); });
+  return Acquire(TONY_TSAN_CALLER, this, 0, [&] { return real(this, cond, deadline); });
 }
 
 void Mutex::ReaderLockWhen(const Condition& cond) {
   static const auto real =
       RealFn<void (*)(Mutex*, const Condition&)>("5Mutex14ReaderLockWhenERKNS0_9ConditionE");
-  Acquire(this, __tsan_mutex_read_lock, [&] { return real(this, cond), Void{}; });
+  Acquire(TONY_TSAN_CALLER, this, __tsan_mutex_read_lock, [&] { return real(this, cond), Void{}; });
 }
 
 bool Mutex::ReaderLockWhenWithTimeout(const Condition& cond, absl::Duration timeout) {
   static const auto real = RealFn<bool (*)(Mutex*, const Condition&, absl::Duration)>(
       "5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE");
-  return Acquire(this, __tsan_mutex_read_lock, [&] { return real(this, cond, timeout); });
+  return Acquire(TONY_TSAN_CALLER, this, __tsan_mutex_read_lock,
+                 [&] { return real(this, cond, timeout); });
 }
 
 bool Mutex::ReaderLockWhenWithDeadline(const Condition& cond, absl::Time deadline) {
   static const auto real = RealFn<bool (*)(Mutex*, const Condition&, absl::Time)>(
       "5Mutex26ReaderLockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE");
-  return Acquire(this, __tsan_mutex_read_lock, [&] { return real(this, cond, deadline); });
+  return Acquire(TONY_TSAN_CALLER, this, __tsan_mutex_read_lock,
+                 [&] { return real(this, cond, deadline); });
 }
 
 void Mutex::Await(const Condition& cond) {
   static const auto real =
       RealFn<void (*)(Mutex*, const Condition&)>("5Mutex5AwaitERKNS0_9ConditionE");
-  ReleaseAndReacquire(this, [&] { return real(this, cond), Void{}; });
+  ReleaseAndReacquire(TONY_TSAN_CALLER, this, [&] { return real(this, cond), Void{}; });
 }
 
 bool Mutex::AwaitWithTimeout(const Condition& cond, absl::Duration timeout) {
   static const auto real = RealFn<bool (*)(Mutex*, const Condition&, absl::Duration)>(
       "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE");
-  return ReleaseAndReacquire(this, [&] { return real(this, cond, timeout); });
+  return ReleaseAndReacquire(TONY_TSAN_CALLER, this, [&] { return real(this, cond, timeout); });
 }
 
 bool Mutex::AwaitWithDeadline(const Condition& cond, absl::Time deadline) {
   static const auto real = RealFn<bool (*)(Mutex*, const Condition&, absl::Time)>(
       "5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE");
-  return ReleaseAndReacquire(this, [&] { return real(this, cond, deadline); });
+  return ReleaseAndReacquire(TONY_TSAN_CALLER, this, [&] { return real(this, cond, deadline); });
 }
 
 // A CondVar's mutex is assumed held exclusively, as everywhere in libtony and gRPC.
 void CondVar::Wait(Mutex* mu) {
   static const auto real = RealFn<void (*)(CondVar*, Mutex*)>("7CondVar4WaitEPNS0_5MutexE");
-  ReleaseAndReacquire(mu, [&] { return real(this, mu), Void{}; });
+  ReleaseAndReacquire(TONY_TSAN_CALLER, mu, [&] { return real(this, mu), Void{}; });
 }
 
 bool CondVar::WaitWithTimeout(Mutex* mu, absl::Duration timeout) {
   static const auto real = RealFn<bool (*)(CondVar*, Mutex*, absl::Duration)>(
       "7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE");
-  return ReleaseAndReacquire(mu, [&] { return real(this, mu, timeout); });
+  return ReleaseAndReacquire(TONY_TSAN_CALLER, mu, [&] { return real(this, mu, timeout); });
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, absl::Time deadline) {
   static const auto real = RealFn<bool (*)(CondVar*, Mutex*, absl::Time)>(
       "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
-  return ReleaseAndReacquire(mu, [&] { return real(this, mu, deadline); });
+  return ReleaseAndReacquire(TONY_TSAN_CALLER, mu, [&] { return real(this, mu, deadline); });
 }
 
 // Notification's waits return without locking once notified_yet_ is set (an atomic the library
