@@ -56,7 +56,8 @@ Fn RealFn(const char* suffix, bool konst = false) {
   return reinterpret_cast<Fn>(Real(suffix, konst));
 }
 
-// The executable's code: libtony's own, as every concern is linked into it (linker-defined).
+// The executable's code: libtony's own, as every concern is linked into it, and what dependency
+// headers inline there (grpcpp's callback classes). Bounds defined by the linker.
 extern "C" char __executable_start[];
 extern "C" char etext[];
 
