@@ -464,6 +464,8 @@ int RunExecutor(const ExecutorConfig& config) {
       if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
         TONY_LOG(WARNING) << task_name << ": signal " << si.ssi_signo
                           << " before the task started; exiting";
+        // At once, without waiting for a registration RPC in flight: _exit ends that thread.
+        registration.detach();
         ::_exit(128 + static_cast<int>(si.ssi_signo));
       }
     }
