@@ -12,8 +12,10 @@ endif()
 
 add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
 add_link_options(-fsanitize=thread)
-# TSan's runtime cannot be linked into a static executable.
+# TSan's runtime cannot be linked into a static executable, and the interposer needs Abseil
+# shared (its definitions would clash with Abseil's archives in the statically linked tools).
 set(TONY_STATIC_EXECUTOR OFF)
+set(TONY_STATIC_TOOLS OFF)
 
 add_library(tony_tsan_interposer OBJECT ${PROJECT_SOURCE_DIR}/tests/tsan/absl_sync_interposer.cc)
 target_link_libraries(tony_tsan_interposer PUBLIC absl::synchronization ${CMAKE_DL_LIBS})
