@@ -23,20 +23,29 @@ endforeach()
 set_target_properties(tony_static PROPERTIES OUTPUT_NAME tony
   ARCHIVE_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib)
 
-set(tony_static_archives)
-set(tony_static_complete TRUE)
-foreach(name IN ITEMS grpc++ grpc upb gpr address_sorting re2 cares protobuf yaml-cpp expat z)
-  find_library(TONY_ARCHIVE_${name} NAMES lib${name}.a)
-  if(TONY_ARCHIVE_${name})
-    list(APPEND tony_static_archives ${TONY_ARCHIVE_${name}})
-  else()
-    set(tony_static_complete FALSE)
+# tony_find_archives(<archives_var> <complete_var> name...): the static archives lib<name>.a, then
+# every Abseil archive; <complete_var> is FALSE when any is missing.
+function(tony_find_archives archives_var complete_var)
+  set(archives)
+  set(complete TRUE)
+  foreach(name IN LISTS ARGN)
+    find_library(TONY_ARCHIVE_${name} NAMES lib${name}.a)
+    if(TONY_ARCHIVE_${name})
+      list(APPEND archives ${TONY_ARCHIVE_${name}})
+    else()
+      set(complete FALSE)
+    endif()
+  endforeach()
+  file(GLOB absl /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/libabsl_*.a)
+  if(NOT absl)
+    set(complete FALSE)
   endif()
-endforeach()
-file(GLOB tony_absl_archives /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/libabsl_*.a)
-if(NOT tony_absl_archives)
-  set(tony_static_complete FALSE)
-endif()
+  set(${archives_var} ${archives} ${absl} PARENT_SCOPE)
+  set(${complete_var} ${complete} PARENT_SCOPE)
+endfunction()
+
+tony_find_archives(tony_static_archives tony_static_complete
+  grpc++ grpc upb gpr address_sorting re2 cares protobuf yaml-cpp expat z)
 find_package(OpenSSL REQUIRED COMPONENTS SSL Crypto)
 if(TONY_STATIC_TOOLS AND NOT tony_static_complete)
   message(STATUS "TONY_STATIC_TOOLS: static archives missing; the tools link shared libraries")
@@ -57,7 +66,7 @@ function(tony_static_tool name)
   target_compile_options(${name} PRIVATE ${TONY_WARNING_FLAGS})
   # Abseil's archives depend on each other (and gRPC's on them) in no simple order: one group.
   target_link_libraries(${name} PRIVATE
-    -Wl,--start-group tony_static ${tony_static_archives} ${tony_absl_archives}
+    -Wl,--start-group tony_static ${tony_static_archives}
     -Wl,--end-group
     CURL::libcurl OpenSSL::SSL OpenSSL::Crypto PkgConfig::GSASL PkgConfig::KRB5
     -static-libstdc++ -static-libgcc Threads::Threads ${CMAKE_DL_LIBS} rt m)

@@ -86,12 +86,14 @@ class RecordingObserver : public ClusterSpecBrokerObserver {
 class BrokerTest : public ::testing::Test {
  protected:
   void StartBroker(std::map<std::string, int> tasks,
-                   absl::Duration registration_timeout = absl::Seconds(30)) {
+                   absl::Duration registration_timeout = absl::Seconds(30),
+                   absl::Duration heartbeat_timeout = absl::InfiniteDuration()) {
     ClusterSpecBrokerOptions options;
     options.listen_address = "127.0.0.1:0";
     options.secret = kSecret;
     options.expected_tasks = std::move(tasks);
     options.registration_timeout = registration_timeout;
+    options.heartbeat_timeout = heartbeat_timeout;
     options.observer = &observer_;
     broker_ = std::make_unique<ClusterSpecBroker>(options);
     ASSERT_TRUE(broker_->Start().ok());
@@ -442,37 +444,19 @@ TEST(BrokerTlsTest, PinnedClientTalksAndEveryOtherClientIsRefused) {
 }
 
 TEST_F(BrokerTest, SilentTaskIsReportedLost) {
-  ClusterSpecBrokerOptions options;
-  options.listen_address = "127.0.0.1:0";
-  options.secret = kSecret;
-  options.expected_tasks = {{"worker", 1}};
-  options.heartbeat_timeout = absl::Milliseconds(300);
-  options.observer = &observer_;
-  ClusterSpecBroker broker(options);
-  ASSERT_TRUE(broker.Start().ok());
-  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
-  ASSERT_TRUE(client.Register("worker", 0, "127.0.0.1", 6000, absl::Seconds(5)).ok());
+  StartBroker({{"worker", 1}}, absl::Seconds(30), absl::Milliseconds(300));
+  ASSERT_TRUE(Client()->Register("worker", 0, "127.0.0.1", 6000, absl::Seconds(5)).ok());
   EXPECT_TRUE(observer_.WaitFor("lost worker:0", absl::Seconds(5)));
 }
 
 TEST_F(BrokerTest, ATaskWaitingForTheSpecIsNotLostHoweverLongTheGangTakes) {
-  ClusterSpecBrokerOptions options;
-  options.listen_address = "127.0.0.1:0";
-  options.secret = kSecret;
-  options.expected_tasks = {{"worker", 2}};
-  options.heartbeat_timeout = absl::Milliseconds(300);
-  options.observer = &observer_;
-  ClusterSpecBroker broker(options);
-  ASSERT_TRUE(broker.Start().ok());
-  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
-  auto first = std::async(std::launch::async, [&] {
-    return client.Register("worker", 0, "127.0.0.1", 6200, absl::Seconds(20));
-  });
+  StartBroker({{"worker", 2}}, absl::Seconds(30), absl::Milliseconds(300));
+  auto first = RegisterAsync("worker", 0, 6200);
   ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:6200", absl::Seconds(10)));
   // The time under test: the gang's last member comes three heartbeat timeouts later.
   absl::SleepFor(absl::Milliseconds(900));
   EXPECT_FALSE(observer_.WaitFor("lost worker:0", absl::ZeroDuration()));
-  ASSERT_TRUE(client.Register("worker", 1, "127.0.0.1", 6201, absl::Seconds(5)).ok());
+  ASSERT_TRUE(Client()->Register("worker", 1, "127.0.0.1", 6201, absl::Seconds(5)).ok());
   ASSERT_TRUE(first.get().ok());
   EXPECT_FALSE(observer_.WaitFor("lost worker:0", absl::ZeroDuration()));
   // Silent after publication: lost, as any task.
