@@ -6,8 +6,9 @@ NodeManagers offer 256 GB and 256 vcores each — YARN only schedules, the tasks
 submits `worker:N` (default 500, 128 MB each), then prints, per run, the seconds since ytf-submit
 was invoked at which the AM registered, had every container, every executor registered and
 every task started, YARN's own figure (the NodeManagers had started the last task container's
-process, from their logs), and the AM's peak RSS and CPU time (user + system) once every task had
-started, the executors' RSS, and the host's load. Then it kills the job and, unless --keep,
+process, from their logs), when the last executor was up (its first log line), the AM's peak
+RSS and CPU time (user + system) once every task had started, where the host's CPU went until
+then, the executors' RSS, and the host's load. Then it kills the job and, unless --keep,
 stops the cluster.
 
   bench/scale.py [--tasks 500] [--runs 1] [--keep]
@@ -30,9 +31,9 @@ from launch_latency import grep_logs  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("TONY_BIN_DIR", os.path.join(ROOT, "build", "bin"))
 PHASES = ["am_registered", "all_allocated", "all_registered", "all_started"]
-# YARN's own: when the NodeManagers had started the last task container's process (its
-# SCHEDULED -> RUNNING in their logs), whatever runs in it.
-YARN_PHASES = ["yarn_all_running"]
+# From the logs: YARN's own, when the NodeManagers had started the last task container's process
+# (its SCHEDULED -> RUNNING), whatever runs in it; and when the last executor was up.
+YARN_PHASES = ["yarn_all_running", "executors_up"]
 
 
 def cluster_env():
@@ -75,13 +76,37 @@ def status_kb(text, field):
     return int(m.group(1)) if m else 0
 
 
-def cpu_seconds(pid):
+def cpu_seconds(pid, children=False):
+    """User + system CPU of `pid`, or with `children` of its children it has waited for."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    at = 13 if children else 11
+    return (int(fields[at]) + int(fields[at + 1])) / os.sysconf("SC_CLK_TCK")
+
+
+def daemon_cpu(state):
+    """name -> CPU seconds so far, for each Hadoop daemon of the cluster at `state` and, as
+    "<name> children", the processes it has started and waited for."""
+    out = {}
+    for f in glob.glob(os.path.join(state, "pids", "*.pid")):
+        try:
+            pid = int(open(f).read().strip())
+            out[os.path.basename(f)[:-4]] = cpu_seconds(pid)
+            out[os.path.basename(f)[:-4] + " children"] = cpu_seconds(pid, children=True)
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def host_cpu():
+    """CPU seconds the whole host has spent busy (not idle or waiting) since boot."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def run_once(state, env, tasks):
+    cpu0, host0 = daemon_cpu(state), host_cpu()
     t0 = time.time()
     p = subprocess.run([os.path.join(BIN, "ytf-submit"), "--yarn", "--detach", "--quiet", "-n",
                         "bench-scale", "-r", f"worker:{tasks}", "-m", "128m", "--am_memory", "512m",
@@ -91,6 +116,7 @@ def run_once(state, env, tasks):
         sys.exit(f"ytf-submit failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
     app, ident = m.group(0), m.group(1)
     phases, am_rss, am_cpu, executors = {}, None, None, []
+    cpu = {}
     deadline = time.time() + 900
     try:
         while time.time() < deadline:
@@ -105,8 +131,18 @@ def run_once(state, env, tasks):
                 for pid, st in am.items():
                     am_rss = status_kb(st, "VmHWM")
                     am_cpu = cpu_seconds(pid)
-                executors = [status_kb(st, "VmRSS")
-                             for st in processes_of(ident, "tony-executor").values()]
+                execs = processes_of(ident, "tony-executor")
+                executors = [status_kb(st, "VmRSS") for st in execs.values()]
+                # Where the host's CPU went until every task had started: ours (the AM and
+                # the executors), YARN's and HDFS's daemons and the processes they started and
+                # waited for, and the rest (the container launch shells still running as their
+                # container's parent, the kernel, anything else on the host).
+                cpu["host"] = host_cpu() - host0
+                cpu["executors"] = sum(cpu_seconds(pid) for pid in execs)
+                cpu["AM"] = am_cpu or 0.0
+                for d, c in daemon_cpu(state).items():
+                    if d in cpu0 and c - cpu0[d] >= 0.05:
+                        cpu[d] = c - cpu0[d]
                 break
             if re.search(r"job \S+ (FAILED|KILLED)", text):
                 sys.exit(f"{app} ended before every task started:\n{text[-3000:]}")
@@ -122,7 +158,24 @@ def run_once(state, env, tasks):
                and f"container_{ident}_01_000001 " not in line]
     if len(running) >= tasks:
         phases["yarn_all_running"] = max(running) - t0
-    return phases, am_rss, am_cpu, executors, os.getloadavg()[0]
+    # The executors' own first line (port reserved, about to register): how long after YARN's
+    # RUNNING our process was up. Their log times carry no year: take t0's date.
+    day = time.strftime("%Y-%m-%d", time.localtime(t0))
+    up = []
+    for f in glob.glob(os.path.join(state, "data", "nm*", "logs", app, f"container_{ident}_*",
+                                    "stderr")):
+        if f"container_{ident}_01_000001" in f:
+            continue
+        with open(f, errors="replace") as lines:
+            for line in lines:
+                m = re.match(r"I\d{4} (\d\d:\d\d:\d\d)\.(\d{3}) .*: reserved port", line)
+                if m:
+                    up.append(time.mktime(time.strptime(f"{day} {m.group(1)}", "%Y-%m-%d %H:%M:%S"))
+                              + int(m.group(2)) / 1000.0)
+                    break
+    if len(up) >= tasks:
+        phases["executors_up"] = max(up) - t0
+    return phases, am_rss, am_cpu, executors, os.getloadavg()[0], cpu
 
 
 def main():
@@ -143,12 +196,17 @@ def main():
         samples = {p: [] for p in PHASES + YARN_PHASES}
         rss, cpu, execs = [], [], []
         for i in range(args.runs):
-            phases, am_rss, am_cpu, executors, load = run_once(state, env, args.tasks)
+            phases, am_rss, am_cpu, executors, load, cpu_use = run_once(state, env, args.tasks)
             print(f"run {i + 1}: " + ", ".join(f"{p} {phases.get(p, float('nan')):.2f}"
                                                for p in PHASES + YARN_PHASES) +
                   f"; AM peak RSS {am_rss / 1024 if am_rss else float('nan'):.1f} MB, "
                   f"AM CPU {am_cpu if am_cpu is not None else float('nan'):.2f} s; "
                   f"{len(executors)} executors; load {load:.1f}", flush=True)
+            if cpu_use:
+                known = sum(v for k, v in cpu_use.items() if k != "host")
+                print("  CPU seconds to all started: " +
+                      ", ".join(f"{k} {v:.1f}" for k, v in cpu_use.items()) +
+                      f", rest of the host {cpu_use['host'] - known:.1f}", flush=True)
             for p in PHASES + YARN_PHASES:
                 if p in phases:
                     samples[p].append(phases[p])
