@@ -6,6 +6,8 @@
 
 #include <sys/stat.h>
 
+#include <csignal>
+
 #include <memory>
 #include <string>
 
@@ -31,11 +33,14 @@ class LocalApplicationDeadlineTest : public ::testing::Test {
     root_ = absl::StrCat(::testing::TempDir(), "/tony-local-deadline-", ::getpid());
     const std::string bin = root_ + "/bin";
     ASSERT_TRUE(MakeDirectories(bin).ok());
-    // The AM's port file is all the Application needs of an AM; sleep stands for its work.
+    // The AM's port file is all the Application needs of an AM; sleep stands for its work. It
+    // ignores SIGTERM: a kill that signals it when its call runs out must then meet its deadline,
+    // not find the AM already gone (which, on a loaded host, was a race).
     ASSERT_TRUE(WriteFileAtomically(bin + "/tony-am",
                                     "#!/bin/sh\n"
                                     "cd \"$TONY_JOB_DIR\" && echo \"$SILENT_AM_PORT\" > p.tmp "
                                     "&& mv p.tmp am.port\n"
+                                    "trap '' TERM\n"
                                     "exec sleep 600\n",
                                     0755)
                     .ok());
@@ -62,8 +67,16 @@ class LocalApplicationDeadlineTest : public ::testing::Test {
 
   void TearDown() override {
     if (app_ == nullptr) return;
-    // A short Kill signals the silent AM (its kill call cannot be answered); the second reaps it.
-    (void)app_->Kill({.timeout = absl::Milliseconds(100)});
+    // The stand-in ignores SIGTERM: stop it for good, and once the Application has seen it go
+    // (no call to the silent AM then), the Kill reaps it.
+    for (pid_t pid : local::FindJobProcesses(app_->id(), /*match_cmdline=*/true)) {
+      ::kill(pid, SIGKILL);
+    }
+    const absl::Time until = absl::Now() + absl::Seconds(30);
+    absl::StatusOr<ApplicationStatus> seen;
+    do {
+      seen = app_->Status({.timeout = absl::Milliseconds(100)});
+    } while (!(seen.ok() && IsFinal(seen->state)) && absl::Now() < until);
     EXPECT_TRUE(app_->Kill().ok());
     EXPECT_THAT(local::FindJobProcesses(app_->id(), /*match_cmdline=*/true), IsEmpty());
   }
