@@ -134,6 +134,9 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   // stopped (a grace period), unless YARN is to start the next attempt.
   options.on_outcome = [&](AppState state, const std::string& diagnostics) {
     if (!registered.ok()) return;
+    // The AM ends once YARN has reported every container completed: ask for that without the
+    // idle interval (it was up to a second between the last task's exit and the client's return).
+    if (yam.launcher() != nullptr) yam.launcher()->WindDown();
     if (state == AppState::kFailed && yam.attempt() < yam.max_attempts() &&
         core->job_restart_allowed()) {
       return;
@@ -150,26 +153,32 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     yam.RemoveStagingIfLastAttempt();
     am.Kill(absl::StrCat("the ApplicationMaster got signal ", sig));
   });
-  // Launch phases for bench/launch_latency.py, and the task history once every task has a
-  // container (so `ytf logs` works while the job runs).
-  // The history is written again whenever a task gets another container (a relaunch, a gang
-  // asked for again): a later attempt adopts the running containers by it.
+  // The task history once every task has a container (so `ytf logs` works while the job runs),
+  // again whenever a task gets another container (a relaunch, a gang asked for again): a later
+  // attempt adopts the running containers by it. On a thread of its own: an HDFS write can take
+  // 0.4 s, which made the launch phases late.
+  std::thread history([&] {
+    const int total = spec->TotalTasks();
+    int in_history = 0;  // allocations the history has seen
+    while (!done.load()) {
+      absl::SleepFor(absl::Milliseconds(in_history >= total ? 500 : 50));
+      if (rm.allocated() >= total && rm.allocated() != in_history) {
+        in_history = rm.allocated();
+        if (absl::Status s = yam.WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "history: " << s;
+      }
+    }
+  });
+  // Launch phases for bench/launch_latency.py.
   std::thread monitor([&] {
     const int total = spec->TotalTasks();
     bool allocated = false, registered_all = false, started = false;
-    int in_history = 0;  // allocations the history has seen
     while (!done.load()) {
-      const bool phases_done = allocated && registered_all && started;
-      absl::SleepFor(absl::Milliseconds(phases_done ? 500 : 50));
+      if (allocated && registered_all && started) break;
+      absl::SleepFor(absl::Milliseconds(50));
       if (!allocated && rm.allocated() >= total) {
         allocated = true;
         Phase("all_allocated");
       }
-      if (allocated && rm.allocated() != in_history) {
-        in_history = rm.allocated();
-        if (absl::Status s = yam.WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "history: " << s;
-      }
-      if (phases_done) continue;
       ApplicationStatus st = am.Status();
       int reg = 0, running = 0;
       for (const auto& [job, p] : st.progress) {
@@ -194,6 +203,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   done = true;
   signal_watcher.Stop();
   monitor.join();
+  history.join();
   if (!registered.ok()) return 3;
   AppState state = status.ok() ? status->state : AppState::kFailed;
   std::string diagnostics = status.ok()

@@ -91,6 +91,7 @@ bool YarnTaskLauncher::Busy() const {
   for (const auto& [task_id, st] : tasks_) {
     if (!st.allocated && !st.kill_requested) return true;                 // pending
     if (st.allocated && st.kill_requested && !st.completed) return true;  // being stopped
+    if (winding_down_ && st.allocated && !st.completed) return true;      // its end awaited
   }
   return false;
 }
@@ -146,6 +147,12 @@ void YarnTaskLauncher::Kill(const std::string& task_id) {
     return;
   }
   stop_queue_.emplace_back(st.container.id, st.container.node);
+  wake_ = true;
+}
+
+void YarnTaskLauncher::WindDown() {
+  absl::MutexLock lock(&mu_);
+  winding_down_ = true;
   wake_ = true;
 }
 

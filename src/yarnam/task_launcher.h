@@ -112,6 +112,9 @@ class YarnTaskLauncher {
   void Adopt(const TaskSpec& task, int priority, const yarn::Container& container);
   // Stops the task's container, or withdraws its request if none was allocated yet.
   void Kill(const std::string& task_id);
+  // The job's outcome is decided: every container's end is awaited now, so the heartbeat is
+  // fast until YARN has reported each one completed (the AM ends on the last of them).
+  void WindDown();
   // Every task's container so far, for `ytf logs`.
   std::vector<submit::TaskContainer> Containers() const;
   // Tasks whose containers have not been allocated yet.
@@ -137,7 +140,8 @@ class YarnTaskLauncher {
 
   // Withdraws the strict requests whose locality wait passed and asks for any node instead.
   void RelaxOverdueRequests() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether containers are pending or being stopped: the heartbeat is then fast.
+  // Whether containers are pending, being stopped or, winding down, still running: the heartbeat
+  // is then fast.
   bool Busy() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void HeartbeatLoop();
@@ -157,6 +161,7 @@ class YarnTaskLauncher {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Something for the scheduler now (a request, a container to stop): heartbeat at once.
   bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  bool winding_down_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ = false;
   std::thread heartbeat_thread_;
   std::vector<std::thread> launch_threads_;

@@ -188,6 +188,27 @@ TEST_F(TaskLauncherTest, TheHeartbeatSlowsDownOnceEveryContainerIsAllocated) {
   launcher_->Stop();
 }
 
+// Once the outcome is decided the AM waits for every container's completion: winding down, the
+// launcher heartbeats fast until YARN has reported each one, then slows down again.
+TEST_F(TaskLauncherTest, WindingDownHeartbeatsFastUntilEveryContainerHasCompleted) {
+  heartbeat_ = absl::Milliseconds(5);
+  idle_heartbeat_ = absl::Hours(1);
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
+  launcher_->WindDown();
+  // The container's process ends on its own (the task exited): reported without an hour's wait.
+  std::vector<yarn::FakeYarnCluster::FakeContainer> containers = cluster_->containers();
+  ASSERT_EQ(containers.size(), 1u);
+  cluster_->CompleteContainer(containers[0].container.id, 0);
+  ASSERT_TRUE(WaitForEvents(3));
+  {
+    absl::MutexLock lock(&mu_);
+    EXPECT_EQ(events_.back().kind, TaskContainerEvent::Kind::kCompleted);
+  }
+  launcher_->Stop();
+}
+
 TEST_F(TaskLauncherTest, DockerTasksGetYarnsDockerRuntime) {
   StartLauncher({"/data/in", "/data/out"});
   launcher_->Request(Task("worker", 0, "tensorflow/tensorflow:2.21.0"), 1);
