@@ -460,68 +460,12 @@ absl::Time ApplicationMaster::NextWakeLocked(absl::Time job_deadline) const {
 absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   const absl::Time start = absl::Now();
   const JobSpec& spec = options_.spec;
-
-  ClusterSpecBrokerOptions bo;
-  bo.listen_address = options_.broker_listen_address;
-  bo.secret = options_.secret;
-  bo.tls_key_pem = options_.tls_key_pem;
-  bo.tls_cert_pem = options_.tls_cert_pem;
-  for (const std::string& id : order_) {
-    absl::MutexLock lock(&mu_);
-    if (tasks_[id].outside) {
-      bo.outside_tasks.push_back(id);
-    } else {
-      ++bo.expected_tasks[tasks_[id].spec.job_name];
-    }
-  }
-  bo.registration_timeout = spec.timeouts.registration;
-  bo.heartbeat_timeout = options_.heartbeat_timeout;
-  bo.observer = broker_events_.get();
-  bo.status_provider = [this] { return StatusForBroker(); };
-  broker_ = std::make_unique<ClusterSpecBroker>(bo);
-  if (absl::Status s = broker_->Start(); !s.ok()) return s;
-  const int port = broker_->port();
-  {
-    absl::MutexLock lock(&mu_);
-    broker_port_ = port;
-  }
-  const std::string host = options_.advertised_host.empty() ? Hostname() : options_.advertised_host;
-  std::string tracking_url = options_.tracking_url;
-  if (options_.serve_status_page) {
-    // Reachable wherever the broker is (a local job's only from this machine).
-    StatusPageOptions page;
-    page.listen_host =
-        options_.broker_listen_address.substr(0, options_.broker_listen_address.rfind(':'));
-    status_page_ = std::make_unique<StatusPage>(page, [this] { return RenderStatusPage(); });
-    if (absl::Status s = status_page_->Start(); s.ok()) {
-      if (tracking_url.empty())
-        tracking_url = absl::StrCat("http://", host, ":", status_page_->port(), "/");
-    } else {
-      // The job runs without the page; the tracking URL is a convenience.
-      TONY_LOG(WARNING) << s;
-      status_page_.reset();
-    }
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    tracking_url_ = tracking_url;
-  }
-  if (options_.on_broker_started) options_.on_broker_started(port, tracking_url);
-
-  std::map<std::string, std::string> env = options_.executor_env;
-  env["TONY_AM_ADDRESS"] = absl::StrCat(host, ":", port);
-  absl::Status rm_started = rm_->Start(env, [this](const ContainerEvent& e) {
-    Event event{Event::Kind::kContainer};
-    event.container = e;
-    Post(std::move(event));
-  });
-  if (!rm_started.ok()) {
+  std::string host, tracking_url;
+  int port = 0;
+  if (absl::Status s = StartBrokerAndStatusPage(&host, &port, &tracking_url); !s.ok()) return s;
+  if (absl::Status s = StartBackend(host, port); !s.ok()) {
     broker_->Stop();
-    return rm_started;
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    state_ = AppState::kRunning;
+    return s;
   }
   TONY_LOG(INFO) << "job " << options_.app_id << ": " << order_.size() << " tasks; broker at "
                  << host << ":" << port;
@@ -545,187 +489,265 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
                                       ? absl::InfiniteFuture()
                                       : start + spec.timeouts.job;
   while (true) {
-    std::vector<std::pair<std::string, absl::Duration>> kills;
-    struct Relaunch {
-      TaskSpec spec;
-      std::string host;
-      int port = 0;
-    };
-    std::vector<Relaunch> relaunches;
-    std::vector<TaskSpec> requests;  // all-or-nothing allocation: asked for again
-    std::vector<std::pair<std::string, int>> excuses;
-    bool abort_broker = false;
-    std::string tensorboard_ready;
-    bool tensorboard_gone = false;
-    std::string abort_reason;
+    Actions actions;
     {
       absl::MutexLock lock(&mu_);
       const absl::Time wake = NextWakeLocked(job_deadline);
       auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); };
       mu_.AwaitWithDeadline(absl::Condition(&has_events), wake);
-      const bool was_final = IsFinal(state_);
-      const bool had_tensorboard = !tensorboard_address_.empty();
-      while (!events_.empty()) {
-        Event e = std::move(events_.front());
-        events_.pop_front();
-        Handle(e);
-      }
-      excuses.swap(to_excuse_);
-      std::swap(tensorboard_gone, tensorboard_gone_);
-      if (!had_tensorboard && !tensorboard_address_.empty()) {
-        tensorboard_ready = tensorboard_address_;
-      }
-      if (client_start_deadline_ && absl::Now() >= *client_start_deadline_) {
-        client_start_deadline_.reset();
-        for (auto& [id, t] : tasks_) {
-          if (t.outside && !t.registered && !t.finished && !IsFinal(state_)) {
-            Finish(AppState::kFailed,
-                   absl::StrCat(id, " did not start within ",
-                                absl::FormatDuration(options_.spec.timeouts.registration),
-                                " of every task registering (is `ytf-submit --client` still "
-                                "running?)"));
-          }
-        }
-      }
-      if (!IsFinal(state_) && !published_ && allocation_deadline_ && !regang_at_ &&
-          absl::Now() >= *allocation_deadline_) {
-        allocation_deadline_.reset();
-        bool partial = false;
-        for (const auto& [id, t] : tasks_) partial |= !t.outside && !t.allocated;
-        if (partial) {
-          // All-or-nothing: a partial gang would only keep the containers from another job.
-          const std::string pending = PendingLocked();
-          ++gang_rounds_;
-          // Randomised, so that two jobs that released at the same moment do not ask again at
-          // the same moment, split the cluster again and starve each other forever.
-          absl::BitGen random;
-          const absl::Duration backoff =
-              std::min(options_.allocation_backoff * (1 << std::min(gang_rounds_ - 1, 4)),
-                       std::max(options_.allocation_backoff, absl::Minutes(1))) *
-              absl::Uniform(random, 0.5, 1.5);
-          TONY_LOG(WARNING) << "not every container within "
-                            << absl::FormatDuration(spec.timeouts.allocation) << " (" << pending
-                            << "); releasing all, asking again in "
-                            << absl::FormatDuration(backoff);
-          regang_at_ = absl::Now() + backoff;
-          for (auto& [id, t] : tasks_) {
-            if (t.outside) continue;
-            t.regang = true;
-            if (!t.container_done) kills.emplace_back(id, spec.timeouts.stop_grace);
-          }
-        }
-      }
-      if (regang_at_ && !IsFinal(state_) && absl::Now() >= *regang_at_) {
-        bool released = true;
-        for (const auto& [id, t] : tasks_) released &= !t.regang || t.container_done;
-        if (released) {
-          regang_at_.reset();
-          for (const std::string& id : order_) {
-            TaskState& t = tasks_[id];
-            if (!t.regang) continue;
-            t.regang = false;
-            t.allocated = t.registered = t.running = t.finished = t.container_done = false;
-            t.address.clear();
-            requests.push_back(t.spec);
-          }
-          allocation_deadline_ = absl::Now() + spec.timeouts.allocation;
-          TONY_LOG(INFO) << "asking again for " << requests.size() << " containers";
-        }
-      }
-      for (auto& [id, t] : tasks_) {
-        // Relaunched once its old container has ended (its node's resources and its port free).
-        if (IsFinal(state_) || !t.restart_pending || !t.container_done ||
-            absl::Now() < t.relaunch_at) {
-          continue;
-        }
-        Relaunch r{t.spec};
-        if (size_t colon = t.previous_address.rfind(':'); colon != std::string::npos) {
-          if (!t.avoid_host) r.host = t.previous_address.substr(0, colon);
-          (void)absl::SimpleAtoi(t.previous_address.substr(colon + 1), &r.port);
-        }
-        t.restart_pending = false;
-        t.allocated = t.registered = t.running = t.finished = t.container_done = false;
-        t.exit_code = 0;
-        t.stderr_tail.clear();
-        t.address.clear();
-        t.register_by = absl::Now() + spec.timeouts.registration;
-        TONY_LOG(INFO) << "relaunching " << id
-                       << (r.host.empty() ? ""
-                                          : absl::StrCat(", preferably at ", t.previous_address));
-        relaunches.push_back(std::move(r));
-      }
-      for (auto& [id, t] : tasks_) {
-        if (t.exit_held_until && !t.finished && absl::Now() >= *t.exit_held_until) {
-          t.exit_held_until.reset();  // no word from YARN: the executor's report stands
-          TaskFinished(t, t.held_exit_code, t.held_tail, "exited");
-        }
-      }
-      for (auto& [id, t] : tasks_) {
-        if (!t.register_by) continue;
-        if (t.registered || t.finished || IsFinal(state_)) {
-          t.register_by.reset();
-        } else if (absl::Now() >= *t.register_by) {
-          t.register_by.reset();
-          Finish(AppState::kFailed, absl::StrCat(id, " was relaunched but did not register within ",
-                                                 absl::FormatDuration(spec.timeouts.registration)));
-        }
-      }
-      if (!IsFinal(state_) && absl::Now() >= job_deadline) {
-        Finish(AppState::kFailed, absl::StrCat("the job timeout of ",
-                                               absl::FormatDuration(spec.timeouts.job), " passed"));
-      }
-      if (IsFinal(state_) && !was_final) {
-        abort_broker = true;
-        abort_reason = diagnostics_.empty() ? "the job is over" : diagnostics_;
-        // Tasks whose command already ended have executors on their way out: left alone.
-        for (auto& [id, t] : tasks_) {
-          if (!t.container_done && !t.finished) {
-            t.stop_requested = true;
-            kills.emplace_back(id, spec.timeouts.stop_grace);
-          }
-        }
-        stop_deadline_ = absl::Now() + spec.timeouts.stop_grace + options_.stop_margin;
-      }
-      if (IsFinal(state_) && (AllContainersDone() || absl::Now() >= *stop_deadline_)) {
-        if (!AllContainersDone()) {
-          TONY_LOG(WARNING) << "some tasks did not stop in time; the backend ends them";
-        }
-        break;
-      }
+      if (DecideLocked(job_deadline, &actions)) break;
     }
     // Outside the lock: the backend and the broker may call back into Post().
-    if (!tensorboard_ready.empty()) {
-      // Registered is not yet listening: announce TensorBoard once it answers, so that the
-      // tracking URL never leads to a refused connection.
-      tensorboard_probe_ =
-          std::thread([this, tensorboard_ready] { AnnounceTensorBoard(tensorboard_ready); });
-    }
-    for (const auto& [job, index] : excuses) broker_->Excuse(job, index);
-    if (tensorboard_gone && options_.on_tensorboard_ready) {
-      options_.on_tensorboard_ready(tracking_url);
-    }
-    if (abort_broker) broker_->Abort(absl::AbortedError(abort_reason));
-    for (const TaskSpec& t : requests) {
-      broker_->ReopenTask(t.job_name, t.index);  // its earlier registration no longer counts
-      rm_->Request(t);
-    }
-    for (const Relaunch& r : relaunches) {
-      broker_->ReopenTask(r.spec.job_name, r.spec.index);
-      rm_->Relaunch(r.spec, r.host, r.port);
-    }
-    for (const auto& [id, grace] : kills) rm_->Kill(id, grace);
-    broker_->NotifyStatusChanged();  // answers status long polls when something changed
-    if (abort_broker && options_.on_outcome) {
-      AppState state;
-      std::string diagnostics;
-      {
-        absl::MutexLock lock(&mu_);
-        state = state_;
-        diagnostics = diagnostics_;
-      }
-      options_.on_outcome(state, diagnostics);
+    Apply(actions, tracking_url);
+  }
+  return Conclude();
+}
+
+absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int* port,
+                                                         std::string* tracking_url) {
+  ClusterSpecBrokerOptions bo;
+  bo.listen_address = options_.broker_listen_address;
+  bo.secret = options_.secret;
+  bo.tls_key_pem = options_.tls_key_pem;
+  bo.tls_cert_pem = options_.tls_cert_pem;
+  for (const std::string& id : order_) {
+    absl::MutexLock lock(&mu_);
+    if (tasks_[id].outside) {
+      bo.outside_tasks.push_back(id);
+    } else {
+      ++bo.expected_tasks[tasks_[id].spec.job_name];
     }
   }
+  bo.registration_timeout = options_.spec.timeouts.registration;
+  bo.heartbeat_timeout = options_.heartbeat_timeout;
+  bo.observer = broker_events_.get();
+  bo.status_provider = [this] { return StatusForBroker(); };
+  broker_ = std::make_unique<ClusterSpecBroker>(bo);
+  if (absl::Status s = broker_->Start(); !s.ok()) return s;
+  *port = broker_->port();
+  {
+    absl::MutexLock lock(&mu_);
+    broker_port_ = *port;
+  }
+  *host = options_.advertised_host.empty() ? Hostname() : options_.advertised_host;
+  *tracking_url = options_.tracking_url;
+  if (options_.serve_status_page) {
+    // Reachable wherever the broker is (a local job's only from this machine).
+    StatusPageOptions page;
+    page.listen_host =
+        options_.broker_listen_address.substr(0, options_.broker_listen_address.rfind(':'));
+    status_page_ = std::make_unique<StatusPage>(page, [this] { return RenderStatusPage(); });
+    if (absl::Status s = status_page_->Start(); s.ok()) {
+      if (tracking_url->empty()) {
+        *tracking_url = absl::StrCat("http://", *host, ":", status_page_->port(), "/");
+      }
+    } else {
+      // The job runs without the page; the tracking URL is a convenience.
+      TONY_LOG(WARNING) << s;
+      status_page_.reset();
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    tracking_url_ = *tracking_url;
+  }
+  if (options_.on_broker_started) options_.on_broker_started(*port, *tracking_url);
+  return absl::OkStatus();
+}
+
+absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) {
+  std::map<std::string, std::string> env = options_.executor_env;
+  env["TONY_AM_ADDRESS"] = absl::StrCat(host, ":", port);
+  absl::Status rm_started = rm_->Start(env, [this](const ContainerEvent& e) {
+    Event event{Event::Kind::kContainer};
+    event.container = e;
+    Post(std::move(event));
+  });
+  if (!rm_started.ok()) return rm_started;
+  absl::MutexLock lock(&mu_);
+  state_ = AppState::kRunning;
+  return absl::OkStatus();
+}
+
+bool ApplicationMaster::DecideLocked(absl::Time job_deadline, Actions* actions) {
+  const bool was_final = IsFinal(state_);
+  const bool had_tensorboard = !tensorboard_address_.empty();
+  while (!events_.empty()) {
+    Event e = std::move(events_.front());
+    events_.pop_front();
+    Handle(e);
+  }
+  actions->excuses.swap(to_excuse_);
+  std::swap(actions->tensorboard_gone, tensorboard_gone_);
+  if (!had_tensorboard && !tensorboard_address_.empty()) {
+    actions->tensorboard_ready = tensorboard_address_;
+  }
+  CheckClientStartLocked();
+  CheckAllocationLocked(actions);
+  AskAgainForGangLocked(actions);
+  DueRelaunchesLocked(actions);
+  for (auto& [id, t] : tasks_) {
+    if (t.exit_held_until && !t.finished && absl::Now() >= *t.exit_held_until) {
+      t.exit_held_until.reset();  // no word from YARN: the executor's report stands
+      TaskFinished(t, t.held_exit_code, t.held_tail, "exited");
+    }
+  }
+  const JobSpec& spec = options_.spec;
+  for (auto& [id, t] : tasks_) {
+    if (!t.register_by) continue;
+    if (t.registered || t.finished || IsFinal(state_)) {
+      t.register_by.reset();
+    } else if (absl::Now() >= *t.register_by) {
+      t.register_by.reset();
+      Finish(AppState::kFailed, absl::StrCat(id, " was relaunched but did not register within ",
+                                             absl::FormatDuration(spec.timeouts.registration)));
+    }
+  }
+  if (!IsFinal(state_) && absl::Now() >= job_deadline) {
+    Finish(AppState::kFailed,
+           absl::StrCat("the job timeout of ", absl::FormatDuration(spec.timeouts.job), " passed"));
+  }
+  if (IsFinal(state_) && !was_final) {
+    actions->abort_broker = true;
+    actions->abort_reason = diagnostics_.empty() ? "the job is over" : diagnostics_;
+    // Tasks whose command already ended have executors on their way out: left alone.
+    for (auto& [id, t] : tasks_) {
+      if (!t.container_done && !t.finished) {
+        t.stop_requested = true;
+        actions->kills.emplace_back(id, spec.timeouts.stop_grace);
+      }
+    }
+    stop_deadline_ = absl::Now() + spec.timeouts.stop_grace + options_.stop_margin;
+  }
+  if (IsFinal(state_) && (AllContainersDone() || absl::Now() >= *stop_deadline_)) {
+    if (!AllContainersDone()) {
+      TONY_LOG(WARNING) << "some tasks did not stop in time; the backend ends them";
+    }
+    return true;
+  }
+  return false;
+}
+
+void ApplicationMaster::CheckClientStartLocked() {
+  if (!client_start_deadline_ || absl::Now() < *client_start_deadline_) return;
+  client_start_deadline_.reset();
+  for (auto& [id, t] : tasks_) {
+    if (t.outside && !t.registered && !t.finished && !IsFinal(state_)) {
+      Finish(AppState::kFailed,
+             absl::StrCat(id, " did not start within ",
+                          absl::FormatDuration(options_.spec.timeouts.registration),
+                          " of every task registering (is `ytf-submit --client` still "
+                          "running?)"));
+    }
+  }
+}
+
+void ApplicationMaster::CheckAllocationLocked(Actions* actions) {
+  if (IsFinal(state_) || published_ || !allocation_deadline_ || regang_at_ ||
+      absl::Now() < *allocation_deadline_) {
+    return;
+  }
+  allocation_deadline_.reset();
+  bool partial = false;
+  for (const auto& [id, t] : tasks_) partial |= !t.outside && !t.allocated;
+  if (!partial) return;
+  // All-or-nothing: a partial gang would only keep the containers from another job.
+  const std::string pending = PendingLocked();
+  ++gang_rounds_;
+  // Randomised, so that two jobs that released at the same moment do not ask again at the same
+  // moment, split the cluster again and starve each other forever.
+  absl::BitGen random;
+  const absl::Duration backoff =
+      std::min(options_.allocation_backoff * (1 << std::min(gang_rounds_ - 1, 4)),
+               std::max(options_.allocation_backoff, absl::Minutes(1))) *
+      absl::Uniform(random, 0.5, 1.5);
+  TONY_LOG(WARNING) << "not every container within "
+                    << absl::FormatDuration(options_.spec.timeouts.allocation) << " (" << pending
+                    << "); releasing all, asking again in " << absl::FormatDuration(backoff);
+  regang_at_ = absl::Now() + backoff;
+  for (auto& [id, t] : tasks_) {
+    if (t.outside) continue;
+    t.regang = true;
+    if (!t.container_done) actions->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
+  }
+}
+
+void ApplicationMaster::AskAgainForGangLocked(Actions* actions) {
+  if (!regang_at_ || IsFinal(state_) || absl::Now() < *regang_at_) return;
+  bool released = true;
+  for (const auto& [id, t] : tasks_) released &= !t.regang || t.container_done;
+  if (!released) return;
+  regang_at_.reset();
+  for (const std::string& id : order_) {
+    TaskState& t = tasks_[id];
+    if (!t.regang) continue;
+    t.regang = false;
+    t.allocated = t.registered = t.running = t.finished = t.container_done = false;
+    t.address.clear();
+    actions->requests.push_back(t.spec);
+  }
+  allocation_deadline_ = absl::Now() + options_.spec.timeouts.allocation;
+  TONY_LOG(INFO) << "asking again for " << actions->requests.size() << " containers";
+}
+
+void ApplicationMaster::DueRelaunchesLocked(Actions* actions) {
+  for (auto& [id, t] : tasks_) {
+    // Relaunched once its old container has ended (its node's resources and its port free).
+    if (IsFinal(state_) || !t.restart_pending || !t.container_done || absl::Now() < t.relaunch_at) {
+      continue;
+    }
+    Relaunch r{t.spec};
+    if (size_t colon = t.previous_address.rfind(':'); colon != std::string::npos) {
+      if (!t.avoid_host) r.host = t.previous_address.substr(0, colon);
+      (void)absl::SimpleAtoi(t.previous_address.substr(colon + 1), &r.port);
+    }
+    t.restart_pending = false;
+    t.allocated = t.registered = t.running = t.finished = t.container_done = false;
+    t.exit_code = 0;
+    t.stderr_tail.clear();
+    t.address.clear();
+    t.register_by = absl::Now() + options_.spec.timeouts.registration;
+    TONY_LOG(INFO) << "relaunching " << id
+                   << (r.host.empty() ? "" : absl::StrCat(", preferably at ", t.previous_address));
+    actions->relaunches.push_back(std::move(r));
+  }
+}
+
+void ApplicationMaster::Apply(const Actions& actions, const std::string& tracking_url) {
+  if (!actions.tensorboard_ready.empty()) {
+    // Registered is not yet listening: announce TensorBoard once it answers, so that the
+    // tracking URL never leads to a refused connection.
+    tensorboard_probe_ =
+        std::thread([this, address = actions.tensorboard_ready] { AnnounceTensorBoard(address); });
+  }
+  for (const auto& [job, index] : actions.excuses) broker_->Excuse(job, index);
+  if (actions.tensorboard_gone && options_.on_tensorboard_ready) {
+    options_.on_tensorboard_ready(tracking_url);
+  }
+  if (actions.abort_broker) broker_->Abort(absl::AbortedError(actions.abort_reason));
+  for (const TaskSpec& t : actions.requests) {
+    broker_->ReopenTask(t.job_name, t.index);  // its earlier registration no longer counts
+    rm_->Request(t);
+  }
+  for (const Relaunch& r : actions.relaunches) {
+    broker_->ReopenTask(r.spec.job_name, r.spec.index);
+    rm_->Relaunch(r.spec, r.host, r.port);
+  }
+  for (const auto& [id, grace] : actions.kills) rm_->Kill(id, grace);
+  broker_->NotifyStatusChanged();  // answers status long polls when something changed
+  if (actions.abort_broker && options_.on_outcome) {
+    AppState state;
+    std::string diagnostics;
+    {
+      absl::MutexLock lock(&mu_);
+      state = state_;
+      diagnostics = diagnostics_;
+    }
+    options_.on_outcome(state, diagnostics);
+  }
+}
+
+ApplicationStatus ApplicationMaster::Conclude() {
   // When every task has stopped the outcome shows now, before the backend winds down (YARN's
   // unregistration): a client in a status long poll returns at once.
   broker_->NotifyStatusChanged();

@@ -200,6 +200,39 @@ class ApplicationMaster {
   // When Run() must look again without an event: the earliest of `job_deadline`, the job's own
   // deadlines and every task's NextDeadline().
   absl::Time NextWakeLocked(absl::Time job_deadline) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Run()'s steps. What one round of the loop decided under the lock and Apply() carries out
+  // outside it (the backend and the broker may call back into Post()).
+  struct Relaunch {
+    TaskSpec spec;
+    std::string host;
+    int port = 0;
+  };
+  struct Actions {
+    std::vector<std::pair<std::string, absl::Duration>> kills;
+    std::vector<Relaunch> relaunches;
+    std::vector<TaskSpec> requests;  // all-or-nothing allocation: asked for again
+    std::vector<std::pair<std::string, int>> excuses;
+    bool abort_broker = false;
+    std::string abort_reason;
+    std::string tensorboard_ready;  // registered: announce once it answers
+    bool tensorboard_gone = false;
+  };
+  absl::Status StartBrokerAndStatusPage(std::string* host, int* port, std::string* tracking_url);
+  absl::Status StartBackend(const std::string& host, int port);
+  // Handles the queued events and every deadline due; true once the job is over and every
+  // container done (or given up on).
+  bool DecideLocked(absl::Time job_deadline, Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A `ytf-submit --client` task that never started fails the job.
+  void CheckClientStartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // All-or-nothing allocation: a gang not complete by its deadline is released, asked again
+  // after a randomised backoff (AskAgainForGangLocked) once every container has ended.
+  void CheckAllocationLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AskAgainForGangLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tasks to restart whose old container has ended and whose backoff has passed.
+  void DueRelaunchesLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Apply(const Actions& actions, const std::string& tracking_url);
+  // After the loop: stops the backend and publishes the final status.
+  ApplicationStatus Conclude();
   ApplicationStatus StatusForBroker();
   std::string RenderStatusPage() const;
   // Waits (up to 5 minutes, until stopped) for TensorBoard at `address` to accept connections,
