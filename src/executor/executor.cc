@@ -18,6 +18,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -295,6 +296,216 @@ void ReportExit(const ExecutorConfig& config, int exit_code, const std::string& 
   if (!reported.ok()) TONY_LOG(WARNING) << "could not report the exit: " << reported;
 }
 
+// Where the executor is registered: the AM's broker, a later attempt's if it moved meanwhile.
+struct AmContact {
+  std::shared_ptr<broker::BrokerClient> client;
+  std::string address;
+  int attempt = 0;
+};
+
+// Registers the task at host:port and waits for the cluster spec. On a thread of its own, so
+// that a SIGTERM meanwhile is acted on at once: the executor then _exits.
+absl::StatusOr<ClusterSpec> RegisterAndWait(const ExecutorConfig& config, const JobSpec& spec,
+                                            const std::string& task_name, const std::string& host,
+                                            int port, AmLocator* locator,
+                                            const broker::BrokerClientOptions& client_options,
+                                            int sigfd, AmContact* am) {
+  absl::StatusOr<ClusterSpec> cluster = absl::UnknownError("not registered");
+  absl::Notification registered;
+  int done_pipe[2];
+  if (::pipe2(done_pipe, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
+  }
+  UniqueFd done_read(done_pipe[0]);
+  UniqueFd done_write(done_pipe[1]);
+  ReleaseReadOnlyFilePages();  // gRPC's initialisation, and the YAML parser's
+  // A margin over the job's registration deadline: the broker fails the registration itself.
+  const absl::Duration registration_timeout = spec.timeouts.registration + absl::Minutes(1);
+  std::thread registration([&] {
+    const absl::Time deadline = absl::Now() + registration_timeout;
+    while (true) {
+      // With an AmLocator, in slices: an AM that died meanwhile may have a next attempt.
+      const absl::Duration left = deadline - absl::Now();
+      cluster = am->client->Register(config.job_name, config.task_index, host, port,
+                                     locator == nullptr ? left : std::min(left, kMoveCheck));
+      if (cluster.ok() || locator == nullptr || absl::Now() >= deadline ||
+          !(absl::IsDeadlineExceeded(cluster.status()) || absl::IsUnavailable(cluster.status()))) {
+        break;
+      }
+      if (absl::StatusOr<broker::AmAddress> found = locator->Latest();
+          found.ok() && IsLaterAttempt(*found, am->address, &am->attempt)) {
+        TONY_LOG(WARNING) << task_name << ": the ApplicationMaster moved (attempt "
+                          << found->attempt << " at " << found->address
+                          << ") while registering; registering there";
+        am->address = found->address;
+        am->attempt = found->attempt;
+        am->client =
+            std::make_shared<broker::BrokerClient>(am->address, config.secret, client_options);
+      }
+    }
+    registered.Notify();
+    WriteAll(done_write.get(), "x", "the executor's pipe").IgnoreError();
+  });
+  while (!registered.HasBeenNotified()) {
+    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {sigfd, POLLIN, 0}};
+    ::poll(fds, 2, -1);
+    signalfd_siginfo si;
+    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
+        TONY_LOG(WARNING) << task_name << ": signal " << si.ssi_signo
+                          << " before the task started; exiting";
+        // At once, without waiting for a registration RPC in flight: _exit ends that thread.
+        registration.detach();
+        ::_exit(128 + static_cast<int>(si.ssi_signo));
+      }
+    }
+  }
+  registration.join();
+  done_read.Reset();
+  done_write.Reset();
+  return cluster;
+}
+
+// The task's environment: ours without the secret, plus the task's variables and, with a
+// python_env, the shipped environment's.
+absl::StatusOr<std::map<std::string, std::string>> TaskEnvironment(const JobSpec& spec,
+                                                                   const TaskSpec& task,
+                                                                   ClusterSpec* cluster) {
+  std::map<std::string, std::string> env = CurrentEnvironment();
+  for (const char* var : kPrivateVariables) env.erase(var);
+  for (auto& [k, v] : BuildTaskEnvironment(spec, task, cluster)) env[k] = std::move(v);
+  AddCudaVisibleDevices(task.gpus, &env);
+  if (!spec.python_env.empty()) {
+    // The shipped env (--python_env), unpacked by YARN in our working directory.
+    char cwd[PATH_MAX];
+    std::string base = spec.python_env;
+    if (base[0] != '/' && ::getcwd(cwd, sizeof(cwd)) != nullptr)
+      base = absl::StrCat(cwd, "/", base);
+    absl::StatusOr<std::string> dir = FindPythonEnvDir(base);
+    if (!dir.ok()) {
+      return absl::Status(dir.status().code(),
+                          absl::StrCat("python_env: ", dir.status().message()));
+    }
+    ApplyPythonEnv(*dir, ::access((*dir + "/conda-meta").c_str(), F_OK) == 0, &env);
+  }
+  return env;
+}
+
+// Watches one run of the task's command until it has exited and its stderr is drained (or
+// given up on): tees its stderr, releases the held port once the task listens, forwards stop
+// signals and stops the task when its AM is silent too long or has replaced it (`*stopping`
+// then). Its exit code; none when it could not be reaped.
+std::optional<int> Supervise(Subprocess& child, const std::function<void(int)>& signal_task,
+                             const std::string& task_name, const JobTimeouts& timeouts,
+                             PortReservation* reservation, Heartbeater& heartbeater, int sigfd,
+                             int err_read, int stderr_copy, LineTail* tail, bool* stopping) {
+  std::optional<int> exit_code;
+  std::optional<absl::Time> kill_at;      // SIGKILL the group then
+  std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
+  bool stderr_open = true;
+  absl::Time next_listen_check = absl::Now();
+  absl::Duration listen_check_every = absl::Milliseconds(100);
+  char buf[16384];
+  while (true) {
+    if (!exit_code) exit_code = child.Poll();
+    if (exit_code && !drain_until) {
+      // For bench/launch_latency.py: from here to the client's return is the end of a job.
+      TONY_LOG(INFO) << "TONY_PHASE task_exited " << absl::ToUnixMillis(absl::Now());
+      // Grandchildren may still hold stderr open: give them a moment, then stop reading.
+      drain_until = absl::Now() + absl::Seconds(1);
+    }
+    if (exit_code && (!stderr_open || absl::Now() >= *drain_until)) break;
+    // Checked at once, then ever less often: where sock_diag is missing the check reads
+    // /proc/net/tcp, whose cost grows with the node's sockets (500 `sleep`s that never listen
+    // kept a node's cores busy).
+    const bool check_listen = reservation->held() && absl::Now() >= next_listen_check;
+    if (check_listen) {
+      next_listen_check = absl::Now() + listen_check_every;
+      listen_check_every = std::min(listen_check_every * 2, absl::Seconds(2));
+    }
+    if (reservation->held() && (exit_code || (check_listen && reservation->ListenedOnByOther()))) {
+      TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
+                     << "; reservation released";
+      reservation->Release();
+    }
+    // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
+    if (!kill_at && !exit_code && heartbeater.Silence() > timeouts.am_unreachable) {
+      TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << heartbeater.am_address()
+                      << " has not answered for " << absl::FormatDuration(timeouts.am_unreachable)
+                      << " (timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
+                      << absl::FormatDuration(timeouts.stop_grace);
+      signal_task(SIGTERM);
+      *stopping = true;
+      kill_at = absl::Now() + timeouts.stop_grace;
+    }
+    // Replaced: the AM relaunched the task elsewhere (it took this node for lost); a task left
+    // running here would be an orphan nobody stops.
+    if (!kill_at && !exit_code) {
+      if (std::string why = heartbeater.Superseded(); !why.empty()) {
+        TONY_LOG(ERROR) << task_name << ": " << why << "; stopping the task: SIGTERM, SIGKILL in "
+                        << absl::FormatDuration(timeouts.stop_grace);
+        signal_task(SIGTERM);
+        *stopping = true;
+        kill_at = absl::Now() + timeouts.stop_grace;
+      }
+    }
+    if (kill_at && !exit_code && absl::Now() >= *kill_at) {
+      TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
+      signal_task(SIGKILL);
+      kill_at.reset();
+    }
+    pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_read : -1, POLLIN, 0}};
+    // Short while the port is held (to see the task bind it) or a deadline is near.
+    int timeout_ms = kill_at || exit_code ? 100 : 1000;
+    if (reservation->held()) {
+      timeout_ms =
+          std::clamp(static_cast<int>(absl::ToInt64Milliseconds(next_listen_check - absl::Now())),
+                     1, timeout_ms);
+    }
+    ::poll(fds, 2, timeout_ms);
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::read(err_read, buf, sizeof(buf));
+      if (n > 0) {
+        // Dropped on errors: a full disk must not stop the task.
+        WriteAll(stderr_copy, absl::string_view(buf, static_cast<size_t>(n)), "the task's stderr")
+            .IgnoreError();
+        tail->Append(absl::string_view(buf, static_cast<size_t>(n)));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        stderr_open = false;
+      }
+    }
+    signalfd_siginfo si;
+    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      int sig = static_cast<int>(si.ssi_signo);
+      if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !exit_code) {
+        *stopping = true;
+        if (!kill_at) {
+          TONY_LOG(INFO) << task_name << ": signal " << sig << "; forwarding SIGTERM, SIGKILL in "
+                         << absl::FormatDuration(timeouts.stop_grace);
+          signal_task(SIGTERM);
+          kill_at = absl::Now() + timeouts.stop_grace;
+        }
+      }
+    }
+  }
+  return exit_code;
+}
+
+// Waits until `resume` unless SIGTERM, SIGINT or SIGHUP comes first (then true).
+bool StopSignalledBefore(int sigfd, absl::Time resume) {
+  bool stop = false;
+  while (!stop && absl::Now() < resume) {
+    pollfd fd = {sigfd, POLLIN, 0};
+    ::poll(&fd, 1, static_cast<int>(absl::ToInt64Milliseconds(resume - absl::Now())) + 1);
+    signalfd_siginfo si;
+    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+      int sig = static_cast<int>(si.ssi_signo);
+      stop = stop || sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
+    }
+  }
+  return stop;
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
@@ -408,8 +619,6 @@ int RunExecutor(const ExecutorConfig& config) {
   // The AM's broker: the one given, or a later attempt's found while registering.
   auto registered_with =
       std::make_shared<broker::BrokerClient>(config.am_address, config.secret, client_options);
-  std::string am_address = config.am_address;
-  int am_attempt = config.am_attempt;
   std::unique_ptr<AmLocator> locator;
   if (!config.am_address_dir.empty()) {
     AmLocatorOptions lo;
@@ -420,59 +629,13 @@ int RunExecutor(const ExecutorConfig& config) {
     locator = std::make_unique<AmLocator>(std::move(lo));
   }
 
-  // Registration runs on its own thread so that a SIGTERM meanwhile is acted on at once.
-  absl::StatusOr<ClusterSpec> cluster = absl::UnknownError("not registered");
-  absl::Notification registered;
-  int done_pipe[2];
-  if (::pipe2(done_pipe, O_CLOEXEC) != 0) return kExecutorFailure;
-  UniqueFd done_read(done_pipe[0]);
-  UniqueFd done_write(done_pipe[1]);
-  ReleaseReadOnlyFilePages();  // gRPC's initialisation, and the YAML parser's
-  // A margin over the job's registration deadline: the broker fails the registration itself.
-  const absl::Duration registration_timeout = spec->timeouts.registration + absl::Minutes(1);
-  std::thread registration([&] {
-    const absl::Time deadline = absl::Now() + registration_timeout;
-    while (true) {
-      // With an AmLocator, in slices: an AM that died meanwhile may have a next attempt.
-      const absl::Duration left = deadline - absl::Now();
-      cluster =
-          registered_with->Register(config.job_name, config.task_index, host, reservation->port(),
-                                    locator == nullptr ? left : std::min(left, kMoveCheck));
-      if (cluster.ok() || locator == nullptr || absl::Now() >= deadline ||
-          !(absl::IsDeadlineExceeded(cluster.status()) || absl::IsUnavailable(cluster.status()))) {
-        break;
-      }
-      if (absl::StatusOr<broker::AmAddress> found = locator->Latest();
-          found.ok() && IsLaterAttempt(*found, am_address, &am_attempt)) {
-        TONY_LOG(WARNING) << task_name << ": the ApplicationMaster moved (attempt "
-                          << found->attempt << " at " << found->address
-                          << ") while registering; registering there";
-        am_address = found->address;
-        am_attempt = found->attempt;
-        registered_with =
-            std::make_shared<broker::BrokerClient>(am_address, config.secret, client_options);
-      }
-    }
-    registered.Notify();
-    WriteAll(done_write.get(), "x", "the executor's pipe").IgnoreError();
-  });
-  while (!registered.HasBeenNotified()) {
-    pollfd fds[2] = {{done_read.get(), POLLIN, 0}, {sigfd, POLLIN, 0}};
-    ::poll(fds, 2, -1);
-    signalfd_siginfo si;
-    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
-      if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) {
-        TONY_LOG(WARNING) << task_name << ": signal " << si.ssi_signo
-                          << " before the task started; exiting";
-        // At once, without waiting for a registration RPC in flight: _exit ends that thread.
-        registration.detach();
-        ::_exit(128 + static_cast<int>(si.ssi_signo));
-      }
-    }
-  }
-  registration.join();
-  done_read.Reset();
-  done_write.Reset();
+  AmContact am{registered_with, config.am_address, config.am_attempt};
+  absl::StatusOr<ClusterSpec> cluster =
+      RegisterAndWait(config, *spec, task_name, host, reservation->port(), locator.get(),
+                      client_options, sigfd, &am);
+  registered_with = am.client;
+  const std::string am_address = am.address;
+  const int am_attempt = am.attempt;
   if (!cluster.ok()) {
     TONY_LOG(ERROR) << task_name << ": registration failed: " << cluster.status();
     return kExecutorFailure;
@@ -480,28 +643,17 @@ int RunExecutor(const ExecutorConfig& config) {
   TONY_LOG(INFO) << task_name << ": got the cluster spec; starting the task";
   ReleaseReadOnlyFilePages();  // before the peak of starting the task, and again once it runs
 
-  // The task's environment: ours without the secret, plus the task's variables.
-  std::map<std::string, std::string> env = CurrentEnvironment();
-  for (const char* var : kPrivateVariables) env.erase(var);
-  for (auto& [k, v] : BuildTaskEnvironment(*spec, *task, &*cluster)) env[k] = std::move(v);
-  AddCudaVisibleDevices(task->gpus, &env);
-  if (!spec->python_env.empty()) {
-    // The shipped env (--python_env), unpacked by YARN in our working directory.
-    char cwd[PATH_MAX];
-    std::string base = spec->python_env;
-    if (base[0] != '/' && ::getcwd(cwd, sizeof(cwd)) != nullptr)
-      base = absl::StrCat(cwd, "/", base);
-    absl::StatusOr<std::string> dir = FindPythonEnvDir(base);
-    if (!dir.ok()) {
-      TONY_LOG(ERROR) << task_name << ": python_env: " << dir.status();
-      registered_with
-          ->ReportExit(config.job_name, config.task_index, kExecutorFailure,
-                       absl::StrCat("python_env: ", dir.status().message()))
-          .IgnoreError();
-      return kExecutorFailure;
-    }
-    ApplyPythonEnv(*dir, ::access((*dir + "/conda-meta").c_str(), F_OK) == 0, &env);
+  absl::StatusOr<std::map<std::string, std::string>> task_env =
+      TaskEnvironment(*spec, *task, &*cluster);
+  if (!task_env.ok()) {
+    TONY_LOG(ERROR) << task_name << ": " << task_env.status().message();
+    registered_with
+        ->ReportExit(config.job_name, config.task_index, kExecutorFailure,
+                     std::string(task_env.status().message()))
+        .IgnoreError();
+    return kExecutorFailure;
   }
+  const std::map<std::string, std::string>& env = *task_env;
 
   // TensorBoard is a sidecar: if it cannot start or dies, it is started again a few times
   // (the AM shows each restart) while training goes on.
@@ -572,97 +724,9 @@ int RunExecutor(const ExecutorConfig& config) {
       ReleaseReadOnlyFilePages();
     }
 
-    std::optional<int> exit_code;
-    std::optional<absl::Time> kill_at;      // SIGKILL the group then
-    std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
-    bool stderr_open = true;
-    absl::Time next_listen_check = absl::Now();
-    absl::Duration listen_check_every = absl::Milliseconds(100);
-    char buf[16384];
-    while (true) {
-      if (!exit_code) exit_code = (*child)->Poll();
-      if (exit_code && !drain_until) {
-        // For bench/launch_latency.py: from here to the client's return is the end of a job.
-        TONY_LOG(INFO) << "TONY_PHASE task_exited " << absl::ToUnixMillis(absl::Now());
-        // Grandchildren may still hold stderr open: give them a moment, then stop reading.
-        drain_until = absl::Now() + absl::Seconds(1);
-      }
-      if (exit_code && (!stderr_open || absl::Now() >= *drain_until)) break;
-      // Reading /proc/net/tcp costs in proportion to the sockets on the node: checked at once,
-      // then ever less often (a task that never listens, e.g. 500 `sleep`s on one node, would
-      // otherwise keep the node's cores busy).
-      const bool check_listen = reservation->held() && absl::Now() >= next_listen_check;
-      if (check_listen) {
-        next_listen_check = absl::Now() + listen_check_every;
-        listen_check_every = std::min(listen_check_every * 2, absl::Seconds(2));
-      }
-      if (reservation->held() &&
-          (exit_code || (check_listen && reservation->ListenedOnByOther()))) {
-        TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
-                       << "; reservation released";
-        reservation->Release();
-      }
-      // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
-      if (!kill_at && !exit_code && heartbeater.Silence() > spec->timeouts.am_unreachable) {
-        TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << heartbeater.am_address()
-                        << " has not answered for "
-                        << absl::FormatDuration(spec->timeouts.am_unreachable)
-                        << " (timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
-                        << absl::FormatDuration(spec->timeouts.stop_grace);
-        signal_task(SIGTERM);
-        stopping = true;
-        kill_at = absl::Now() + spec->timeouts.stop_grace;
-      }
-      // Replaced: the AM relaunched the task elsewhere (it took this node for lost); a task left
-      // running here would be an orphan nobody stops.
-      if (!kill_at && !exit_code) {
-        if (std::string why = heartbeater.Superseded(); !why.empty()) {
-          TONY_LOG(ERROR) << task_name << ": " << why << "; stopping the task: SIGTERM, SIGKILL in "
-                          << absl::FormatDuration(spec->timeouts.stop_grace);
-          signal_task(SIGTERM);
-          stopping = true;
-          kill_at = absl::Now() + spec->timeouts.stop_grace;
-        }
-      }
-      if (kill_at && !exit_code && absl::Now() >= *kill_at) {
-        TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
-        signal_task(SIGKILL);
-        kill_at.reset();
-      }
-      pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_read.get() : -1, POLLIN, 0}};
-      // Short while the port is held (to see the task bind it) or a deadline is near.
-      int timeout_ms = kill_at || exit_code ? 100 : 1000;
-      if (reservation->held()) {
-        timeout_ms =
-            std::clamp(static_cast<int>(absl::ToInt64Milliseconds(next_listen_check - absl::Now())),
-                       1, timeout_ms);
-      }
-      ::poll(fds, 2, timeout_ms);
-      if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-        ssize_t n = ::read(err_read.get(), buf, sizeof(buf));
-        if (n > 0) {
-          // Dropped on errors: a full disk must not stop the task.
-          WriteAll(stderr_copy, absl::string_view(buf, static_cast<size_t>(n)), "the task's stderr")
-              .IgnoreError();
-          tail.Append(absl::string_view(buf, static_cast<size_t>(n)));
-        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-          stderr_open = false;
-        }
-      }
-      signalfd_siginfo si;
-      while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
-        int sig = static_cast<int>(si.ssi_signo);
-        if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !exit_code) {
-          stopping = true;
-          if (!kill_at) {
-            TONY_LOG(INFO) << task_name << ": signal " << sig << "; forwarding SIGTERM, SIGKILL in "
-                           << absl::FormatDuration(spec->timeouts.stop_grace);
-            signal_task(SIGTERM);
-            kill_at = absl::Now() + spec->timeouts.stop_grace;
-          }
-        }
-      }
-    }
+    const std::optional<int> exit_code =
+        Supervise(**child, signal_task, task_name, spec->timeouts, &*reservation, heartbeater,
+                  sigfd, err_read.get(), stderr_copy, &tail, &stopping);
     // Nothing of the task outlives it: stragglers left in its process group go too.
     if (config.share_process_group) {
       KillOwnGroupBelowUs();
@@ -678,17 +742,10 @@ int RunExecutor(const ExecutorConfig& config) {
     TONY_LOG(WARNING) << task_name << ": exited with code " << last_exit << "; restart " << restarts
                       << " of " << kMaxTensorBoardRestarts << " in "
                       << absl::FormatDuration(backoff);
-    const absl::Time resume = absl::Now() + backoff;
-    while (!stopping && absl::Now() < resume) {
-      pollfd fd = {sigfd, POLLIN, 0};
-      ::poll(&fd, 1, static_cast<int>(absl::ToInt64Milliseconds(resume - absl::Now())) + 1);
-      signalfd_siginfo si;
-      while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
-        int sig = static_cast<int>(si.ssi_signo);
-        stopping = stopping || sig == SIGTERM || sig == SIGINT || sig == SIGHUP;
-      }
+    if (StopSignalledBefore(sigfd, absl::Now() + backoff)) {
+      stopping = true;
+      break;
     }
-    if (stopping) break;
   }
   stderr_file.Reset();
   heartbeater.Stop();
