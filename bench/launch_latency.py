@@ -23,7 +23,7 @@ application of this shape could take to have every task running; `above YARN` is
 minus that sum: what libtony adds (client, AM and executor start-up, registration).
 
 Peak RSS (VmHWM) of the AM, of the largest executor and of the client are printed too; the AM's
-and the executors' from their `TONY_RSS` log lines, the client's from wait4().
+and the executors' from their `TONY_RSS` log lines, the client's sampled from /proc (PeakRss).
 
   bench/launch_latency.py [--runs 5] [--shapes ps:1,worker:2 ps:2,worker:8] [--broker_tls]
                           [--command 'sleep 1']
@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,6 +62,39 @@ def log_time(line):
     if not m:
         return None
     return time.mktime(time.strptime(m.group(1), "%Y-%m-%d %H:%M:%S")) + int(m.group(2)) / 1000.0
+
+
+class PeakRss:
+    """The peak RSS (VmHWM, kB) of process `pid`, sampled every 5 ms on a thread until it exits.
+
+    Not wait4()'s ru_maxrss: the kernel charges a child started by Python's subprocess (vfork or
+    fork) with the parent's memory at its exec, so a client smaller than this Python process
+    would be reported as large as the bench itself. The last sample before the exit misses at most the
+    final 5 ms, in which a client only prints and exits.
+    """
+
+    def __init__(self, pid):
+        self.kb = 0
+        self._pid = pid
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self):
+        while True:
+            try:
+                with open(f"/proc/{self._pid}/status") as f:
+                    m = re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M)
+            except OSError:
+                return
+            if not m:  # a zombie: its memory is gone
+                return
+            self.kb = max(self.kb, int(m.group(1)))
+            time.sleep(0.005)
+
+    def result(self):
+        """The peak, once the process has been reaped."""
+        self._thread.join(timeout=1)
+        return self.kb
 
 
 def grep_logs(paths, needle):
@@ -130,8 +164,8 @@ def run_once(state, shape, extra, command):
         p = subprocess.Popen([os.path.join(BIN, "ytf-submit"), "--yarn", "--quiet", "-n",
                               "bench-launch", "-r", shape, "-m", "128m", "--am_memory", "256m"] +
                              extra + [command], stdout=out_f, stderr=err_f)
-        # wait4, not Popen.wait: its rusage has the client's peak RSS.
-        _, status, usage = os.wait4(p.pid, 0)
+        peak = PeakRss(p.pid)
+        _, status, _ = os.wait4(p.pid, 0)
         client_returned = time.time() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         out_f.seek(0)
@@ -142,7 +176,7 @@ def run_once(state, shape, extra, command):
         sys.exit(f"ytf-submit failed ({p.returncode}):\n{out}\n{err}")
     app = m.group(0)
     phases = {"client_returned": client_returned}
-    rss = {"client": usage.ru_maxrss}
+    rss = {"client": peak.result()}
     # The AM's and the executors' log lines, straight from the NodeManagers' log directories;
     # the AM's last line (its RSS) comes shortly after the client returned.
     deadline = time.time() + 60
