@@ -118,6 +118,8 @@ TEST_F(BrokerTest, EveryTaskGetsTheSpecWhenTheLastRegisters) {
   StartBroker({{"ps", 1}, {"worker", 2}});
   auto ps = RegisterAsync("ps", 0, 1000);
   auto w1 = RegisterAsync("worker", 1, 1002);
+  // Both registrations in (their order is the threads'), neither answered before the last.
+  ASSERT_TRUE(observer_.WaitFor("registered ps:0 127.0.0.1:1000", absl::Seconds(10)));
   ASSERT_TRUE(observer_.WaitFor("registered worker:1 127.0.0.1:1002", absl::Seconds(10)));
   EXPECT_EQ(ps.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
   EXPECT_THAT(broker_->UnregisteredTasks(), ElementsAre("worker:0"));
