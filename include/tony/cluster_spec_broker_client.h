@@ -82,10 +82,14 @@ class TONY_EXPORT ClusterSpecBrokerClient {
   // end of its stderr, for the job's diagnostics.
   absl::Status ReportExit(absl::string_view job_name, int index, int exit_code,
                           absl::string_view stderr_tail);
-  // The job's status as the broker's status provider tells it.
-  absl::StatusOr<ApplicationStatus> GetStatus();
-  // Asks for the job to be killed (the broker's observer hears OnKillRequested).
-  absl::Status Kill(absl::string_view reason);
+  // The job's status as the broker's status provider tells it, within `options`' limits and
+  // call_timeout, whichever ends first.
+  absl::StatusOr<ApplicationStatus> GetStatus(const CallOptions& options);
+  absl::StatusOr<ApplicationStatus> GetStatus() { return GetStatus(CallOptions()); }
+  // Asks for the job to be killed (the broker's observer hears OnKillRequested), within
+  // `options`' limits and call_timeout.
+  absl::Status Kill(absl::string_view reason, const CallOptions& options);
+  absl::Status Kill(absl::string_view reason) { return Kill(reason, CallOptions()); }
 
   class Impl;
 

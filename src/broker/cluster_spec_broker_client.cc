@@ -9,6 +9,7 @@
 
 #include "broker/broker_client.h"
 #include "broker/secret.h"
+#include "common/call_deadline.h"
 
 namespace tony {
 
@@ -59,12 +60,12 @@ absl::Status ClusterSpecBrokerClient::ReportExit(absl::string_view job_name, int
   return impl_->client.ReportExit(job_name, index, exit_code, stderr_tail);
 }
 
-absl::StatusOr<ApplicationStatus> ClusterSpecBrokerClient::GetStatus() {
-  return impl_->client.GetStatus();
+absl::StatusOr<ApplicationStatus> ClusterSpecBrokerClient::GetStatus(const CallOptions& options) {
+  return impl_->client.GetStatus(CallDeadline(options));
 }
 
-absl::Status ClusterSpecBrokerClient::Kill(absl::string_view reason) {
-  return impl_->client.Kill(reason);
+absl::Status ClusterSpecBrokerClient::Kill(absl::string_view reason, const CallOptions& options) {
+  return impl_->client.Kill(reason, CallDeadline(options));
 }
 
 }  // namespace tony

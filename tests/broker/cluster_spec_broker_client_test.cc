@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "testing/silent_peer.h"
 #include "tony/cluster_spec_broker.h"
 
 namespace tony {
@@ -135,6 +136,23 @@ TEST(ClusterSpecBrokerClientNoBrokerTest, AnUnreachableBrokerIsUnavailableOrTime
   ClusterSpecBrokerClient client("127.0.0.1:1", std::string(64, 'a'), options);
   absl::Status s = client.Heartbeat("worker", 0);
   EXPECT_TRUE(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) << s;
+}
+
+// A per-call deadline ends the submitter's calls to a broker that accepts and never answers,
+// long before the client's call_timeout, and names the broker.
+TEST(ClusterSpecBrokerClientSilentBrokerTest, StatusAndKillEndByTheCallsDeadline) {
+  ::tony::testing::SilentPeer broker;
+  ASSERT_NE(broker.port(), 0);
+  ClusterSpecBrokerClientOptions options;
+  options.call_timeout = absl::Minutes(10);
+  ClusterSpecBrokerClient client(broker.address(), std::string(64, 'a'), options);
+  absl::StatusOr<ApplicationStatus> status = client.GetStatus({.timeout = absl::Milliseconds(300)});
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kDeadlineExceeded) << status.status();
+  EXPECT_THAT(std::string(status.status().message()), ::testing::HasSubstr(broker.address()));
+  absl::Status kill = client.Kill("test", {.deadline = absl::Now() + absl::Milliseconds(300)});
+  EXPECT_EQ(kill.code(), absl::StatusCode::kDeadlineExceeded) << kill;
+  absl::Status passed = client.Kill("test", {.deadline = absl::Now() - absl::Seconds(1)});
+  EXPECT_EQ(passed.code(), absl::StatusCode::kDeadlineExceeded) << passed;
 }
 
 }  // namespace
