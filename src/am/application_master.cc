@@ -586,23 +586,9 @@ bool ApplicationMaster::DecideLocked(absl::Time job_deadline, Actions* actions) 
   CheckAllocationLocked(actions);
   AskAgainForGangLocked(actions);
   DueRelaunchesLocked(actions);
-  for (auto& [id, t] : tasks_) {
-    if (t.exit_held_until && !t.finished && absl::Now() >= *t.exit_held_until) {
-      t.exit_held_until.reset();  // no word from YARN: the executor's report stands
-      TaskFinished(t, t.held_exit_code, t.held_tail, "exited");
-    }
-  }
+  ReleaseHeldExitsLocked();
+  CheckRelaunchedRegistrationsLocked();
   const JobSpec& spec = options_.spec;
-  for (auto& [id, t] : tasks_) {
-    if (!t.register_by) continue;
-    if (t.registered || t.finished || IsFinal(state_)) {
-      t.register_by.reset();
-    } else if (absl::Now() >= *t.register_by) {
-      t.register_by.reset();
-      Finish(AppState::kFailed, absl::StrCat(id, " was relaunched but did not register within ",
-                                             absl::FormatDuration(spec.timeouts.registration)));
-    }
-  }
   if (!IsFinal(state_) && absl::Now() >= job_deadline) {
     Finish(AppState::kFailed,
            absl::StrCat("the job timeout of ", absl::FormatDuration(spec.timeouts.job), " passed"));
@@ -626,6 +612,29 @@ bool ApplicationMaster::DecideLocked(absl::Time job_deadline, Actions* actions) 
     return true;
   }
   return false;
+}
+
+void ApplicationMaster::ReleaseHeldExitsLocked() {
+  for (auto& [id, t] : tasks_) {
+    if (t.exit_held_until && !t.finished && absl::Now() >= *t.exit_held_until) {
+      t.exit_held_until.reset();  // no word from YARN: the executor's report stands
+      TaskFinished(t, t.held_exit_code, t.held_tail, "exited");
+    }
+  }
+}
+
+void ApplicationMaster::CheckRelaunchedRegistrationsLocked() {
+  for (auto& [id, t] : tasks_) {
+    if (!t.register_by) continue;
+    if (t.registered || t.finished || IsFinal(state_)) {
+      t.register_by.reset();
+    } else if (absl::Now() >= *t.register_by) {
+      t.register_by.reset();
+      Finish(AppState::kFailed,
+             absl::StrCat(id, " was relaunched but did not register within ",
+                          absl::FormatDuration(options_.spec.timeouts.registration)));
+    }
+  }
 }
 
 void ApplicationMaster::CheckClientStartLocked() {
@@ -735,6 +744,7 @@ void ApplicationMaster::Apply(const Actions& actions, const std::string& trackin
   }
   for (const auto& [id, grace] : actions.kills) rm_->Kill(id, grace);
   broker_->NotifyStatusChanged();  // answers status long polls when something changed
+  if (options_.on_status_changed) options_.on_status_changed();
   if (actions.abort_broker && options_.on_outcome) {
     AppState state;
     std::string diagnostics;
@@ -762,6 +772,7 @@ ApplicationStatus ApplicationMaster::Conclude() {
   }
   // The outcome now shows: clients waiting in a status long poll learn it at once.
   broker_->NotifyStatusChanged();
+  if (options_.on_status_changed) options_.on_status_changed();
   {
     absl::MutexLock lock(&mu_);
     TONY_LOG(INFO) << "job " << options_.app_id << " ended "

@@ -101,6 +101,11 @@ struct ApplicationMasterOptions {
   // tasks were told to stop and before they have: e.g. to unregister from YARN without waiting
   // for them. job_restart_allowed() already has its final value. Default: null.
   std::function<void(AppState state, const std::string& diagnostics)> on_outcome;
+  // Called from Run()'s thread after each round that may have changed the status (allocations,
+  // registrations, starts, exits) and once the final status shows, with no lock held: e.g. to
+  // wake a thread that follows the launch instead of polling Status(). Must not block.
+  // Default: null.
+  std::function<void()> on_status_changed;
   // YARN's attempt of this AM, 1 for the first: restart policies of scope job count the
   // attempts before it as restarts. Default: 1.
   int attempt = 1;
@@ -230,6 +235,11 @@ class ApplicationMaster {
   void AskAgainForGangLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tasks to restart whose old container has ended and whose backoff has passed.
   void DueRelaunchesLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An executor's exit report held for its container's completion (to learn of a preemption or
+  // a lost node) stands once the wait is over.
+  void ReleaseHeldExitsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A relaunched task that did not register by its deadline fails the job.
+  void CheckRelaunchedRegistrationsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Apply(const Actions& actions, const std::string& tracking_url);
   // After the loop: stops the backend and publishes the final status.
   ApplicationStatus Conclude();

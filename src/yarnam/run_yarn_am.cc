@@ -2,7 +2,6 @@
 
 #include "yarnam/run_yarn_am.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <thread>
 
@@ -11,6 +10,7 @@
 #include "am/application_master.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
+#include "common/change_signal.h"
 #include "common/logging.h"
 #include "common/proc.h"
 #include "common/resident.h"
@@ -130,6 +130,10 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     }
   };
   options.on_tensorboard_ready = [&](const std::string& url) { yam.UpdateTrackingUrl(url); };
+  // The history and launch-phase threads below wake on the core's status changes (its rounds
+  // see every allocation, registration and start), not at an interval.
+  ChangeSignal changes;
+  options.on_status_changed = [&changes] { changes.Notify(); };
   // YARN learns the outcome the moment it is decided, not after the remaining tasks have
   // stopped (a grace period), unless YARN is to start the next attempt.
   options.on_outcome = [&](AppState state, const std::string& diagnostics) {
@@ -146,7 +150,6 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   am::ApplicationMaster am(options, &rm);
   core = &am;
 
-  std::atomic<bool> done{false};
   signal_watcher.Start([&](int sig) {
     TONY_LOG(WARNING) << "tony-am: signal " << sig << "; killing the job";
     // First, while there is time: SIGKILL may follow within 250 ms.
@@ -160,10 +163,10 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   std::thread history([&] {
     const int total = spec->TotalTasks();
     int in_history = 0;  // allocations the history has seen
-    while (!done.load()) {
-      absl::SleepFor(absl::Milliseconds(in_history >= total ? 500 : 50));
-      if (rm.allocated() >= total && rm.allocated() != in_history) {
-        in_history = rm.allocated();
+    for (uint64_t seen = 0; changes.WaitPast(&seen);) {
+      const int allocated = rm.allocated();
+      if (allocated >= total && allocated != in_history) {
+        in_history = allocated;
         if (absl::Status s = yam.WriteHistory(); !s.ok()) TONY_LOG(WARNING) << "history: " << s;
       }
     }
@@ -172,9 +175,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   std::thread monitor([&] {
     const int total = spec->TotalTasks();
     bool allocated = false, registered_all = false, started = false;
-    while (!done.load()) {
-      if (allocated && registered_all && started) break;
-      absl::SleepFor(absl::Milliseconds(50));
+    for (uint64_t seen = 0; !(allocated && registered_all && started) && changes.WaitPast(&seen);) {
       if (!allocated && rm.allocated() >= total) {
         allocated = true;
         Phase("all_allocated");
@@ -200,7 +201,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   });
 
   absl::StatusOr<ApplicationStatus> status = am.Run();
-  done = true;
+  changes.Close();
   signal_watcher.Stop();
   monitor.join();
   history.join();

@@ -150,6 +150,37 @@ TEST_F(AmTest, TheOutcomeIsAnnouncedOnceAsSoonAsItIsDecided) {
   EXPECT_THAT(killed_by_then, UnorderedElementsAre("ps:0"));
 }
 
+// A follower that looks at the status only when told it changed (as tony-am's launch phases
+// and task history do) sees every task registered and started, and the final state.
+TEST_F(AmTest, StatusChangesAreAnnouncedSoFollowersNeedNotPoll) {
+  absl::Mutex mu;
+  int notices = 0;
+  ApplicationStatus seen;
+  tweak_ = [&](ApplicationMasterOptions& o) {
+    o.on_status_changed = [&] {
+      ApplicationStatus now = am_->Status();  // no AM lock is held here
+      absl::MutexLock lock(&mu);
+      ++notices;
+      seen = std::move(now);
+    };
+  };
+  Start({Job("ps", 1), Job("worker", 2)});
+  AllRunning();
+  auto running = [&](const std::string& job) {
+    absl::MutexLock lock(&mu);
+    return seen.progress[job].total > 0 &&
+           seen.progress[job].registered == seen.progress[job].total &&
+           seen.progress[job].running == seen.progress[job].total;
+  };
+  EXPECT_TRUE(Eventually([&] { return running("ps") && running("worker"); }));
+  Exit("worker", 0, 0);
+  Exit("worker", 1, 0);
+  EXPECT_EQ(Final().state, AppState::kSucceeded);
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(seen.state, AppState::kSucceeded);  // the last notice shows the outcome
+  EXPECT_GE(notices, 2);
+}
+
 TEST_F(AmTest, FailingTrackedTaskFailsTheJobAndStopsTheRest) {
   Start({Job("ps", 1), Job("worker", 3)});
   AllRunning();
