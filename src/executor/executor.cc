@@ -139,13 +139,13 @@ class Heartbeater {
   }
   // Why the AM no longer counts on this executor (its task was relaunched elsewhere, e.g. after
   // YARN declared this node lost); empty while it does.
-  std::string Superseded() {
+  std::string Superseded() const {
     absl::MutexLock lock(&mu_);
     return superseded_;
   }
   // Since the AM last answered a heartbeat (or since Start()); zero while registering with a
   // new attempt (bounded by am_unreachable).
-  absl::Duration Silence() {
+  absl::Duration Silence() const {
     absl::MutexLock lock(&mu_);
     if (moving_) return absl::ZeroDuration();
     return absl::Now() - last_answer_;
@@ -154,7 +154,7 @@ class Heartbeater {
     absl::MutexLock lock(&mu_);
     return client_;
   }
-  std::string am_address() {
+  std::string am_address() const {
     absl::MutexLock lock(&mu_);
     return am_address_;
   }
@@ -217,7 +217,7 @@ class Heartbeater {
   const std::string address_;
   const AmLocator* const locator_;  // may be null
   const absl::Duration am_unreachable_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::string superseded_ ABSL_GUARDED_BY(mu_);
   absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = absl::Now();
@@ -391,14 +391,24 @@ absl::StatusOr<std::map<std::string, std::string>> TaskEnvironment(const JobSpec
   return env;
 }
 
-// Watches one run of the task's command until it has exited and its stderr is drained (or
-// given up on): tees its stderr, releases the held port once the task listens, forwards stop
-// signals and stops the task when its AM is silent too long or has replaced it (`*stopping`
-// then). Its exit code; none when it could not be reaped.
-std::optional<int> Supervise(Subprocess& child, const std::function<void(int)>& signal_task,
-                             const std::string& task_name, const JobTimeouts& timeouts,
-                             PortReservation* reservation, Heartbeater& heartbeater, int sigfd,
-                             int err_read, int stderr_copy, LineTail* tail, bool* stopping) {
+// What stays the same over every run of the task's command.
+struct SupervisionContext {
+  std::string task_name;
+  JobTimeouts timeouts;
+  int sigfd = -1;                          // SIGTERM, SIGINT and SIGHUP, to forward to the task
+  int stderr_copy = -1;                    // where the task's stderr is tee'd
+  PortReservation* reservation = nullptr;  // held until the task listens
+  const Heartbeater* heartbeater = nullptr;
+  LineTail* tail = nullptr;  // the end of the task's stderr, for its exit report
+};
+
+// Watches one run of the task's command until it has exited and its stderr (`err_read`) is
+// drained (or given up on): tees its stderr, releases the held port once the task listens,
+// forwards stop signals and stops the task when its AM is silent too long or has replaced it
+// (`*stopping` then). Its exit code; none when it could not be reaped.
+std::optional<int> Supervise(const SupervisionContext& ctx, Subprocess& child,
+                             const std::function<void(int)>& signal_task, int err_read,
+                             bool* stopping) {
   std::optional<int> exit_code;
   std::optional<absl::Time> kill_at;      // SIGKILL the group then
   std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
@@ -418,46 +428,49 @@ std::optional<int> Supervise(Subprocess& child, const std::function<void(int)>& 
     // Checked at once, then ever less often: where sock_diag is missing the check reads
     // /proc/net/tcp, whose cost grows with the node's sockets (500 `sleep`s that never listen
     // kept a node's cores busy).
-    const bool check_listen = reservation->held() && absl::Now() >= next_listen_check;
+    const bool check_listen = ctx.reservation->held() && absl::Now() >= next_listen_check;
     if (check_listen) {
       next_listen_check = absl::Now() + listen_check_every;
       listen_check_every = std::min(listen_check_every * 2, absl::Seconds(2));
     }
-    if (reservation->held() && (exit_code || (check_listen && reservation->ListenedOnByOther()))) {
-      TONY_LOG(INFO) << task_name << ": the task listens on port " << reservation->port()
+    if (ctx.reservation->held() &&
+        (exit_code || (check_listen && ctx.reservation->ListenedOnByOther()))) {
+      TONY_LOG(INFO) << ctx.task_name << ": the task listens on port " << ctx.reservation->port()
                      << "; reservation released";
-      reservation->Release();
+      ctx.reservation->Release();
     }
     // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
-    if (!kill_at && !exit_code && heartbeater.Silence() > timeouts.am_unreachable) {
-      TONY_LOG(ERROR) << task_name << ": the ApplicationMaster at " << heartbeater.am_address()
-                      << " has not answered for " << absl::FormatDuration(timeouts.am_unreachable)
-                      << " (timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
-                      << absl::FormatDuration(timeouts.stop_grace);
+    if (!kill_at && !exit_code && ctx.heartbeater->Silence() > ctx.timeouts.am_unreachable) {
+      TONY_LOG(ERROR) << ctx.task_name << ": the ApplicationMaster at "
+                      << ctx.heartbeater->am_address() << " has not answered for "
+                      << absl::FormatDuration(ctx.timeouts.am_unreachable)
+                      << " (ctx.timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
+                      << absl::FormatDuration(ctx.timeouts.stop_grace);
       signal_task(SIGTERM);
       *stopping = true;
-      kill_at = absl::Now() + timeouts.stop_grace;
+      kill_at = absl::Now() + ctx.timeouts.stop_grace;
     }
     // Replaced: the AM relaunched the task elsewhere (it took this node for lost); a task left
     // running here would be an orphan nobody stops.
     if (!kill_at && !exit_code) {
-      if (std::string why = heartbeater.Superseded(); !why.empty()) {
-        TONY_LOG(ERROR) << task_name << ": " << why << "; stopping the task: SIGTERM, SIGKILL in "
-                        << absl::FormatDuration(timeouts.stop_grace);
+      if (std::string why = ctx.heartbeater->Superseded(); !why.empty()) {
+        TONY_LOG(ERROR) << ctx.task_name << ": " << why
+                        << "; stopping the task: SIGTERM, SIGKILL in "
+                        << absl::FormatDuration(ctx.timeouts.stop_grace);
         signal_task(SIGTERM);
         *stopping = true;
-        kill_at = absl::Now() + timeouts.stop_grace;
+        kill_at = absl::Now() + ctx.timeouts.stop_grace;
       }
     }
     if (kill_at && !exit_code && absl::Now() >= *kill_at) {
-      TONY_LOG(WARNING) << task_name << ": still running after the stop grace; SIGKILL";
+      TONY_LOG(WARNING) << ctx.task_name << ": still running after the stop grace; SIGKILL";
       signal_task(SIGKILL);
       kill_at.reset();
     }
-    pollfd fds[2] = {{sigfd, POLLIN, 0}, {stderr_open ? err_read : -1, POLLIN, 0}};
+    pollfd fds[2] = {{ctx.sigfd, POLLIN, 0}, {stderr_open ? err_read : -1, POLLIN, 0}};
     // Short while the port is held (to see the task bind it) or a deadline is near.
     int timeout_ms = kill_at || exit_code ? 100 : 1000;
-    if (reservation->held()) {
+    if (ctx.reservation->held()) {
       timeout_ms =
           std::clamp(static_cast<int>(absl::ToInt64Milliseconds(next_listen_check - absl::Now())),
                      1, timeout_ms);
@@ -467,23 +480,25 @@ std::optional<int> Supervise(Subprocess& child, const std::function<void(int)>& 
       ssize_t n = ::read(err_read, buf, sizeof(buf));
       if (n > 0) {
         // Dropped on errors: a full disk must not stop the task.
-        WriteAll(stderr_copy, absl::string_view(buf, static_cast<size_t>(n)), "the task's stderr")
+        WriteAll(ctx.stderr_copy, absl::string_view(buf, static_cast<size_t>(n)),
+                 "the task's stderr")
             .IgnoreError();
-        tail->Append(absl::string_view(buf, static_cast<size_t>(n)));
+        ctx.tail->Append(absl::string_view(buf, static_cast<size_t>(n)));
       } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
         stderr_open = false;
       }
     }
     signalfd_siginfo si;
-    while (::read(sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+    while (::read(ctx.sigfd, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
       int sig = static_cast<int>(si.ssi_signo);
       if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !exit_code) {
         *stopping = true;
         if (!kill_at) {
-          TONY_LOG(INFO) << task_name << ": signal " << sig << "; forwarding SIGTERM, SIGKILL in "
-                         << absl::FormatDuration(timeouts.stop_grace);
+          TONY_LOG(INFO) << ctx.task_name << ": signal " << sig
+                         << "; forwarding SIGTERM, SIGKILL in "
+                         << absl::FormatDuration(ctx.timeouts.stop_grace);
           signal_task(SIGTERM);
-          kill_at = absl::Now() + timeouts.stop_grace;
+          kill_at = absl::Now() + ctx.timeouts.stop_grace;
         }
       }
     }
@@ -676,6 +691,13 @@ int RunExecutor(const ExecutorConfig& config) {
   Heartbeater heartbeater(registered_with, am_address, am_attempt, config, address, locator.get(),
                           spec->timeouts.am_unreachable);
   LineTail tail;
+  const SupervisionContext supervision{.task_name = task_name,
+                                       .timeouts = spec->timeouts,
+                                       .sigfd = sigfd,
+                                       .stderr_copy = stderr_copy,
+                                       .reservation = &*reservation,
+                                       .heartbeater = &heartbeater,
+                                       .tail = &tail};
   int last_exit = 0;      // the command's last exit code
   bool stopping = false;  // a signal or the dead-man switch: no restart
   while (true) {
@@ -725,8 +747,7 @@ int RunExecutor(const ExecutorConfig& config) {
     }
 
     const std::optional<int> exit_code =
-        Supervise(**child, signal_task, task_name, spec->timeouts, &*reservation, heartbeater,
-                  sigfd, err_read.get(), stderr_copy, &tail, &stopping);
+        Supervise(supervision, **child, signal_task, err_read.get(), &stopping);
     // Nothing of the task outlives it: stragglers left in its process group go too.
     if (config.share_process_group) {
       KillOwnGroupBelowUs();
