@@ -1,0 +1,298 @@
+// Copyright libtony authors.
+
+#include "submit/artifact_cache.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "common/file_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/http/test_http_server.h"
+
+namespace tony::submit {
+namespace {
+
+using ::testing::MatchesRegex;
+using ::tony::testing::TestHttpServer;
+using Reply = TestHttpServer::Reply;
+using Request = TestHttpServer::Request;
+
+constexpr char kPrefix[] = "/webhdfs/v1";
+
+std::string Decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int byte = 0;
+    if (s[i] == '%' && i + 2 < s.size() && absl::SimpleHexAtoi(s.substr(i + 1, 2), &byte)) {
+      out.push_back(static_cast<char>(byte));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// An in-memory NameNode and DataNode on loopback: a tree of directories and files with modes,
+// enough of WebHDFS for the cache (GETFILESTATUS, MKDIRS, two-step CREATE, RENAME, DELETE).
+class InMemoryHdfs {
+ public:
+  InMemoryHdfs()
+      : datanode_([this](const Request& r) { return DataNode(r); }),
+        namenode_([this](const Request& r) { return NameNode(r); }) {
+    for (const char* dir : {"/", "/user", "/user/u"}) nodes_[dir] = {true, 0755, "", 1};
+  }
+
+  std::string namenode() const { return absl::StrCat("127.0.0.1:", namenode_.port()); }
+
+  void MakeDir(const std::string& path, int mode) {
+    absl::MutexLock lock(&mu_);
+    nodes_[path] = {true, mode, "", ++clock_};
+  }
+  void SetMode(const std::string& path, int mode) {
+    absl::MutexLock lock(&mu_);
+    nodes_.at(path).mode = mode;
+  }
+  void PutFile(const std::string& path, const std::string& data) {
+    absl::MutexLock lock(&mu_);
+    nodes_[path] = {false, 0644, data, ++clock_};
+  }
+  std::optional<std::string> Data(const std::string& path) {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(path);
+    if (it == nodes_.end()) return std::nullopt;
+    return it->second.data;
+  }
+  // Paths under `dir`, recursively.
+  std::vector<std::string> Under(const std::string& dir) {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> out;
+    for (const auto& [path, node] : nodes_) {
+      if (absl::StartsWith(path, dir + "/")) out.push_back(path);
+    }
+    return out;
+  }
+  int creates() {
+    absl::MutexLock lock(&mu_);
+    return creates_;
+  }
+  // Runs (without the lock) before a RENAME is carried out: another client's doing meanwhile.
+  std::function<void()> before_rename;
+
+ private:
+  struct Node {
+    bool dir = false;
+    int mode = 0;
+    std::string data;
+    int64_t mtime = 0;
+  };
+
+  static Reply Json(std::string body) {
+    Reply r;
+    r.body = std::move(body);
+    return r;
+  }
+  static Reply Remote(int status, const std::string& exception, const std::string& message) {
+    Reply r;
+    r.status = status;
+    r.body = absl::StrCat(R"({"RemoteException":{"exception":")", exception,
+                          R"(","javaClassName":"org.apache.hadoop.x.)", exception,
+                          R"(","message":")", message, R"("}})");
+    return r;
+  }
+  static int ModeParam(const Request& r, int fallback) {
+    int mode = fallback;
+    if (auto p = r.Param("permission")) {
+      mode = static_cast<int>(std::strtol(p->c_str(), nullptr, 8));
+    }
+    return mode;
+  }
+
+  Reply NameNode(const Request& r) {
+    const std::string op = r.Param("op").value_or("");
+    std::string path = Decode(r.path.substr(sizeof(kPrefix) - 1));
+    if (path.empty()) path = "/";
+    if (op == "RENAME" && before_rename) before_rename();
+    absl::MutexLock lock(&mu_);
+    if (op == "GETFILESTATUS") {
+      auto it = nodes_.find(path);
+      if (it == nodes_.end()) return Remote(404, "FileNotFoundException", "no " + path);
+      const Node& n = it->second;
+      return Json(absl::StrFormat(
+          R"({"FileStatus":{"length":%d,"modificationTime":%d,"pathSuffix":"","permission":"%o","type":"%s"}})",
+          n.data.size(), n.mtime, n.mode, n.dir ? "DIRECTORY" : "FILE"));
+    }
+    if (op == "MKDIRS") {
+      for (std::string p = path; p != "/" && !nodes_.count(p); p = Parent(p)) {
+        nodes_[p] = {true, ModeParam(r, 0755), "", ++clock_};
+      }
+      return Json(R"({"boolean":true})");
+    }
+    if (op == "CREATE") {
+      Reply reply;
+      reply.status = 307;
+      reply.headers = {{"Location", absl::StrCat(datanode_.url(), r.target)}};
+      return reply;
+    }
+    if (op == "RENAME") {
+      const std::string to = Decode(r.Param("destination").value_or(""));
+      if (!nodes_.count(path) || nodes_.count(to)) return Json(R"({"boolean":false})");
+      nodes_[to] = nodes_[path];
+      nodes_.erase(path);
+      return Json(R"({"boolean":true})");
+    }
+    if (op == "DELETE") {
+      return Json(nodes_.erase(path) ? R"({"boolean":true})" : R"({"boolean":false})");
+    }
+    return Remote(400, "IllegalArgumentException", "op " + op);
+  }
+
+  Reply DataNode(const Request& r) {
+    const std::string path = Decode(r.path.substr(sizeof(kPrefix) - 1));
+    absl::MutexLock lock(&mu_);
+    if (r.Param("overwrite") == "false" && nodes_.count(path)) {
+      return Remote(403, "FileAlreadyExistsException", path + " already exists");
+    }
+    if (!nodes_.count(Parent(path))) return Remote(404, "FileNotFoundException", "no parent");
+    ++creates_;
+    nodes_[path] = {false, ModeParam(r, 0644), r.body, ++clock_};
+    Reply reply;
+    reply.status = 201;
+    return reply;
+  }
+
+  static std::string Parent(const std::string& path) {
+    size_t slash = path.rfind('/');
+    return slash == 0 ? "/" : path.substr(0, slash);
+  }
+
+  absl::Mutex mu_;
+  std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
+  int64_t clock_ ABSL_GUARDED_BY(mu_) = 100;
+  int creates_ ABSL_GUARDED_BY(mu_) = 0;
+  TestHttpServer datanode_;
+  TestHttpServer namenode_;
+};
+
+class ArtifactCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    hdfs::WebHdfsClient::Options options;
+    options.namenodes = {hdfs_.namenode()};
+    options.user = "u";
+    options.default_fs = "hdfs://nn:8020/";
+    auto client = hdfs::WebHdfsClient::Create(options);
+    ASSERT_TRUE(client.ok()) << client.status();
+    fs_ = *std::move(client);
+    local_ = ::testing::TempDir() + "/artifact_cache_test_bundle";
+    ASSERT_TRUE(WriteFileAtomically(local_, "runtime bytes", 0644).ok());
+  }
+  void TearDown() override { std::remove(local_.c_str()); }
+
+  absl::StatusOr<CachedArtifact> Put(ArtifactCache& cache, const std::string& key = "k1") {
+    return cache.Put(local_, "tony", ".tar.gz", yarn::LocalResourceType::kArchive, key);
+  }
+
+  const std::string dir_ = DefaultCacheDir("u");
+  InMemoryHdfs hdfs_;
+  std::unique_ptr<hdfs::WebHdfsClient> fs_;
+  std::string local_;
+};
+
+TEST_F(ArtifactCacheTest, UploadsOnceAndIsPublicWhereYarnAllowsIt) {
+  ArtifactCache first(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(first);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->uploaded);
+  EXPECT_EQ(a->path, "/user/u/.tony-cache/tony-k1.tar.gz");
+  EXPECT_EQ(a->resource.url, "hdfs://nn:8020/user/u/.tony-cache/tony-k1.tar.gz");
+  EXPECT_EQ(a->resource.size, 13);
+  EXPECT_EQ(a->resource.visibility, yarn::LocalResourceVisibility::kPublic);
+  EXPECT_EQ(hdfs_.Data(a->path), "runtime bytes");
+  // Only the renamed file is left: the temporary name is gone.
+  EXPECT_THAT(hdfs_.Under(dir_), ::testing::ElementsAre(a->path));
+
+  // The next submission (another process: a cache of its own) finds it and uploads nothing.
+  ArtifactCache second(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> b = Put(second);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(b->uploaded);
+  EXPECT_EQ(b->resource.timestamp_ms, a->resource.timestamp_ms);  // YARN checks it
+  EXPECT_EQ(hdfs_.creates(), 1);
+}
+
+TEST_F(ArtifactCacheTest, TheContentKeyIsComputedWhenNotGiven) {
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(cache, "");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(a->path, MatchesRegex("/user/u/\\.tony-cache/tony-[0-9a-z]+\\.tar\\.gz"));
+  absl::StatusOr<CachedArtifact> again = Put(cache, "");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->path, a->path);
+  EXPECT_FALSE(again->uploaded);
+}
+
+TEST_F(ArtifactCacheTest, AnAncestorNotExecutableByOthersMeansApplicationVisibility) {
+  hdfs_.SetMode("/user/u", 0700);
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(cache);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->uploaded);  // the cache still saves the next upload
+  EXPECT_EQ(a->resource.visibility, yarn::LocalResourceVisibility::kApplication);
+}
+
+TEST_F(ArtifactCacheTest, AFileNotReadableByOthersMeansApplicationVisibility) {
+  hdfs_.MakeDir(dir_, 0755);
+  hdfs_.PutFile(dir_ + "/tony-k1.tar.gz", "runtime bytes");
+  hdfs_.SetMode(dir_ + "/tony-k1.tar.gz", 0640);
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(cache);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(a->uploaded);
+  EXPECT_EQ(a->resource.visibility, yarn::LocalResourceVisibility::kApplication);
+}
+
+TEST_F(ArtifactCacheTest, ACopyOfAnotherSizeIsReplaced) {
+  hdfs_.MakeDir(dir_, 0755);
+  hdfs_.PutFile(dir_ + "/tony-k1.tar.gz", "torn");
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(cache);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->uploaded);
+  EXPECT_EQ(hdfs_.Data(a->path), "runtime bytes");
+  EXPECT_EQ(a->resource.size, 13);
+}
+
+// Two first submissions at once: the other client's rename lands between this one's upload and
+// its rename. This one's copy is dropped, and it uses the file that is there.
+TEST_F(ArtifactCacheTest, ALostRenameRaceUsesTheWinnersCopyAndLeavesNoTemporary) {
+  const std::string path = dir_ + "/tony-k1.tar.gz";
+  hdfs_.before_rename = [&] { hdfs_.PutFile(path, "runtime bytes"); };
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(cache);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(a->uploaded);
+  EXPECT_EQ(a->path, path);
+  EXPECT_EQ(a->resource.size, 13);
+  EXPECT_THAT(hdfs_.Under(dir_), ::testing::ElementsAre(path));
+}
+
+TEST_F(ArtifactCacheTest, AMissingLocalFileIsNotFound) {
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a =
+      cache.Put(local_ + ".missing", "tony", ".tar.gz", yarn::LocalResourceType::kArchive, "k1");
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kNotFound) << a.status();
+  EXPECT_EQ(hdfs_.creates(), 0);
+}
+
+}  // namespace
+}  // namespace tony::submit
