@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/random/random.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -335,6 +336,26 @@ absl::StatusOr<FileStatus> WebHdfsClient::UploadString(std::string data, absl::s
   return UploadRequest(std::move(request), path, options);
 }
 
+absl::StatusOr<FileStatus> WebHdfsClient::ReplaceWithString(std::string data,
+                                                            absl::string_view path,
+                                                            const UploadOptions& options) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  const size_t slash = p.rfind('/');
+  // Beside the file (same directory, same permissions to check), hidden, and our own.
+  const std::string tmp =
+      absl::StrCat(p.substr(0, slash + 1), ".", p.substr(slash + 1), ".", ::getpid(), "-",
+                   absl::Uniform<uint64_t>(absl::BitGen()), ".tmp");
+  UploadOptions fresh = options;
+  fresh.overwrite = false;
+  absl::StatusOr<FileStatus> uploaded = UploadString(std::move(data), tmp, fresh);
+  absl::Status status = uploaded.ok() ? RenameReplacing(tmp, p) : uploaded.status();
+  if (!status.ok()) {
+    (void)Delete(tmp, /*recursive=*/false);
+    return status;
+  }
+  return Stat(p);
+}
+
 absl::StatusOr<FileStatus> WebHdfsClient::Stat(absl::string_view path) const {
   TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
   TONY_ASSIGN_OR_RETURN(http::Json json, CallJson(http::Method::kGet, p, "GETFILESTATUS", ""));
@@ -447,6 +468,21 @@ absl::StatusOr<bool> WebHdfsClient::Rename(absl::string_view from, absl::string_
                         CallJson(http::Method::kPut, src, "RENAME",
                                  absl::StrCat("&destination=", http::UrlEncode(dst))));
   return http::JsonBool(json, "boolean", "WebHDFS RENAME");
+}
+
+absl::Status WebHdfsClient::RenameReplacing(absl::string_view from, absl::string_view to) const {
+  TONY_ASSIGN_OR_RETURN(std::string src, ResolvePath(from));
+  TONY_ASSIGN_OR_RETURN(std::string dst, ResolvePath(to));
+  // With rename options the NameNode answers 200 with no body, or an exception.
+  TONY_ASSIGN_OR_RETURN(http::Response response,
+                        CallNameNode(http::Method::kPut, src, "RENAME",
+                                     absl::StrCat("&destination=", http::UrlEncode(dst),
+                                                  "&renameoptions=OVERWRITE")));
+  if (response.status != 200) {
+    return WebHdfsErrorStatus(response.status, response.body,
+                              absl::StrCat("WebHDFS RENAME ", src, " to ", dst));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tony::hdfs

@@ -122,6 +122,12 @@ class WebHdfsClient {
   // As Upload, from memory: for small files.
   absl::StatusOr<FileStatus> UploadString(std::string data, absl::string_view path,
                                           const UploadOptions& options = {}) const;
+  // Replaces `path` with `data` so that a reader sees the old contents or the new, never a
+  // truncated file (an overwriting CREATE empties the file until its upload completes): uploads
+  // a temporary file beside it, then renames it over `path` (RenameReplacing). A failed call
+  // leaves `path` as it was and no temporary file.
+  absl::StatusOr<FileStatus> ReplaceWithString(std::string data, absl::string_view path,
+                                               const UploadOptions& options = {}) const;
 
   // GETFILESTATUS. NotFound if the path does not exist.
   absl::StatusOr<FileStatus> Stat(absl::string_view path) const;
@@ -149,6 +155,10 @@ class WebHdfsClient {
   // Renames a file or directory, atomically on the NameNode. Returns false, as HDFS does, when
   // nothing moved (no `from`, or `to` already exists): a rename never replaces a file.
   absl::StatusOr<bool> Rename(absl::string_view from, absl::string_view to) const;
+  // Renames file `from` to `to`, replacing `to` if it is there, in one NameNode operation
+  // (HDFS's rename with Options.Rename.OVERWRITE; WebHDFS `renameoptions=OVERWRITE`). Errors,
+  // as HDFS's exceptions, when `from` is missing or `to` is a directory.
+  absl::Status RenameReplacing(absl::string_view from, absl::string_view to) const;
 
   // The absolute path of `path` on this file system: strips and checks the scheme and
   // authority of a URI, drops duplicate and trailing slashes.

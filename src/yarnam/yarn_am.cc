@@ -195,7 +195,10 @@ absl::Status YarnAm::WriteHistory() {
   }
   hdfs::UploadOptions private_file;
   private_file.permission = 0600;
-  auto written = hdfs_->UploadString(submit::EncodeTaskContainers(containers), path, private_file);
+  // Replaced, not overwritten: `ytf logs` and a later attempt read it while it is rewritten (an
+  // overwriting CREATE showed them an empty file; and an AM killed mid-write left one).
+  auto written =
+      hdfs_->ReplaceWithString(submit::EncodeTaskContainers(containers), path, private_file);
   return written.ok() ? absl::OkStatus() : written.status();
 }
 
@@ -205,7 +208,7 @@ absl::Status YarnAm::WriteFinalProgress(const std::map<std::string, JobTypeProgr
   TONY_RETURN_IF_ERROR(hdfs_->Mkdirs(path.substr(0, path.rfind('/')), 0700));
   hdfs::UploadOptions private_file;
   private_file.permission = 0600;
-  auto written = hdfs_->UploadString(submit::EncodeProgress(progress), path, private_file);
+  auto written = hdfs_->ReplaceWithString(submit::EncodeProgress(progress), path, private_file);
   return written.ok() ? absl::OkStatus() : written.status();
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -102,6 +103,7 @@ class FakeHdfs {
   bool standby = false;
   // PUTs the DataNode refuses as a busy cluster's DataNode can, before it takes one.
   int refuse_puts = 0;
+  bool refuse_rename = false;
   int deletes = 0;
 
  private:
@@ -118,7 +120,7 @@ class FakeHdfs {
       reply.status = 307;
       reply.headers = {
           {"Location", absl::StrCat(datanode_.url(), r.path, "?op=", op, "&namenoderpcaddress=x")}};
-    } else if (op == "GETFILESTATUS" && r.path == "/webhdfs/v1/user/u/f") {
+    } else if (op == "GETFILESTATUS" && absl::StartsWith(r.path, "/webhdfs/v1/user/u/")) {
       reply.body = absl::StrCat(
           R"({"FileStatus":{"length":)", stored.size(),
           R"(,"modificationTime":42,"pathSuffix":"","permission":"644","type":"FILE"}})");
@@ -129,6 +131,9 @@ class FakeHdfs {
       reply.body = R"({"FileStatuses":{"FileStatus":[
           {"length":0,"modificationTime":1,"pathSuffix":"a","permission":"755","type":"DIRECTORY"},
           {"length":3,"modificationTime":2,"pathSuffix":"b","permission":"600","type":"FILE"}]}})";
+    } else if (op == "RENAME") {
+      reply.status = refuse_rename ? 403 : 200;  // with rename options: no body
+      if (refuse_rename) reply.body = Remote("AccessControlException", "Permission denied");
     } else if (op == "MKDIRS" || op == "DELETE") {
       if (op == "DELETE") ++deletes;
       reply.body = R"({"boolean":true})";
@@ -223,6 +228,35 @@ TEST(WebHdfsClientTest, DelegationTokenReplacesUserName) {
   auto create = fake.namenode_server().requests().at(0);
   EXPECT_EQ(create.Param("delegation"), "TOKEN_url-safe");
   EXPECT_EQ(create.Param("user.name"), std::nullopt);
+}
+
+// A replacement is uploaded beside the file under a temporary name that cannot collide, then
+// renamed over it in one NameNode operation; a failed rename removes the temporary file.
+TEST(WebHdfsClientTest, ReplaceWithStringUploadsBesideThenRenamesOver) {
+  FakeHdfs fake;
+  auto client = ClientFor({fake.namenode()});
+  UploadOptions private_file;
+  private_file.permission = 0600;
+  auto status = client->ReplaceWithString("hello", "/user/u/f", private_file);
+  ASSERT_TRUE(status.ok()) << status.status();
+  std::vector<TestHttpServer::Request> requests = fake.namenode_server().requests();
+  ASSERT_EQ(requests.size(), 4u);  // CREATE, GETFILESTATUS of the upload, RENAME, GETFILESTATUS
+  EXPECT_EQ(requests[0].Param("op"), "CREATE");
+  EXPECT_THAT(requests[0].path,
+              ::testing::MatchesRegex("/webhdfs/v1/user/u/\\.f\\.[0-9]+-[0-9]+\\.tmp"));
+  EXPECT_EQ(requests[0].Param("overwrite"), "false");
+  EXPECT_EQ(requests[0].Param("permission"), "600");
+  EXPECT_EQ(requests[2].Param("op"), "RENAME");
+  EXPECT_EQ(requests[2].path, requests[0].path);
+  EXPECT_EQ(requests[2].Param("destination"), "%2Fuser%2Fu%2Ff");
+  EXPECT_EQ(requests[2].Param("renameoptions"), "OVERWRITE");
+  EXPECT_EQ(requests[3].path, "/webhdfs/v1/user/u/f");
+  EXPECT_EQ(fake.deletes, 0);
+
+  fake.refuse_rename = true;
+  auto refused = client->ReplaceWithString("hello", "/user/u/f", private_file);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << refused.status();
+  EXPECT_EQ(fake.deletes, 1);  // the temporary file
 }
 
 TEST(WebHdfsClientTest, ListMkdirsDeleteAndErrors) {

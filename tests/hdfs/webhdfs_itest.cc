@@ -150,6 +150,32 @@ TEST_F(WebHdfsITest, MkdirsListDeleteAndPermissions) {
   EXPECT_FALSE(*client_->Delete(base_ + "/a", /*recursive=*/true));  // already gone
 }
 
+// On the real NameNode: `renameoptions=OVERWRITE` replaces the file in one step, keeps the
+// new file's permission, and leaves no temporary file.
+TEST_F(WebHdfsITest, ReplaceWithStringReplacesInOneRenameAndLeavesNoTemporary) {
+  ASSERT_TRUE(client_->Mkdirs(base_ + "/r", 0700).ok());
+  const std::string path = base_ + "/r/history.json";
+  UploadOptions private_file;
+  private_file.permission = 0600;
+  auto first = client_->ReplaceWithString("first version", path, private_file);
+  ASSERT_TRUE(first.ok()) << first.status();  // nothing there yet: a plain rename
+  auto second = client_->ReplaceWithString("second", path, private_file);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->length, 6);
+  EXPECT_EQ(second->permission, 0600);
+  EXPECT_EQ(*client_->ReadToString(path), "second");
+  auto list = client_->List(base_ + "/r");
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].name, "history.json");
+  // A directory is not replaced: an error, and the directory stays.
+  ASSERT_TRUE(client_->Mkdirs(base_ + "/r/dir").ok());
+  auto onto_dir = client_->ReplaceWithString("x", base_ + "/r/dir", private_file);
+  EXPECT_FALSE(onto_dir.ok());
+  EXPECT_TRUE(client_->Stat(base_ + "/r/dir")->is_directory());
+  EXPECT_EQ(client_->List(base_ + "/r")->size(), 2u);  // no temporary left behind
+}
+
 TEST_F(WebHdfsITest, MissingPathIsNotFound) {
   auto status = client_->Stat(base_ + "/no/such/file");
   ASSERT_FALSE(status.ok());
