@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "submit/yarn_submitter.h"
@@ -61,22 +62,50 @@ absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnC
   return out;
 }
 
+namespace {
+
+// The attempt of the AM that wrote `containers` (its "am" entry); 0 when unknown.
+int WritersAttempt(const std::vector<TaskContainer>& containers) {
+  for (const TaskContainer& c : containers) {
+    if (c.task != "am") continue;
+    absl::StatusOr<yarn::ContainerId> id = yarn::ParseContainerId(c.container_id);
+    return id.ok() ? id->attempt.attempt : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnCluster& cluster,
                                                                   absl::string_view id_text,
                                                                   absl::Time deadline) {
   TONY_ASSIGN_OR_RETURN(yarn::ApplicationId id, yarn::ParseApplicationId(id_text));
   // The AM writes the history under the job's user's home, whoever asks.
   std::string owner = cluster.user;
+  int current_attempt = 0;
   auto report = cluster.yarn->GetApplicationReport(id, deadline);
-  if (report.ok() && !report->user.empty()) {
-    owner = report->user;
+  if (report.ok()) {
+    if (!report->user.empty()) owner = report->user;
+    if (report->current_attempt) current_attempt = report->current_attempt->attempt;
   } else if (absl::IsDeadlineExceeded(report.status())) {
     return report.status();
   }
-  TONY_ASSIGN_OR_RETURN(
-      std::string history,
-      cluster.hdfs->ReadToString(HistoryPath(owner, id.ToString()), int64_t{64} << 20, deadline));
-  return DecodeTaskContainers(history);
+  // A new attempt writes the history once it has its containers, an HDFS write (0.4 s here)
+  // that can end after its job did: until then the file is the earlier attempt's, whose
+  // containers are not the tasks' any more. Read again, for a few seconds at most, rather than
+  // show them; after that, what there is (that attempt may have ended before writing).
+  const absl::Time give_up = std::min(deadline, absl::Now() + absl::Seconds(5));
+  for (absl::Duration pause = absl::Milliseconds(100);;
+       pause = std::min(2 * pause, absl::Seconds(1))) {
+    TONY_ASSIGN_OR_RETURN(
+        std::string history,
+        cluster.hdfs->ReadToString(HistoryPath(owner, id.ToString()), int64_t{64} << 20, deadline));
+    TONY_ASSIGN_OR_RETURN(std::vector<TaskContainer> containers, DecodeTaskContainers(history));
+    if (WritersAttempt(containers) >= current_attempt || absl::Now() + pause >= give_up) {
+      return containers;
+    }
+    absl::SleepFor(pause);
+  }
 }
 
 absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,

@@ -93,7 +93,9 @@ absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(
     const YarnCluster& cluster, const ListOptions& options,
     absl::Time deadline = absl::InfiniteFuture());
 
-// The task containers the AM recorded for `id` (the history file in the job user's home).
+// The task containers the AM recorded for `id` (the history file in the job user's home). While
+// the file is still an earlier attempt's than YARN's current one, it is read again for up to 5 s
+// (within `deadline`): the new attempt writes it once it has containers.
 absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(
     const YarnCluster& cluster, absl::string_view id, absl::Time deadline = absl::InfiniteFuture());
 

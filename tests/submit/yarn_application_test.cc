@@ -8,12 +8,16 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hadoop/yarn_service_protos.pb.h"
+#include "submit/contract.h"
 #include "submit/yarn_submitter.h"
 #include "testing/silent_peer.h"
+#include "tests/http/test_http_server.h"
 #include "yarn/fake_channel.h"
 #include "yarn/yarn_client.h"
 
@@ -24,6 +28,7 @@ namespace pb = tony::hadoop::yarn;
 using ::testing::HasSubstr;
 using ::tony::testing::ClosedPort;
 using ::tony::testing::SilentPeer;
+using ::tony::testing::TestHttpServer;
 
 std::unique_ptr<hdfs::WebHdfsClient> Hdfs(const std::string& namenode) {
   hdfs::WebHdfsClient::Options o;
@@ -128,6 +133,78 @@ TEST_F(YarnApplicationWithSilentAmTest, APassedDeadlineAsksNobody) {
   absl::Status kill = app_->Kill({.deadline = absl::Now() - absl::Seconds(1)});
   EXPECT_EQ(kill.code(), absl::StatusCode::kDeadlineExceeded) << kill;
   EXPECT_EQ(rm_->Count("getApplicationReport"), 0);
+}
+
+// `ytf logs` right after a whole-job restart: the history is still attempt 1's while YARN runs
+// attempt 2, whose AM is writing its own (an HDFS write that can outlast a short job). It is
+// read again until attempt 2's lands; if none comes, the wait ends and the old one is shown.
+class RecordedTaskContainersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = std::make_shared<YarnCluster>();
+    cluster_->user = "tester";
+    auto channel = std::make_unique<yarn::testing::FakeChannel>();
+    pb::GetApplicationReportResponseProto report = Report(pb::RUNNING, 1);
+    auto* attempt = report.mutable_application_report()->mutable_currentapplicationattemptid();
+    attempt->mutable_application_id()->set_cluster_timestamp(1700000000000);
+    attempt->mutable_application_id()->set_id(7);
+    attempt->set_attemptid(2);
+    channel->Reply("getApplicationReport", report);
+    cluster_->yarn = yarn::NewYarnClientOverChannel(std::move(channel), {});
+    cluster_->hdfs = Hdfs(absl::StrCat("127.0.0.1:", hdfs_.port()));
+  }
+
+  static std::string History(int attempt) {
+    auto id = [attempt](int n) {
+      return absl::StrFormat("container_1700000000000_0007_%02d_%06d", attempt, n);
+    };
+    return EncodeTaskContainers({{"am", id(1), "nm:8042"}, {"worker:0", id(2), "nm:8042"}});
+  }
+
+  // WebHDFS OPEN from one loopback server: the NameNode's redirect, then the DataNode's bytes
+  // (attempt 2's history from read number `attempt_two_from` on).
+  TestHttpServer::Reply Serve(const TestHttpServer::Request& r) {
+    TestHttpServer::Reply reply;
+    if (!r.Param("dn")) {
+      reply.status = 307;
+      reply.headers = {{"Location", absl::StrCat(hdfs_.url(), r.target, "&dn=1")}};
+      return reply;
+    }
+    absl::MutexLock lock(&mu_);
+    ++reads_;
+    reply.body = History(reads_ >= attempt_two_from_ ? 2 : 1);
+    return reply;
+  }
+  int reads() {
+    absl::MutexLock lock(&mu_);
+    return reads_;
+  }
+
+  absl::Mutex mu_;
+  int reads_ ABSL_GUARDED_BY(mu_) = 0;
+  int attempt_two_from_ ABSL_GUARDED_BY(mu_) = 3;
+  TestHttpServer hdfs_{[this](const TestHttpServer::Request& r) { return Serve(r); }};
+  std::shared_ptr<YarnCluster> cluster_;
+};
+
+TEST_F(RecordedTaskContainersTest, AnEarlierAttemptsHistoryIsReadAgainUntilTheCurrentOnesLands) {
+  auto containers = RecordedTaskContainers(*cluster_, kId.ToString());
+  ASSERT_TRUE(containers.ok()) << containers.status();
+  ASSERT_EQ(containers->size(), 2u);
+  EXPECT_EQ((*containers)[1].container_id, "container_1700000000000_0007_02_000002");
+  EXPECT_EQ(reads(), 3);
+}
+
+TEST_F(RecordedTaskContainersTest, WithoutTheCurrentAttemptsHistoryTheWaitEndsByTheDeadline) {
+  {
+    absl::MutexLock lock(&mu_);
+    attempt_two_from_ = 1000;
+  }
+  auto containers =
+      RecordedTaskContainers(*cluster_, kId.ToString(), absl::Now() + absl::Milliseconds(500));
+  ASSERT_TRUE(containers.ok()) << containers.status();
+  EXPECT_EQ((*containers)[1].container_id, "container_1700000000000_0007_01_000002");
+  EXPECT_GE(reads(), 2);
 }
 
 }  // namespace
