@@ -90,7 +90,7 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnClus
   } else if (absl::IsDeadlineExceeded(report.status())) {
     return report.status();
   }
-  // A new attempt writes the history once it has its containers, an HDFS write (0.4 s here)
+  // A new attempt replaces the history once it has its containers, an HDFS write (0.4 s here)
   // that can end after its job did: until then the file is the earlier attempt's, whose
   // containers are not the tasks' any more. Read again, for a few seconds at most, rather than
   // show them; after that, what there is (that attempt may have ended before writing).
@@ -100,8 +100,12 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnClus
     TONY_ASSIGN_OR_RETURN(
         std::string history,
         cluster.hdfs->ReadToString(HistoryPath(owner, id.ToString()), int64_t{64} << 20, deadline));
-    TONY_ASSIGN_OR_RETURN(std::vector<TaskContainer> containers, DecodeTaskContainers(history));
-    if (WritersAttempt(containers) >= current_attempt || absl::Now() + pause >= give_up) {
+    // Empty or cut short: the AM's first write (in place) has not sent its bytes yet.
+    absl::StatusOr<std::vector<TaskContainer>> containers = DecodeTaskContainers(history);
+    const bool last = absl::Now() + pause >= give_up;
+    if (!containers.ok()) {
+      if (last) return containers.status();
+    } else if (WritersAttempt(*containers) >= current_attempt || last) {
       return containers;
     }
     absl::SleepFor(pause);

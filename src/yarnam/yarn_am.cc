@@ -195,10 +195,15 @@ absl::Status YarnAm::WriteHistory() {
   }
   hdfs::UploadOptions private_file;
   private_file.permission = 0600;
-  // Replaced, not overwritten: `ytf logs` and a later attempt read it while it is rewritten (an
-  // overwriting CREATE showed them an empty file; and an AM killed mid-write left one).
-  auto written =
-      hdfs_->ReplaceWithString(submit::EncodeTaskContainers(containers), path, private_file);
+  // The first write (a new file) goes in place: readers see it once its bytes reach the
+  // DataNode, not after the close (0.4 s here), so `ytf logs` right after a short job finds it.
+  // Later ones replace it whole: `ytf logs` and a later attempt read it while it is rewritten
+  // (an overwriting CREATE showed them an empty file; an AM killed mid-write left one).
+  std::string encoded = submit::EncodeTaskContainers(containers);
+  auto written = history_written_ || attempt() > 1
+                     ? hdfs_->ReplaceWithString(std::move(encoded), path, private_file)
+                     : hdfs_->UploadString(std::move(encoded), path, private_file);
+  if (written.ok()) history_written_ = true;
   return written.ok() ? absl::OkStatus() : written.status();
 }
 

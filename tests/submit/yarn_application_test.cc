@@ -172,7 +172,7 @@ class RecordedTaskContainersTest : public ::testing::Test {
     }
     absl::MutexLock lock(&mu_);
     ++reads_;
-    reply.body = History(reads_ >= attempt_two_from_ ? 2 : 1);
+    reply.body = reads_ < first_full_ ? "" : History(reads_ >= attempt_two_from_ ? 2 : 1);
     return reply;
   }
   int reads() {
@@ -183,6 +183,7 @@ class RecordedTaskContainersTest : public ::testing::Test {
   absl::Mutex mu_;
   int reads_ ABSL_GUARDED_BY(mu_) = 0;
   int attempt_two_from_ ABSL_GUARDED_BY(mu_) = 3;
+  int first_full_ ABSL_GUARDED_BY(mu_) = 1;  // reads before it find the file empty
   TestHttpServer hdfs_{[this](const TestHttpServer::Request& r) { return Serve(r); }};
   std::shared_ptr<YarnCluster> cluster_;
 };
@@ -193,6 +194,19 @@ TEST_F(RecordedTaskContainersTest, AnEarlierAttemptsHistoryIsReadAgainUntilTheCu
   ASSERT_EQ(containers->size(), 2u);
   EXPECT_EQ((*containers)[1].container_id, "container_1700000000000_0007_02_000002");
   EXPECT_EQ(reads(), 3);
+}
+
+// The AM's first write goes in place: a read just after its CREATE finds the file empty.
+TEST_F(RecordedTaskContainersTest, AHistoryStillEmptyIsReadAgain) {
+  {
+    absl::MutexLock lock(&mu_);
+    attempt_two_from_ = 1;
+    first_full_ = 2;
+  }
+  auto containers = RecordedTaskContainers(*cluster_, kId.ToString());
+  ASSERT_TRUE(containers.ok()) << containers.status();
+  EXPECT_EQ((*containers)[1].container_id, "container_1700000000000_0007_02_000002");
+  EXPECT_EQ(reads(), 2);
 }
 
 TEST_F(RecordedTaskContainersTest, WithoutTheCurrentAttemptsHistoryTheWaitEndsByTheDeadline) {
