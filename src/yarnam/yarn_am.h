@@ -111,7 +111,7 @@ class YarnAm {
   std::optional<absl::Status> unregistered_ ABSL_GUARDED_BY(unregister_mu_);
   bool earlier_attempts_loaded_ = false;
   bool history_dir_ready_ = false;
-  bool history_written_ = false;  // by this process
+  bool history_written_ = false;                         // by this process
   std::vector<submit::TaskContainer> earlier_attempts_;  // from the history, renamed "task@N"
   // The containers this attempt adopted (listed under their task, not as "task@N"); set by
   // PlanAdoption before the launcher starts.
