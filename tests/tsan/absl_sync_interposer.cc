@@ -270,23 +270,36 @@ bool CondVar::WaitWithDeadline(Mutex* mu, absl::Time deadline) {
 // Notification's waits return without locking once notified_yet_ is set (an atomic the library
 // stores uninstrumented): Notify releases on that flag, a wait that saw it acquires. The inline
 // HasBeenNotified() loads it in our instrumented code, which acquires by itself.
+//
+// Each holds a Scope over the real call so that the library's own Lock/LockWhen/Unlock of
+// mutex_ inside it are not annotated: Debian's WaitForNotification ends in a tail call (`jmp`)
+// to Mutex::Unlock, whose return address is then ours, which took the library's unlock for our
+// code's and reported "unlock of an unlocked mutex" (its LockWhen had been the library's).
 void Notification::Notify() {
   static const auto real = RealFn<void (*)(Notification*)>("12Notification6NotifyEv");
   __tsan_release(NotifiedFlag(this));
+  Scope nested(TONY_TSAN_CALLER);
   real(this);
 }
 
 void Notification::WaitForNotification() const {
   static const auto real = RealFn<void (*)(const Notification*)>(
       "12Notification19WaitForNotificationEv", /*konst=*/true);
-  real(this);
+  {
+    Scope nested(TONY_TSAN_CALLER);
+    real(this);
+  }
   __tsan_acquire(NotifiedFlag(this));
 }
 
 bool Notification::WaitForNotificationWithTimeout(absl::Duration timeout) const {
   static const auto real = RealFn<bool (*)(const Notification*, absl::Duration)>(
       "12Notification30WaitForNotificationWithTimeoutENS0_8DurationE", /*konst=*/true);
-  const bool notified = real(this, timeout);
+  bool notified;
+  {
+    Scope nested(TONY_TSAN_CALLER);
+    notified = real(this, timeout);
+  }
   if (notified) __tsan_acquire(NotifiedFlag(this));
   return notified;
 }
@@ -294,7 +307,11 @@ bool Notification::WaitForNotificationWithTimeout(absl::Duration timeout) const 
 bool Notification::WaitForNotificationWithDeadline(absl::Time deadline) const {
   static const auto real = RealFn<bool (*)(const Notification*, absl::Time)>(
       "12Notification31WaitForNotificationWithDeadlineENS0_4TimeE", /*konst=*/true);
-  const bool notified = real(this, deadline);
+  bool notified;
+  {
+    Scope nested(TONY_TSAN_CALLER);
+    notified = real(this, deadline);
+  }
   if (notified) __tsan_acquire(NotifiedFlag(this));
   return notified;
 }

@@ -9,6 +9,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 
 namespace {
@@ -107,6 +108,35 @@ TEST(AbslSyncInterposerTest, NotificationAlreadyNotified) {
   // Notified already: the wait takes the library's lock-free path.
   notified.WaitForNotification();
   EXPECT_EQ(payload, 9);
+}
+
+// Waited for: the library's wait locks, and Debian's build ends it with a tail call to
+// Mutex::Unlock (which once made the interposer take that unlock for our code's and report an
+// unlock of an unlocked mutex). The writer pauses so that the wait usually starts first; the
+// test's verdict does not depend on it.
+TEST(AbslSyncInterposerTest, NotificationWaitedFor) {
+  for (int i = 0; i < 10; ++i) {
+    absl::Notification plain, with_timeout, with_deadline;
+    int first = 0, second = 0, third = 0;  // each published by its own notification
+    std::thread writer([&] {
+      absl::SleepFor(absl::Milliseconds(2));
+      first = 1;
+      plain.Notify();
+      absl::SleepFor(absl::Milliseconds(2));
+      second = 2;
+      with_timeout.Notify();
+      absl::SleepFor(absl::Milliseconds(2));
+      third = 3;
+      with_deadline.Notify();
+    });
+    plain.WaitForNotification();
+    EXPECT_EQ(first, 1);
+    EXPECT_TRUE(with_timeout.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_EQ(second, 2);
+    EXPECT_TRUE(with_deadline.WaitForNotificationWithDeadline(absl::Now() + absl::Seconds(10)));
+    EXPECT_EQ(third, 3);
+    writer.join();
+  }
 }
 
 }  // namespace
