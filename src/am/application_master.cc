@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
+#include "common/tcp_connect.h"
 #include "common/unique_fd.h"
 
 namespace tony::am {
@@ -119,36 +120,14 @@ std::string Hostname() {
   return buf;
 }
 
-// Whether something accepts TCP connections at "host:port".
+// Whether something accepts TCP connections at "host:port". A host dropping packets costs a
+// second, not TCP's minutes.
 bool Listening(const std::string& address) {
   size_t colon = address.rfind(':');
   if (colon == std::string::npos) return false;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(address.substr(0, colon).c_str(), address.substr(colon + 1).c_str(), &hints,
-                    &found) != 0) {
-    return false;
-  }
-  bool ok = false;
-  for (addrinfo* a = found; a != nullptr && !ok; a = a->ai_next) {
-    // Non-blocking, so that a host dropping packets costs a second, not TCP's minutes.
-    UniqueFd fd(
-        ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
-    if (!fd.valid()) continue;
-    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) {
-      ok = true;
-    } else if (errno == EINPROGRESS) {
-      pollfd pfd{fd.get(), POLLOUT, 0};
-      int err = 0;
-      socklen_t len = sizeof(err);
-      ok = ::poll(&pfd, 1, 1000) == 1 &&
-           ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
-    }
-  }
-  ::freeaddrinfo(found);
-  return ok;
+  return ConnectTcp(address.substr(0, colon), address.substr(colon + 1),
+                    absl::Now() + absl::Seconds(1))
+      .ok();
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "broker/wire.h"
+#include "common/egress.h"
 #include "common/status_macros.h"
 #include "tony/broker.grpc.pb.h"
 
@@ -31,6 +32,20 @@ void Prepare(grpc::ClientContext* ctx, const std::string& secret, absl::Duration
              absl::Time deadline = absl::InfiniteFuture()) {
   ctx->AddMetadata(kSecretMetadataKey, secret);
   ctx->set_deadline(absl::ToChronoTime(std::min(deadline, absl::Now() + timeout)));
+}
+
+// The host of a gRPC target "host:port", "[v6]:port" or "dns:///host:port".
+std::string TargetHost(absl::string_view target) {
+  if (size_t scheme = target.find(":///"); scheme != absl::string_view::npos) {
+    target.remove_prefix(scheme + 4);
+  }
+  if (size_t colon = target.rfind(':'); colon != absl::string_view::npos) {
+    target = target.substr(0, colon);
+  }
+  if (target.size() >= 2 && target.front() == '[' && target.back() == ']') {
+    target = target.substr(1, target.size() - 2);
+  }
+  return std::string(target);
 }
 
 void SetTask(TaskRef* task, absl::string_view job_name, int index) {
@@ -56,7 +71,10 @@ BrokerClient::BrokerClient(const std::string& address, std::string secret,
     creds = grpc::SslCredentials(ssl);
     args.SetSslTargetNameOverride(kTlsServerName);
   }
-  channel_ = grpc::CreateCustomChannel(address, creds, args);
+  egress_ = CheckEgressToHost(TargetHost(address), absl::StrCat("the broker at ", address));
+  // A refused broker gets a channel that can only fail, locally (calls return egress_ anyway).
+  channel_ =
+      grpc::CreateCustomChannel(egress_.ok() ? address : "unix:/nonexistent/refused", creds, args);
   stub_ = std::make_unique<Stub>(channel_);
 }
 
@@ -80,6 +98,7 @@ absl::StatusOr<ClusterSpec> BrokerClient::WaitForClusterSpec(absl::Duration time
 
 absl::StatusOr<ClusterSpec> BrokerClient::LongPoll(const RegisterRequest& request,
                                                    absl::Duration timeout) {
+  TONY_RETURN_IF_ERROR(egress_);
   const absl::Time deadline = absl::Now() + timeout;
   absl::Status last = absl::DeadlineExceededError("no answer from the broker");
   while (absl::Now() < deadline) {
@@ -106,6 +125,7 @@ absl::StatusOr<ClusterSpec> BrokerClient::LongPoll(const RegisterRequest& reques
 
 absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
                                      absl::string_view address) {
+  TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
   HeartbeatRequest request;
@@ -118,6 +138,7 @@ absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
 absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index, int restart,
                                        int previous_exit_code,
                                        absl::string_view previous_stderr_tail) {
+  TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
   TaskStartedRequest request;
@@ -133,6 +154,7 @@ absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index, in
 
 absl::Status BrokerClient::ReportExit(absl::string_view job_name, int index, int exit_code,
                                       absl::string_view stderr_tail, absl::string_view address) {
+  TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
   ExitReport request;
@@ -151,6 +173,7 @@ absl::Status BrokerClient::Named(absl::Status status, absl::string_view method) 
 }
 
 absl::StatusOr<ApplicationStatus> BrokerClient::GetStatus(absl::Time deadline) {
+  TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout, deadline);
   StatusRequest request;
@@ -163,6 +186,7 @@ absl::StatusOr<ApplicationStatus> BrokerClient::GetStatus(absl::Time deadline) {
 absl::StatusOr<BrokerClient::VersionedStatus> BrokerClient::WatchStatus(uint64_t known_version,
                                                                         absl::Duration wait,
                                                                         absl::Time deadline) {
+  TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, wait + options_.call_timeout, deadline);
   StatusRequest request;
@@ -183,9 +207,11 @@ void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
     StatusRequest request;
     StatusResponse response;
     std::function<void(absl::StatusOr<VersionedStatus>)> done;
+    absl::Status egress;
   };
   auto* call = new Call;
   call->channel = channel_;
+  call->egress = egress_;
   call->done = std::move(done);
   Prepare(&call->ctx, secret_, wait + options_.call_timeout);
   call->request.set_known_version(known_version);
@@ -193,7 +219,7 @@ void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
   stub_->stub->async()->GetStatus(
       &call->ctx, &call->request, &call->response, [call](grpc::Status status) {
         std::unique_ptr<Call> owned(call);
-        absl::Status s = FromGrpcStatus(status);
+        absl::Status s = owned->egress.ok() ? FromGrpcStatus(status) : owned->egress;
         if (!s.ok()) {
           owned->done(s);
         } else {
@@ -204,6 +230,7 @@ void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
 }
 
 absl::Status BrokerClient::Kill(absl::string_view reason, absl::Time deadline) {
+  TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout, deadline);
   KillRequest request;

@@ -92,6 +92,9 @@ class BrokerClient {
   const std::string address_;
   const std::string secret_;
   const BrokerClientOptions options_;
+  // Not OK if the egress guard (common/egress.h) refuses the broker's address: every call then
+  // fails with it and nothing is sent.
+  absl::Status egress_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Stub> stub_;
 };

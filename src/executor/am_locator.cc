@@ -2,7 +2,6 @@
 
 #include "executor/am_locator.h"
 
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/tcp_connect.h"
 #include "common/unique_fd.h"
 #include "nlohmann/json.hpp"
 
@@ -68,31 +68,9 @@ absl::StatusOr<std::string> HttpGet(const std::string& host_port, const std::str
     return absl::InvalidArgumentError(absl::StrCat("not host:port: ", host_port));
   }
   const std::string host = host_port.substr(0, colon);
-  addrinfo hints = {};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (int rc = ::getaddrinfo(host.c_str(), host_port.c_str() + colon + 1, &hints, &res); rc != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot resolve ", host, ": ", gai_strerror(rc)));
-  }
-  UniqueFd fd;
-  for (addrinfo* a = res; a != nullptr && !fd.valid(); a = a->ai_next) {
-    fd.Reset(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd.valid()) continue;
-    int err = ::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
-    if (err == EINPROGRESS) {
-      pollfd p = {fd.get(), POLLOUT, 0};
-      int ms = static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
-      err = ETIMEDOUT;
-      if (ms > 0 && ::poll(&p, 1, ms) == 1) {
-        socklen_t len = sizeof(err);
-        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-      }
-    }
-    if (err != 0) fd.Reset();
-  }
-  ::freeaddrinfo(res);
-  if (!fd.valid()) return absl::UnavailableError(absl::StrCat("cannot connect to ", host_port));
+  absl::StatusOr<UniqueFd> connected = ConnectTcp(host, host_port.substr(colon + 1), deadline);
+  if (!connected.ok()) return connected.status();
+  UniqueFd fd = *std::move(connected);
   const std::string request = absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: ", host_port,
                                            "\r\nAccept: application/json\r\n"
                                            "Connection: close\r\n\r\n");

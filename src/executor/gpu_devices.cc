@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/tcp_connect.h"
 #include "common/unique_fd.h"
 
 namespace tony::executor {
@@ -34,40 +34,6 @@ std::string Get(const std::map<std::string, std::string>& env, const char* key) 
 
 int RemainingMs(absl::Time deadline) {
   return static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));
-}
-
-// A connected socket to host:port, or an error; the socket is non-blocking.
-absl::StatusOr<UniqueFd> Connect(const std::string& host, int port, absl::Time deadline) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  const std::string service = std::to_string(port);
-  if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot resolve ", host, ": ", gai_strerror(rc)));
-  }
-  absl::Status last = absl::UnavailableError(absl::StrCat("no address for ", host));
-  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    UniqueFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd.valid()) continue;
-    int err = ::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
-    if (err == EINPROGRESS) {
-      pollfd p = {fd.get(), POLLOUT, 0};
-      err = ETIMEDOUT;
-      if (::poll(&p, 1, RemainingMs(deadline)) == 1) {
-        socklen_t len = sizeof(err);
-        if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
-      }
-    }
-    if (err == 0) {
-      ::freeaddrinfo(res);
-      return fd;
-    }
-    last = absl::UnavailableError(
-        absl::StrCat("cannot connect to ", host, ":", port, ": ", strerror(err)));
-  }
-  ::freeaddrinfo(res);
-  return last;
 }
 
 // Whether `answer` holds the headers and as many body bytes as their Content-Length says.
@@ -125,7 +91,7 @@ std::string AssignedGpuIndices(const nlohmann::json& nm_answer, absl::string_vie
 absl::StatusOr<std::string> FetchNmGpuResources(const std::string& host, int port,
                                                 absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  absl::StatusOr<UniqueFd> fd = Connect(host, port, deadline);
+  absl::StatusOr<UniqueFd> fd = ConnectTcp(host, std::to_string(port), deadline);
   if (!fd.ok()) return fd.status();
   const std::string request =
       absl::StrCat("GET /ws/v1/node/resources/yarn.io%2Fgpu HTTP/1.0\r\nHost: ", host, ":", port,

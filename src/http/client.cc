@@ -3,6 +3,7 @@
 #include "http/client.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/egress.h"
 #include "common/logging.h"
 
 namespace tony::http {
@@ -179,6 +181,19 @@ size_t WriteHeader(char* data, size_t size, size_t nitems, void* user) {
   return n;
 }
 
+// The egress guard (common/egress.h) at the moment curl opens a connection, after it resolved the
+// host: a refused address records why and gives curl no socket, so nothing is sent to it.
+curl_socket_t OpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* sink = static_cast<Sink*>(user);
+  // Named without the URL: its query may carry a delegation token.
+  absl::Status allowed = CheckEgress(&address->addr, "the HTTP server");
+  if (!allowed.ok()) {
+    if (sink->error.ok()) sink->error = allowed;
+    return CURL_SOCKET_BAD;
+  }
+  return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
 // The options every transfer sets: URL, timeouts, proxy, authentication, redirects, callbacks.
 void SetTransferOptions(CURL* curl, const Request& request, const Client::Options& options,
                         char* errbuf, Sink* sink) {
@@ -204,6 +219,8 @@ void SetTransferOptions(CURL* curl, const Request& request, const Client::Option
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, sink);
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &WriteHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, sink);
+  curl_easy_setopt(curl, CURLOPT_OPENSOCKETFUNCTION, &OpenSocket);
+  curl_easy_setopt(curl, CURLOPT_OPENSOCKETDATA, sink);
 }
 
 // Points `body` at the request's body (its file, opened here, or its string); its size.

@@ -15,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/egress.h"
 #include "ipc/rpc_errors.h"
 
 namespace tony::ipc {
@@ -74,6 +75,13 @@ absl::StatusOr<Socket> Socket::Connect(const HostPort& address, absl::Time deadl
   if (gai != 0) {
     return ConnectionFailureStatus(ConnectionFailure::kConnect,
                                    absl::StrCat("resolve ", address.host, ": ", gai_strerror(gai)));
+  }
+  // The egress guard refuses the whole connect if any address is outside it (not retried).
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    if (absl::Status allowed = CheckEgress(ai->ai_addr, address.ToString()); !allowed.ok()) {
+      ::freeaddrinfo(res);
+      return allowed;
+    }
   }
   std::string last_error = "no addresses";
   for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {

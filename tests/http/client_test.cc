@@ -203,6 +203,37 @@ TEST(HttpClientTest, ConnectionRefusedIsUnavailable) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
 }
 
+TEST(HttpClientTest, TheEgressGuardRefusesBeforeConnectingAlsoAfterARedirect) {
+  TestHttpServer server([](const TestHttpServer::Request& r) {
+    TestHttpServer::Reply reply;
+    reply.status = 307;
+    // Off the allowed network: nothing may be sent there.
+    reply.headers = {{"Location", "http://127.0.0.2:9/elsewhere?delegation=token"}};
+    return reply;
+  });
+  setenv("TONY_ALLOWED_NETWORKS", "127.0.0.1/32", 1);
+  Client client;
+  Request request;
+  request.url = server.url() + "/start";
+  request.follow_redirects = true;
+  auto redirected = client.Do(request);
+  ASSERT_FALSE(redirected.ok());
+  EXPECT_EQ(redirected.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(redirected.status().message(), HasSubstr("127.0.0.2"));
+  EXPECT_THAT(redirected.status().message(), ::testing::Not(HasSubstr("token")));
+  EXPECT_EQ(server.requests().size(), 1u);
+
+  // A new client: the first one may keep its (allowed) connection to the server alive.
+  setenv("TONY_ALLOWED_NETWORKS", "10.0.0.0/8", 1);
+  Client fresh;
+  auto refused = fresh.Get(server.url() + "/again");
+  unsetenv("TONY_ALLOWED_NETWORKS");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.status().message(), HasSubstr("TONY_ALLOWED_NETWORKS=10.0.0.0/8"));
+  EXPECT_EQ(server.requests().size(), 1u) << "a refused destination got a request";
+}
+
 TEST(HttpClientTest, UnresolvableHostIsUnavailable) {
   Client client;
   Request request;

@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "fake_ipc_server.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hadoop/yarn_protos.pb.h"
 #include "ipc/rpc_errors.h"
@@ -272,6 +273,19 @@ TEST(RpcClientTest, ConnectionRefusedIsUnavailableQuickly) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(GetConnectionFailure(got.status()), ConnectionFailure::kConnect) << got.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+}
+
+TEST(RpcClientTest, TheEgressGuardRefusesWithoutConnectingOrRetrying) {
+  FakeIpcServer server(Echo);
+  setenv("TONY_ALLOWED_NETWORKS", "10.0.0.0/8", 1);
+  auto client = Client(server.address());
+  auto got = CallEcho(*client, "h");
+  unsetenv("TONY_ALLOWED_NETWORKS");
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kPermissionDenied) << got.status();
+  EXPECT_THAT(got.status().message(), ::testing::HasSubstr(server.address()));
+  EXPECT_FALSE(GetConnectionFailure(got.status()).has_value()) << "would be retried";
+  EXPECT_EQ(server.connections(), 0) << "the refused server was reached";
 }
 
 TEST(RpcClientTest, CloseWakesWaitingCallers) {
