@@ -6,7 +6,8 @@
 #   tests/harness/cluster_start_under_load_test.sh [ROUNDS]
 #
 # Uses its own state directory and TONY_HADOOP_LOAD_TEST_PORT (default: TONY_HADOOP_BASE_PORT
-# + 100, i.e. 18900), so it runs beside the cluster the other tests use.
+# + 300, i.e. 19100; 18900 is the secure suite's), so it runs beside the clusters the other tests
+# use.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=${1:-1}
@@ -16,7 +17,7 @@ main_state=${TONY_HADOOP_HOME:-$HOME/.cache/libtony/hadoop}
 if [[ -z ${TONY_HADOOP_HOME:-} && ${TONY_HADOOP_VERSION:-3.5.0} != 3.5.0 ]]; then
   main_state+="-$TONY_HADOOP_VERSION"
 fi
-export TONY_HADOOP_BASE_PORT=${TONY_HADOOP_LOAD_TEST_PORT:-$((base + 100))}
+export TONY_HADOOP_BASE_PORT=${TONY_HADOOP_LOAD_TEST_PORT:-$((base + 300))}
 export TONY_HADOOP_HOME
 TONY_HADOOP_HOME=$(mktemp -d "${TMPDIR:-/tmp}/tony-load-test.XXXXXX")
 export TONY_HADOOP_CDS=0  # no class-data archives to record for a one-off cluster
