@@ -1,3 +1,5 @@
+include(GoogleTest)
+
 # libtony is one library assembled from one OBJECT library per concern (src/<concern>/).
 # Tests link only the concerns they exercise (and their transitive concern deps), so a change in
 # one concern does not rebuild or break unrelated test binaries.
@@ -60,25 +62,43 @@ function(tony_concern_closure out)
   set(${out} ${seen} PARENT_SCOPE)
 endfunction()
 
-# tony_test(<name> DEPS concern... [SOURCES ...] [LIBS ...] [ITEST [HADOOP]] [TIMEOUT s])
+# tony_test(<name> DEPS concern... [SOURCES ...] [LIBS ...] [ITEST [HADOOP|SECURE]] [TIMEOUT s]
+#           [ENV VAR=value...] [FIXTURES fixture...] [GRPC regex])
 # One gtest binary. Without SOURCES it takes every *_test.cc (or *_itest.cc with ITEST) in the
-# calling directory. ITEST binaries are multi-process tests: they run serially and carry the
-# "integration" label; with HADOOP they get the real-cluster harness main (tests/harness), which
-# starts the test Hadoop cluster once per run (or reuses a running one).
+# calling directory. Every TEST in it is its own ctest entry, "<name>.<Suite>.<Test>" (discovered
+# when ctest runs), so ctest spreads unrelated tests over the cores, reruns one by name and names
+# the one that failed. Labels: "unit", or "itest" for multi-process tests (ITEST). HADOOP tests
+# get the real-cluster harness main (tests/harness) and need the "hadoop_cluster" fixture, which
+# starts the test cluster once for the whole run (or reuses a running one); SECURE tests the
+# Kerberos one ("secure_cluster", label "secure"). Tests of a suite named *Exclusive* have the
+# cluster to themselves (RUN_SERIAL): they fill it, take nodes away or need nodes free. Tests whose
+# "Suite.Test" matches the GRPC regex run real gRPC (a broker, a channel) and get the label "grpc":
+# ThreadSanitizer skips them (scripts/sanitize-test).
 function(tony_test name)
-  cmake_parse_arguments(ARG "ITEST;HADOOP" "TIMEOUT" "DEPS;SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "ITEST;HADOOP;SECURE" "TIMEOUT;GRPC" "DEPS;SOURCES;LIBS;ENV;FIXTURES"
+    ${ARGN})
+  set(fixtures ${ARG_FIXTURES})
   if(ARG_ITEST)
     set(pattern *_itest.cc)
-    set(label integration)
+    set(labels itest)
+    set(main GTest::gtest_main)
     if(ARG_HADOOP)
       set(main tony_harness)
-    else()
-      set(main GTest::gtest_main)
+      list(APPEND fixtures hadoop_cluster)
+    elseif(ARG_SECURE)
+      set(main tony_harness)
+      list(APPEND fixtures secure_cluster)
+      list(APPEND labels secure)
     endif()
   else()
     set(pattern *_test.cc)
-    set(label unit)
+    set(labels unit)
     set(main GTest::gtest_main)
+  endif()
+  if(TONY_SANITIZE STREQUAL "thread")
+    list(APPEND labels tsan)
+  elseif(TONY_SANITIZE STREQUAL "address")
+    list(APPEND labels asan)
   endif()
   if(NOT ARG_SOURCES)
     file(GLOB ARG_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${pattern})
@@ -86,17 +106,45 @@ function(tony_test name)
   tony_concern_closure(objs ${ARG_DEPS})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${objs} ${ARG_LIBS} ${main} GTest::gmock GTest::gtest)
+  # Test helpers are included as "tests/<dir>/<file>.h".
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_options(${name} PRIVATE ${TONY_WARNING_FLAGS})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
-  add_test(NAME ${name} COMMAND ${name})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
-  set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT
-    "TONY_BIN_DIR=${PROJECT_BINARY_DIR}/bin;TONY_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
-  if(ARG_ITEST)
-    set_tests_properties(${name} PROPERTIES RUN_SERIAL TRUE)
+  set(env "TONY_BIN_DIR=${PROJECT_BINARY_DIR}/bin" "TONY_SOURCE_DIR=${PROJECT_SOURCE_DIR}" ${ARG_ENV})
+  if(ARG_SECURE)
+    list(APPEND env "TONY_HARNESS_SECURE=1")
   endif()
+  if(ARG_HADOOP OR ARG_SECURE)
+    # The harness only reuses (or repairs) the fixture's cluster; it never stops it.
+    list(APPEND env "TONY_HARNESS_FIXTURE=1")
+  endif()
+  # Discovered when ctest runs (PRE_TEST): a listing never runs at build time, where a sanitizer
+  # runtime or a missing cluster would fail the build. gtest_discover_tests cannot pass list
+  # values (two labels, two variables) through PROPERTIES, so a script of ours sets them once the
+  # tests exist.
+  gtest_discover_tests(${name} TEST_PREFIX "${name}." DISCOVERY_MODE PRE_TEST
+    DISCOVERY_TIMEOUT 60 TEST_LIST ${name}_TESTS)
+  set(props "TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT [==[${env}]==]")
+  if(fixtures)
+    string(APPEND props " FIXTURES_REQUIRED [==[${fixtures}]==]")
+  endif()
+  set(script ${CMAKE_CURRENT_BINARY_DIR}/${name}_properties.cmake)
+  file(GENERATE OUTPUT ${script} CONTENT "foreach(t IN LISTS ${name}_TESTS)
+  set(labels [==[${labels}]==])
+  if(NOT [==[${ARG_GRPC}]==] STREQUAL [==[]==] AND t MATCHES [==[^${name}[.](${ARG_GRPC})$]==])
+    list(APPEND labels grpc)
+  endif()
+  set_tests_properties(\${t} PROPERTIES LABELS \"\${labels}\" ${props})
+  if(t MATCHES [==[^[^.]+[.][A-Za-z0-9_]*Exclusive[A-Za-z0-9_]*[.]]==])
+    set_tests_properties(\${t} PROPERTIES RUN_SERIAL TRUE)
+  endif()
+endforeach()
+")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
+  set_property(GLOBAL APPEND PROPERTY TONY_TEST_BINARIES ${name})
 endfunction()
 
 # tony_tool(<name> SOURCES ... DEPS concern...): a thin main in build/bin.

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+// common_test has neither tests/ nor the source root on its include path.
+#include "tests/testing/wait_until.h"
 
 namespace tony {
 namespace {
@@ -31,12 +33,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> SpawnShell(const std::string& script
 
 // Waits (within a deadline) until `pid` no longer exists, not even as a zombie.
 bool GoneWithin(pid_t pid, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (ProcState(pid) != '\0') {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return true;
+  return testing::WaitUntil([pid] { return ProcState(pid) == '\0'; }, timeout);
 }
 
 TEST(SubprocessTest, AChildHandedToTheReaperLeavesNoZombieWhenItExits) {
@@ -85,8 +82,7 @@ TEST(ChildReaperTest, StopJoinsAndKeepsRunningChildrenForTheNextStart) {
   EXPECT_EQ(reaper.pending(), 1u);
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   // Not reaped while stopped: the child stays a zombie.
-  const absl::Time until = absl::Now() + absl::Seconds(30);
-  while (ProcState(pid) != 'Z' && absl::Now() < until) absl::SleepFor(absl::Milliseconds(10));
+  testing::WaitUntil([pid] { return ProcState(pid) == 'Z'; }, absl::Seconds(30));
   EXPECT_EQ(ProcState(pid), 'Z');
   ASSERT_TRUE(reaper.Start().ok());
   EXPECT_TRUE(GoneWithin(pid, absl::Seconds(30))) << "state " << ProcState(pid);

@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/http/test_http_server.h"
+#include "tests/testing/wait_until.h"
 #include "tony/cluster_spec_broker.h"
 
 namespace tony {
@@ -129,6 +130,12 @@ class ExecutorTest : public ::testing::Test {
     return s.ok() ? *s : "";
   }
 
+  // Waits (at most 20 s) until the task's stderr says "ready": its command has set its trap.
+  bool WaitForReady() {
+    return testing::WaitUntil(
+        [&] { return Read("logs/stderr").find("ready") != std::string::npos; }, absl::Seconds(20));
+  }
+
   std::string dir_;
   Events events_;
   std::unique_ptr<ClusterSpecBroker> broker_;
@@ -167,7 +174,7 @@ TEST_F(ExecutorTest, SigtermIsForwardedToTheTaskGroup) {
   auto worker = StartExecutor("worker", 0, kSecret,
                               {{"TONY_AM_ADDRESS", absl::StrCat("localhost:", broker_->port())}});
   ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
-  absl::SleepFor(absl::Milliseconds(300));  // let bash set its trap
+  ASSERT_TRUE(WaitForReady()) << Read("executor.log");  // bash has set its trap
   worker->Signal(SIGTERM);
   auto code = worker->Wait(absl::Seconds(20));
   ASSERT_TRUE(code.ok());
@@ -198,7 +205,7 @@ TEST_F(ExecutorTest, InAYarnContainerSigtermStillReachesTheTask) {
   auto worker =
       StartExecutor("worker", 0, kSecret, {{"CONTAINER_ID", "container_1_0001_01_000002"}});
   ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_TRUE(WaitForReady()) << Read("executor.log");  // bash has set its trap
   ::kill(worker->pid(), SIGTERM);  // the executor alone: it forwards to the task
   auto code = worker->Wait(absl::Seconds(20));
   ASSERT_TRUE(code.ok());
@@ -210,11 +217,12 @@ TEST_F(ExecutorTest, ContainerKilledLikeTheNodeManagerDoesLeavesNoTaskProcess) {
   // The NodeManager signals the container's process group: SIGTERM, then SIGKILL 250 ms later,
   // too soon for the executor to stop a task that ignores SIGTERM. The task must die with it.
   StartBroker({{"worker", 1}});
-  WriteSpec("  worker: {instances: 1}\n", "trap \"\" TERM; sleep 600; echo never");
+  WriteSpec("  worker: {instances: 1}\n", "trap \"\" TERM; echo ready >&2; sleep 600; echo never");
   auto worker =
       StartExecutor("worker", 0, kSecret, {{"CONTAINER_ID", "container_1_0001_01_000003"}});
   ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
-  absl::SleepFor(absl::Milliseconds(300));
+  // SIGTERM is ignored from here on.
+  ASSERT_TRUE(WaitForReady()) << Read("executor.log");
   const std::string marker = dir_ + "/logs";  // in every task process's environment
   ASSERT_FALSE(ProcessesWith(marker).empty());
   worker->Signal(SIGTERM);  // the whole group, as the NodeManager does
@@ -222,11 +230,7 @@ TEST_F(ExecutorTest, ContainerKilledLikeTheNodeManagerDoesLeavesNoTaskProcess) {
   worker->Signal(SIGKILL);
   (void)worker->Wait(absl::Seconds(10));
   std::vector<int> left;
-  for (absl::Time deadline = absl::Now() + absl::Seconds(5); absl::Now() < deadline;) {
-    left = ProcessesWith(marker);
-    if (left.empty()) break;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
+  testing::WaitUntil([&] { return (left = ProcessesWith(marker)).empty(); }, absl::Seconds(5));
   EXPECT_TRUE(left.empty()) << left.size() << " task processes survived the container";
   for (int pid : left) ::kill(pid, SIGKILL);
 }
@@ -238,7 +242,7 @@ TEST_F(ExecutorTest, WithoutItsApplicationMasterTheExecutorStopsItsTaskAndExits)
             "timeouts: {am_unreachable: 2s, stop_grace: 2s}\n");
   auto worker = StartExecutor("worker", 0);
   ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
-  absl::SleepFor(absl::Milliseconds(300));  // let bash set its trap
+  ASSERT_TRUE(WaitForReady()) << Read("executor.log");  // bash has set its trap
   // The AM goes away (its node died): nobody answers the heartbeats any more.
   broker_->Stop();
   absl::Time stopped = absl::Now();
@@ -252,11 +256,11 @@ TEST_F(ExecutorTest, WithoutItsApplicationMasterTheExecutorStopsItsTaskAndExits)
 
 TEST_F(ExecutorTest, TaskIgnoringSigtermIsKilledAfterTheGrace) {
   StartBroker({{"worker", 1}});
-  WriteSpec("  worker: {instances: 1}\n", "trap \"\" TERM; sleep 60",
+  WriteSpec("  worker: {instances: 1}\n", "trap \"\" TERM; echo ready >&2; sleep 60",
             "timeouts: {stop_grace: 1s}\n");
   auto worker = StartExecutor("worker", 0);
   ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_TRUE(WaitForReady()) << Read("executor.log");  // SIGTERM is ignored from here on
   absl::Time start = absl::Now();
   worker->Signal(SIGTERM);
   auto code = worker->Wait(absl::Seconds(20));
@@ -387,12 +391,8 @@ TEST_F(MovingAmTest, TheTaskRunsOnAndRegistersWithTheNextAttempt) {
                          " ]; do sleep 0.1; done; echo finished"));
   auto worker = StartExecutor("worker", 0, kSecret, LocatorEnvironment());
   ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
-  std::string pid = Read("pid");
-  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
-       pid.empty() && absl::Now() < deadline;) {
-    absl::SleepFor(absl::Milliseconds(50));
-    pid = Read("pid");
-  }
+  std::string pid;
+  testing::WaitUntil([&] { return !(pid = Read("pid")).empty(); }, absl::Seconds(10));
   ASSERT_FALSE(pid.empty());
   broker_->Stop();  // the AM died
   Events second;
@@ -418,7 +418,11 @@ TEST_F(MovingAmTest, AnExitWhileNoAmIsUpIsReportedToTheNextAttempt) {
   ASSERT_TRUE(events_.WaitFor("started worker:0", absl::Seconds(20)));
   broker_->Stop();
   ASSERT_TRUE(WriteFileAtomically(end, "").ok());  // ends with no AM up
-  absl::SleepFor(absl::Seconds(2));
+  // The executor has seen the task end and failed to report it to the stopped AM.
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return Read("executor.log").find("could not report the exit") != std::string::npos; },
+      absl::Seconds(20)))
+      << Read("executor.log");
   Events second;
   auto next = SecondBroker(&second);
   Publish(2, *next);

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "local/process_sweep.h"
 #include "testing/silent_peer.h"
+#include "tests/testing/wait_until.h"
 #include "tony/submitter.h"
 
 namespace tony {
@@ -58,11 +59,11 @@ class LocalApplicationDeadlineTest : public ::testing::Test {
     ASSERT_TRUE(app.ok()) << app.status();
     app_ = *std::move(app);
     // Until the stand-in has written its port the AM counts as starting (no peer asked yet).
-    const absl::Time until = absl::Now() + absl::Seconds(30);
-    while (!ReadFileToString(absl::StrCat(root_, "/tony-jobs/", app_->id(), "/am.port")).ok() &&
-           absl::Now() < until) {
-      absl::SleepFor(absl::Milliseconds(10));
-    }
+    testing::WaitUntil(
+        [&] {
+          return ReadFileToString(absl::StrCat(root_, "/tony-jobs/", app_->id(), "/am.port")).ok();
+        },
+        absl::Seconds(30));
   }
 
   void TearDown() override {

@@ -28,6 +28,8 @@
 #include "local/process_sweep.h"
 #include "tony/application_monitor.h"
 #include "tony/submitter.h"
+// local_itest has neither tests/ nor the source root on its include path.
+#include "tests/testing/wait_until.h"
 
 namespace tony {
 namespace {
@@ -173,10 +175,18 @@ TEST_F(LocalJobTest, PsAndTwoWorkersSucceed) {
 
 TEST_F(LocalJobTest, WorkerExitingThreeFailsTheJobAndStopsPs) {
   JobSpec spec = ClassicSpec();
-  spec.command = absl::StrCat(
-      "if [ \"$DTF_TASK_JOB_NAME:$DTF_TASK_INDEX\" = worker:1 ]; then "
-      "sleep 2; echo 'worker 1: cannot read its shard' >&2; exit 3; fi; exec ",
-      spec.command);
+  // worker:1 fails once the parameter server's task runs (its marker file; 30 s at most), so
+  // that stopping the job has a ps task to stop.
+  const std::string ps_started = work_root_ + "/worker-exiting-three.ps-started";
+  ::unlink(ps_started.c_str());
+  spec.command =
+      absl::StrCat("if [ \"$DTF_TASK_JOB_NAME\" = ps ]; then touch ", ps_started, "; fi; ",
+                   "if [ \"$DTF_TASK_JOB_NAME:$DTF_TASK_INDEX\" = worker:1 ]; then "
+                   "for i in $(seq 300); do [ -e ",
+                   ps_started,
+                   " ] && break; sleep 0.1; done; "
+                   "echo 'worker 1: cannot read its shard' >&2; exit 3; fi; exec ",
+                   spec.command);
   auto app = Submit(spec);
   ASSERT_NE(app, nullptr);
   auto final = app->Wait(absl::Minutes(4));
@@ -231,15 +241,20 @@ TEST_F(LocalJobTest, WrongSecretIsRejectedAndKillLeavesNothing) {
   auto app = Submit(spec);
   ASSERT_NE(app, nullptr);
   // Wait until both tasks run.
-  absl::Time deadline = absl::Now() + absl::Seconds(60);
   ApplicationStatus status;
-  while (absl::Now() < deadline) {
-    auto s = app->Status();
-    ASSERT_TRUE(s.ok()) << s.status();
-    status = *s;
-    if (status.progress["worker"].running == 2) break;
-    absl::SleepFor(absl::Milliseconds(200));
-  }
+  absl::Status failed;
+  testing::WaitUntil(
+      [&] {
+        auto s = app->Status();
+        if (!s.ok()) {
+          failed = s.status();
+          return true;
+        }
+        status = *s;
+        return status.progress["worker"].running == 2;
+      },
+      absl::Seconds(60));
+  ASSERT_TRUE(failed.ok()) << failed;
   ASSERT_EQ(status.progress["worker"].running, 2) << status.diagnostics;
   auto port = ReadFileToString(status.log_dir + "/am.port");
   ASSERT_TRUE(port.ok());
@@ -296,15 +311,11 @@ TEST_F(LocalJobTest, DestroyingARunningApplicationLeavesNoZombieAm) {
   const std::string id = app->id();
   app.reset();
   const absl::Time deadline = absl::Now() + absl::Seconds(120);
-  while (!local::FindJobProcesses(id, /*match_cmdline=*/true).empty() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(100));
-  }
+  testing::WaitUntil([&] { return local::FindJobProcesses(id, /*match_cmdline=*/true).empty(); },
+                     deadline - absl::Now());
   EXPECT_THAT(local::FindJobProcesses(id, true), IsEmpty()) << "the job did not end by itself";
-  std::vector<std::string> zombies = ZombieChildren();
-  while (!zombies.empty() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(100));
-    zombies = ZombieChildren();
-  }
+  std::vector<std::string> zombies;
+  testing::WaitUntil([&] { return (zombies = ZombieChildren()).empty(); }, deadline - absl::Now());
   EXPECT_THAT(zombies, IsEmpty());
 }
 
@@ -331,12 +342,17 @@ TEST_F(LocalJobTest, ConcurrentWaitStatusAndKill) {
       });
     }));
   }
-  absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while (running_seen.load() < 2 && absl::Now() < deadline) {
-    auto s = app->Status();
-    ASSERT_TRUE(s.ok()) << s.status();
-    absl::SleepFor(absl::Milliseconds(50));  // a caller's own polling, not synchronisation
-  }
+  // Status() meanwhile, as a caller polling its job would.
+  absl::Status failed;
+  testing::WaitUntil(
+      [&] {
+        if (running_seen.load() >= 2) return true;
+        auto s = app->Status();
+        failed = s.status();
+        return !s.ok();
+      },
+      absl::Seconds(60));
+  ASSERT_TRUE(failed.ok()) << failed;
   ASSERT_EQ(running_seen.load(), 2);
   // Two killers: one reaps the AM, the other waits for it (and a deadline-bound status goes on).
   auto killer = std::async(std::launch::async, [app] { return app->Kill(); });

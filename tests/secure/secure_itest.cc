@@ -32,6 +32,7 @@
 #include "ipc/credentials.h"
 #include "ipc/token.h"
 #include "tests/harness/hadoop_cluster.h"
+#include "tests/testing/wait_until.h"
 
 namespace tony {
 namespace {
@@ -221,14 +222,15 @@ TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationT
   // cluster lacks, so it answers 500. Production NodeManagers have it.
   // The client returns as soon as the AM reports the outcome; the NodeManagers serve the logs of
   // a finished application once YARN has recorded its end (ytf list shows YARN's own state).
-  for (absl::Time deadline = absl::Now() + absl::Minutes(1); absl::Now() < deadline;) {
-    Result list = Exec({Ytf(), "list", "--all"});
-    const size_t at = list.out.find(app);
-    if (list.exit_code != 0 || at == std::string::npos) break;
-    const std::string line = list.out.substr(at, list.out.find('\n', at) - at);
-    if (!absl::StrContains(line, "RUNNING")) break;
-    absl::SleepFor(absl::Milliseconds(500));
-  }
+  testing::WaitUntil(
+      [&] {
+        Result list = Exec({Ytf(), "list", "--all"});
+        const size_t at = list.out.find(app);
+        if (list.exit_code != 0 || at == std::string::npos) return true;
+        const std::string line = list.out.substr(at, list.out.find('\n', at) - at);
+        return !absl::StrContains(line, "RUNNING");
+      },
+      absl::Minutes(1));
   Result logs = Exec({Ytf(), "logs", app, "--task", "worker:0", "--file", "stdout"});
   if (logs.exit_code != 0) {
     EXPECT_THAT(logs.err, HasSubstr("HTTP 500")) << logs.err;
@@ -281,11 +283,11 @@ TEST(SecureTest, KillListAndStatusWorkWithTheUsersTicket) {
   const std::string secret = ReadFileToString(app_dir + "/secret").value_or("");
   ASSERT_EQ(secret.size(), 64u);
   EXPECT_TRUE(ReadFileToString(app_dir + "/tls.cert").ok()) << "no pinned certificate";
-  for (int i = 0; i < 120; ++i) {
-    Result st = Exec({Ytf(), "status", app});
-    if (absl::StrContains(st.out, "1 running")) break;
-    absl::SleepFor(absl::Milliseconds(500));
-  }
+  testing::WaitUntil(
+      [&] {
+        return absl::StrContains(Exec({Ytf(), "status", app}).out, "1 running");
+      },
+      absl::Minutes(1));
   glob_t procs{};
   int scanned = 0;
   if (glob("/proc/[0-9]*", 0, nullptr, &procs) == 0) {
@@ -418,7 +420,13 @@ TEST(SecureTest, ExpiredTicketIsOneLineExit3) {
       Exec({"/usr/bin/kinit", "-l", "2s", "-kt", Cluster().keytab(), Cluster().principal()},
            {{"KRB5CCNAME", "FILE:" + cache}});
   ASSERT_EQ(kinit.exit_code, 0) << kinit.err;
-  absl::SleepFor(absl::Seconds(4));
+  // Until the ticket has expired: klist -s fails once the cache holds no valid ticket.
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        return Exec({"/usr/bin/klist", "-s"}, {{"KRB5CCNAME", "FILE:" + cache}}).exit_code != 0;
+      },
+      absl::Seconds(30)))
+      << "the 2 s ticket in " << cache << " is still valid";
   Result r = Exec({Ytf(), "list"}, {{"KRB5CCNAME", "FILE:" + cache}});
   ExpectOneLineExit3(r, "expired");
 }

@@ -18,6 +18,7 @@
 #include "ipc/rpc_client.h"
 #include "ipc/rpc_errors.h"
 #include "tests/harness/hadoop_cluster.h"
+#include "tests/testing/wait_until.h"
 #include "yarn/am_rm_client.h"
 #include "yarn/local_resource.h"
 #include "yarn/yarn_client.h"
@@ -77,16 +78,21 @@ class YarnItest : public ::testing::Test {
 
   ApplicationReport WaitFor(const ApplicationId& id, bool (*done)(const ApplicationReport&),
                             absl::Duration timeout) {
-    absl::Time deadline = absl::Now() + timeout;
     ApplicationReport last;
-    while (absl::Now() < deadline) {
-      auto r = client_->GetApplicationReport(id);
-      EXPECT_TRUE(r.ok()) << r.status();
-      if (!r.ok()) return last;
-      last = *r;
-      if (done(last)) return last;
-      absl::SleepFor(absl::Milliseconds(250));
-    }
+    bool failed = false;
+    const bool reached = testing::WaitUntil(
+        [&] {
+          auto r = client_->GetApplicationReport(id);
+          EXPECT_TRUE(r.ok()) << r.status();
+          if (!r.ok()) {
+            failed = true;
+            return true;
+          }
+          last = *r;
+          return done(last);
+        },
+        timeout);
+    if (failed || reached) return last;
     ADD_FAILURE() << id.ToString() << " still " << YarnApplicationStateName(last.state) << ": "
                   << last.diagnostics;
     return last;

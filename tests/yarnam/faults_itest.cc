@@ -1,0 +1,646 @@
+// Copyright libtony authors.
+//
+// Faults on the real test YARN: the fault matrix (AM and client signals), AM restarts that keep
+// or restart tasks, a relaunched PS-strategy worker; and, with the cluster to themselves
+// (*Exclusive*), lost NodeManagers, preemption and two jobs competing for the whole cluster.
+// After every test no container or process of its job remains.
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "broker/broker_client.h"
+#include "broker/secret.h"
+#include "common/file_util.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "http/client.h"
+#include "http/json.h"
+#include "ipc/credentials.h"
+#include "tests/harness/hadoop_cluster.h"
+#include "yarn/yarn_client.h"
+
+#include "tests/yarnam/job_itest_util.h"
+
+namespace tony::itest {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(YarnFaultTest, PsStrategyWorkerKilledMidTrainingIsRelaunchedAloneAndTheJobSucceeds) {
+  // Restart policy exit-code, scope task on the workers (examples/tf2_ps_restart.yaml): a SIGKILL
+  // (137) is retried; worker:1 comes back at its old address while the chief coordinates on.
+  std::string tmpl = ::testing::TempDir() + "/tf-restart.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r =
+      RunCommand({Submit(), "--yarn", "--detach", "--spec", src + "/examples/tf2_ps_restart.yaml",
+                  "-o", out, Python() + " ${DTF_TASK_SCRIPT} --steps 3000"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Mid-training: the chief has run steps.
+  WaitUntil([&] { return absl::StrContains(ChiefOutput(app), "chief: step 25"); },
+            absl::Minutes(3));
+  ASSERT_THAT(ChiefOutput(app), HasSubstr("chief: step 25"));
+  const int chief = TaskProcess(app, "chief", 0);
+  const int worker = TaskProcess(app, "worker", 1);
+  ASSERT_GT(chief, 0);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  // Relaunched: a new worker:1 process, while the chief's is the same one.
+  int back = -1;
+  WaitUntil([&] { return (back = TaskProcess(app, "worker", 1)) > 0 && back != worker; },
+            killed + absl::Minutes(2) - absl::Now(), absl::Milliseconds(200));
+  const absl::Duration relaunched = absl::Now() - killed;
+  EXPECT_GT(back, 0);
+  EXPECT_NE(back, worker);
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("worker:1: exit code 137: signal 9 (SIGKILL); task restart 1"))
+      << status.out;
+  const std::string end = WaitForEnd(app);
+  const absl::Duration ended = absl::Now() - killed;
+  EXPECT_EQ(end, "FINISHED/SUCCEEDED");
+  EXPECT_TRUE(ReadFileToString(out + "/checkpoints/checkpoint").ok());
+  EXPECT_THAT(ChiefOutput(app), HasSubstr("chief done"));
+  status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("task restart 1 of 3 after 2s; back at")) << status.out;
+  EXPECT_THAT(status.out, Not(HasSubstr("chief:0: exit")));  // the chief never restarted
+  EXPECT_THAT(status.out, Not(HasSubstr("task restart 2")));
+  std::printf("worker:1 SIGKILLed: running again after %s; job SUCCEEDED %s after the kill\n",
+              absl::FormatDuration(relaunched).c_str(), absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultTest, FaultMatrixAmSigtermEndsTheJobKilledNamingTheSignal) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-am-sigterm", "-r",
+                         "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  int am_pid = -1;
+  for (int pid : ProcessesOf(app)) {
+    char exe[4096] = {0};
+    ssize_t n = readlink(absl::StrCat("/proc/", pid, "/exe").c_str(), exe, sizeof(exe) - 1);
+    if (n > 0 && absl::EndsWith(absl::string_view(exe, static_cast<size_t>(n)), "/tony-am")) {
+      am_pid = pid;
+    }
+  }
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGTERM), 0);
+  const absl::Time signalled = absl::Now();
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/KILLED");
+  std::printf("fault matrix: AM SIGTERM -> KILLED after %s\n",
+              absl::FormatDuration(absl::Now() - signalled).c_str());
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("the ApplicationMaster got signal 15")) << status.out;
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultTest, FaultMatrixCtrlCOfTheClientKillsTheJob) {
+  std::string tmpl = ::testing::TempDir() + "/ctrl-c.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  SubprocessOptions options;
+  options.argv = {Submit(),        "--yarn", "-n",   "itest-ctrl-c",  "-r",
+                  "ps:1,worker:1", "-m",     "256m", "exec sleep 600"};
+  options.env = Environment();
+  options.stdout_path = dir + "/out";
+  options.stderr_path = dir + "/err";
+  auto submit = Subprocess::Spawn(options);
+  ASSERT_TRUE(submit.ok()) << submit.status();
+  std::string app;
+  WaitUntil(
+      [&] {
+        Result seen;
+        seen.out = ReadFileToString(dir + "/out").value_or("") +
+                   ReadFileToString(dir + "/err").value_or("");
+        app = AppIdOf(seen);
+        return !app.empty();
+      },
+      absl::Minutes(2));
+  ASSERT_FALSE(app.empty());
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  (*submit)->Signal(SIGINT);
+  const absl::Time interrupted = absl::Now();
+  auto code = (*submit)->Wait(absl::Minutes(2));
+  ASSERT_TRUE(code.ok());
+  const absl::Duration took = absl::Now() - interrupted;
+  EXPECT_EQ(*code, 1);
+  const std::string err = ReadFileToString(dir + "/err").value_or("");
+  EXPECT_THAT(err, HasSubstr("interrupted: killing " + app));
+  EXPECT_THAT(err, HasSubstr("KILLED"));
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
+  std::printf("fault matrix: client Ctrl-C -> KILLED after %s\n",
+              absl::FormatDuration(took).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultTest, FaultMatrixAmSigkillWithOneAttemptFailsTheJobNamingTheAm) {
+  // SIGKILL leaves the AM no time to stop anything: YARN fails the only attempt once the AM's
+  // NodeManager reports its container gone, and kills the job's other containers; an executor
+  // no NodeManager stopped would stop its task after timeouts.am_unreachable (10 s here).
+  std::string yaml = ::testing::TempDir() + "/itest-am-sigkill1.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {am_unreachable: 10s, stop_grace: 2s}\n"
+                                  "jobs:\n  ps: {instances: 1, memory: 256m}\n"
+                                  "  worker: {instances: 2, memory: 256m}\n")
+                  .ok());
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-am-sigkill1", "--spec", yaml,
+                         "--max_attempts", "1", "--am_memory", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0);
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  // YARN ends it: the application's own state is FAILED (no AM unregistered it).
+  EXPECT_EQ(WaitForEnd(app), "FAILED/FAILED");
+  const absl::Duration ended = absl::Now() - killed;
+  // Bound: the NodeManager's report (a heartbeat), the RM's kill of the other containers, and
+  // at worst the dead-man switch (10 s) plus the stop grace (2 s).
+  size_t left = 0;
+  const absl::Duration gone = WaitNoProcessLeft(app, killed, absl::Seconds(40), &left);
+  EXPECT_EQ(left, 0u) << left << " processes of " << app << " still run 40s after the AM's SIGKILL";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("FAILED")) << status.out;
+  // YARN's own diagnostics name the AM's container and how it ended.
+  EXPECT_THAT(status.out, testing::ContainsRegex("AM Container for appattempt_[0-9_]+_000001"))
+      << status.out;
+  EXPECT_THAT(status.out, HasSubstr("137")) << status.out;
+  std::printf("fault matrix: AM SIGKILL, 1 attempt -> FAILED after %s, no process left after %s\n",
+              absl::FormatDuration(ended).c_str(), absl::FormatDuration(gone).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultTest, FaultMatrixClientSigkillInClientModeFailsTheJobNamingTheClient) {
+  // Client mode: ytf-submit runs client:0 here and heartbeats for it. SIGKILL of ytf-submit
+  // takes the client task with it (its parent-death signal) and its heartbeats stop: the AM
+  // fails the job after its heartbeat timeout (1 minute) naming the client, and stops the rest.
+  std::string tmpl = ::testing::TempDir() + "/client-kill.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  SubprocessOptions options;
+  options.argv = {Submit(), "--yarn",        "--client", "-n",   "itest-client-kill",
+                  "-r",     "ps:1,worker:1", "-m",       "256m", "exec sleep 600"};
+  options.env = Environment();
+  options.stdout_path = dir + "/out";
+  options.stderr_path = dir + "/err";
+  auto submit = Subprocess::Spawn(options);
+  ASSERT_TRUE(submit.ok()) << submit.status();
+  std::string app;
+  int client_pid = -1;
+  static const std::regex started_re("client task started \\(pid ([0-9]+)\\)");
+  WaitUntil(
+      [&] {
+        Result seen;
+        seen.out = ReadFileToString(dir + "/out").value_or("") +
+                   ReadFileToString(dir + "/err").value_or("");
+        app = AppIdOf(seen);
+        std::smatch m;
+        if (std::regex_search(seen.out, m, started_re)) client_pid = std::atoi(m[1].str().c_str());
+        return client_pid > 0;
+      },
+      absl::Minutes(3));
+  ASSERT_FALSE(app.empty());
+  ASSERT_GT(client_pid, 0) << ReadFileToString(dir + "/err").value_or("");
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  (*submit)->Signal(SIGKILL);
+  const absl::Time killed = absl::Now();
+  auto code = (*submit)->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok());
+  // The client task follows its ytf-submit at once.
+  EXPECT_TRUE(EndsBy(client_pid, killed + absl::Seconds(10)))
+      << "the client task outlived ytf-submit";
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
+  const absl::Duration ended = absl::Now() - killed;
+  size_t left = 0;
+  const absl::Duration gone = WaitNoProcessLeft(app, killed, absl::Minutes(2), &left);
+  EXPECT_EQ(left, 0u) << left << " processes of " << app << " still run";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("client:0")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("sent no heartbeat for 1m")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("ytf-submit")) << status.out;
+  std::printf(
+      "fault matrix: client SIGKILL (--client) -> FAILED after %s, no process left after %s\n",
+      absl::FormatDuration(ended).c_str(), absl::FormatDuration(gone).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultTest, FaultMatrixAmSigkillWithTwoAttemptsKeepsEveryTaskRunning) {
+  // Work-preserving AM restart: YARN keeps the task containers when the AM dies, the second
+  // attempt adopts them, the executors find it and register again, and the job goes on: every
+  // task process is the one the first attempt started. worker:1 ends while no AM is up (its
+  // executor reports the exit to the second attempt); worker:0 ends under the second attempt.
+  // The test's files tell the workers when (the containers share this machine's /tmp).
+  std::string tmpl = ::testing::TempDir() + "/am-restart.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  std::string yaml = dir + "/job.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {stop_grace: 2s}\n"
+                                  "jobs:\n  ps: {instances: 1, memory: 256m}\n"
+                                  "  worker: {instances: 2, memory: 256m}\n")
+                  .ok());
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-am-sigkill2", "--spec", yaml,
+                         "--max_attempts", "2", "--am_memory", "256m",
+                         absl::StrCat("if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+                                      "for i in $(seq 1500); do [ -e ",
+                                      dir,
+                                      "/end-$DTF_TASK_INDEX ] && break; sleep 0.2; done; "
+                                      "echo \"worker done in $CONTAINER_ID\"")});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  const int w1 = WaitForTaskProcess(app, "worker", 1);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  ASSERT_GT(w1, 0);
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-1", "").ok());  // worker:1 ends with no AM up
+  // Its process ends well before any new attempt can be up.
+  const bool w1_ended_early = EndsBy(w1, killed + absl::Seconds(5));
+
+  // The second attempt runs, the others are back with it, worker:1's exit is known.
+  absl::Duration back_after;
+  http::Json last;
+  const bool back = WaitUntil(
+      [&] {
+        last = StatusJsonOf(app);
+        if (!last.is_object() || last["attempt"].get<int>() != 2 ||
+            !last["progress"].contains("worker")) {
+          return false;
+        }
+        back_after = absl::Now() - killed;
+        return last["progress"]["worker"]["running"].get<int>() == 1 &&
+               last["progress"]["worker"]["succeeded"].get<int>() == 1 &&
+               last["progress"]["ps"]["running"].get<int>() == 1;
+      },
+      killed + absl::Minutes(1) - absl::Now(), absl::Milliseconds(500));
+  EXPECT_TRUE(w1_ended_early) << "worker:1 still ran 5 s after its end was asked for";
+  EXPECT_TRUE(back) << "the tasks never ran under attempt 2: " << last.dump();
+  // The same processes throughout.
+  EXPECT_EQ(TaskProcess(app, "ps", 0), ps);
+  EXPECT_EQ(TaskProcess(app, "worker", 0), w0);
+  const int am2 = AmProcess(app);
+  EXPECT_GT(am2, 0);
+  EXPECT_NE(am2, am_pid);
+
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-0", "").ok());
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const absl::Duration ended = absl::Now() - killed;
+  http::Json attempts = Rm("/ws/v1/cluster/apps/" + app + "/appattempts");
+  ASSERT_TRUE(attempts.contains("appAttempts")) << app;
+  EXPECT_EQ(attempts["appAttempts"]["appAttempt"].size(), 2u);
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("SUCCEEDED")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("attempt: 2\n")) << status.out;
+  EXPECT_THAT(status.out,
+              HasSubstr("attempt 1 ended while the job ran; attempt 2 took over its 3 running "
+                        "task containers"))
+      << status.out;
+  // The workers' containers are still the first attempt's.
+  for (const char* task : {"worker:0", "worker:1"}) {
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", task});
+    EXPECT_THAT(logs.out, testing::ContainsRegex("worker done in container_[0-9e_]+_01_"))
+        << task << ": " << logs.out;
+  }
+  std::printf(
+      "fault matrix: AM SIGKILL, 2 attempts -> tasks back under attempt 2 after %s (same pids; "
+      "worker:1's exit meanwhile reported), job SUCCEEDED %s after the kill\n",
+      absl::FormatDuration(back_after).c_str(), absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultTest, AnAmRestartAfterATaskEndedStartsEveryTaskAfresh) {
+  // Work-preserving restart is all or nothing: worker:1 has already ended when the AM dies, so the
+  // second attempt cannot take over the job as it was; it releases the first attempt's running
+  // containers (their processes end) and runs every task again.
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-am-restart-afresh", "--max_attempts", "2", "-r",
+       "ps:1,worker:2", "-m", "256m", "--am_memory", "256m",
+       "if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+       "case $CONTAINER_ID in *_01_0*) if [ $DTF_TASK_INDEX = 0 ]; then exec sleep 600; fi;; esac; "
+       "echo \"worker done in $CONTAINER_ID\""});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  const bool w1_done = WaitUntil(
+      [&] {
+        http::Json s = StatusJsonOf(app);
+        return s.is_object() && s["progress"].contains("worker") &&
+               s["progress"]["worker"]["succeeded"].get<int>() == 1;
+      },
+      absl::Minutes(1));
+  ASSERT_TRUE(w1_done);
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const absl::Duration ended = absl::Now() - killed;
+  // Released by attempt 2 (or cleaned up with the application): the NodeManagers stop them on
+  // their next heartbeat, which may come after the application's end.
+  EXPECT_TRUE(EndsBy(ps, absl::Now() + absl::Seconds(30))) << "the first attempt's ps still runs";
+  EXPECT_TRUE(EndsBy(w0, absl::Now() + absl::Seconds(30)))
+      << "the first attempt's worker:0 still runs";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("attempt: 2\n")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("attempt 2 could not take over all its tasks")) << status.out;
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_THAT(logs.out, testing::ContainsRegex("worker done in container_[0-9e_]+_02_"))
+      << logs.out;
+  std::printf(
+      "AM SIGKILL after a task ended, 2 attempts -> every task afresh, SUCCEEDED %s after "
+      "the kill\n",
+      absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultTest, AnAmRestartAdoptsATaskRelaunchedBeforeIt) {
+  // worker:1 is relaunched by its restart policy (scope task) in a new container; the history
+  // the AM rewrites then names it, so the second attempt adopts that one too.
+  std::string tmpl = ::testing::TempDir() + "/am-restart-relaunch.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-am-restart-relaunch", "--max_attempts", "2",
+       "-r", "ps:1,worker:2", "-m", "256m", "--am_memory", "256m", "--restart",
+       "worker:policy=exit-code,scope=task,max_restarts=2,backoff=1s",
+       absl::StrCat("if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+                    "for i in $(seq 1500); do [ -e ",
+                    dir, "/end-$DTF_TASK_INDEX ] && break; sleep 0.2; done; echo done")});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int ps = WaitForTaskProcess(app, "ps", 0);
+  const int w0 = WaitForTaskProcess(app, "worker", 0);
+  const int first_w1 = WaitForTaskProcess(app, "worker", 1);
+  ASSERT_GT(ps, 0);
+  ASSERT_GT(w0, 0);
+  ASSERT_GT(first_w1, 0);
+  const std::string first_container = ContainerOf(first_w1);
+  ASSERT_EQ(kill(first_w1, SIGKILL), 0);  // 137: retried
+  // Relaunched: a worker:1 process in another container (not a leftover of the first).
+  int w1 = -1;
+  WaitUntil(
+      [&] {
+        return (w1 = TaskProcess(app, "worker", 1)) > 0 && ContainerOf(w1) != first_container;
+      },
+      absl::Minutes(1));
+  ASSERT_GT(w1, 0);
+  const std::string w1_container = ContainerOf(w1);
+  ASSERT_NE(w1_container, first_container);
+  // The AM adopts by the history: wait until it names the new container.
+  ASSERT_TRUE(
+      WaitUntil([&] { return HistoryNames(app, "worker:1", w1_container); }, absl::Seconds(30)))
+      << "the history of " << app << " never named worker:1's new container " << w1_container;
+  const int am_pid = AmProcess(app);
+  ASSERT_GT(am_pid, 0);
+  ASSERT_EQ(kill(am_pid, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  const bool back = WaitUntil(
+      [&] {
+        http::Json s = StatusJsonOf(app);
+        return s.is_object() && s["attempt"].get<int>() == 2 && s["progress"].contains("worker") &&
+               s["progress"]["worker"]["running"].get<int>() == 2 &&
+               s["progress"]["ps"]["running"].get<int>() == 1;
+      },
+      killed + absl::Minutes(1) - absl::Now(), absl::Milliseconds(500));
+  const absl::Duration back_after = absl::Now() - killed;
+  EXPECT_TRUE(back);
+  EXPECT_EQ(TaskProcess(app, "ps", 0), ps);
+  EXPECT_EQ(TaskProcess(app, "worker", 0), w0);
+  EXPECT_EQ(TaskProcess(app, "worker", 1), w1);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-0", "").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end-1", "").ok());
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("attempt 2 took over its 3 running task containers"))
+      << status.out;
+  std::printf(
+      "AM SIGKILL after a task-scope relaunch -> all 3 tasks back under attempt 2 after "
+      "%s\n",
+      absl::FormatDuration(back_after).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultExclusiveTest, LosingTheAmsNodeManagerLeavesNoProcessOfTheJob) {
+  // The AM's NodeManager dies (SIGKILL): YARN loses the AM's node after its liveness expiry
+  // (30 s on the test cluster) and ends the attempt; the AM stops; the executors on the dead
+  // node, which no NodeManager will ever kill, notice their AM is gone and stop their tasks.
+  std::string yaml = ::testing::TempDir() + "/itest-nm-loss.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {am_unreachable: 10s, stop_grace: 2s}\n"
+                                  "jobs:\n  worker: {instances: 2, memory: 256m}\n")
+                  .ok());
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-nm-loss", "--spec", yaml,
+                         "--am_memory", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0);
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0);
+  int am_pid = -1;
+  for (int pid : ProcessesOf(app)) {
+    std::string cmd = ReadFileToString(absl::StrCat("/proc/", pid, "/cmdline")).value_or("");
+    if (absl::StrContains(cmd, "tony-am")) am_pid = pid;
+  }
+  ASSERT_GT(am_pid, 0);
+  const int nm = NodeManagerOf(am_pid);
+  ASSERT_GT(nm, 0) << "no NodeManager above the AM's process";
+  ASSERT_EQ(kill(nm, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+
+  // Bound: NM expiry 30 s + the AM's shutdown + am_unreachable 10 s + a heartbeat + grace 2 s.
+  std::vector<int> left;
+  WaitUntil([&] { return (left = ProcessesOf(app)).empty(); },
+            killed + absl::Minutes(3) - absl::Now());
+  const absl::Duration took = absl::Now() - killed;
+  // Bring the NodeManager back for the tests after this one.
+  Result restart =
+      RunCommand({"/bin/bash",
+                  harness::HadoopCluster::Get().source_dir() + "/scripts/hadoop-cluster", "start"},
+                 absl::Minutes(4));
+  EXPECT_EQ(restart.exit_code, 0) << restart.err;
+  EXPECT_TRUE(left.empty()) << left.size() << " processes of " << app << " still run "
+                            << absl::FormatDuration(took) << " after their NodeManager died";
+  std::printf("NodeManager of the AM killed: every process of the job gone after %s\n",
+              absl::FormatDuration(took).c_str());
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("FAILED"));
+}
+
+TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAndNothingIsLeft) {
+  // Node loss from the real RM: the NodeManager of worker:0 dies (SIGKILL); after the test
+  // cluster's 30 s liveness expiry the RM reports its containers lost (-100), which the restart
+  // policy retries: worker:0 runs again on the other node, at a new address (accepted), and the
+  // old executor, orphaned on the dead node, is told it was superseded and stops its task.
+  std::string yaml = ::testing::TempDir() + "/itest-node-loss.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {stop_grace: 2s}\n"
+                                  "jobs:\n  worker:\n    instances: 2\n    memory: 3g\n"
+                                  "    restart: {policy: exit-code, scope: task, backoff: 1s, "
+                                  "on_address_change: accept}\n")
+                  .ok());
+  // The AM on the labelled node: losing a worker's node must not take the AM with it.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-node-loss", "--spec", yaml,
+                         "--am_node_label", "gpu", "echo \"on $NM_HOST\"; sleep 45"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const int worker = WaitForTaskProcess(app, "worker", 0);
+  ASSERT_GT(worker, 0);
+  const int nm = NodeManagerOf(worker);
+  ASSERT_GT(nm, 0);
+  ASSERT_EQ(kill(nm, SIGKILL), 0);
+  const absl::Time killed = absl::Now();
+  // Relaunched: a worker:0 process under another NodeManager.
+  int back = -1;
+  WaitUntil(
+      [&] {
+        for (int pid : ProcessesOf(app)) {
+          std::vector<std::string> vars = EnvironOf(pid);
+          if (pid != worker && Has(vars, "DTF_TASK_JOB_NAME=worker") &&
+              Has(vars, "DTF_TASK_INDEX=0") && NodeManagerOf(pid) > 0 && NodeManagerOf(pid) != nm &&
+              std::any_of(vars.begin(), vars.end(),
+                          [](const std::string& v) { return absl::StartsWith(v, "TF_CONFIG="); })) {
+            back = pid;
+          }
+        }
+        return back > 0;
+      },
+      killed + absl::Minutes(3) - absl::Now(), absl::Milliseconds(500));
+  const absl::Duration relaunched = absl::Now() - killed;
+  EXPECT_GT(back, 0) << "worker:0 never ran again";
+  // The orphan on the dead node stops once superseded.
+  EXPECT_TRUE(EndsBy(worker, absl::Now() + absl::Seconds(30)))
+      << "the old worker:0 still runs on the dead node";
+  const absl::Duration orphan_gone = absl::Now() - killed;
+  const std::string end = WaitForEnd(app);
+  const absl::Duration ended = absl::Now() - killed;
+  Result status = RunCommand({Ytf(), "status", app});
+  Result restart =
+      RunCommand({"/bin/bash",
+                  harness::HadoopCluster::Get().source_dir() + "/scripts/hadoop-cluster", "start"},
+                 absl::Minutes(4));
+  EXPECT_EQ(restart.exit_code, 0) << restart.err;
+  EXPECT_EQ(end, "FINISHED/SUCCEEDED");
+  EXPECT_THAT(status.out, HasSubstr("worker:0: exit status -100: its node was lost")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("back at a new address"));
+  std::printf(
+      "NodeManager of worker:0 killed: relaunched after %s, orphan gone after %s, job "
+      "SUCCEEDED %s after the kill\n",
+      absl::FormatDuration(relaunched).c_str(), absl::FormatDuration(orphan_gone).c_str(),
+      absl::FormatDuration(ended).c_str());
+  ExpectNothingLeft(app);
+}
+
+// Preemption by the real ResourceManager (the test cluster runs the CapacityScheduler's
+// preemption monitor): a job in queue research (30 % share) holds most of the cluster; a job in
+// queue default (70 %) then asks for more than is free, and the RM takes containers back from the
+// first (exit status -102). Its workers' restart policy relaunches them once there is room, and
+// both jobs SUCCEED; the preempted job's status names the preemption.
+TEST(YarnFaultExclusiveTest, PreemptedWorkersAreRelaunchedByTheirRestartPolicyAndBothJobsSucceed) {
+  Result first = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-preempted", "--queue", "research", "-r",
+       "worker:4", "-m", "3g", "--restart",
+       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", "sleep 20"});
+  const std::string app = AppIdOf(first);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  WaitUntil(
+      [&] {
+        return absl::StrContains(RunCommand({Ytf(), "status", app}).out, "4 running");
+      },
+      absl::Minutes(2));
+  ASSERT_THAT(RunCommand({Ytf(), "status", app}).out, HasSubstr("4 running"));
+  const absl::Time asked = absl::Now();
+  Result second = RunCommand({Submit(), "--yarn", "-n", "itest-preempting", "--queue", "default",
+                              "-r", "worker:2", "-m", "3g", "sleep 2"});
+  const absl::Duration second_took = absl::Now() - asked;
+  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_THAT(second.err, HasSubstr("SUCCEEDED"));
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const absl::Duration first_took = absl::Now() - asked;
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("exit status -102: preempted by the scheduler")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("task restart 1")) << status.out;
+  std::printf("preempting job SUCCEEDED %s after it was submitted; the preempted one %s after\n",
+              absl::FormatDuration(second_took).c_str(), absl::FormatDuration(first_took).c_str());
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnFaultExclusiveTest, TwoJobsOfSixtyPercentEachSubmittedAtOnceBothSucceedOneAfterTheOther) {
+  // Each job needs 3 x 3 GB; the two default-partition nodes hold two such containers each
+  // (beside the AMs): without all-or-nothing allocation each job holds two and both wait
+  // forever. With it, the partial gangs are released and, after randomised backoffs, one job
+  // gets its whole gang and runs, then the other.
+  std::string yaml = ::testing::TempDir() + "/itest-gang.yaml";
+  ASSERT_TRUE(WriteFileAtomically(yaml,
+                                  "timeouts: {allocation: 15s, registration: 5m}\n"
+                                  "jobs:\n  worker: {instances: 3, memory: 3g}\n")
+                  .ok());
+  std::vector<std::string> apps;
+  for (const char* name : {"itest-gang-a", "itest-gang-b"}) {
+    Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", name, "--spec", yaml,
+                           "echo \"ran at $(date +%s)\"; sleep 15"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    apps.push_back(AppIdOf(r));
+  }
+  // While both wait, at least one says what is pending and the queue's headroom.
+  const bool saw_pending = WaitUntil(
+      [&] {
+        bool seen = false;
+        for (const std::string& app : apps) {
+          Result st = RunCommand({Ytf(), "status", app});
+          if (absl::StrContains(st.out, "3072 MB, 1 vcore>") &&
+              absl::StrContains(st.out, "pending") &&
+              absl::StrContains(st.out, "queue headroom <")) {
+            seen = true;
+          }
+        }
+        return seen;
+      },
+      absl::Minutes(1));
+  EXPECT_TRUE(saw_pending);
+  const absl::Time start = absl::Now();
+  std::vector<std::string> ends;
+  for (const std::string& app : apps) {
+    std::string state;
+    WaitUntil(
+        [&] {
+          state = AppState(app);
+          return absl::StartsWith(state, "FINISHED") || absl::StartsWith(state, "FAILED") ||
+                 absl::StartsWith(state, "KILLED");
+        },
+        absl::Minutes(5));
+    ends.push_back(state);
+  }
+  EXPECT_THAT(ends, ::testing::ElementsAre("FINISHED/SUCCEEDED", "FINISHED/SUCCEEDED"));
+  std::printf("two 60%% jobs submitted at once: both SUCCEEDED within %s of the first status\n",
+              absl::FormatDuration(absl::Now() - start).c_str());
+  for (const std::string& app : apps) ExpectNothingLeft(app);
+}
+
+}  // namespace
+}  // namespace tony::itest

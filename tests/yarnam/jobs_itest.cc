@@ -1,0 +1,350 @@
+// Copyright libtony authors.
+//
+// ytf-submit and ytf on the real test YARN: the job's life -- the TensorFlow example, failing
+// and killed tasks, client mode, Python environments, TensorBoard, whole-job restarts.
+// After every test no container or process of its job remains.
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "broker/broker_client.h"
+#include "broker/secret.h"
+#include "common/file_util.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "http/client.h"
+#include "http/json.h"
+#include "ipc/credentials.h"
+#include "tests/harness/hadoop_cluster.h"
+#include "yarn/yarn_client.h"
+
+#include "tests/yarnam/job_itest_util.h"
+
+namespace tony::itest {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(YarnJobTest, TensorFlowExampleSucceedsWithCheckpointsAndLogs) {
+  std::string tmpl = ::testing::TempDir() + "/tf-out.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  // 5 GB workers cannot share an 8 GB node: the job spans both default-partition nodes.
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-tf", "-r", "ps:1,worker:2", "-m", "1g",
+                         "-m", "worker:5g", "-s", src + "/examples/classic_ps_worker.py", "-o", out,
+                         Python() + " ${DTF_TASK_SCRIPT} --steps 200"},
+                        absl::Minutes(10));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  EXPECT_TRUE(ReadFileToString(out + "/checkpoint").ok()) << "no checkpoint in " << out;
+  EXPECT_THAT(NodesThatRan(app), ::testing::ElementsAre(1, 2));
+
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_THAT(logs.out, HasSubstr("worker 0 done"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, FailingWorkerFailsTheJobWithDiagnosticsAndStopsThePs) {
+  Result r =
+      RunCommand({Submit(), "--yarn", "-n", "itest-fail", "-r", "ps:1,worker:2", "-m", "256m",
+                  "if [ $DTF_TASK_JOB_NAME = worker ] && [ $DTF_TASK_INDEX = 1 ]; then "
+                  "echo 'something broke in worker one' >&2; exit 3; fi; "
+                  "if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; sleep 20"},
+                 absl::Minutes(5));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("worker:1"));
+  EXPECT_THAT(r.err, HasSubstr("3"));
+  EXPECT_THAT(r.err, HasSubstr("something broke in worker one"));
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, KillingATaskProcessFromOutsideFailsTheJob) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-outside-kill", "-r",
+                         "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  int pid = WaitForTaskProcess(app, "worker", 0);
+  ASSERT_GT(pid, 0) << "worker:0 of " << app << " never started";
+  kill(pid, SIGKILL);
+  const absl::Time killed = absl::Now();
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
+  std::printf("fault matrix: task SIGKILL -> FAILED after %s\n",
+              absl::FormatDuration(absl::Now() - killed).c_str());
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_THAT(status.out, HasSubstr("worker:0 failed with exit code 137"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, ContainerDyingWithoutItsExecutorReportingFailsTheJob) {
+  // The executor is SIGKILLed: no exit report; the AM learns it from YARN's completed container.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-executor-kill", "-r",
+                         "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 0), 0) << "worker:0 of " << app << " never started";
+  int executor = ExecutorProcess(app, "worker", 0);
+  ASSERT_GT(executor, 0) << "no executor of worker:0 in " << app;
+  kill(executor, SIGKILL);
+  const absl::Time killed = absl::Now();
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
+  std::printf("fault matrix: executor SIGKILL -> FAILED after %s\n",
+              absl::FormatDuration(absl::Now() - killed).c_str());
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("worker:0"));
+  EXPECT_THAT(status.out, HasSubstr("its container ended without an exit report"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-ytf-kill", "-r",
+                         "ps:1,worker:2", "-m", "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Kill once the tasks run, so the AM has something to stop.
+  WaitForTaskProcess(app, "worker", 1);
+  Result kill = RunCommand({Ytf(), "kill", app});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  EXPECT_THAT(kill.out, HasSubstr("KILLED"));
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
+  Result list = RunCommand({Ytf(), "list", "--all"});
+  EXPECT_THAT(list.out, HasSubstr(app));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, ClientModeDrivesTheClusterFromHereAndItsExitDecides) {
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--client", "-n", "itest-client", "-r", "ps:1,worker:2", "-m", "1g",
+       "-s", src + "/examples/client_mode.py", Python() + " ${DTF_TASK_SCRIPT} --steps 100"},
+      absl::Minutes(10));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("client task started"));
+  EXPECT_THAT(r.out, HasSubstr("client done"));  // the client ran here, on our stdout
+  EXPECT_THAT(r.err, HasSubstr("client task exited with code 0"));
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  // The servers never exit by themselves: the AM stopped them once the client was done.
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:1"});
+  EXPECT_THAT(logs.out, HasSubstr("worker 1 serving"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, APythonEnvRunsTheTfExampleWithTensorBoardAndIsUploadedAndUnpackedOnce) {
+  const std::string archive = PythonEnvArchive();
+  ASSERT_FALSE(archive.empty());
+  std::string tmpl = ::testing::TempDir() + "/pyenv-out.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  // The nodes' PATH has no TensorFlow: `python` and `tensorboard` can only come from the env.
+  const std::string show = "readlink -f tony tony-python-env; command -v python tensorboard; ";
+  // Copies from earlier runs (or other cache directories) stay: only new ones count.
+  const std::map<int, int> copies_before = PublicCopies("python-env-");
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-python-env", "--python_env", archive, "-t", "-o", out, "-e",
+       "PATH=/usr/bin:/bin", "-r", "ps:1,worker:1", "-m", "2g", "-s",
+       src + "/examples/classic_ps_worker.py", show + "python ${DTF_TASK_SCRIPT} --steps 50"},
+      absl::Minutes(15));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:0"});
+  EXPECT_THAT(logs.out, HasSubstr("worker 0 done"));
+  EXPECT_THAT(logs.out, HasSubstr("/tony-python-env/bin/python"));  // `command -v python`
+  // PUBLIC: unpacked in the NodeManager's own file cache, not the application's
+  // (usercache/<user>/appcache/<app>/filecache).
+  static const std::regex public_copy(
+      "(^|\n)/\\S+/local/filecache/[0-9]+/python-env-[0-9a-f]+\\.tar\\.gz\n");
+  EXPECT_TRUE(std::regex_search(logs.out, public_copy)) << logs.out;
+  ExpectNothingLeft(app);
+
+  std::map<std::string, int64_t> cached = CachedArtifacts();
+  std::string env_name;
+  for (const auto& [name, mtime] : cached) {
+    if (absl::StartsWith(name, "python-env-")) env_name = name;
+  }
+  ASSERT_FALSE(env_name.empty()) << "no python-env-* in the HDFS cache";
+
+  // The same archive again, with TensorBoard behind the tracking URL: nothing is uploaded, and
+  // every node that runs a task reuses its unpacked copy.
+  Result again = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-python-env-again",
+                             "--python_env", archive, "-t", "-o", out, "-e", "PATH=/usr/bin:/bin",
+                             "-r", "worker:1", "-m", "512m", show + "exec sleep 600"});
+  std::string app2 = AppIdOf(again);
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(CachedArtifacts(), cached);  // same files, same modification times
+  const std::string proxy = harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app2 + "/";
+  http::Client http;
+  const bool saw_tensorboard = WaitUntil(
+      [&] {
+        auto page = http.Get(proxy);
+        return page.ok() && page->ok() && absl::StrContains(page->body, "<title>TensorBoard");
+      },
+      absl::Minutes(3));
+  EXPECT_TRUE(saw_tensorboard);
+  // The nodes' /usr/bin:/bin has none: the TensorBoard behind the URL is the env's.
+  Result worker = RunCommand({Ytf(), "logs", app2, "--task", "worker:0"});
+  EXPECT_THAT(worker.out, HasSubstr("/tony-python-env/bin/tensorboard"));
+  Result kill = RunCommand({Ytf(), "kill", app2});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  ExpectNothingLeft(app2);
+  // Each node that ran a task of either job unpacked the env at most once, in its public cache.
+  std::map<int, int> copies_before_by_node = copies_before;
+  for (const auto& [node, copies] : PublicCopies("python-env-")) {
+    EXPECT_LE(copies - copies_before_by_node[node], 1)
+        << "node " << node << " unpacked the env " << copies - copies_before_by_node[node]
+        << " times";
+  }
+  EXPECT_FALSE(PublicCopies(env_name).empty());
+}
+
+TEST(YarnJobTest, ABadPythonEnvIsRefusedBeforeAnythingIsSubmitted) {
+  std::string tmpl = ::testing::TempDir() + "/pyenv-bad.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/env.tar.gz", "not an archive").ok());
+  const int before = static_cast<int>(Rm("/ws/v1/cluster/apps")["apps"]["app"].size());
+  for (const std::string& env : {dir + "/missing.tar.gz", dir, dir + "/env.tar.gz"}) {
+    Result r = RunCommand({Submit(), "--yarn", "--python_env", env, "-r", "worker:1", "true"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--python_env"));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_EQ(static_cast<int>(Rm("/ws/v1/cluster/apps")["apps"]["app"].size()), before);
+}
+
+TEST(YarnJobTest, ATensorBoardCommandThatFailsIsRestartedAndTrainingStillSucceeds) {
+  std::string tmpl = ::testing::TempDir() + "/tb-fails.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-tensorboard-fails", "-t", "-o", out,
+                         "--tensorboard_command", "echo tensorboard broke >&2; exit 3; :", "-r",
+                         "worker:1", "-m", "256m", "sleep 15"});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  EXPECT_THAT(r.err, HasSubstr("(restarted 1x)"));  // the progress line
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out,
+              HasSubstr("warning: tensorboard:0 died with exit code 3 after 3 restarts"));
+  EXPECT_THAT(status.out, HasSubstr("tensorboard broke"));
+  EXPECT_THAT(status.out, HasSubstr("restarted 3 times"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, ATensorBoardThatCannotStartNeverFailsTraining) {
+  // The nodes' PATH has no TensorBoard (the report that found this: the job ended FAILED).
+  std::string tmpl = ::testing::TempDir() + "/tb-missing.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-tensorboard-missing", "-t", "-o", out,
+                         "-e", "PATH=/usr/bin:/bin", "-r", "worker:1", "-m", "256m", "sleep 8"});
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  Result status = RunCommand({Ytf(), "status", app});
+  // Restarted in place, then given up on (or stopped with the job): a warning either way.
+  EXPECT_THAT(status.out, HasSubstr("warning: tensorboard:0"));
+  EXPECT_THAT(status.out, HasSubstr("code 127"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, TrackingUrlShowsTheJobThenTensorBoard) {
+  std::string tmpl = ::testing::TempDir() + "/tb-out.XXXXXX";
+  const std::string out = mkdtemp(tmpl.data());
+  const std::string venv_bin = Python().substr(0, Python().rfind('/'));
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-tensorboard", "-t", "-o", out,
+                         "-e", "PATH=" + venv_bin + ":/usr/bin:/bin", "-r", "worker:1", "-m",
+                         "256m", "exec sleep 600"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // YARN's web proxy forwards the tracking URL: first the AM's status page, then TensorBoard.
+  const std::string proxy = harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/";
+  http::Client http;
+  bool saw_status_page = false;
+  const bool saw_tensorboard = WaitUntil(
+      [&] {
+        auto page = http.Get(proxy);
+        if (!page.ok() || !page->ok()) return false;
+        saw_status_page = saw_status_page || absl::StrContains(page->body, "libtony");
+        return absl::StrContains(page->body, "<title>TensorBoard");
+      },
+      absl::Minutes(3), absl::Milliseconds(500));
+  EXPECT_TRUE(saw_status_page);
+  EXPECT_TRUE(saw_tensorboard);
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("TensorBoard: http://"));
+  Result kill = RunCommand({Ytf(), "kill", app});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, YarnKillingTheAppLeavesNoTaskProcessEvenOneIgnoringSigterm) {
+  // The ResourceManager kills the application itself (as `yarn application -kill` or a lost AM
+  // would): the NodeManagers kill the containers, SIGTERM then SIGKILL 250 ms later, with no
+  // time for the executors to stop their tasks. A task ignoring SIGTERM must still not survive.
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-rm-kill", "-r", "worker:2",
+                         "-m", "256m", "trap '' TERM; sleep 600; echo never reached"});
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_GT(WaitForTaskProcess(app, "worker", 1), 0) << "worker:1 of " << app << " never started";
+  yarn::YarnClientOptions o;
+  o.rm_addresses = {harness::HadoopCluster::Get().rm_address()};
+  auto yarn = yarn::NewYarnClient(o);
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  auto id = yarn::ParseApplicationId(app);
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE((*yarn)->KillApplication(*id, "killed by the test through the RM").ok());
+  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
+  ExpectNothingLeft(app);
+}
+
+TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
+  // worker:1 fails in the first attempt only (its container id names the attempt); YARN starts a
+  // second AM, which runs every task again, and the job succeeds.
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-restart", "--max_attempts", "2", "-r", "ps:1,worker:2",
+       "-m", "256m",
+       "if [ $DTF_TASK_JOB_NAME = ps ]; then exec sleep 600; fi; "
+       "case $CONTAINER_ID in *_01_0*) if [ $DTF_TASK_INDEX = 1 ]; then "
+       "echo 'attempt one breaks' >&2; exit 3; fi; sleep 30;; esac; echo \"ran in $CONTAINER_ID\""},
+      absl::Minutes(5));
+  std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  http::Json attempts = Rm("/ws/v1/cluster/apps/" + app + "/appattempts");
+  ASSERT_TRUE(attempts.contains("appAttempts")) << app;
+  EXPECT_EQ(attempts["appAttempts"]["appAttempt"].size(), 2u);
+  EXPECT_THAT(r.err, HasSubstr("attempt 2 of 2"));
+  Result logs = RunCommand({Ytf(), "logs", app, "--task", "worker:1"});
+  EXPECT_THAT(logs.out, HasSubstr("_02_"));  // the second attempt's container
+  // The first attempt's containers stay listed, so its failure can still be read.
+  Result first = RunCommand({Ytf(), "logs", app, "--task", "worker:1@1", "--file", "stderr"});
+  EXPECT_THAT(first.out, HasSubstr("attempt one breaks"));
+  ExpectNothingLeft(app);
+}
+
+}  // namespace
+}  // namespace tony::itest
