@@ -2,6 +2,8 @@
 
 #include "submit/artifact_cache.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -193,7 +195,7 @@ class ArtifactCacheTest : public ::testing::Test {
     auto client = hdfs::WebHdfsClient::Create(options);
     ASSERT_TRUE(client.ok()) << client.status();
     fs_ = *std::move(client);
-    local_ = ::testing::TempDir() + "/artifact_cache_test_bundle";
+    local_ = absl::StrCat(::testing::TempDir(), "/artifact_cache_test_bundle-", getpid());
     ASSERT_TRUE(WriteFileAtomically(local_, "runtime bytes", 0644).ok());
   }
   void TearDown() override { std::remove(local_.c_str()); }
