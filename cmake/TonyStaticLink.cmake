@@ -6,8 +6,7 @@
 # linker takes only those a tool uses) and the dependencies Debian ships as archives: Abseil,
 # protobuf, gRPC with its own (upb, gpr, address_sorting, re2, c-ares), yaml-cpp, expat, zlib and
 # libstdc++. The rest stays shared, for lack of archives or to keep one copy in the process:
-# libcurl (its ~20 libraries have no archives) and with it OpenSSL, libgsasl (its libgssglue
-# would shadow MIT Kerberos' GSS-API functions if linked in) and MIT Kerberos.
+# libcurl (its ~20 libraries have no archives) and with it OpenSSL, and MIT Kerberos.
 # tony-executor links fully statically on its own terms (tools/tony-executor).
 option(TONY_STATIC_TOOLS
   "Link tony-am, ytf-submit and ytf against libtony.a and the static archives of their dependencies"
@@ -68,6 +67,6 @@ function(tony_static_tool name)
   target_link_libraries(${name} PRIVATE
     -Wl,--start-group tony_static ${tony_static_archives}
     -Wl,--end-group
-    CURL::libcurl OpenSSL::SSL OpenSSL::Crypto PkgConfig::GSASL PkgConfig::KRB5
+    CURL::libcurl OpenSSL::SSL OpenSSL::Crypto PkgConfig::KRB5
     -static-libstdc++ -static-libgcc Threads::Threads ${CMAKE_DL_LIBS} rt m)
 endfunction()

@@ -3,7 +3,7 @@
 // The client side of Hadoop's SASL exchange with TOKEN auth (DIGEST-MD5): the input is what the
 // server sends, as the byte stream of the connection (length-prefixed RPC response frames with
 // callId -33 carrying RpcSaslProto), decoded the way the connection's handshake does. That covers
-// offer selection, the echoed INITIATE, the DIGEST-MD5 challenge parsing (libgsasl) and the
+// offer selection, the echoed INITIATE, the DIGEST-MD5 challenge parsing (ipc/digest_md5) and the
 // state machine up to SUCCESS. Since the client nonce is random, SUCCESS can never verify: the
 // exchange must never succeed.
 

@@ -4,14 +4,12 @@
 // it on first use and never gives it back (its threads may use it until the process exits):
 //   - libcurl: curl_global_init(CURL_GLOBAL_DEFAULT) before the first HTTP request (WebHDFS,
 //     the NodeManager's log pages, SPNEGO); never curl_global_cleanup.
-//   - libgsasl: one context (gsasl_init) for Hadoop's SASL DIGEST-MD5, made on the first
-//     token-authenticated connection; never gsasl_done.
-// A host that owns them itself (it initialises curl and libgsasl for its own use, or must
-// control when) says so once, before any other libtony call:
+// (libtony no longer uses libgsasl: its DIGEST-MD5, with the integrity and confidentiality
+// layers libgsasl lacks, is its own.) A host that owns curl itself (it initialises it for its own
+// use, or must control when) says so once, before any other libtony call:
 //
 //   tony::InitOptions init;
 //   init.init_curl = false;             // the host called curl_global_init already
-//   init.gsasl_context = host_gsasl;    // the host's Gsasl*, alive while libtony is used
 //   if (absl::Status s = tony::Initialize(init); !s.ok()) return s;
 //
 // (tests/consumer compiles this example against the installed package.)
@@ -31,17 +29,15 @@ struct InitOptions {
   // False: the host has called curl_global_init before this call and does not call
   // curl_global_cleanup while libtony may still be used. Default: true.
   bool init_curl = true;
-  // The libgsasl context (a `Gsasl*`, as void* to keep libgsasl out of this header) libtony
-  // starts its SASL sessions on instead of making its own with gsasl_init. Owned by the host,
-  // alive while libtony may be used. libtony starts sessions on it one at a time; the host must
-  // not start sessions on it concurrently with libtony (libgsasl's context is not thread-safe),
-  // sessions already started are independent. Default: null (libtony's own context).
+  // Ignored, kept so that hosts written for libtony 0.1 still compile: libtony no longer uses
+  // libgsasl (a host may pass its context; libtony never touches it). Removed before 1.0.
+  // Default: null.
   void* gsasl_context = nullptr;
 };
 
 // Records who owns what, for the whole process. FailedPrecondition when it was called before,
-// or when libtony has already initialised curl or libgsasl itself (the options could no longer
-// be honoured); nothing changes then.
+// or when libtony has already initialised curl itself (the options could no longer be honoured);
+// nothing changes then.
 TONY_EXPORT absl::Status Initialize(const InitOptions& options);
 
 }  // namespace tony

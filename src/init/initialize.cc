@@ -8,7 +8,6 @@
 #include "absl/synchronization/mutex.h"
 #include "common/status_macros.h"
 #include "http/client.h"
-#include "ipc/sasl.h"
 
 namespace tony {
 
@@ -23,15 +22,8 @@ absl::Status Initialize(const InitOptions& options) {
         "tony::Initialize: libtony has initialised curl already; call Initialize before any "
         "other libtony call");
   }
-  if (options.gsasl_context != nullptr && ipc::GsaslContextInUse() != nullptr) {
-    return absl::FailedPreconditionError(
-        "tony::Initialize: libtony has a libgsasl context already; call Initialize before any "
-        "other libtony call");
-  }
   if (!options.init_curl) TONY_RETURN_IF_ERROR(http::LeaveCurlInitToHost());
-  if (options.gsasl_context != nullptr) {
-    TONY_RETURN_IF_ERROR(ipc::UseHostGsaslContext(options.gsasl_context));
-  }
+  // options.gsasl_context is ignored: libtony's DIGEST-MD5 is its own (tony/init.h).
   initialized = true;
   return absl::OkStatus();
 }

@@ -390,8 +390,17 @@ void Connection::DispatchWrapped(absl::string_view frame_body) {
     return;
   }
   if (frame->call_id != kSaslCallId || frame->header.status() != RpcResponseHeaderProto::SUCCESS) {
-    // Not wrapped (a FATAL error the server sends in the clear): handle as is.
-    Dispatch(frame_body);
+    // Once a layer is on, nothing unwrapped is believed: an on-path attacker could forge any
+    // clear reply ("KILLED" would make a client delete a running job's staging). Even a FATAL in
+    // the clear only ends the connection, as Hadoop's client does ("non-wrapped response").
+    const bool fatal = frame->header.status() == RpcResponseHeaderProto::FATAL;
+    Break(absl::DataLossError(
+        absl::StrCat(params_.address.ToString(), " sent a ", fatal ? "FATAL " : "",
+                     "response outside the negotiated SASL ", layer_->qop(),
+                     " layer; the connection is closed and nothing in it was used",
+                     fatal ? absl::StrCat(" (it said: ", frame->header.exceptionclassname(), ": ",
+                                          frame->header.errormsg(), ")")
+                           : "")));
     return;
   }
   RpcSaslProto msg;

@@ -183,7 +183,13 @@ std::string Credentials::Serialize(Format format) const {
 absl::Status Credentials::WriteFile(const std::string& path, Format format) const {
   std::string data = Serialize(format);
   std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  // Created new, never through a planted symlink (a stale one of an earlier pid is replaced).
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  UniqueFd fd(::open(tmp.c_str(), kFlags, 0600));
+  if (!fd.valid() && errno == EEXIST) {
+    ::unlink(tmp.c_str());
+    fd.Reset(::open(tmp.c_str(), kFlags, 0600));
+  }
   if (!fd.valid()) {
     return absl::InternalError(absl::StrCat("create ", tmp, ": ", std::strerror(errno)));
   }

@@ -172,7 +172,8 @@ class GssLayer : public SaslSecurityLayer {
 
 class GssapiClient : public SaslMechanism {
  public:
-  GssapiClient(std::string server) : server_(std::move(server)) {}
+  GssapiClient(std::string server, Protection min_protection)
+      : server_(std::move(server)), min_protection_(min_protection) {}
   GssapiClient(const GssapiClient&) = delete;
   GssapiClient& operator=(const GssapiClient&) = delete;
   ~GssapiClient() override {
@@ -241,6 +242,14 @@ class GssapiClient : public SaslMechanism {
       return absl::UnauthenticatedError(absl::StrCat(
           "SASL GSSAPI: the server offers no security layer we support (mask ", layers, ")"));
     }
+    const Protection got = chosen == kLayerConfidentiality ? Protection::kPrivacy
+                           : chosen == kLayerIntegrity     ? Protection::kIntegrity
+                                                           : Protection::kAuthentication;
+    if (got < min_protection_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "SASL GSSAPI: the server offers at most ", ProtectionName(got), ", weaker than ",
+          ProtectionName(min_protection_), ", the minimum hadoop.rpc.protection on this side"));
+    }
     const uint32_t our_max = chosen == kLayerNone ? 0 : kOurMaxBuffer;
     std::string answer(4, '\0');
     answer[0] = static_cast<char>(chosen);
@@ -267,6 +276,7 @@ class GssapiClient : public SaslMechanism {
   }
 
   std::string server_;
+  const Protection min_protection_;
   gss_name_t target_ = GSS_C_NO_NAME;
   std::shared_ptr<GssContext> ctx_ = std::make_shared<GssContext>();
   OM_uint32 flags_ = 0;
@@ -427,7 +437,8 @@ absl::StatusOr<KerberosIdentity> LoginFromKeytab(absl::string_view principal,
 }
 
 absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(absl::string_view server_principal,
-                                                               const SaslOffer& offer) {
+                                                               const SaslOffer& offer,
+                                                               Protection min_protection) {
   const std::string advertised = absl::StrCat(offer.protocol, "/", offer.server_id);
   if (!absl::EqualsIgnoreCase(advertised, WithoutRealm(server_principal))) {
     return absl::UnauthenticatedError(
@@ -435,7 +446,7 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(absl::string_view
                      ", the configuration expects ", server_principal,
                      " (check yarn.resourcemanager.principal / dfs.namenode.kerberos.principal)"));
   }
-  auto mech = std::make_unique<GssapiClient>(std::string(server_principal));
+  auto mech = std::make_unique<GssapiClient>(std::string(server_principal), min_protection);
   TONY_RETURN_IF_ERROR(mech->Start());
   return std::unique_ptr<SaslMechanism>(std::move(mech));
 }

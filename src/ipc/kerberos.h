@@ -67,9 +67,11 @@ absl::Status KerberosError(uint32_t major, uint32_t minor, absl::string_view wha
 // the process's default credentials. The offer's protocol/serverId must name the same service
 // and host (Hadoop's client checks the same), else a "server principal mismatch" error. After
 // completion TakeSecurityLayer() returns the integrity/confidentiality layer when one was
-// negotiated (the strongest the server offers).
-absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(absl::string_view server_principal,
-                                                               const SaslOffer& offer);
+// negotiated (the strongest the server offers); a server offering only layers weaker than
+// `min_protection` is refused (FAILED_PRECONDITION naming both).
+absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(
+    absl::string_view server_principal, const SaslOffer& offer,
+    Protection min_protection = Protection::kAuthentication);
 
 }  // namespace tony::ipc
 

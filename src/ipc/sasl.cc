@@ -2,104 +2,22 @@
 
 #include "ipc/sasl.h"
 
-#include <gsasl.h>
+#include <optional>
 
-#include "absl/base/call_once.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "ipc/digest_md5.h"
 #include "ipc/kerberos.h"
 
 namespace tony::ipc {
 namespace {
 
 using tony::hadoop::common::RpcSaslProto;
-
-// One libgsasl context for the process, libtony's own or the host's (tony/init.h); sessions
-// are per mechanism instance. Starting sessions is serialized because the context is shared.
-struct GsaslContext {
-  Gsasl* ctx = nullptr;
-  int init_rc = GSASL_OK;
-  absl::Mutex mu;
-};
-
-ABSL_CONST_INIT absl::Mutex context_mu(absl::kConstInit);
-GsaslContext* context ABSL_GUARDED_BY(context_mu) = nullptr;  // never freed
-bool context_is_ours ABSL_GUARDED_BY(context_mu) = false;
-
-GsaslContext& Context() {
-  absl::MutexLock lock(&context_mu);
-  if (context == nullptr) {
-    context = new GsaslContext;
-    context->init_rc = gsasl_init(&context->ctx);
-    context_is_ours = true;
-  }
-  return *context;
-}
-
-absl::Status GsaslError(absl::string_view what, int rc) {
-  return absl::UnauthenticatedError(
-      absl::StrCat(what, ": ", gsasl_strerror_name(rc), " (", gsasl_strerror(rc), ")"));
-}
-
-class GsaslDigestMd5 : public SaslMechanism {
- public:
-  GsaslDigestMd5() = default;
-  GsaslDigestMd5(const GsaslDigestMd5&) = delete;
-  GsaslDigestMd5& operator=(const GsaslDigestMd5&) = delete;
-  ~GsaslDigestMd5() override {
-    if (session_ != nullptr) gsasl_finish(session_);
-  }
-
-  absl::Status Start(absl::string_view username, absl::string_view password,
-                     absl::string_view service, absl::string_view host) {
-    GsaslContext& c = Context();
-    if (c.init_rc != GSASL_OK) return GsaslError("gsasl_init", c.init_rc);
-    {
-      absl::MutexLock lock(&c.mu);
-      int rc = gsasl_client_start(c.ctx, "DIGEST-MD5", &session_);
-      if (rc != GSASL_OK) return GsaslError("gsasl_client_start(DIGEST-MD5)", rc);
-    }
-    const std::pair<Gsasl_property, std::string> props[] = {
-        {GSASL_AUTHID, std::string(username)},
-        {GSASL_PASSWORD, std::string(password)},
-        {GSASL_SERVICE, std::string(service)},
-        {GSASL_HOSTNAME, std::string(host)},
-    };
-    // No QOP property: libgsasl's client always answers qop=auth, the only protection level
-    // after which Hadoop wraps nothing (a server that insists on more refuses us cleanly).
-    for (const auto& [prop, value] : props) {
-      int rc = gsasl_property_set(session_, prop, value.c_str());
-      if (rc != GSASL_OK) return GsaslError("gsasl_property_set", rc);
-    }
-    return absl::OkStatus();
-  }
-
-  absl::string_view name() const override { return "DIGEST-MD5"; }
-
-  absl::StatusOr<std::string> Step(absl::string_view server_message) override {
-    if (complete_) return absl::FailedPreconditionError("DIGEST-MD5 exchange already complete");
-    char* out = nullptr;
-    size_t out_len = 0;
-    int rc = gsasl_step(session_, server_message.data(), server_message.size(), &out, &out_len);
-    std::string reply = out != nullptr ? std::string(out, out_len) : std::string();
-    gsasl_free(out);
-    if (rc == GSASL_OK) {
-      complete_ = true;
-    } else if (rc != GSASL_NEEDS_MORE) {
-      return GsaslError("DIGEST-MD5", rc);
-    }
-    return reply;
-  }
-
-  bool complete() const override { return complete_; }
-
- private:
-  Gsasl_session* session_ = nullptr;
-  bool complete_ = false;
-};
 
 RpcSaslProto::SaslAuth EchoOffer(const RpcSaslProto::SaslAuth& offer) {
   // The server matches the INITIATE's auth against its own list with protobuf equality, field
@@ -127,13 +45,50 @@ absl::string_view AuthMethodName(AuthMethod method) {
   return "UNKNOWN";
 }
 
-absl::StatusOr<std::unique_ptr<SaslMechanism>> NewDigestMd5Client(absl::string_view username,
-                                                                  absl::string_view password,
-                                                                  absl::string_view service,
-                                                                  absl::string_view host) {
-  auto mech = std::make_unique<GsaslDigestMd5>();
-  TONY_RETURN_IF_ERROR(mech->Start(username, password, service, host));
-  return std::unique_ptr<SaslMechanism>(std::move(mech));
+absl::string_view ProtectionName(Protection p) {
+  switch (p) {
+    case Protection::kAuthentication:
+      return "authentication";
+    case Protection::kIntegrity:
+      return "integrity";
+    case Protection::kPrivacy:
+      return "privacy";
+  }
+  return "authentication";
+}
+
+absl::string_view ProtectionQop(Protection p) {
+  switch (p) {
+    case Protection::kAuthentication:
+      return "auth";
+    case Protection::kIntegrity:
+      return "auth-int";
+    case Protection::kPrivacy:
+      return "auth-conf";
+  }
+  return "auth";
+}
+
+absl::StatusOr<Protection> MinProtection(absl::string_view hadoop_rpc_protection) {
+  std::optional<Protection> weakest;
+  for (absl::string_view level :
+       absl::StrSplit(hadoop_rpc_protection, ',', absl::SkipWhitespace())) {
+    level = absl::StripAsciiWhitespace(level);
+    Protection p;
+    if (absl::EqualsIgnoreCase(level, "authentication")) {
+      p = Protection::kAuthentication;
+    } else if (absl::EqualsIgnoreCase(level, "integrity")) {
+      p = Protection::kIntegrity;
+    } else if (absl::EqualsIgnoreCase(level, "privacy")) {
+      p = Protection::kPrivacy;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("hadoop.rpc.protection: unknown level '", level,
+                       "' (use authentication, integrity or privacy)"));
+    }
+    if (!weakest.has_value() || p < *weakest) weakest = p;
+  }
+  return weakest.value_or(Protection::kAuthentication);
 }
 
 std::string TokenSaslUsername(const Token& token) { return absl::Base64Escape(token.identifier); }
@@ -150,14 +105,21 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewSaslMechanism(const SaslOffer&
     case AuthMethod::kToken:
       if (offer.mechanism != "DIGEST-MD5") break;
       if (!auth.token.has_value()) return absl::InvalidArgumentError("TOKEN auth without a token");
-      return NewDigestMd5Client(TokenSaslUsername(*auth.token), TokenSaslPassword(*auth.token),
-                                offer.protocol, offer.server_id);
+      {
+        DigestMd5Options o;
+        o.username = TokenSaslUsername(*auth.token);
+        o.password = TokenSaslPassword(*auth.token);
+        o.service = offer.protocol;
+        o.host = offer.server_id;
+        o.min_protection = auth.min_protection;
+        return NewDigestMd5Mechanism(std::move(o));
+      }
     case AuthMethod::kKerberos:
       if (offer.mechanism != "GSSAPI") break;
       if (auth.server_principal.empty()) {
         return absl::InvalidArgumentError("KERBEROS auth without the server's principal");
       }
-      return NewGssapiClient(auth.server_principal, offer);
+      return NewGssapiClient(auth.server_principal, offer, auth.min_protection);
     case AuthMethod::kSimple:
       break;
   }
@@ -255,29 +217,6 @@ absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* t
     }
   }
   return absl::InternalError("SASL: too many rounds");
-}
-
-absl::Status UseHostGsaslContext(void* host_context) {
-  if (host_context == nullptr) return absl::InvalidArgumentError("no libgsasl context");
-  absl::MutexLock lock(&context_mu);
-  if (context != nullptr) {
-    return absl::FailedPreconditionError(context_is_ours
-                                             ? "libtony has made its own libgsasl context already"
-                                             : "libtony uses a host's libgsasl context already");
-  }
-  context = new GsaslContext;
-  context->ctx = static_cast<Gsasl*>(host_context);
-  return absl::OkStatus();
-}
-
-bool MadeOwnGsaslContext() {
-  absl::MutexLock lock(&context_mu);
-  return context_is_ours;
-}
-
-void* GsaslContextInUse() {
-  absl::MutexLock lock(&context_mu);
-  return context != nullptr ? context->ctx : nullptr;
 }
 
 }  // namespace tony::ipc

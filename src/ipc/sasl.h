@@ -7,15 +7,14 @@
 //   first challenge) -> client INITIATE (the chosen offer echoed without its challenge, plus the
 //   mechanism's response) -> server CHALLENGE/RESPONSE rounds -> server SUCCESS.
 //
-// Mechanisms sit behind SaslMechanism: DIGEST-MD5 (libgsasl) serves TOKEN auth, GSSAPI (MIT
-// GSS-API, ipc/kerberos.h) KERBEROS auth. A mechanism that negotiates integrity or
-// confidentiality (GSSAPI with hadoop.rpc.protection integrity/privacy) hands the connection a
+// Mechanisms sit behind SaslMechanism: DIGEST-MD5 (ipc/digest_md5.h, libtony's own) serves
+// TOKEN auth, GSSAPI (MIT GSS-API, ipc/kerberos.h) KERBEROS auth. A mechanism that negotiates
+// integrity or confidentiality (hadoop.rpc.protection integrity/privacy) hands the connection a
 // SaslSecurityLayer: from then on every frame either way travels inside RpcSaslProto WRAP
 // messages (callId -33) whose token is the wrapped bytes of the original frames.
 //
-// Thread-safety: NegotiateSasl and the factories may run concurrently (libgsasl session
-// starts are serialized inside); a SaslMechanism or SaslTransport serves one exchange on one
-// thread.
+// Thread-safety: NegotiateSasl and the factories may run concurrently; a SaslMechanism or
+// SaslTransport serves one exchange on one thread.
 
 #ifndef TONY_IPC_SASL_H_
 #define TONY_IPC_SASL_H_
@@ -43,6 +42,20 @@ enum class AuthMethod {
 // The method's name as it appears in SaslAuth.method ("SIMPLE", "TOKEN", "KERBEROS").
 absl::string_view AuthMethodName(AuthMethod method);
 
+// hadoop.rpc.protection's levels, weakest first: what a SASL layer protects after authentication.
+enum class Protection {
+  kAuthentication,  // qop auth: nothing after the exchange
+  kIntegrity,       // qop auth-int: every message signed
+  kPrivacy,         // qop auth-conf: every message signed and encrypted
+};
+// "authentication", "integrity", "privacy".
+absl::string_view ProtectionName(Protection p);
+// "auth", "auth-int", "auth-conf".
+absl::string_view ProtectionQop(Protection p);
+// The weakest level a hadoop.rpc.protection value lists ("privacy,authentication" ->
+// authentication); empty -> authentication. INVALID_ARGUMENT names an unknown level.
+absl::StatusOr<Protection> MinProtection(absl::string_view hadoop_rpc_protection);
+
 // How a client authenticates on one connection. A value type.
 struct ClientAuth {
   AuthMethod method = AuthMethod::kSimple;
@@ -53,6 +66,10 @@ struct ClientAuth {
   // KERBEROS: the server's principal from configuration, e.g. "rm/_HOST@REALM"; the connection
   // replaces _HOST with the canonical name of the host it connects to.
   std::string server_principal;
+  // TOKEN and KERBEROS: the weakest protection accepted (the weakest level of this side's
+  // hadoop.rpc.protection); a server offering only weaker ones is refused. The strongest the
+  // server offers is taken. Default: authentication.
+  Protection min_protection = Protection::kAuthentication;
 };
 
 // One authentication offered by the server in its NEGOTIATE reply.
@@ -90,13 +107,6 @@ class SaslMechanism {
   virtual std::unique_ptr<SaslSecurityLayer> TakeSecurityLayer() { return nullptr; }
 };
 
-// DIGEST-MD5 (RFC 2831) client through libgsasl, qop "auth". `service` and `host` make the
-// digest-uri "service/host".
-absl::StatusOr<std::unique_ptr<SaslMechanism>> NewDigestMd5Client(absl::string_view username,
-                                                                  absl::string_view password,
-                                                                  absl::string_view service,
-                                                                  absl::string_view host);
-
 // DIGEST-MD5 credentials derived from a token, as Hadoop's SaslRpcClient makes them: standard
 // padded base64 of the identifier and of the password.
 std::string TokenSaslUsername(const Token& token);
@@ -120,15 +130,6 @@ class SaslTransport {
 // (which may be null only when the caller accepts no layer: one negotiated is then an error).
 absl::StatusOr<SaslOffer> NegotiateSasl(const ClientAuth& auth, SaslTransport* transport,
                                         std::unique_ptr<SaslSecurityLayer>* layer = nullptr);
-
-// The process's libgsasl context (tony/init.h). Until a SASL session needs one, the host may
-// hand its own (a Gsasl*, owned by the host); afterwards FailedPrecondition. Otherwise the first
-// session makes libtony's own with gsasl_init.
-absl::Status UseHostGsaslContext(void* host_context);
-// Whether libtony made its own context.
-bool MadeOwnGsaslContext();
-// The context sessions start on (a Gsasl*); null until one is needed or handed over.
-void* GsaslContextInUse();
 
 }  // namespace tony::ipc
 

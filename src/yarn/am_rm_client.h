@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ipc/rpc_channel.h"
+#include "ipc/sasl.h"
 #include "ipc/token.h"
 #include "yarn/nm_token_cache.h"
 #include "yarn/records.h"
@@ -99,6 +100,9 @@ struct AmRmClientOptions {
   absl::Duration call_timeout = absl::Seconds(60);
   // Default: 20 s to connect to one RM.
   absl::Duration connect_timeout = absl::Seconds(20);
+  // The weakest SASL protection accepted (the client's hadoop.rpc.protection, passed on by the
+  // submitter). Default: authentication.
+  ipc::Protection min_protection = ipc::Protection::kAuthentication;
   // Default: 60 s for Unregister to see the RM confirm.
   absl::Duration unregister_timeout = absl::Seconds(60);
 };

@@ -102,6 +102,7 @@ class RpcNmClient : public NmClient {
     o.protocol = kContainerManagementProtocol;
     o.auth.method = ipc::AuthMethod::kToken;
     o.auth.token = *token;
+    o.auth.min_protection = options_.min_protection;
     o.call_timeout = options_.call_timeout;
     o.connect_timeout = options_.connect_timeout;
     o.max_idle = options_.max_idle;

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ipc/sasl.h"
 #include "yarn/nm_token_cache.h"
 #include "yarn/records.h"
 
@@ -43,6 +44,9 @@ struct NmClientOptions {
   // Default: 30 s. A NodeManager connection unused this long is closed (one socket and reader
   // thread each; an AM talks to many nodes but mostly at launch).
   absl::Duration max_idle = absl::Seconds(30);
+  // The weakest SASL protection accepted: StartContainers carries the tasks' credentials.
+  // Default: authentication.
+  ipc::Protection min_protection = ipc::Protection::kAuthentication;
 };
 
 absl::StatusOr<std::unique_ptr<NmClient>> NewNmClient(const NmClientOptions& options);

@@ -225,6 +225,7 @@ absl::StatusOr<std::unique_ptr<YarnClient>> NewYarnClient(const YarnClientOption
     auth.method = ipc::AuthMethod::kKerberos;
     auth.server_principal = options.kerberos_server_principal;
   }
+  auth.min_protection = options.min_protection;
   TONY_ASSIGN_OR_RETURN(RmChannel rm,
                         NewRmChannel(options.rm_addresses, kApplicationClientProtocol, auth,
                                      options.call_timeout, options.connect_timeout));

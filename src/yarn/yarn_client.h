@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ipc/rpc_channel.h"
+#include "ipc/sasl.h"
 #include "yarn/records.h"
 
 namespace tony::yarn {
@@ -84,6 +85,9 @@ struct YarnClientOptions {
   // the client then authenticates with SASL GSSAPI and the process's Kerberos credentials.
   // Default: empty (SIMPLE auth).
   std::string kerberos_server_principal;
+  // The weakest SASL protection accepted from the RM (this side's hadoop.rpc.protection).
+  // Default: authentication.
+  ipc::Protection min_protection = ipc::Protection::kAuthentication;
   // Default: 60 s per operation, failovers included.
   absl::Duration call_timeout = absl::Seconds(60);
   // Default: 20 s to connect to one RM.

@@ -73,11 +73,11 @@ file(WRITE ${WORK_DIR}/examples/broker_client_example.cc
   "#include <string>\n\n#include \"tony/cluster_spec_broker_client.h\"\n\n"
   "absl::Status Task(const std::string& broker_address, int port, int exit_code,\n"
   "                  const std::string& stderr_tail) {\n${body}}\n\nint main() { return 0; }\n")
-# tony/init.h: a function's body, given the host's `host_gsasl`; compiled only.
+# tony/init.h: a function's body; compiled only.
 header_example(init.h "tony::InitOptions init;" body)
 file(WRITE ${WORK_DIR}/examples/init_example.cc
   "#include \"tony/init.h\"\n\n"
-  "absl::Status Setup(void* host_gsasl) {\n${body}  return absl::OkStatus();\n}\n\n"
+  "absl::Status Setup() {\n${body}  return absl::OkStatus();\n}\n\n"
   "int main() { return 0; }\n")
 
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${TONY_BINARY_DIR} --prefix ${WORK_DIR}/prefix

@@ -1,10 +1,10 @@
 // Copyright libtony authors.
 //
-// DIGEST-MD5 checks. libgsasl picks its own random cnonce, so the RFC 2831 worked example is
-// checked in two steps: an independent RFC 2831 calculator (OpenSSL MD5) reproduces the RFC's
-// response value, and libgsasl's response to the RFC's challenge equals that calculator's result
-// for the cnonce libgsasl chose. The Hadoop exchange (NegotiateSasl) runs against a libgsasl
-// DIGEST-MD5 *server* playing the RM's part.
+// DIGEST-MD5 checks against independent implementations: an RFC 2831 calculator (OpenSSL MD5)
+// for the response to the RFC's challenge with the cnonce the client chose, and the Hadoop
+// exchange (NegotiateSasl) against a libgsasl DIGEST-MD5 *server* playing the RM's part, with
+// qop auth and auth-int (libgsasl has no auth-conf; tests/ipc/digest_md5_test.cc checks that
+// against Java's own answers).
 
 #include "ipc/sasl.h"
 
@@ -13,6 +13,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -20,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
+#include "ipc/digest_md5.h"
 #include "ipc/rpc_errors.h"
 
 namespace tony::ipc {
@@ -60,6 +62,18 @@ std::map<std::string, std::string> Fields(absl::string_view msg) {
   return out;
 }
 
+absl::StatusOr<std::unique_ptr<SaslMechanism>> NewDigestMd5Client(absl::string_view user,
+                                                                  absl::string_view password,
+                                                                  absl::string_view service,
+                                                                  absl::string_view host) {
+  DigestMd5Options o;
+  o.username = std::string(user);
+  o.password = std::string(password);
+  o.service = std::string(service);
+  o.host = std::string(host);
+  return NewDigestMd5Mechanism(std::move(o));
+}
+
 constexpr char kRfcChallenge[] =
     "realm=\"elwood.innosoft.com\",nonce=\"OA6MG9tEQGm2hh\",qop=\"auth\",algorithm=md5-sess,"
     "charset=utf-8";
@@ -70,7 +84,7 @@ TEST(DigestMd5Test, CalculatorReproducesRfc2831Example) {
             "d388dad90d4bbd760a152321f2143af7");
 }
 
-TEST(DigestMd5Test, LibgsaslAnswersTheRfcChallengeCorrectly) {
+TEST(DigestMd5Test, AnswersTheRfcChallengeCorrectly) {
   auto mech = NewDigestMd5Client("chris", "secret", "imap", "elwood.innosoft.com");
   ASSERT_TRUE(mech.ok()) << mech.status();
   auto response = (*mech)->Step(kRfcChallenge);
@@ -110,19 +124,6 @@ TEST(DigestMd5Test, HadoopTokenParameters) {
                                           f["cnonce"], "00000001", "/default"));
 }
 
-TEST(DigestMd5Test, NeverNegotiatesWrapping) {
-  // We cannot wrap (integrity/privacy) Hadoop's frames: even when the server offers only
-  // auth-conf, the answer is qop=auth, which such a server refuses cleanly.
-  auto mech = NewDigestMd5Client("u", "p", "", "default");
-  ASSERT_TRUE(mech.ok());
-  auto response = (*mech)->Step(
-      "realm=\"default\",nonce=\"n\",qop=\"auth-int,auth-conf\",charset=utf-8,"
-      "algorithm=md5-sess,cipher=\"3des\"");
-  if (response.ok()) {
-    EXPECT_EQ(Fields(*response)["qop"], "auth");
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // NegotiateSasl against a libgsasl DIGEST-MD5 server speaking Hadoop's RpcSaslProto.
 
@@ -138,8 +139,11 @@ int ServerCallback(Gsasl*, Gsasl_session* session, Gsasl_property prop) {
 class FakeHadoopSaslServer : public SaslTransport {
  public:
   FakeHadoopSaslServer(std::string password, std::vector<RpcSaslProto::SaslAuth> extra_auths = {},
-                       bool simple_only = false)
-      : password_(std::move(password)), extra_(std::move(extra_auths)), simple_only_(simple_only) {
+                       bool simple_only = false, std::string qops = "qop-auth")
+      : password_(std::move(password)),
+        extra_(std::move(extra_auths)),
+        simple_only_(simple_only),
+        qops_(std::move(qops)) {
     EXPECT_EQ(gsasl_init(&ctx_), GSASL_OK);
     gsasl_callback_set(ctx_, ServerCallback);
     g_server_password = &password_;
@@ -163,7 +167,7 @@ class FakeHadoopSaslServer : public SaslTransport {
         gsasl_property_set(session_, GSASL_SERVICE, "");
         gsasl_property_set(session_, GSASL_HOSTNAME, "default");
         gsasl_property_set(session_, GSASL_REALM, "default");
-        gsasl_property_set(session_, GSASL_QOPS, "qop-auth");
+        gsasl_property_set(session_, GSASL_QOPS, qops_.c_str());
         auto* auth = reply.add_auths();
         *auth = Advertised();
         auth->set_challenge(Step(""));
@@ -208,6 +212,30 @@ class FakeHadoopSaslServer : public SaslTransport {
 
   const std::vector<RpcSaslProto>& received() const { return received_; }
 
+  // The server's integrity layer (libgsasl's encode/decode carry a 4-byte length that Hadoop's
+  // WRAP tokens do not).
+  std::string Encode(const std::string& plain) {
+    char* out = nullptr;
+    size_t len = 0;
+    EXPECT_EQ(gsasl_encode(session_, plain.data(), plain.size(), &out, &len), GSASL_OK);
+    std::string wrapped = len >= 4 ? std::string(out + 4, len - 4) : std::string();
+    gsasl_free(out);
+    return wrapped;
+  }
+  absl::StatusOr<std::string> Decode(const std::string& token) {
+    const uint32_t n = static_cast<uint32_t>(token.size());
+    const std::string framed = std::string({static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                                            static_cast<char>(n >> 8), static_cast<char>(n)}) +
+                               token;
+    char* out = nullptr;
+    size_t len = 0;
+    int rc = gsasl_decode(session_, framed.data(), framed.size(), &out, &len);
+    std::string plain = out != nullptr ? std::string(out, len) : std::string();
+    gsasl_free(out);
+    if (rc != GSASL_OK) return absl::DataLossError(gsasl_strerror(rc));
+    return plain;
+  }
+
  private:
   int StepRc(const std::string& in, std::string* out) {
     char* o = nullptr;
@@ -226,6 +254,7 @@ class FakeHadoopSaslServer : public SaslTransport {
   std::string password_;
   std::vector<RpcSaslProto::SaslAuth> extra_;
   bool simple_only_;
+  std::string qops_;
   Gsasl* ctx_ = nullptr;
   Gsasl_session* session_ = nullptr;
   std::vector<RpcSaslProto> received_;
@@ -261,6 +290,38 @@ TEST(NegotiateSaslTest, TokenExchangeLikeHadoop) {
   EXPECT_TRUE(echoed.has_protocol());
   EXPECT_FALSE(echoed.has_challenge());
   EXPECT_NE(got[1].token().find("digest-uri=\"/default\""), std::string::npos);
+}
+
+TEST(NegotiateSaslTest, IntegrityWithAnIndependentServerBothWays) {
+  ClientAuth auth = TokenAuth("the-password");
+  FakeHadoopSaslServer server(TokenSaslPassword(*auth.token), {}, false, "qop-auth, qop-int");
+  std::unique_ptr<SaslSecurityLayer> layer;
+  auto offer = NegotiateSasl(auth, &server, &layer);
+  ASSERT_TRUE(offer.ok()) << offer.status();
+  ASSERT_NE(layer, nullptr) << "the strongest offered, auth-int, was not taken";
+  EXPECT_EQ(layer->qop(), "auth-int");
+  for (const std::string& msg :
+       std::vector<std::string>{"connection context", "", std::string(5000, 'x')}) {
+    auto wrapped = layer->Wrap(msg);
+    ASSERT_TRUE(wrapped.ok());
+    auto at_server = server.Decode(*wrapped);
+    ASSERT_TRUE(at_server.ok()) << at_server.status();
+    EXPECT_EQ(*at_server, msg);
+    auto back = layer->Unwrap(server.Encode("reply to " + msg));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, "reply to " + msg);
+  }
+}
+
+TEST(NegotiateSaslTest, AMinimumAboveWhatTheServerOffersRefusesBeforeAuthenticating) {
+  ClientAuth auth = TokenAuth("pw");
+  auth.min_protection = Protection::kPrivacy;
+  FakeHadoopSaslServer server(TokenSaslPassword(*auth.token), {}, false, "qop-auth, qop-int");
+  std::unique_ptr<SaslSecurityLayer> layer;
+  auto offer = NegotiateSasl(auth, &server, &layer);
+  ASSERT_FALSE(offer.ok());
+  EXPECT_EQ(offer.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(server.received().size(), 1u) << "a response was sent to a too-weak server";
 }
 
 TEST(NegotiateSaslTest, SkipsOffersItCannotUse) {
