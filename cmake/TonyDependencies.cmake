@@ -10,9 +10,8 @@ find_package(fmt CONFIG REQUIRED)
 find_package(EXPAT REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(PkgConfig REQUIRED)
-# The broker's per-job TLS certificate.
-find_package(OpenSSL REQUIRED COMPONENTS Crypto)
-pkg_check_modules(GSASL REQUIRED IMPORTED_TARGET libgsasl)
+# The broker's per-job TLS certificate; DIGEST-MD5's MD5, HMAC and ciphers.
+find_package(OpenSSL REQUIRED COMPONENTS Crypto SSL)
 # MIT Kerberos: GSS-API (SASL GSSAPI for Hadoop IPC) and libkrb5 (keytab login).
 pkg_check_modules(KRB5 REQUIRED IMPORTED_TARGET krb5-gssapi krb5)
 

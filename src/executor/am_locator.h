@@ -28,6 +28,11 @@ struct AmLocatorOptions {
   std::string delegation;
   // Connecting and answering, per NameNode. Default: 5 seconds.
   absl::Duration timeout = absl::Seconds(5);
+  // HTTPS (an HTTPS_ONLY cluster): the CA certificates (PEM) the NameNode's certificate must
+  // chain to, and the names it may carry (the addresses are often IP addresses). Default: empty
+  // (plain HTTP).
+  std::string tls_ca_pem;
+  std::vector<std::string> tls_hosts;
 };
 
 class AmLocator {

@@ -13,11 +13,13 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -116,6 +118,7 @@ absl::StatusOr<WebHdfsClient::Options> WebHdfsClient::OptionsFromConfiguration(
   TONY_ASSIGN_OR_RETURN(std::string fs, conf::DefaultFs(conf));
   TONY_ASSIGN_OR_RETURN(conf::FsUri fs_uri, conf::ParseFsUri(fs));
   if (fs_uri.scheme == "hdfs") options.default_fs = absl::StrCat("hdfs://", fs_uri.authority);
+  options.ca_file = conf.Get(kCaFileKey).value_or("");
   return options;
 }
 
@@ -130,9 +133,20 @@ absl::StatusOr<std::unique_ptr<WebHdfsClient>> WebHdfsClient::Create(Options opt
   return std::unique_ptr<WebHdfsClient>(new WebHdfsClient(std::move(options)));
 }
 
+namespace {
+
+http::Client::Options HttpOptions(const WebHdfsClient::Options& options) {
+  http::Client::Options o;
+  o.ca_file = options.ca_file;
+  return o;
+}
+
+}  // namespace
+
 WebHdfsClient::WebHdfsClient(Options options)
     : options_(std::move(options)),
-      user_(options_.user.empty() ? conf::HadoopUserName() : options_.user) {}
+      user_(options_.user.empty() ? conf::HadoopUserName() : options_.user),
+      http_(HttpOptions(options_)) {}
 
 absl::StatusOr<std::string> WebHdfsClient::ResolvePath(absl::string_view path) const {
   TONY_ASSIGN_OR_RETURN(conf::FsUri uri, conf::ParseFsUri(path));
@@ -255,6 +269,14 @@ absl::StatusOr<std::string> WebHdfsClient::Redirect(http::Method method, const s
   std::optional<std::string> location = response.Header("location");
   if (!location || location->empty()) {
     return absl::InternalError(absl::StrCat(what, ": redirect without a Location"));
+  }
+  // The body goes wherever this points: only to a DataNode over the NameNode's own scheme (a
+  // file:// Location once had the upload written to a local file; http:// from an HTTPS
+  // NameNode would carry the delegation token in the clear).
+  if (!absl::StartsWithIgnoreCase(*location, absl::StrCat(options_.scheme, "://"))) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(what, ": the NameNode redirected to '", http::RedactUrl(*location),
+                     "', not to an ", options_.scheme, ":// DataNode address; refused"));
   }
   return *location;
 }
@@ -459,6 +481,58 @@ absl::Status WebHdfsClient::SetPermission(absl::string_view path, int permission
                               absl::StrCat("WebHDFS SETPERMISSION ", p));
   }
   return absl::OkStatus();
+}
+
+absl::Status WebHdfsClient::SetXAttr(absl::string_view path, absl::string_view name,
+                                     absl::string_view value) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  const std::string what = absl::StrCat("WebHDFS SETXATTR ", name, " on ", p);
+  for (const char* flag : {"CREATE", "REPLACE"}) {
+    TONY_ASSIGN_OR_RETURN(
+        http::Response response,
+        CallNameNode(http::Method::kPut, p, "SETXATTR",
+                     absl::StrCat("&xattr.name=", http::UrlEncode(name), "&xattr.value=0x",
+                                  absl::BytesToHexString(value), "&flag=", flag)));
+    if (response.status == 200) return absl::OkStatus();
+    absl::Status error = WebHdfsErrorStatus(response.status, response.body, what);
+    // CREATE on a file that has it already: replace it instead.
+    if (!absl::StrContains(error.message(), "already exists")) return error;
+  }
+  return absl::InternalError(absl::StrCat(what, ": neither CREATE nor REPLACE was accepted"));
+}
+
+absl::StatusOr<std::optional<std::string>> WebHdfsClient::GetXAttr(absl::string_view path,
+                                                                   absl::string_view name) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  const std::string what = absl::StrCat("WebHDFS GETXATTRS ", name, " of ", p);
+  TONY_ASSIGN_OR_RETURN(
+      http::Response response,
+      CallNameNode(http::Method::kGet, p, "GETXATTRS",
+                   absl::StrCat("&xattr.name=", http::UrlEncode(name), "&encoding=hex")));
+  if (response.status != 200) {
+    absl::Status error = WebHdfsErrorStatus(response.status, response.body, what);
+    // HDFS answers a missing attribute with an IOException naming it.
+    if (absl::StrContains(error.message(),
+                          "At least one of the attributes provided was not found")) {
+      return std::optional<std::string>();
+    }
+    return error;
+  }
+  TONY_ASSIGN_OR_RETURN(http::Json json, http::ParseJson(response.body, what));
+  auto list = json.find("XAttrs");
+  if (list == json.end() || !list->is_array()) return std::optional<std::string>();
+  for (const http::Json& x : *list) {
+    if (!x.is_object() || x.value("name", "") != name) continue;
+    const std::string value = x.value("value", "");
+    absl::string_view hex = value;
+    if ((!absl::ConsumePrefix(&hex, "0x") && !absl::ConsumePrefix(&hex, "0X")) ||
+        hex.size() % 2 != 0 ||
+        !std::all_of(hex.begin(), hex.end(), [](char c) { return absl::ascii_isxdigit(c); })) {
+      return absl::InternalError(absl::StrCat(what, ": not a hex value"));
+    }
+    return std::optional<std::string>(absl::HexStringToBytes(hex));
+  }
+  return std::optional<std::string>();
 }
 
 absl::StatusOr<bool> WebHdfsClient::Rename(absl::string_view from, absl::string_view to) const {

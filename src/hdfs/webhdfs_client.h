@@ -39,6 +39,11 @@
 
 namespace tony::hdfs {
 
+// The PEM file of CA certificates the cluster's HTTPS endpoints chain to: libcurl cannot read
+// Hadoop's JKS trust stores (ssl-client.xml), so libtony's clients take this key from the
+// configuration (core-site.xml) instead. Unset: the system's CA store.
+inline constexpr char kCaFileKey[] = "tony.ssl.ca-file";
+
 enum class FileType { kFile, kDirectory, kSymlink };
 
 struct FileStatus {
@@ -78,6 +83,9 @@ class WebHdfsClient {
     std::vector<std::string> namenodes;
     // "http" or "https". Default: "http".
     std::string scheme = "http";
+    // HTTPS: the CA certificates (PEM file) the NameNodes' and DataNodes' certificates chain to
+    // (tony.ssl.ca-file). Default: "" (the system's CA store).
+    std::string ca_file;
     // fs.defaultFS, e.g. "hdfs://nn:8020": hdfs:// paths must name this file system. Empty:
     // any hdfs:// authority is accepted. Default: empty.
     std::string default_fs;
@@ -151,6 +159,15 @@ class WebHdfsClient {
                               absl::Time deadline = absl::InfiniteFuture()) const;
 
   absl::Status SetPermission(absl::string_view path, int permission) const;
+
+  // Extended attributes (the NameNode's dfs.namenode.xattrs.enabled, on by default): `name`
+  // with its namespace ("user.tony.sha256"), `value` any bytes (sent hex-encoded). Only the
+  // file's owner (or the superuser) may set a "user." attribute. Replaces an existing one.
+  absl::Status SetXAttr(absl::string_view path, absl::string_view name,
+                        absl::string_view value) const;
+  // The attribute's value; nullopt when the file has none of that name.
+  absl::StatusOr<std::optional<std::string>> GetXAttr(absl::string_view path,
+                                                      absl::string_view name) const;
 
   // Renames a file or directory, atomically on the NameNode. Returns false, as HDFS does, when
   // nothing moved (no `from`, or `to` already exists): a rename never replaces a file.

@@ -208,11 +208,18 @@ void SetTransferOptions(CURL* curl, const Request& request, const Client::Option
                    std::max<long>(1, static_cast<long>(  // NOLINT(runtime/int)
                                          absl::ToInt64Seconds(options.stall_timeout))));
   if (!options.use_environment_proxy) curl_easy_setopt(curl, CURLOPT_PROXY, "");
+  if (!options.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options.ca_file.c_str());
   if (request.negotiate) {
     // An empty user and password: curl's GSS-API takes the identity from the ticket cache.
     curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_NEGOTIATE));  // NOLINT
     curl_easy_setopt(curl, CURLOPT_USERPWD, ":");
   }
+  // Only HTTP(S), and a redirect only to the scheme in use: a WebHDFS 307 to file:///... once
+  // made curl write an upload into a local file, and one to http:// would send an HTTPS
+  // request's delegation token in the clear.
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR,
+                   absl::StartsWithIgnoreCase(request.url, "https://") ? "https" : "http");
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
   curl_easy_setopt(curl, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));  // NOLINT
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &WriteBody);

@@ -88,6 +88,9 @@ class Client {
     bool use_environment_proxy = false;
     // Idle curl handles (and their open connections) kept for reuse. Default: 8.
     int max_idle_handles = 8;
+    // The certificates (PEM) HTTPS servers must chain to, instead of the system's store: a
+    // cluster's own CA. Default: "" (the system's CA store).
+    std::string ca_file;
   };
 
   Client();

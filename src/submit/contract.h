@@ -27,8 +27,19 @@ inline constexpr char kSpecCredentialAlias[] = "tony.job.spec";
 inline constexpr char kEnvSchedulerAddresses[] = "TONY_RM_SCHEDULER_ADDRESSES";  // "h:p,h:p"
 inline constexpr char kEnvStagingDir[] = "TONY_STAGING_DIR";  // HDFS path, removed at the end
 inline constexpr char kEnvNameNodes[] = "TONY_NAMENODE_WEB";  // "h:p,h:p" (WebHDFS)
-inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";    // fs.defaultFS
+// "http" or "https" (dfs.http.policy HTTPS_ONLY): how the AM and the executors reach WebHDFS.
+// Also AM -> executor, with kEnvNameNodeHosts, the names an HTTPS NameNode's certificate is
+// checked against (the executor connects by IP address).
+inline constexpr char kEnvNameNodeScheme[] = "TONY_NAMENODE_SCHEME";
+inline constexpr char kEnvNameNodeHosts[] = "TONY_NAMENODE_HOSTS";  // "h,h"
+// The CA certificates (PEM) the cluster's HTTPS endpoints chain to (tony.ssl.ca-file on the
+// client): a secret key of the containers' credentials, so no file has to reach the nodes.
+inline constexpr char kCaCredentialAlias[] = "tony.ssl.ca";
+inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";  // fs.defaultFS
 inline constexpr char kEnvUser[] = "TONY_USER";
+// The weakest SASL protection the AM accepts from the RM and NodeManagers: the client's
+// hadoop.rpc.protection's weakest level ("authentication", "integrity", "privacy").
+inline constexpr char kEnvRpcProtection[] = "TONY_RPC_PROTECTION";
 // Attempts YARN will make (the job's max_attempts within the cluster's cap): the AM of an attempt
 // that is not the last leaves a failed job to the next attempt instead of ending it.
 inline constexpr char kEnvMaxAttempts[] = "TONY_MAX_ATTEMPTS";

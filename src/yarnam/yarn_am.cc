@@ -17,13 +17,19 @@
 #include "broker/am_address.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
+#include "common/file_util.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "ipc/credentials.h"
+#include "ipc/sasl.h"
 #include "submit/contract.h"
 
 namespace tony::yarnam {
 namespace {
+
+// Where the AM keeps the cluster's CA certificates (from its credentials) for curl, in its
+// container's working directory.
+constexpr char kCaFile[] = "tony-ca.pem";
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -85,8 +91,13 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
     am->max_attempts_ = 1;
   }
 
+  // What the client's hadoop.rpc.protection accepts at least, for the RM's and every NodeManager's
+  // connection (StartContainers carries the tasks' credentials).
+  TONY_ASSIGN_OR_RETURN(const ipc::Protection min_protection,
+                        ipc::MinProtection(Env(submit::kEnvRpcProtection)));
   am->nm_tokens_ = std::make_shared<yarn::NmTokenCache>();
   yarn::AmRmClientOptions rm_options;
+  rm_options.min_protection = min_protection;
   for (absl::string_view a : absl::StrSplit(schedulers, ',', absl::SkipEmpty())) {
     rm_options.scheduler_addresses.emplace_back(a);
   }
@@ -95,6 +106,7 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
   TONY_ASSIGN_OR_RETURN(am->rm_, yarn::NewAmRmClient(rm_options));
   yarn::NmClientOptions nm_options;
   nm_options.nm_tokens = am->nm_tokens_;
+  nm_options.min_protection = min_protection;
   TONY_ASSIGN_OR_RETURN(am->nm_, yarn::NewNmClient(nm_options));
 
   // HDFS is for the history and the staging clean-up: a job runs without it.
@@ -106,6 +118,14 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
     }
     fs.default_fs = Env(submit::kEnvDefaultFs);
     fs.user = am->user_;
+    // HTTPS_ONLY clusters: the scheme the client used, and the CA it trusted (a file here:
+    // curl reads one).
+    if (std::string scheme = Env(submit::kEnvNameNodeScheme); !scheme.empty()) fs.scheme = scheme;
+    if (std::optional<std::string> ca =
+            am->container_.credentials.FindSecret(submit::kCaCredentialAlias)) {
+      TONY_RETURN_IF_ERROR(WriteFileAtomically(kCaFile, *ca, 0644));
+      fs.ca_file = kCaFile;
+    }
     // Kerberos cluster: the job's delegation token (the client put it into the credentials);
     // the AM never holds a keytab.
     if (auto token = am->container_.credentials.FindTokenByKind(ipc::kHdfsDelegationTokenKind)) {
@@ -258,6 +278,14 @@ std::map<std::string, std::string> YarnAm::AmAddressEnvironment() const {
     namenodes.emplace_back(nn);
   }
   env[submit::kEnvNameNodes] = absl::StrJoin(namenodes, ",");
+  // Over HTTPS the executor checks the NameNode's certificate against its names, whatever
+  // address it connected to (the CA comes with the credentials).
+  env[submit::kEnvNameNodeScheme] = Env(submit::kEnvNameNodeScheme);
+  std::vector<std::string> hosts;
+  for (absl::string_view nn : absl::StrSplit(Env(submit::kEnvNameNodes), ',', absl::SkipEmpty())) {
+    hosts.emplace_back(nn.substr(0, nn.rfind(':')));
+  }
+  env[submit::kEnvNameNodeHosts] = absl::StrJoin(hosts, ",");
   return env;
 }
 

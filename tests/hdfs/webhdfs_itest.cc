@@ -55,7 +55,7 @@ class WebHdfsITest : public ::testing::Test {
 
   void TearDown() override {
     if (client_) (void)client_->Delete(base_, /*recursive=*/true);
-    std::system(absl::StrCat("rm -rf '", local_, "'").c_str());
+    EXPECT_EQ(std::system(absl::StrCat("rm -rf '", local_, "'").c_str()), 0);
   }
 
   std::unique_ptr<WebHdfsClient> client_;
@@ -174,6 +174,29 @@ TEST_F(WebHdfsITest, ReplaceWithStringReplacesInOneRenameAndLeavesNoTemporary) {
   EXPECT_FALSE(onto_dir.ok());
   EXPECT_TRUE(client_->Stat(base_ + "/r/dir")->is_directory());
   EXPECT_EQ(client_->List(base_ + "/r")->size(), 2u);  // no temporary left behind
+}
+
+TEST_F(WebHdfsITest, ExtendedAttributesHoldAnyBytesAndAreReplaced) {
+  // The artifact cache records each cached file's SHA-256 this way.
+  ASSERT_TRUE(client_->Mkdirs(base_ + "/x").ok());
+  const std::string path = base_ + "/x/file";
+  ASSERT_TRUE(client_->UploadString("data", path).ok());
+  auto none = client_->GetXAttr(path, "user.tony.sha256");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  const std::string digest(
+      "\x00\xff\x10"
+      "binary\"",
+      10);
+  ASSERT_TRUE(client_->SetXAttr(path, "user.tony.sha256", digest).ok());
+  auto got = client_->GetXAttr(path, "user.tony.sha256");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->value_or(""), digest);
+  ASSERT_TRUE(client_->SetXAttr(path, "user.tony.sha256", "second").ok());  // replaced
+  EXPECT_EQ(client_->GetXAttr(path, "user.tony.sha256")->value_or(""), "second");
+  // It goes with the file through a rename.
+  ASSERT_TRUE(*client_->Rename(path, base_ + "/x/renamed"));
+  EXPECT_EQ(client_->GetXAttr(base_ + "/x/renamed", "user.tony.sha256")->value_or(""), "second");
 }
 
 TEST_F(WebHdfsITest, MissingPathIsNotFound) {

@@ -8,16 +8,20 @@
 
 #include <glob.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -239,6 +243,70 @@ TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationT
   Result status = Exec({Ytf(), "status", app});
   EXPECT_EQ(status.exit_code, 0) << status.err;
   EXPECT_THAT(status.out, HasSubstr("SUCCEEDED"));
+}
+
+// What crosses loopback while a secure job runs (tcpdump, every packet whole), searched for what
+// must never travel in the clear: the job secret, a value passed with -e, every token password
+// of the AM's credentials (AMRMToken, HDFS delegation token) and the broker's TLS key. The RPCs
+// are privacy-only (the AM's DIGEST-MD5 token connections to the RM and NodeManagers included),
+// WebHDFS is HTTPS-only, the broker speaks TLS.
+TEST(SecureTest, NoSecretTokenOrEnvValueCrossesTheWireInTheClear) {
+  if (::geteuid() != 0 || ::access("/usr/bin/tcpdump", X_OK) != 0) {
+    GTEST_SKIP() << "needs root and tcpdump";
+  }
+  const std::string pcap = ::testing::TempDir() + "/secure-wire.pcap";
+  SubprocessOptions capture;
+  capture.argv = {"/usr/bin/tcpdump", "-i", "lo", "-s", "0", "-U", "-n", "-w", pcap};
+  capture.stderr_path = pcap + ".log";
+  auto tcpdump = Subprocess::Spawn(capture);
+  ASSERT_TRUE(tcpdump.ok()) << tcpdump.status();
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        return absl::StrContains(ReadFileToString(pcap + ".log").value_or(""), "listening on");
+      },
+      absl::Seconds(20)))
+      << "tcpdump did not start";
+  const std::string password = absl::StrCat("pw-", absl::Uniform<uint64_t>(absl::BitGen()));
+  Result r = Exec({Submit(), "--yarn", "-n", "secure-wire", "-r", "worker:2", "-m", "256m", "-e",
+                   "MYPASSWORD=" + password, "test -n \"$MYPASSWORD\""},
+                  {}, absl::Minutes(5));
+  (*tcpdump)->Signal(SIGINT);
+  (void)(*tcpdump)->Wait(absl::Seconds(20));
+  const std::string app = AppIdOf(r.out);
+  ASSERT_FALSE(app.empty()) << r.out << r.err;
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string wire = ReadFileToString(pcap).value_or("");
+  ASSERT_GT(wire.size(), 10000u) << "the capture holds almost nothing";
+
+  const char* home = std::getenv("HOME");
+  const std::string secret =
+      ReadFileToString(absl::StrCat(home != nullptr ? home : "", "/.tony/apps/", app, "/secret"))
+          .value_or("");
+  ASSERT_EQ(secret.size(), 64u);
+  std::map<std::string, std::string> needles = {{"the job secret", secret},
+                                                {"the -e value", password}};
+  for (const auto& [container, creds] : ContainerTokenFiles(app)) {
+    if (!absl::EndsWith(container, "_000001")) continue;  // the AM's holds every kind
+    for (const auto& [alias, t] : creds.tokens()) {
+      needles[absl::StrCat(t.kind, " password")] = t.password;
+      // Hadoop clients send passwords base64-encoded in DIGEST-MD5 and in URLs.
+      needles[absl::StrCat(t.kind, " password (base64)")] = absl::Base64Escape(t.password);
+    }
+    if (auto key = creds.FindSecret(broker::kTlsKeyCredentialAlias)) {
+      needles["the broker's TLS key"] = key->substr(40, 64);  // a line of its PEM body
+    }
+  }
+  ASSERT_GE(needles.size(), 5u) << "no AM token file found for " << app;
+  int leaked = 0;
+  for (const auto& [what, value] : needles) {
+    ASSERT_GE(value.size(), 16u) << what;
+    const bool found = absl::StrContains(wire, value);
+    leaked += found ? 1 : 0;
+    EXPECT_FALSE(found) << what << " crossed loopback in the clear (" << pcap << ")";
+  }
+  if (leaked == 0)
+    std::printf("captured %zu bytes of loopback during %s: none of %zu secrets in the clear\n",
+                wire.size(), app.c_str(), needles.size());
 }
 
 // The HDFS delegation token lives one renew interval (2 minutes on the test cluster) unless YARN
