@@ -95,7 +95,8 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
   std::vector<ApplicationEvent> TakeEvents() {
     absl::MutexLock lock(&inbox_->mu);
     uint64_t count;
-    if (fd_ >= 0) (void)read(fd_, &count, sizeof(count));  // resets the eventfd
+    // Resets the eventfd; nothing to do if it was not set.
+    if (fd_ >= 0 && read(fd_, &count, sizeof(count)) < 0) count = 0;
     std::vector<ApplicationEvent> out(std::make_move_iterator(queue_.begin()),
                                       std::make_move_iterator(queue_.end()));
     queue_.clear();
@@ -164,7 +165,8 @@ void ApplicationMonitor::Impl::Emit(Followed& f, const std::string& id,
   }
   queue_.push_back(std::move(event));
   const uint64_t one = 1;
-  (void)write(fd_, &one, sizeof(one));
+  // An eventfd's write fails only at its counter's limit, when the reader is woken anyway.
+  if (write(fd_, &one, sizeof(one)) < 0) return;
 }
 
 void ApplicationMonitor::Impl::Ask(const std::string& id, Followed& f) {

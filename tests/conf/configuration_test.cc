@@ -37,7 +37,7 @@ class TempDir {
     std::string tmpl = absl::StrCat(base && *base ? base : "/tmp", "/tony-conf-test-XXXXXX");
     path_ = mkdtemp(tmpl.data());
   }
-  ~TempDir() { std::system(absl::StrCat("rm -rf '", path_, "'").c_str()); }
+  ~TempDir() { EXPECT_EQ(std::system(absl::StrCat("rm -rf '", path_, "'").c_str()), 0); }
   const std::string& path() const { return path_; }
   std::string Write(const std::string& name, const std::string& content) const {
     std::string p = absl::StrCat(path_, "/", name);

@@ -30,7 +30,9 @@ class PythonEnvTest : public ::testing::Test {
     std::string tmpl = ::testing::TempDir() + "/python_env_test.XXXXXX";
     dir_ = mkdtemp(tmpl.data());
   }
-  void TearDown() override { (void)std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
+  void TearDown() override {
+    EXPECT_EQ(std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()), 0);
+  }
 
   // A venv as venv-pack leaves it: bin/python a symlink to the base interpreter, scripts with
   // relocatable shebangs. `root` is its directory below dir_.
