@@ -204,8 +204,10 @@ struct LocalSubmitterOptions {
   // package's bin directory when the program was linked through find_package(tony), else next
   // to the running program).
   std::string bin_dir;
-  // Parent of the per-job directory holding logs and the resolved spec.
-  // Default: "" ($TMPDIR or /tmp, under "tony-jobs").
+  // Parent of the per-job directories (under "tony-jobs") holding logs, the resolved spec and
+  // the job's secret; the directory of jobs is made 0700 if missing and refused unless it is this
+  // user's alone (owner, no group or other bits). Default: "" ($TMPDIR or /tmp, where the
+  // directory of jobs is "tony-jobs-<uid>").
   std::string work_root;
   // The ApplicationMaster, the executors and the tasks get a minimal environment, never the
   // host's whole one: of the host's variables only PATH (/usr/local/bin:/usr/bin:/bin when

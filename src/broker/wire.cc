@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 
 namespace tony::broker {
 namespace {
@@ -110,10 +111,12 @@ StatusResponse ApplicationStatusToWire(const ApplicationStatus& status) {
   wire.set_id(status.id);
   wire.set_state(static_cast<broker::AppState>(static_cast<int>(status.state)));
   wire.set_tracking_url(status.tracking_url);
-  wire.set_diagnostics(status.diagnostics);
+  // Diagnostics quote tasks' stderr and users' strings: a status that is not UTF-8 could not be
+  // parsed by the client at all.
+  wire.set_diagnostics(ToValidUtf8(status.diagnostics));
   wire.set_log_dir(status.log_dir);
   wire.set_tensorboard_url(status.tensorboard_url);
-  wire.set_pending(status.pending);
+  wire.set_pending(ToValidUtf8(status.pending));
   for (const auto& [name, p] : status.progress) {
     broker::JobTypeProgress* w = wire.add_progress();
     w->set_job_name(name);

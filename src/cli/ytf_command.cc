@@ -16,8 +16,10 @@
 #include "absl/time/clock.h"
 #include "cli/submit_command.h"
 #include "common/file_util.h"
+#include "common/utf8.h"
 #include "http/client.h"
 #include "http/json.h"
+#include "local/local_am.h"
 #include "submit/contract.h"
 #include "submit/yarn_submitter.h"
 
@@ -318,10 +320,33 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::Applicat
   }
 }
 
+}  // namespace
+
+std::string TerminalSafe(absl::string_view text) {
+  std::string out;
+  const std::string valid = ToValidUtf8(text);
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(valid[i]);
+    // C0 controls and DEL; C1 controls (U+0080..U+009F, two bytes C2 80..C2 9F in UTF-8), which
+    // some terminals obey as escape sequences too.
+    if (c < 0x20 || c == 0x7f) {
+      out += '?';
+    } else if (c == 0xC2 && i + 1 < valid.size() &&
+               static_cast<unsigned char>(valid[i + 1]) <= 0x9F) {
+      out += '?';
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+namespace {
+
 // Where the local backend keeps a job (LocalSubmitterOptions::work_root's default).
 std::string LocalJobDir(const std::string& id) {
-  const char* tmp = std::getenv("TMPDIR");
-  return absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tony-jobs/", id);
+  return absl::StrCat(local::DefaultWorkRoot(), "/", id);
 }
 
 }  // namespace
@@ -365,7 +390,7 @@ printed), 2 bad usage, 3 cluster or job not found.
 
 Usage: ytf clean
 
-Removes the staging directories (/user/<you>/.tony/staging/<app>) that nothing else will
+Removes the staging directories (/user/<you>/.tony/staging/<cluster>/<app>) that nothing else will
 remove: those of jobs YARN reports finished whose ApplicationMaster was killed before it could
 clean up, and those of submissions that never reached YARN (their client died while uploading):
 at once when the client that made it ran on this machine and is gone, else once an hour old
@@ -417,7 +442,7 @@ Usage: ytf status APP [--json]     state, tracking URL, per-job progress and dia
        ytf --version               print the version
 
 Local jobs (ytf-submit --local) are followed by the ytf-submit that runs them; their logs are
-in $TMPDIR/tony-jobs/<id>/ (default /tmp).
+in $TMPDIR/tony-jobs-<uid>/<id>/ (default /tmp).
 )",
                       kCommon,
                       "Exit codes: 0 ok, 1 the job failed or was killed (status) or was already "
@@ -496,14 +521,19 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
                         {"name", a.name},
                         {"type", a.type}});
       }
-      out << list.dump(2) << "\n";
+      // Other users' names may be any bytes: invalid UTF-8 becomes U+FFFD instead of an
+      // exception out of the JSON writer.
+      out << list.dump(2, ' ', false, http::Json::error_handler_t::replace) << "\n";
       return kExitOk;
     }
     out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", "APPLICATION", "STATE", "USER", "QUEUE",
                            "NAME");
+    // Users, queues and names are other users' strings: no terminal escape sequence of theirs
+    // reaches this terminal.
     for (const ApplicationSummary& a : *found) {
-      out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", a.id, AppStateName(a.state), a.user,
-                             a.queue, a.name);
+      out << absl::StrFormat("%-32s %-10s %-10s %-12s %s\n", TerminalSafe(a.id),
+                             AppStateName(a.state), TerminalSafe(a.user), TerminalSafe(a.queue),
+                             TerminalSafe(a.name));
     }
     return kExitOk;
   }

@@ -20,6 +20,10 @@ std::string YtfUsage(absl::string_view command = "");
 // killed for `status`, 2 bad usage, 3 the cluster could not be reached or the job not found).
 int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// `text` fit for a terminal: valid UTF-8, every C0/C1 control character and DEL replaced by '?'
+// (other users' application names, queues and user names may carry escape sequences).
+std::string TerminalSafe(absl::string_view text);
+
 }  // namespace tony::cli
 
 #endif  // TONY_CLI_YTF_COMMAND_H_

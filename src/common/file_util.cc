@@ -4,14 +4,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/unique_fd.h"
 
 namespace tony {
@@ -68,7 +71,14 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path, int64_t max
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, int mode) {
   std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  UniqueFd fd(::open(tmp.c_str(), kFlags, mode));
+  if (!fd.valid() && errno == EEXIST) {
+    // Left by an earlier process with this pid that died mid-write (or planted): removed, and
+    // created anew, still exclusively.
+    ::unlink(tmp.c_str());
+    fd.Reset(::open(tmp.c_str(), kFlags, mode));
+  }
   if (!fd.valid()) return Errno("cannot create", tmp);
   absl::Status status = WriteAll(fd.get(), contents, tmp);
   absl::Status closed = fd.Close(tmp);
@@ -95,6 +105,42 @@ absl::Status MakeDirectories(const std::string& path, int mode) {
     return absl::InternalError(absl::StrCat(path, " is not a directory"));
   }
   return absl::OkStatus();
+}
+
+absl::Status MakePrivateDirectory(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Errno("cannot create directory", path);
+  }
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return Errno("cannot stat", path);
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is not a directory (a symlink or a file is in its place)"));
+  }
+  if (st.st_uid != ::geteuid()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " belongs to user ", st.st_uid, ", not to this one (", ::geteuid(),
+                     "): someone else made it first; remove it or use another directory"));
+  }
+  if ((st.st_mode & 077) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s is open to others (mode %o); it must be 0700: chmod 700 %s", path,
+                        st.st_mode & 07777, path));
+  }
+  return absl::OkStatus();
+}
+
+std::string HomeDirectory() {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0') return home;
+  passwd pw;
+  passwd* result = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(::geteuid(), &pw, buf, sizeof(buf), &result) == 0 && result != nullptr &&
+      result->pw_dir != nullptr && *result->pw_dir != '\0') {
+    return result->pw_dir;
+  }
+  return "";
 }
 
 absl::Status CopyFile(const std::string& from, const std::string& to) {

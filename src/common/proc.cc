@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <set>
@@ -49,8 +50,40 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
   return s;
 }
 
-std::vector<pid_t> OwnGroupBelowUs() {
-  std::vector<pid_t> out;
+namespace {
+
+// Every live process of the machine, read once.
+std::vector<ProcStat> AllProcesses() {
+  std::vector<ProcStat> out;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = ::readdir(proc)) {
+    pid_t pid;
+    if (!absl::SimpleAtoi(e->d_name, &pid)) continue;
+    std::optional<ProcStat> s = ReadProcStat(pid);
+    if (s && s->state != 'Z') out.push_back(*s);
+  }
+  ::closedir(proc);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+bool CarriesMarker(pid_t pid, const std::string& marker) {
+  // Only our own user's processes are readable, which are the only ones a task could start.
+  absl::StatusOr<std::string> env = ReadFileToString(absl::StrCat("/proc/", pid, "/environ"));
+  if (!env.ok()) return false;
+  for (absl::string_view var : absl::StrSplit(*env, '\0')) {
+    if (var == marker) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<ProcStat> TaskProcessesBelowUs(const TaskProcessFilter& filter) {
   const pid_t self = ::getpid();
   const pid_t group = ::getpgrp();
   std::set<pid_t> ancestors;
@@ -59,26 +92,53 @@ std::vector<pid_t> OwnGroupBelowUs() {
     if (!s) break;
     p = s->ppid;
   }
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return out;
-  while (dirent* e = ::readdir(proc)) {
-    pid_t pid;
-    if (!absl::SimpleAtoi(e->d_name, &pid) || pid == self || ancestors.count(pid) > 0) continue;
-    std::optional<ProcStat> s = ReadProcStat(pid);
-    if (s && s->pgrp == group && s->state != 'Z') out.push_back(pid);
+  std::vector<ProcStat> all = AllProcesses();
+  // Descendants by the parent links.
+  std::set<pid_t> below = {self};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const ProcStat& s : all) {
+      if (below.count(s.ppid) > 0 && below.insert(s.pid).second) grew = true;
+    }
   }
-  ::closedir(proc);
+  std::vector<ProcStat> out;
+  for (const ProcStat& s : all) {
+    if (s.pid == self || ancestors.count(s.pid) > 0) continue;
+    if (below.count(s.pid) > 0 || (filter.with_group && s.pgrp == group) ||
+        (!filter.env_marker.empty() && CarriesMarker(s.pid, filter.env_marker))) {
+      out.push_back(s);
+    }
+  }
   return out;
 }
 
-int SignalOwnGroupBelowUs(int sig) {
-  std::vector<pid_t> pids = OwnGroupBelowUs();
-  for (pid_t pid : pids) ::kill(pid, sig);
-  return static_cast<int>(pids.size());
+bool SignalIfSame(const ProcStat& process, int sig) {
+  // The raw system calls: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, process.pid, 0));
+  if (pidfd < 0) {
+    // No pidfd (old kernel): the pid, checked once more just before.
+    std::optional<ProcStat> now = ReadProcStat(process.pid);
+    return now && now->start_ticks == process.start_ticks && ::kill(process.pid, sig) == 0;
+  }
+  // The pidfd pins whatever process has the pid now: if its start time is the scanned one, it
+  // is that process, and stays it until the descriptor is closed.
+  std::optional<ProcStat> now = ReadProcStat(process.pid);
+  const bool same = now && now->start_ticks == process.start_ticks;
+  const bool sent = same && ::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) == 0;
+  ::close(pidfd);
+  return sent;
 }
 
-void KillOwnGroupBelowUs(int max_scans) {
-  for (int i = 0; i < max_scans && SignalOwnGroupBelowUs(SIGKILL) > 0; ++i) {
+int SignalTaskProcesses(int sig, const TaskProcessFilter& filter) {
+  int signalled = 0;
+  for (const ProcStat& s : TaskProcessesBelowUs(filter)) {
+    signalled += SignalIfSame(s, sig) ? 1 : 0;
+  }
+  return signalled;
+}
+
+void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans) {
+  for (int i = 0; i < max_scans && SignalTaskProcesses(SIGKILL, filter) > 0; ++i) {
     ::usleep(10 * 1000);  // let the killed ones exit before the next scan
   }
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace tony {
@@ -31,17 +32,32 @@ std::optional<ProcStat> ReadProcStat(pid_t pid);
 // This process's peak resident set (VmHWM of /proc/self/status), kB; 0 if unknown.
 int64_t PeakRssKb();
 
-// Every live (not zombie) process of this process's group except this process and its
-// ancestors: in a YARN container, what the task started (the launch scripts above us share the
-// group and must outlive us to report our exit code).
-std::vector<pid_t> OwnGroupBelowUs();
+// Which processes belong to a task this process started.
+struct TaskProcessFilter {
+  // The task shares this process's group (a YARN container): every process of the group below
+  // us is the task's. Default: false (it leads its own).
+  bool with_group = false;
+  // "NAME=value" this process put into the task's environment: a process carrying it is the
+  // task's even after setsid() and a double fork took it out of the group and the tree.
+  // Default: empty (not looked for).
+  std::string env_marker;
+};
 
-// Sends `sig` to every process OwnGroupBelowUs() finds; returns how many there were.
-int SignalOwnGroupBelowUs(int sig);
+// Every live (not zombie) process a task of this process started: its descendants, and those
+// `filter` names, except this process and its ancestors (in a YARN container the launch scripts
+// above us share the group and must outlive us to report our exit code).
+std::vector<ProcStat> TaskProcessesBelowUs(const TaskProcessFilter& filter);
 
-// SIGKILLs OwnGroupBelowUs() until a scan finds nothing (a process forked after one scan is
-// caught by the next), for at most `max_scans` scans.
-void KillOwnGroupBelowUs(int max_scans = 50);
+// Sends `sig` to `process` only if the pid still names it (same start time), through a pidfd, so
+// that a pid reused between a scan and the signal is never hit. Whether it was sent.
+bool SignalIfSame(const ProcStat& process, int sig);
+
+// Sends `sig` to every process TaskProcessesBelowUs() finds; returns how many were signalled.
+int SignalTaskProcesses(int sig, const TaskProcessFilter& filter);
+
+// SIGKILLs TaskProcessesBelowUs() until a scan finds nothing (a process forked after one scan
+// is caught by the next), for at most `max_scans` scans.
+void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans = 50);
 
 }  // namespace tony
 

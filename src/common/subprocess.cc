@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Spawn(const SubprocessOp
   argv.push_back(nullptr);
 
   auto open_out = [](const std::string& path) {
-    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   };
   int out_fd = options.stdout_fd, err_fd = options.stderr_fd, in_fd = -1;
   int owned[3] = {-1, -1, -1};

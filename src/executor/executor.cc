@@ -22,9 +22,11 @@
 #include <optional>
 #include <thread>
 
+#include "absl/random/random.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -580,14 +582,20 @@ absl::StatusOr<ExecutorConfig> ConfigFromEnvironment(
   if (!c.am_address_dir.empty()) {
     c.namenodes = absl::StrSplit(Get(env, "TONY_NAMENODE_WEB"), ',', absl::SkipEmpty());
     c.hdfs_user = Get(env, "HADOOP_USER_NAME");
+    const bool https = Get(env, "TONY_NAMENODE_SCHEME") == "https";
+    if (https) {
+      c.namenode_hosts = absl::StrSplit(Get(env, "TONY_NAMENODE_HOSTS"), ',', absl::SkipEmpty());
+    }
     if (std::string file = Get(env, broker::kTokenFileEnv); !file.empty()) {
       if (auto creds = ipc::Credentials::ReadFile(file); creds.ok()) {
         if (auto t = creds->FindTokenByKind(ipc::kHdfsDelegationTokenKind)) {
           c.hdfs_delegation = ipc::EncodeTokenUrlString(*t);
         }
+        if (auto ca = creds->FindSecret("tony.ssl.ca"); ca && https) c.namenode_ca_pem = *ca;
       }
     }
-    if (c.namenodes.empty()) c.am_address_dir.clear();  // cannot be read
+    // Over HTTPS without the cluster's CA the NameNode cannot be trusted: nothing is asked.
+    if (c.namenodes.empty() || (https && c.namenode_ca_pem.empty())) c.am_address_dir.clear();
   }
   return c;
 }
@@ -641,6 +649,8 @@ int RunExecutor(const ExecutorConfig& config) {
     lo.namenodes = config.namenodes;
     lo.user = config.hdfs_user;
     lo.delegation = config.hdfs_delegation;
+    lo.tls_ca_pem = config.namenode_ca_pem;
+    lo.tls_hosts = config.namenode_hosts;
     locator = std::make_unique<AmLocator>(std::move(lo));
   }
 
@@ -668,6 +678,14 @@ int RunExecutor(const ExecutorConfig& config) {
         .IgnoreError();
     return kExecutorFailure;
   }
+  // A mark in the task's environment that every process it starts inherits: found again after
+  // setsid() and a double fork took one out of the group and the tree (a task must not outlive
+  // its executor, nor its YARN container).
+  const std::string instance = absl::StrFormat("%016x", absl::Uniform<uint64_t>(absl::BitGen()));
+  (*task_env)[kTaskInstanceEnv] = instance;
+  const TaskProcessFilter task_processes{
+      .with_group = config.share_process_group,
+      .env_marker = absl::StrCat(kTaskInstanceEnv, "=", instance)};
   const std::map<std::string, std::string>& env = *task_env;
 
   // TensorBoard is a sidecar: if it cannot start or dies, it is started again a few times
@@ -679,7 +697,8 @@ int RunExecutor(const ExecutorConfig& config) {
   UniqueFd stderr_file;
   if (!config.log_dir.empty()) {
     std::string err_path = config.log_dir + "/stderr";
-    stderr_file.Reset(::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    stderr_file.Reset(
+        ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644));
     stderr_copy = stderr_file.get();
     if (stderr_copy < 0) {
       TONY_LOG(ERROR) << "cannot open " << err_path << ": " << strerror(errno);
@@ -727,7 +746,7 @@ int RunExecutor(const ExecutorConfig& config) {
     // The task and everything it started (that stayed in its process group).
     auto signal_task = [&](int sig) {
       if (config.share_process_group) {
-        SignalOwnGroupBelowUs(sig);
+        SignalTaskProcesses(sig, task_processes);
       } else {
         (*child)->Signal(sig);
       }
@@ -748,12 +767,10 @@ int RunExecutor(const ExecutorConfig& config) {
 
     const std::optional<int> exit_code =
         Supervise(supervision, **child, signal_task, err_read.get(), &stopping);
-    // Nothing of the task outlives it: stragglers left in its process group go too.
-    if (config.share_process_group) {
-      KillOwnGroupBelowUs();
-    } else {
-      ::kill(-pid, SIGKILL);
-    }
+    // Nothing of the task outlives it: stragglers left in its process group go too, and so do
+    // processes that left it with setsid() (found by the mark in their environment).
+    if (!config.share_process_group) ::kill(-pid, SIGKILL);
+    KillTaskProcesses(task_processes);
     err_read.Reset();
     last_exit = exit_code ? *exit_code : kExecutorFailure;
     if (!restartable || stopping || last_exit == 0 || restarts >= kMaxTensorBoardRestarts) break;

@@ -53,6 +53,10 @@
 
 namespace tony::executor {
 
+// Every process of a task carries this variable, unique per executor run: how the executor
+// finds what left the task's process group and tree (setsid, a double fork) to stop it.
+inline constexpr char kTaskInstanceEnv[] = "TONY_TASK_INSTANCE";
+
 inline constexpr int kExecutorFailure = 125;
 // A TensorBoard task (job type "tensorboard") whose command exits non-zero is started again, on
 // the same port, up to this many times (after 1 s, 2 s, 4 s), each start reported to the AM;
@@ -91,6 +95,10 @@ struct ExecutorConfig {
   std::vector<std::string> namenodes;  // WebHDFS "host:port"
   std::string hdfs_user;               // Default: "" (conf::HadoopUserName())
   std::string hdfs_delegation;         // EncodeTokenUrlString form; Default: "" (user.name)
+  // HTTPS NameNodes: the CA certificates (PEM) and the names their certificates must carry.
+  // Default: empty (plain HTTP).
+  std::string namenode_ca_pem;
+  std::vector<std::string> namenode_hosts;
 };
 
 // Reads the variables above from `env`. InvalidArgument naming the variable when one is missing

@@ -3,6 +3,7 @@
 #include "executor/line_tail.h"
 
 #include "absl/strings/str_join.h"
+#include "common/utf8.h"
 
 namespace tony::executor {
 
@@ -37,7 +38,9 @@ std::string LineTail::Tail() const {
     if (!out.empty()) out += "\n";
     out += partial_;
   }
-  return out;
+  // A task's stderr may hold any bytes, and a cut line may end inside a character: the exit
+  // report's protobuf string field must be UTF-8 or the broker refuses the whole report.
+  return ToValidUtf8(out);
 }
 
 }  // namespace tony::executor

@@ -21,7 +21,8 @@ class LineTail {
       : max_lines_(max_lines), max_line_bytes_(max_line_bytes) {}
 
   void Append(absl::string_view data);
-  // The kept lines joined by '\n', including an unterminated last line.
+  // The kept lines joined by '\n', including an unterminated last line; as valid UTF-8 (every
+  // byte that is not becomes U+FFFD).
   std::string Tail() const;
 
  private:

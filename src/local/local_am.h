@@ -23,6 +23,11 @@ namespace tony::local {
 inline constexpr char kAmPortFile[] = "am.port";
 inline constexpr char kStatusFile[] = "status.pb";
 
+// Where local jobs live by default: $TMPDIR (else /tmp) / "tony-jobs-<uid>", this user's alone
+// (0700, owned by this user: in a shared /tmp another user could otherwise make it first and
+// read or replace a job's secret and spec).
+std::string DefaultWorkRoot();
+
 // Returns the process exit code: 0 succeeded, 1 failed or killed, 3 could not run.
 int RunLocalApplicationMaster(const std::map<std::string, std::string>& env);
 

@@ -1,16 +1,19 @@
 // Copyright libtony authors.
 //
 // The local backend of tony::Submitter (tony/submitter.h): a job directory
-// `<work_root>/tony-jobs/<id>/` with the resolved spec, the secret (0600), the AM's log and one
-// directory per task; tony-am started as a local process (which starts one tony-executor per
-// task); the Application follows the job through the broker's status call.
+// `$TMPDIR/tony-jobs-<uid>/<id>/` (or `<work_root>/tony-jobs/<id>/`) with the resolved spec, the
+// secret (0600), the AM's log and one directory per task; tony-am started as a local process (which
+// starts one tony-executor per task); the Application follows the job through the broker's status
+// call.
 
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -520,16 +523,22 @@ class LocalSubmitter : public Submitter {
           absl::StrCat("tony-am and tony-executor not found in ", bin_dir,
                        "; set LocalSubmitterOptions::bin_dir or TONY_BIN_DIR"));
     }
-    std::string root = options_.work_root;
-    if (root.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      root = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    // The directory of jobs is checked (ours alone) whether it is the default or under a given
+    // root: the jobs' secrets and specs go below it.
+    std::string root = DefaultWorkRoot();
+    if (!options_.work_root.empty()) {
+      if (absl::Status s = MakeDirectories(options_.work_root, 0700); !s.ok()) return s;
+      root = options_.work_root + "/tony-jobs";
     }
+    if (absl::Status s = MakePrivateDirectory(root); !s.ok()) return s;
     absl::BitGen gen;
     const std::string id = absl::StrFormat("local_%d_%04x", absl::ToUnixMillis(absl::Now()),
                                            absl::Uniform<uint32_t>(gen, 0, 0x10000));
-    const std::string job_dir = absl::StrCat(root, "/tony-jobs/", id);
-    if (absl::Status s = MakeDirectories(job_dir, 0700); !s.ok()) return s;
+    const std::string job_dir = absl::StrCat(root, "/", id);
+    if (::mkdir(job_dir.c_str(), 0700) != 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot create the job directory ", job_dir, ": ", std::strerror(errno)));
+    }
 
     absl::StatusOr<std::string> secret = broker::GenerateSecret();
     if (!secret.ok()) return secret.status();
@@ -574,6 +583,12 @@ class LocalSubmitter : public Submitter {
 };
 
 }  // namespace
+
+std::string DefaultWorkRoot() {
+  const char* tmp = std::getenv("TMPDIR");
+  return absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tony-jobs-", ::geteuid());
+}
+
 }  // namespace local
 
 std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options) {

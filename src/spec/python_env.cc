@@ -393,9 +393,9 @@ std::map<Identity, PythonEnvArchive>& Memo() ABSL_EXCLUSIVE_LOCKS_REQUIRED(memo_
 constexpr size_t kMaxRemembered = 32;
 
 std::string InspectionsFile() {
-  const char* home = std::getenv("HOME");
-  return absl::StrCat(home != nullptr && *home != '\0' ? home : "/tmp",
-                      "/.tony/python-env-inspections");
+  // Without a home directory nothing is remembered (never a file in a shared /tmp).
+  const std::string home = HomeDirectory();
+  return home.empty() ? std::string() : absl::StrCat(home, "/.tony/python-env-inspections");
 }
 
 std::string IdentityText(const Identity& id) {
@@ -404,6 +404,7 @@ std::string IdentityText(const Identity& id) {
 }
 
 std::optional<PythonEnvArchive> Remembered(const Identity& id) {
+  if (InspectionsFile().empty()) return std::nullopt;
   absl::StatusOr<std::string> text = ReadRegularFile(InspectionsFile(), 1 << 20);
   if (!text.ok()) return std::nullopt;
   const std::string prefix = IdentityText(id) + " ";
@@ -435,7 +436,7 @@ void Remember(const Identity& id, const PythonEnvArchive& a) {
                    a.root.empty() || a.root.find(' ') != std::string::npos ? "-" : a.root));
   if (lines.size() > kMaxRemembered) lines.erase(lines.begin(), lines.end() - kMaxRemembered);
   const std::string file = InspectionsFile();
-  if (!MakeDirectories(file.substr(0, file.rfind('/')), 0700).ok()) return;
+  if (file.empty() || !MakeDirectories(file.substr(0, file.rfind('/')), 0700).ok()) return;
   (void)WriteFileAtomically(file, absl::StrCat(absl::StrJoin(lines, "\n"), "\n"), 0600);
 }
 

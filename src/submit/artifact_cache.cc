@@ -2,19 +2,30 @@
 
 #include "submit/artifact_cache.h"
 
+#include <fcntl.h>
+#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "common/content_key.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "common/unique_fd.h"
 
 namespace tony::submit {
 namespace {
@@ -27,8 +38,11 @@ std::string DefaultCacheDir(const std::string& user) {
   return absl::StrCat("/user/", user, "/.tony-cache");
 }
 
-ArtifactCache::ArtifactCache(const hdfs::WebHdfsClient* fs, std::string dir)
-    : fs_(fs), dir_(std::move(dir)) {}
+ArtifactCache::ArtifactCache(const hdfs::WebHdfsClient* fs, std::string dir,
+                             std::vector<std::string> trusted_owners)
+    : fs_(fs),
+      dir_(std::move(dir)),
+      trusted_owners_(trusted_owners.begin(), trusted_owners.end()) {}
 
 yarn::LocalResourceVisibility ArtifactCache::VisibilityFor(const hdfs::FileStatus& file) {
   if (!not_public_) {
@@ -66,6 +80,69 @@ yarn::LocalResourceVisibility ArtifactCache::VisibilityFor(const hdfs::FileStatu
   return yarn::LocalResourceVisibility::kApplication;
 }
 
+absl::StatusOr<std::string> FileSha256(const std::string& path) {
+  // Remembered for the process by the file's identity: a multi-GB Python env is hashed once.
+  using Identity = std::tuple<dev_t, ino_t, off_t, int64_t, int64_t>;
+  ABSL_CONST_INIT static absl::Mutex mu(absl::kConstInit);
+  static auto* memo = new std::map<Identity, std::string>();
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st;
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  }
+  const Identity id{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+  {
+    absl::MutexLock lock(&mu);
+    if (auto it = memo->find(id); it != memo->end()) return it->second;
+  }
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> owned(ctx, EVP_MD_CTX_free);
+  if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) {
+    return absl::InternalError("SHA-256 is not available");
+  }
+  std::vector<char> buf(1 << 20);
+  while (true) {
+    const ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return absl::DataLossError(absl::StrCat("reading ", path, ": ", std::strerror(errno)));
+    if (n == 0) break;
+    EVP_DigestUpdate(ctx, buf.data(), static_cast<size_t>(n));
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx, digest, &len);
+  std::string out(reinterpret_cast<char*>(digest), len);
+  absl::MutexLock lock(&mu);
+  (*memo)[id] = out;
+  return out;
+}
+
+absl::Status ArtifactCache::Reusable(const hdfs::FileStatus& cached, const std::string& sha256,
+                                     int64_t size) const {
+  if (cached.length != size) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("has ", cached.length, " bytes instead of ", size));
+  }
+  // Whoever may write the file decides what every job that reuses it runs.
+  if (cached.owner != fs_->options().user && !trusted_owners_.contains(cached.owner)) {
+    return absl::PermissionDeniedError(absl::StrCat("belongs to ", cached.owner, ", not to ",
+                                                    fs_->options().user, " (", kTrustedOwnersKey,
+                                                    " does not name them)"));
+  }
+  if ((cached.permission & 022) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrFormat("is writable by others (mode %04o)", cached.permission & 07777));
+  }
+  TONY_ASSIGN_OR_RETURN(std::optional<std::string> recorded,
+                        fs_->GetXAttr(cached.path, kSha256XAttr));
+  if (!recorded.has_value() || *recorded != sha256) {
+    return absl::DataLossError(recorded.has_value() ? "holds other bytes (its SHA-256 differs)"
+                                                    : "has no SHA-256 recorded at its upload");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<CachedArtifact> ArtifactCache::Put(const std::string& local_path,
                                                   absl::string_view name, absl::string_view ext,
                                                   yarn::LocalResourceType type,
@@ -77,40 +154,31 @@ absl::StatusOr<CachedArtifact> ArtifactCache::Put(const std::string& local_path,
   if (::stat(local_path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrCat("cannot read ", local_path));
   }
+  TONY_ASSIGN_OR_RETURN(const std::string sha256, FileSha256(local_path));
   CachedArtifact out;
   out.path = absl::StrCat(dir_, "/", name, "-", content_key, ext);
   absl::StatusOr<hdfs::FileStatus> cached = fs_->Stat(out.path);
-  if (cached.ok() && cached->length != st.st_size) {
-    // A copy of other bytes under this name (or a torn one from an old version): replace it.
-    TONY_LOG(WARNING) << out.path << " has " << cached->length << " bytes instead of " << st.st_size
-                      << "; uploading it again";
-    (void)fs_->Delete(out.path, false);
-    cached = absl::NotFoundError("replaced");
+  if (cached.ok()) {
+    absl::Status reusable = Reusable(*cached, sha256, st.st_size);
+    if (!reusable.ok() && cached->owner != fs_->options().user) {
+      // Someone else's copy (a shared cache directory): never used, never touched; ours goes
+      // under a name of our own.
+      TONY_LOG(WARNING) << out.path << " " << reusable.message() << "; using a copy of "
+                        << fs_->options().user << "'s own";
+      out.path = absl::StrCat(dir_, "/", name, "-", content_key, "-", fs_->options().user, ext);
+      cached = fs_->Stat(out.path);
+      if (cached.ok()) reusable = Reusable(*cached, sha256, st.st_size);
+    }
+    if (cached.ok() && !reusable.ok()) {
+      // Our own copy of other bytes (a torn upload of an old version): replaced.
+      TONY_LOG(WARNING) << out.path << " " << reusable.message() << "; uploading it again";
+      (void)fs_->Delete(out.path, false);
+      cached = absl::NotFoundError("replaced");
+    }
   }
   if (!cached.ok()) {
     if (!absl::IsNotFound(cached.status())) return cached.status();
-    if (!dir_ready_) {
-      TONY_RETURN_IF_ERROR(fs_->Mkdirs(dir_, 0755));
-      dir_ready_ = true;
-    }
-    // Our own temporary name, then an atomic rename: readers never see a partial file, and of
-    // two clients uploading the same content one rename wins, the other finds it there.
-    const std::string tmp = absl::StrCat(dir_, "/.", name, "-", content_key, ext, ".", ::getpid(),
-                                         "-", absl::Uniform<uint64_t>(absl::BitGen()), ".tmp");
-    hdfs::UploadOptions upload;
-    upload.overwrite = false;
-    upload.permission = 0644;
-    absl::StatusOr<hdfs::FileStatus> put = fs_->Upload(local_path, tmp, upload);
-    if (!put.ok()) {
-      (void)fs_->Delete(tmp, false);
-      return put.status();
-    }
-    absl::StatusOr<bool> renamed = fs_->Rename(tmp, out.path);
-    if (!renamed.ok() || !*renamed) (void)fs_->Delete(tmp, false);
-    if (!renamed.ok()) return renamed.status();
-    out.uploaded = *renamed;
-    cached = fs_->Stat(out.path);
-    if (!cached.ok()) return cached.status();
+    TONY_ASSIGN_OR_RETURN(cached, Upload(local_path, out.path, sha256, &out.uploaded));
   }
   std::string fs = fs_->options().default_fs;
   while (absl::EndsWith(fs, "/")) fs.pop_back();
@@ -120,6 +188,40 @@ absl::StatusOr<CachedArtifact> ArtifactCache::Put(const std::string& local_path,
   out.resource.type = type;
   out.resource.visibility = VisibilityFor(*cached);
   return out;
+}
+
+absl::StatusOr<hdfs::FileStatus> ArtifactCache::Upload(const std::string& local_path,
+                                                       const std::string& path,
+                                                       const std::string& sha256, bool* uploaded) {
+  if (!dir_ready_) {
+    TONY_RETURN_IF_ERROR(fs_->Mkdirs(dir_, 0755));
+    dir_ready_ = true;
+  }
+  // Our own temporary name, then an atomic rename: readers never see a partial file, and of two
+  // clients uploading the same content one rename wins, the other finds it there. The SHA-256
+  // is recorded before the rename, so a file under the final name always has it.
+  const size_t slash = path.rfind('/');
+  const std::string tmp = absl::StrCat(dir_, "/.", path.substr(slash + 1), ".", ::getpid(), "-",
+                                       absl::Uniform<uint64_t>(absl::BitGen()), ".tmp");
+  hdfs::UploadOptions upload;
+  upload.overwrite = false;
+  upload.permission = 0644;
+  absl::StatusOr<hdfs::FileStatus> put = fs_->Upload(local_path, tmp, upload);
+  absl::Status recorded = put.ok() ? fs_->SetXAttr(tmp, kSha256XAttr, sha256) : put.status();
+  if (!recorded.ok()) {
+    (void)fs_->Delete(tmp, false);
+    return recorded;
+  }
+  absl::StatusOr<bool> renamed = fs_->Rename(tmp, path);
+  if (!renamed.ok() || !*renamed) (void)fs_->Delete(tmp, false);
+  if (!renamed.ok()) return renamed.status();
+  *uploaded = *renamed;
+  TONY_ASSIGN_OR_RETURN(hdfs::FileStatus cached, fs_->Stat(path));
+  if (!*renamed) {
+    // Another client's rename won: its copy is used only if it passes the same checks.
+    TONY_RETURN_IF_ERROR(Reusable(cached, sha256, cached.length));
+  }
+  return cached;
 }
 
 }  // namespace tony::submit

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/file_util.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "submit/yarn_submitter.h"
 
@@ -30,10 +31,20 @@ absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
   TONY_RETURN_IF_ERROR(cluster->yarn->GetApplicationReport(*id, deadline).status());
   const std::string dir = LocalAppDir(id->ToString());
   // Only the submitting user has the secret: others see YARN's report without AM progress.
-  return OpenYarnApplication(std::move(cluster), *id,
-                             ReadFileToString(dir + "/secret").value_or(""),
-                             ReadFileToString(dir + "/staging").value_or(""), 0,
-                             ReadFileToString(dir + "/tls.cert").value_or(""));
+  std::string secret = ReadFileToString(dir + "/secret").value_or("");
+  std::string cert = ReadFileToString(dir + "/tls.cert").value_or("");
+  // The secret goes to the AM in clear only when the job was submitted without TLS (Kerberos
+  // clusters always use it; a job of libtony 0.1 without a transport file is taken as TLS
+  // unless the cluster is insecure). Without the certificate a TLS job shows YARN's report only.
+  const std::string transport = ReadFileToString(dir + "/transport").value_or("");
+  const bool plaintext = transport == "plaintext" || (transport.empty() && !cluster->kerberos);
+  if (cert.empty() && !plaintext && !secret.empty()) {
+    TONY_LOG(WARNING) << dir << "/tls.cert is missing: the job's broker speaks TLS, so its "
+                      << "progress is not asked for (YARN's report only)";
+    secret.clear();
+  }
+  return OpenYarnApplication(std::move(cluster), *id, std::move(secret),
+                             ReadFileToString(dir + "/staging").value_or(""), 0, std::move(cert));
 }
 
 absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnCluster& cluster,

@@ -28,12 +28,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/call_deadline.h"
+#include "common/content_key.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/package_location.h"
@@ -549,7 +551,8 @@ class YarnSubmitter : public Submitter {
     }
     const std::string id = app.id.ToString();
     const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");
-    const std::string staging = absl::StrCat(StagingRoot(cluster_->user), "/", id);
+    const std::string staging =
+        absl::StrCat(StagingRoot(cluster_->user, cluster_->cluster_key), "/", id);
     MarkStagingBy(id);
 
     std::string spec_yaml;  // as shipped: in the containers' credentials
@@ -611,6 +614,9 @@ class YarnSubmitter : public Submitter {
     if (MakeDirectories(local_dir, 0700).ok()) {
       (void)WriteFileAtomically(local_dir + "/secret", secret, 0600);
       if (broker_tls_) (void)WriteFileAtomically(local_dir + "/tls.cert", tls.cert_pem, 0600);
+      // Which transport the broker speaks: a missing tls.cert must never mean plaintext for a
+      // TLS job (the secret would go out in clear before the TLS server refused it).
+      (void)WriteFileAtomically(local_dir + "/transport", broker_tls_ ? "tls" : "plaintext", 0600);
       (void)WriteFileAtomically(local_dir + "/staging", staging, 0600);
     }
     TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
@@ -659,7 +665,10 @@ class YarnSubmitter : public Submitter {
     // uploaded once, and each node localizes it once (PUBLIC) where the cluster allows.
     TONY_ASSIGN_OR_RETURN(std::string cache_dir,
                           cluster_->conf.Get(kCacheDirKey, DefaultCacheDir(cluster_->user)));
-    ArtifactCache cache(&fs, cache_dir);
+    std::vector<std::string> trusted = absl::StrSplit(
+        cluster_->conf.Get(kTrustedOwnersKey).value_or(""), ',', absl::SkipWhitespace());
+    for (std::string& owner : trusted) owner = std::string(absl::StripAsciiWhitespace(owner));
+    ArtifactCache cache(&fs, cache_dir, std::move(trusted));
     auto cache_put = [&](const std::string& local, absl::string_view name, absl::string_view ext,
                          const std::string& key,
                          absl::string_view what) -> absl::StatusOr<yarn::LocalResource> {
@@ -748,8 +757,14 @@ class YarnSubmitter : public Submitter {
     am.environment[kEnvSchedulerAddresses] = absl::StrJoin(scheduler_list, ",");
     am.environment[kEnvStagingDir] = staging;
     am.environment[kEnvNameNodes] = absl::StrJoin(cluster_->hdfs->options().namenodes, ",");
+    am.environment[kEnvNameNodeScheme] = cluster_->hdfs->options().scheme;
+    if (const std::string& ca = cluster_->hdfs->options().ca_file; !ca.empty()) {
+      TONY_ASSIGN_OR_RETURN(std::string pem, ReadRegularFile(ca, 1 << 20));
+      am.tokens.AddSecret(kCaCredentialAlias, std::move(pem));
+    }
     am.environment[kEnvDefaultFs] = cluster_->hdfs->options().default_fs;
     am.environment[kEnvUser] = cluster_->user;
+    am.environment[kEnvRpcProtection] = std::string(ipc::ProtectionName(cluster_->min_protection));
     am.environment["HADOOP_USER_NAME"] = cluster_->user;
     am.environment[kEnvLocalResources] = EncodeLocalResources(resources);
     if (const char* debug = std::getenv("TONY_LOG_DEBUG"); debug != nullptr && *debug != '\0') {
@@ -812,30 +827,71 @@ AppState ToAppState(const yarn::ApplicationReport& report) {
   return AppState::kFailed;
 }
 
-std::string StagingRoot(const std::string& user) {
+std::string StagingRoot(const std::string& user, const std::string& cluster_key) {
+  return absl::StrCat(LegacyStagingRoot(user), "/", cluster_key);
+}
+
+std::string LegacyStagingRoot(const std::string& user) {
   return absl::StrCat("/user/", user, "/.tony/staging");
 }
+
+std::string ClusterKey(const conf::Configuration& conf) {
+  // HA clusters name themselves; otherwise the RM addresses do (a shared HDFS serves clusters
+  // whose RMs differ).
+  std::string key = conf.Get("yarn.resourcemanager.cluster-id").value_or("");
+  if (key.empty()) {
+    std::vector<std::string> rms;
+    if (absl::StatusOr<std::vector<conf::HostPort>> a = conf::RmAddresses(conf); a.ok()) {
+      for (const conf::HostPort& hp : *a) rms.push_back(hp.ToString());
+    }
+    std::sort(rms.begin(), rms.end());
+    ContentHasher h;
+    const std::string joined = absl::StrJoin(rms, ",");
+    h.Update(joined.data(), joined.size());
+    return absl::StrCat("rm-", h.Finish());
+  }
+  for (char& c : key) {
+    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.') c = '_';
+  }
+  return key;
+}
+
+namespace {
+
+// This machine, as a staging marker names it: boot id (a reboot makes every pid new) and host.
+std::string MachineIdentity() {
+  std::string boot = ReadFileToString("/proc/sys/kernel/random/boot_id").value_or("unknown");
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(absl::StripAsciiWhitespace(boot), " ", host);
+}
+
+}  // namespace
 
 void MarkStagingBy(const std::string& app_id) {
   const std::string dir = LocalAppDir(app_id);
   std::optional<ProcStat> self = ReadProcStat(::getpid());
   if (!self || !MakeDirectories(dir, 0700).ok()) return;
-  (void)WriteFileAtomically(dir + "/submitter", absl::StrCat(self->pid, " ", self->start_ticks),
+  (void)WriteFileAtomically(dir + "/submitter",
+                            absl::StrCat(self->pid, " ", self->start_ticks, " ", MachineIdentity()),
                             0600);
 }
 
 namespace {
 
-// Whether this machine's process that staged `app_id` is known to be gone. False when there is
-// no marker (staged elsewhere) or the process still runs.
+// Whether the process that staged `app_id` on this very machine (boot id and host name match:
+// a home directory shared by NFS shows other hosts' markers) is known to be gone. False when
+// there is no marker, it names another machine, or the process still runs.
 bool StagingClientGone(const std::string& app_id) {
   absl::StatusOr<std::string> marker = ReadFileToString(LocalAppDir(app_id) + "/submitter");
   if (!marker.ok()) return false;
-  std::vector<std::string> parts = absl::StrSplit(*marker, ' ', absl::SkipEmpty());
+  std::vector<std::string> parts =
+      absl::StrSplit(absl::StripAsciiWhitespace(*marker), ' ', absl::SkipEmpty());
   pid_t pid = 0;
   uint64_t start = 0;
-  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &pid) ||
-      !absl::SimpleAtoi(absl::StripAsciiWhitespace(parts[1]), &start)) {
+  if (parts.size() != 4 || !absl::SimpleAtoi(parts[0], &pid) ||
+      !absl::SimpleAtoi(parts[1], &start) ||
+      absl::StrCat(parts[2], " ", parts[3]) != MachineIdentity()) {
     return false;
   }
   std::optional<ProcStat> now = ReadProcStat(pid);
@@ -852,7 +908,9 @@ absl::StatusOr<StagingSweepResult> SweepStaging(const YarnCluster& cluster,
     TONY_ASSIGN_OR_RETURN(orphan_age,
                           cluster.conf.GetDuration("tony.staging.orphan-age", orphan_age));
   }
-  const std::string root = StagingRoot(cluster.user);
+  // Only this cluster's staging: another YARN cluster on the same HDFS has its own directory,
+  // whose applications this RM would call unknown.
+  const std::string root = StagingRoot(cluster.user, cluster.cluster_key);
   absl::StatusOr<std::vector<hdfs::FileStatus>> entries = cluster.hdfs->List(root);
   if (!entries.ok()) {
     if (absl::IsNotFound(entries.status())) return result;
@@ -892,8 +950,9 @@ absl::StatusOr<StagingSweepResult> SweepStaging(const YarnCluster& cluster,
 }
 
 std::string LocalAppDir(const std::string& app_id) {
-  const char* home = std::getenv("HOME");
-  return absl::StrCat(home != nullptr && *home != '\0' ? home : "/tmp", "/.tony/apps/", app_id);
+  // Without a home directory: a path that cannot exist, so nothing lands in a shared /tmp.
+  const std::string home = HomeDirectory();
+  return absl::StrCat(home.empty() ? "/nonexistent-home" : home, "/.tony/apps/", app_id);
 }
 
 absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& options) {
@@ -910,6 +969,10 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
   TONY_RETURN_IF_ERROR(KerberosLogin(options, &cluster));
   yarn_options.user = cluster.user;
   if (cluster.kerberos) yarn_options.kerberos_server_principal = cluster.rm_principal;
+  cluster.cluster_key = ClusterKey(cluster.conf);
+  TONY_ASSIGN_OR_RETURN(cluster.min_protection,
+                        ipc::MinProtection(cluster.conf.Get("hadoop.rpc.protection").value_or("")));
+  yarn_options.min_protection = cluster.min_protection;
   yarn_options.connect_timeout = absl::Seconds(10);
   yarn_options.call_timeout = absl::Seconds(30);
   TONY_ASSIGN_OR_RETURN(cluster.yarn, yarn::NewYarnClient(yarn_options));

@@ -30,6 +30,11 @@ struct YarnCluster {
   bool kerberos = false;
   std::string principal;
   std::string rm_principal;
+  // The weakest of hadoop.rpc.protection's levels: what every RPC connection, the client's and
+  // (passed on) the AM's, accepts at least.
+  ipc::Protection min_protection = ipc::Protection::kAuthentication;
+  // ClusterKey(conf): this cluster's staging directory under the user's.
+  std::string cluster_key;
   std::unique_ptr<yarn::YarnClient> yarn;
   std::unique_ptr<hdfs::WebHdfsClient> hdfs;
 };
@@ -42,8 +47,15 @@ AppState ToAppState(const yarn::ApplicationReport& report);
 // can ask the AM for progress later): ~/.tony/apps/<application id>/ (0700).
 std::string LocalAppDir(const std::string& app_id);
 
-// The staging area of `user`'s jobs in HDFS, and the directory of one application's files.
-std::string StagingRoot(const std::string& user);
+// The staging area of `user`'s jobs on one YARN cluster in HDFS:
+// /user/<user>/.tony/staging/<cluster key>. Several YARN clusters may share one HDFS: each sweeps
+// only its own (staging directories of libtony 0.1 sit directly in the legacy root and are left
+// alone by sweeps).
+std::string StagingRoot(const std::string& user, const std::string& cluster_key);
+std::string LegacyStagingRoot(const std::string& user);
+// A YARN cluster's name in paths: yarn.resourcemanager.cluster-id when set (HA clusters), else
+// "rm-" and a hash of its ResourceManager addresses.
+std::string ClusterKey(const conf::Configuration& conf);
 
 // Removes staging directories that nothing will remove any more: those of applications the
 // ResourceManager reports finished (their AM was killed before it could clean up), and those of
@@ -65,8 +77,9 @@ struct StagingSweepResult {
 absl::StatusOr<StagingSweepResult> SweepStaging(const YarnCluster& cluster,
                                                 const StagingSweepOptions& options);
 
-// Marks `app_id` as being staged by this process (LocalAppDir()/submitter: pid and start time),
-// so that a sweep on this machine knows once the process is gone.
+// Marks `app_id` as being staged by this process (LocalAppDir()/submitter: pid, start time, boot
+// id and host name), so that a sweep on this machine knows once the process is gone (and a sweep
+// on another host sharing the home directory knows it cannot tell).
 void MarkStagingBy(const std::string& app_id);
 
 // An Application for a job already on the cluster (e.g. `ytf status APP`). `secret` may be empty,

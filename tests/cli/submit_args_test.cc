@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "cli/log_sink.h"
 #include "cli/submit_command.h"
 #include "cli/ytf_command.h"
@@ -340,7 +341,7 @@ TEST(YtfCommandTest, OptionsTakeEqualsAndBelongToTheirCommands) {
   YtfRun r = Ytf({"logs", "--task=worker:1", "--file=stderr", "-f", "local_1_ab"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("local_1_ab is a local job"));
-  EXPECT_THAT(r.err, HasSubstr("tony-jobs/local_1_ab/"));
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat("tony-jobs-", ::geteuid(), "/local_1_ab/")));
   EXPECT_THAT(Ytf({"status", "--json=1", "application_1_1"}).err, HasSubstr("takes no value"));
   YtfRun wrong = Ytf({"kill", "--all", "application_1_1"});
   EXPECT_EQ(wrong.code, 2);
@@ -407,6 +408,16 @@ TEST(SubmitArgsTest, TaskScopeOnMultiWorkerMirroredWorkersWarnsButIsAccepted) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_THAT(lines[0], HasSubstr("jobs.worker.restart.scope: task on a TensorFlow job without "
                                   "ps (MultiWorkerMirroredStrategy?)"));
+}
+
+TEST(TerminalSafeTest, OtherUsersStringsCannotDriveTheTerminal) {
+  // A job name that would clear the screen and retitle the window; C1's CSI; invalid UTF-8.
+  EXPECT_EQ(TerminalSafe("job\x1b[2J\x1b]0;pwned\x07"), "job?[2J?]0;pwned?");
+  EXPECT_EQ(TerminalSafe("a\xC2\x9B"
+                         "31mb"),
+            "a?31mb");
+  EXPECT_EQ(TerminalSafe("caf\xC3\xA9 \xFF"), "caf\xC3\xA9 \xEF\xBF\xBD");
+  EXPECT_EQ(TerminalSafe("plain name"), "plain name");
 }
 
 }  // namespace

@@ -235,6 +235,31 @@ TEST_F(ExecutorTest, ContainerKilledLikeTheNodeManagerDoesLeavesNoTaskProcess) {
   for (int pid : left) ::kill(pid, SIGKILL);
 }
 
+TEST_F(ExecutorTest, ATaskProcessThatLeftWithSetsidDoesNotOutliveTheTask) {
+  // A daemonising task: its child leaves the process group and the tree (setsid, orphaned when
+  // the shell exits). Found by the executor's mark in its environment, in a YARN container and
+  // locally alike.
+  for (const bool container : {true, false}) {
+    SCOPED_TRACE(container ? "in a YARN container" : "locally");
+    StartBroker({{"worker", 1}});
+    WriteSpec("  worker: {instances: 1}\n",
+              "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo ready >&2; exit 0");
+    std::map<std::string, std::string> extra;
+    if (container) extra["CONTAINER_ID"] = "container_1_0001_01_000004";
+    auto worker = StartExecutor("worker", 0, kSecret, extra);
+    ASSERT_TRUE(worker);
+    auto code = worker->Wait(absl::Seconds(30));
+    ASSERT_TRUE(code.ok()) << Read("executor.log");
+    EXPECT_EQ(*code, 0);
+    const std::string marker = dir_ + "/logs";  // in every task process's environment
+    std::vector<int> left;
+    testing::WaitUntil([&] { return (left = ProcessesWith(marker)).empty(); }, absl::Seconds(5));
+    EXPECT_TRUE(left.empty()) << left.size() << " task processes outlived the task";
+    for (int pid : left) ::kill(pid, SIGKILL);
+    broker_.reset();
+  }
+}
+
 TEST_F(ExecutorTest, WithoutItsApplicationMasterTheExecutorStopsItsTaskAndExits) {
   StartBroker({{"worker", 1}});
   WriteSpec("  worker: {instances: 1}\n",

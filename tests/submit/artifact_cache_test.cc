@@ -2,18 +2,22 @@
 
 #include "submit/artifact_cache.h"
 
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "common/file_util.h"
 #include "gmock/gmock.h"
@@ -45,28 +49,35 @@ std::string Decode(const std::string& s) {
 }
 
 // An in-memory NameNode and DataNode on loopback: a tree of directories and files with modes,
-// enough of WebHDFS for the cache (GETFILESTATUS, MKDIRS, two-step CREATE, RENAME, DELETE).
+// owners and extended attributes, enough of WebHDFS for the cache (GETFILESTATUS, MKDIRS,
+// two-step CREATE, RENAME, DELETE, SETXATTR, GETXATTRS). Requests act as user "u".
 class InMemoryHdfs {
  public:
   InMemoryHdfs()
       : datanode_([this](const Request& r) { return DataNode(r); }),
         namenode_([this](const Request& r) { return NameNode(r); }) {
-    for (const char* dir : {"/", "/user", "/user/u"}) nodes_[dir] = {true, 0755, "", 1};
+    for (const char* dir : {"/", "/user", "/user/u"}) nodes_[dir] = {true, 0755, "", 1, "u", {}};
   }
 
   std::string namenode() const { return absl::StrCat("127.0.0.1:", namenode_.port()); }
 
   void MakeDir(const std::string& path, int mode) {
     absl::MutexLock lock(&mu_);
-    nodes_[path] = {true, mode, "", ++clock_};
+    nodes_[path] = {true, mode, "", ++clock_, "u", {}};
   }
   void SetMode(const std::string& path, int mode) {
     absl::MutexLock lock(&mu_);
     nodes_.at(path).mode = mode;
   }
-  void PutFile(const std::string& path, const std::string& data) {
+  // A file as another client left it: `owner`'s, with the SHA-256 of `recorded_for` (of `data`
+  // itself by default; "" for none) recorded as the cache does.
+  void PutFile(const std::string& path, const std::string& data, const std::string& owner = "u",
+               std::optional<std::string> recorded_for = std::nullopt) {
     absl::MutexLock lock(&mu_);
-    nodes_[path] = {false, 0644, data, ++clock_};
+    Node n{false, 0644, data, ++clock_, owner, {}};
+    const std::string hashed = recorded_for.value_or(data);
+    if (!hashed.empty()) n.xattrs[kSha256XAttr] = Sha256(hashed);
+    nodes_[path] = std::move(n);
   }
   std::optional<std::string> Data(const std::string& path) {
     absl::MutexLock lock(&mu_);
@@ -96,7 +107,16 @@ class InMemoryHdfs {
     int mode = 0;
     std::string data;
     int64_t mtime = 0;
+    std::string owner = "u";
+    std::map<std::string, std::string> xattrs;
   };
+
+  static std::string Sha256(const std::string& data) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
+    return std::string(reinterpret_cast<char*>(out), len);
+  }
 
   static Reply Json(std::string body) {
     Reply r;
@@ -130,12 +150,38 @@ class InMemoryHdfs {
       if (it == nodes_.end()) return Remote(404, "FileNotFoundException", "no " + path);
       const Node& n = it->second;
       return Json(absl::StrFormat(
-          R"({"FileStatus":{"length":%d,"modificationTime":%d,"pathSuffix":"","permission":"%o","type":"%s"}})",
-          n.data.size(), n.mtime, n.mode, n.dir ? "DIRECTORY" : "FILE"));
+          R"({"FileStatus":{"length":%d,"modificationTime":%d,"pathSuffix":"","permission":"%o","type":"%s","owner":"%s"}})",
+          n.data.size(), n.mtime, n.mode, n.dir ? "DIRECTORY" : "FILE", n.owner));
+    }
+    if (op == "SETXATTR") {
+      auto it = nodes_.find(path);
+      if (it == nodes_.end()) return Remote(404, "FileNotFoundException", "no " + path);
+      if (it->second.owner != "u") return Remote(403, "AccessControlException", "not the owner");
+      const std::string param = r.Param("xattr.value").value_or("");
+      absl::string_view value = param;
+      if (!absl::ConsumePrefix(&value, "0x")) return Remote(400, "IllegalArgumentException", "hex");
+      const std::string name = Decode(r.Param("xattr.name").value_or(""));
+      const bool exists = it->second.xattrs.count(name) > 0;
+      if (r.Param("flag") == "CREATE" && exists) {
+        return Remote(400, "IOException", "XAttr: " + name + " already exists");
+      }
+      it->second.xattrs[name] = absl::HexStringToBytes(value);
+      return Json("");
+    }
+    if (op == "GETXATTRS") {
+      auto it = nodes_.find(path);
+      if (it == nodes_.end()) return Remote(404, "FileNotFoundException", "no " + path);
+      const std::string name = Decode(r.Param("xattr.name").value_or(""));
+      auto x = it->second.xattrs.find(name);
+      if (x == it->second.xattrs.end()) {
+        return Remote(403, "IOException", "At least one of the attributes provided was not found.");
+      }
+      return Json(absl::StrCat(R"({"XAttrs":[{"name":")", name, R"(","value":"0x)",
+                               absl::BytesToHexString(x->second), R"("}]})"));
     }
     if (op == "MKDIRS") {
       for (std::string p = path; p != "/" && !nodes_.count(p); p = Parent(p)) {
-        nodes_[p] = {true, ModeParam(r, 0755), "", ++clock_};
+        nodes_[p] = {true, ModeParam(r, 0755), "", ++clock_, "u", {}};
       }
       return Json(R"({"boolean":true})");
     }
@@ -166,7 +212,7 @@ class InMemoryHdfs {
     }
     if (!nodes_.count(Parent(path))) return Remote(404, "FileNotFoundException", "no parent");
     ++creates_;
-    nodes_[path] = {false, ModeParam(r, 0644), r.body, ++clock_};
+    nodes_[path] = {false, ModeParam(r, 0644), r.body, ++clock_, "u", {}};
     Reply reply;
     reply.status = 201;
     return reply;
@@ -265,7 +311,7 @@ TEST_F(ArtifactCacheTest, AFileNotReadableByOthersMeansApplicationVisibility) {
 
 TEST_F(ArtifactCacheTest, ACopyOfAnotherSizeIsReplaced) {
   hdfs_.MakeDir(dir_, 0755);
-  hdfs_.PutFile(dir_ + "/tony-k1.tar.gz", "torn");
+  hdfs_.PutFile(dir_ + "/tony-k1.tar.gz", "torn", "u", "");
   ArtifactCache cache(fs_.get(), dir_);
   absl::StatusOr<CachedArtifact> a = Put(cache);
   ASSERT_TRUE(a.ok()) << a.status();
@@ -286,6 +332,64 @@ TEST_F(ArtifactCacheTest, ALostRenameRaceUsesTheWinnersCopyAndLeavesNoTemporary)
   EXPECT_EQ(a->path, path);
   EXPECT_EQ(a->resource.size, 13);
   EXPECT_THAT(hdfs_.Under(dir_), ::testing::ElementsAre(path));
+}
+
+TEST_F(ArtifactCacheTest, AnotherUsersCopyIsNeverUsedNorTouched) {
+  // A shared cache directory: mallory left a file of the right name and size, even with a
+  // SHA-256 attribute -- of her bytes. This user's own copy goes beside it.
+  const std::string planted = dir_ + "/tony-k1.tar.gz";
+  hdfs_.MakeDir(dir_, 0777);
+  hdfs_.PutFile(planted, "evil bytes!!!", "mallory");
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(cache);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->path, dir_ + "/tony-k1-u.tar.gz");
+  EXPECT_TRUE(a->uploaded);
+  EXPECT_EQ(hdfs_.Data(a->path), "runtime bytes");
+  EXPECT_EQ(hdfs_.Data(planted), "evil bytes!!!");  // not deleted: not ours
+  // Even with the right bytes, her copy is not used unless she is trusted.
+  hdfs_.PutFile(planted, "runtime bytes", "mallory");
+  ArtifactCache again(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> b = Put(again);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->path, dir_ + "/tony-k1-u.tar.gz");
+  EXPECT_FALSE(b->uploaded);
+}
+
+TEST_F(ArtifactCacheTest, ATrustedOwnersCopyIsUsed) {
+  const std::string path = dir_ + "/tony-k1.tar.gz";
+  hdfs_.MakeDir(dir_, 0755);
+  hdfs_.PutFile(path, "runtime bytes", "platform");
+  ArtifactCache cache(fs_.get(), dir_, {"platform"});
+  absl::StatusOr<CachedArtifact> a = Put(cache);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->path, path);
+  EXPECT_FALSE(a->uploaded);
+  EXPECT_EQ(hdfs_.creates(), 0);
+}
+
+TEST_F(ArtifactCacheTest, OurCopyWithoutTheRightSha256OrWritableByOthersIsReplaced) {
+  const std::string path = dir_ + "/tony-k1.tar.gz";
+  hdfs_.MakeDir(dir_, 0755);
+  // Same size, other bytes (a torn copy of 0.1, or one changed since): no attribute...
+  hdfs_.PutFile(path, "RUNTIME BYTES", "u", "");
+  ArtifactCache cache(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> a = Put(cache);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(a->uploaded);
+  EXPECT_EQ(hdfs_.Data(path), "runtime bytes");
+  // ... a wrong one ...
+  hdfs_.PutFile(path, "RUNTIME BYTES", "u", "something else");
+  ArtifactCache second(fs_.get(), dir_);
+  ASSERT_TRUE(Put(second).ok());
+  EXPECT_EQ(hdfs_.Data(path), "runtime bytes");
+  // ... or the right bytes but writable by anyone.
+  hdfs_.SetMode(path, 0666);
+  ArtifactCache third(fs_.get(), dir_);
+  absl::StatusOr<CachedArtifact> c = Put(third);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->uploaded);
+  EXPECT_EQ(hdfs_.creates(), 3);
 }
 
 TEST_F(ArtifactCacheTest, AMissingLocalFileIsNotFound) {

@@ -32,6 +32,7 @@
 #include "http/client.h"
 #include "http/json.h"
 #include "ipc/credentials.h"
+#include "submit/yarn_submitter.h"
 #include "tests/harness/hadoop_cluster.h"
 #include "yarn/yarn_client.h"
 
@@ -221,8 +222,13 @@ http::Json HdfsStatus(const std::string& path) {
   return j.ok() && j->contains("FileStatus") ? (*j)["FileStatus"] : http::Json();
 }
 
+std::string StagingRootOfTheCluster() {
+  const harness::HadoopCluster& c = harness::HadoopCluster::Get();
+  return submit::StagingRoot(c.user(), submit::ClusterKey(c.conf()));
+}
+
 std::string StagingDir(const std::string& app_id) {
-  return absl::StrCat("/user/", harness::HadoopCluster::Get().user(), "/.tony/staging/", app_id);
+  return absl::StrCat(StagingRootOfTheCluster(), "/", app_id);
 }
 
 bool WaitGoneFromHdfs(const std::string& path, absl::Duration timeout) {

@@ -75,6 +75,9 @@ http::Json HdfsStatus(const std::string& path);
 
 std::string StagingDir(const std::string& app_id);
 
+// The test cluster's staging directory of the test user (one per YARN cluster).
+std::string StagingRootOfTheCluster();
+
 // Waits (at most `timeout`) until `path` is gone from HDFS.
 bool WaitGoneFromHdfs(const std::string& path, absl::Duration timeout);
 

@@ -183,8 +183,7 @@ TEST(YarnJobSecurityTest, ASubmitterKilledMidUploadLeavesNoStagingBehind) {
   auto p = Subprocess::Spawn(options);
   ASSERT_TRUE(p.ok()) << p.status();
   // Its staging directory appears as soon as the upload starts.
-  const std::string root =
-      absl::StrCat("/user/", harness::HadoopCluster::Get().user(), "/.tony/staging");
+  const std::string root = StagingRootOfTheCluster();
   std::string orphan;
   http::Client http;
   // Polled every 20 ms: the upload must still be going when the client is killed.
