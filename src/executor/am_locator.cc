@@ -228,7 +228,9 @@ absl::StatusOr<std::string> HttpResponseBody(absl::string_view raw) {
   absl::string_view body = raw.substr(end + 4);
   absl::string_view status_line = head.substr(0, head.find("\r\n"));
   if (status_line.size() < 12 || status_line.substr(9, 3) != "200") {
-    return absl::FailedPreconditionError(absl::StrCat("HTTP ", status_line.substr(9)));
+    // A status line shorter than "HTTP/1.1 " threw out_of_range here (found by fuzzing).
+    return absl::FailedPreconditionError(
+        absl::StrCat("HTTP ", status_line.size() > 9 ? status_line.substr(9) : status_line));
   }
   std::string lower = absl::AsciiStrToLower(head);
   if (!absl::StrContains(lower, "\r\ntransfer-encoding: chunked")) return std::string(body);

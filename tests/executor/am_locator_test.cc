@@ -102,6 +102,9 @@ TEST(AmLocatorTest, ReadsChunkedAndPlainBodies) {
   EXPECT_FALSE(
       HttpResponseBody("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n9\r\nab").ok());
   EXPECT_FALSE(HttpResponseBody("garbage").ok());
+  // A status line too short to hold a status code (found by fuzzing: an out_of_range throw).
+  EXPECT_EQ(HttpResponseBody("HTTP/1.K\r\n\r\n").status().code(),
+            absl::StatusCode::kFailedPrecondition);
   // A chunk size near 2^64 wrapped `size + 2` and read far past the buffer (an abort).
   EXPECT_EQ(HttpResponseBody("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                              "ffffffffffffffff\r\nab\r\n0\r\n\r\n")
