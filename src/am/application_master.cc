@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
 #include "common/tcp_connect.h"
@@ -79,7 +80,7 @@ std::string LastLines(const std::string& text, size_t n) {
 }
 
 // `tail` is the task's stderr, or (`from_container`) what the backend said of its container.
-std::string WithTail(std::string message, const std::string& tail, bool from_container) {
+std::string AppendTail(std::string message, const std::string& tail, bool from_container) {
   if (from_container) absl::StrAppend(&message, " (its container ended without an exit report)");
   std::string last = LastLines(tail, 20);
   if (!last.empty()) {
@@ -342,6 +343,13 @@ ApplicationStatus ApplicationMaster::StatusForBroker() {
   return s;
 }
 
+std::string ApplicationMaster::WithTail(std::string message, const std::string& tail,
+                                        bool from_container) {
+  // The status page, which YARN's proxy shows, quotes no stderr.
+  if (std::string last = LastLines(tail, 20); !last.empty()) tails_.insert(last);
+  return AppendTail(std::move(message), tail, from_container);
+}
+
 std::string ApplicationMaster::RenderStatusPage() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> lines;
@@ -358,7 +366,12 @@ std::string ApplicationMaster::RenderStatusPage() const {
         absl::StrCat(absl::StrFormat("%-16s %-28s ", id, t.address.empty() ? "-" : t.address),
                      state, t.restarts > 0 ? absl::StrCat(" (restarts: ", t.restarts, ")") : ""));
   }
-  return am::RenderStatusPage(StatusLocked(), lines);
+  ApplicationStatus status = StatusLocked();
+  for (const std::string& tail : tails_) {
+    status.diagnostics =
+        absl::StrReplaceAll(status.diagnostics, {{tail, "(in the task's stderr log)"}});
+  }
+  return am::RenderStatusPage(status, lines);
 }
 
 std::string ApplicationMaster::PendingLocked() const {
@@ -515,6 +528,8 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
     StatusPageOptions page;
     page.listen_host =
         options_.broker_listen_address.substr(0, options_.broker_listen_address.rfind(':'));
+    page.allowed_peers = options_.status_page_allowed_peers;
+    page.redirect_url = options_.status_page_redirect_url;
     status_page_ = std::make_unique<StatusPage>(page, [this] { return RenderStatusPage(); });
     if (absl::Status s = status_page_->Start(); s.ok()) {
       if (tracking_url->empty()) {

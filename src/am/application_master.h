@@ -43,6 +43,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,6 +77,11 @@ struct ApplicationMasterOptions {
   std::string tracking_url;
   // Serve the status page (am/status_page.h) on a port the system picks. Default: true.
   bool serve_status_page = true;
+  // The only peers (IP addresses: YARN's web proxy) the status page answers, and where it sends
+  // anyone else (the proxy's URL for the application). Default: empty (anyone; a local job's page
+  // listens on loopback only).
+  std::vector<std::string> status_page_allowed_peers;
+  std::string status_page_redirect_url;
   std::string log_dir;  // where task logs are, for the status. Default: "" (unknown)
   // A registered task silent for this long fails the job. Default: 1 minute.
   absl::Duration heartbeat_timeout = absl::Minutes(1);
@@ -196,6 +202,9 @@ class ApplicationMaster {
   void CheckSuccess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records (or updates) the one warning line of a sidecar task.
   void SidecarWarning(const TaskState& t, std::string warning) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `message` with the last lines of `tail`, which the status page leaves out.
+  std::string WithTail(std::string message, const std::string& tail, bool from_container)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Decides the outcome (first decision wins); Run()'s loop then stops every task.
   void Finish(AppState state, const std::string& diagnostics) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllContainersDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -263,6 +272,8 @@ class ApplicationMaster {
   std::string diagnostics_ ABSL_GUARDED_BY(mu_);
   // What went wrong without failing the job (a TensorBoard sidecar that died), in diagnostics.
   std::vector<std::string> warnings_ ABSL_GUARDED_BY(mu_);
+  // Every stderr tail the diagnostics quote (WithTail), which the status page leaves out.
+  std::set<std::string> tails_ ABSL_GUARDED_BY(mu_);
   // Sidecars that ended before registering: the broker stops waiting for them (Run()'s loop
   // tells it, outside the lock).
   std::vector<std::pair<std::string, int>> to_excuse_ ABSL_GUARDED_BY(mu_);

@@ -10,9 +10,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/egress.h"
 #include "common/logging.h"
 
 namespace tony::am {
@@ -127,13 +131,30 @@ absl::Status StatusPage::Start() {
   ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
   thread_ = std::thread([this] { Serve(); });
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    workers_.emplace_back([this] { Work(); });
+  }
   return absl::OkStatus();
 }
 
 void StatusPage::Stop() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
+  for (std::thread& w : workers_) w.join();
+  workers_.clear();
   listen_fd_.Reset();
+  absl::MutexLock lock(&mu_);
+  pending_.clear();
+}
+
+bool PeerAllowed(absl::string_view peer, const std::vector<std::string>& allowed) {
+  if (allowed.empty()) return true;
+  absl::string_view ip = peer;
+  absl::ConsumePrefix(&ip, "::ffff:");  // an IPv4 peer on a dual-stack socket
+  for (const std::string& a : allowed) {
+    if (a == ip || a == peer) return true;
+  }
+  return false;
 }
 
 void StatusPage::Serve() {
@@ -141,9 +162,54 @@ void StatusPage::Serve() {
     // Wakes up now and then to notice Stop().
     pollfd pfd{listen_fd_.get(), POLLIN, 0};
     if (::poll(&pfd, 1, 200) <= 0) continue;
-    UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-    if (fd.valid()) Answer(fd.get());
+    sockaddr_storage peer{};
+    socklen_t len = sizeof(peer);
+    UniqueFd fd(::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&peer), &len,
+                          SOCK_CLOEXEC | SOCK_NONBLOCK));
+    if (!fd.valid()) continue;
+    if (!PeerAllowed(SockaddrToString(reinterpret_cast<sockaddr*>(&peer)),
+                     options_.allowed_peers)) {
+      Refuse(fd.get());
+      continue;
+    }
+    absl::MutexLock lock(&mu_);
+    if (static_cast<int>(pending_.size()) >= options_.max_pending) {
+      shed_.fetch_add(1);  // closed: the client sees the connection end and may try again
+      continue;
+    }
+    pending_.push_back(std::move(fd));
   }
+}
+
+void StatusPage::Work() {
+  while (true) {
+    UniqueFd fd;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !pending_.empty() || stop_.load();
+      };
+      // Stop() sets stop_ without the lock: look again now and then.
+      mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(200));
+      if (stop_.load()) return;
+      if (pending_.empty()) continue;
+      fd = std::move(pending_.front());
+      pending_.pop_front();
+    }
+    Answer(fd.get());
+  }
+}
+
+// A peer other than YARN's proxy: sent to the proxy (as Hadoop's AmIpFilter does), without
+// reading its request, or refused.
+void StatusPage::Refuse(int fd) {
+  refused_.fetch_add(1);
+  const std::string answer =
+      options_.redirect_url.empty()
+          ? std::string("HTTP/1.0 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+          : absl::StrCat("HTTP/1.0 307 Temporary Redirect\r\nLocation: ", options_.redirect_url,
+                         "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  SendAll(fd, answer, absl::Now() + absl::Milliseconds(100));
 }
 
 HttpRequestVerdict ClassifyHttpRequest(absl::string_view received) {

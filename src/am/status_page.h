@@ -4,25 +4,31 @@
 // with a page rendered on demand (the job's state, progress per job type, where each task runs,
 // the TensorBoard link). YARN's web proxy forwards the application's "Tracking URL" here.
 //
-// It is deliberately tiny: one thread, one request per connection, requests read and answers
-// sent each within a deadline and requests capped in size, so a slow or hostile client can delay
-// it by at most twice that deadline. It needs no secret: like YARN's own web UI on an insecure
-// cluster it shows state, addresses and diagnostics (which the RM shows too) to anyone who can
-// reach it.
+// It is deliberately small: one request per connection, requests read and answers sent each
+// within a deadline and capped in size, answered by a few worker threads with a bounded queue of
+// accepted connections (beyond it a connection is closed at once), so a flood or a slow client
+// can neither stall the page for long nor grow the AM. On YARN it answers only the
+// ResourceManager's web proxy (Hadoop's AmIpFilter rule: the peer must be one of the proxy's
+// addresses; anyone else is redirected to the proxy's URL for the application), so YARN's view ACLs
+// and SPNEGO apply; it shows no task's stderr (the AM leaves the tails out of what it renders).
 //
-// Thread-safe. Start() launches the serving thread; Stop() (or the destructor) joins it.
+// Thread-safe. Start() launches the accepting and the worker threads; Stop() (or the destructor)
+// joins them.
 
 #ifndef TONY_AM_STATUS_PAGE_H_
 #define TONY_AM_STATUS_PAGE_H_
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/unique_fd.h"
 #include "tony/submitter.h"
@@ -35,7 +41,18 @@ struct StatusPageOptions {
   int port = 0;
   // How long a client may take to send its request, and to take the answer. Default: 2 seconds.
   absl::Duration read_timeout = absl::Seconds(2);
+  // The peers (IP addresses, e.g. the web proxy's) allowed a page; anyone else gets a redirect to
+  // `redirect_url` (403 without one). Default: empty (anyone).
+  std::vector<std::string> allowed_peers;
+  std::string redirect_url;
+  // Threads answering requests, and accepted connections waiting for one. Default: 2 and 16.
+  int workers = 2;
+  int max_pending = 16;
 };
+
+// Whether `peer` (an IPv4 or IPv6 address in text form, or an IPv4-mapped IPv6 one) is one of
+// `allowed` (empty: anyone).
+bool PeerAllowed(absl::string_view peer, const std::vector<std::string>& allowed);
 
 // The page for `status`, as HTML (refreshing itself while the job runs). `tasks` lists one line
 // per task: "worker:0  host:port  RUNNING".
@@ -63,17 +80,27 @@ class StatusPage {
   absl::Status Start();
   void Stop();
   int port() const { return port_; }
+  // Connections closed unanswered because the queue was full, and peers redirected or refused.
+  int64_t shed() const { return shed_.load(); }
+  int64_t refused() const { return refused_.load(); }
 
  private:
   void Serve();
+  void Work();
   void Answer(int fd);
+  void Refuse(int fd);
 
   const StatusPageOptions options_;
   const std::function<std::string()> render_;
   UniqueFd listen_fd_;
   int port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<int64_t> shed_{0};
+  std::atomic<int64_t> refused_{0};
+  absl::Mutex mu_;
+  std::deque<UniqueFd> pending_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace tony::am

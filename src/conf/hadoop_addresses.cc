@@ -189,6 +189,14 @@ absl::StatusOr<std::vector<std::string>> RmWebUrls(const Configuration& conf) {
   return urls;
 }
 
+absl::StatusOr<std::vector<std::string>> WebProxyUrls(const Configuration& conf) {
+  TONY_ASSIGN_OR_RETURN(std::string proxy, conf.Get("yarn.web-proxy.address", ""));
+  if (proxy.empty()) return RmWebUrls(conf);
+  TONY_ASSIGN_OR_RETURN(bool https, YarnHttpsOnly(conf));
+  TONY_ASSIGN_OR_RETURN(HostPort hp, ParseHostPort(proxy, 0, "yarn.web-proxy.address"));
+  return std::vector<std::string>{absl::StrCat(https ? "https://" : "http://", hp.ToString())};
+}
+
 absl::StatusOr<std::string> DefaultFs(const Configuration& conf) {
   return conf.Get("fs.defaultFS", "file:///");
 }

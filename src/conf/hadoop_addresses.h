@@ -59,6 +59,10 @@ absl::StatusOr<std::vector<HostPort>> RmWebAddresses(const Configuration& conf);
 // As RmWebAddresses, as base URLs: "http://host:port".
 absl::StatusOr<std::vector<std::string>> RmWebUrls(const Configuration& conf);
 
+// YARN's web proxy, as base URLs: yarn.web-proxy.address when a separate proxy runs, else the
+// RMs' web URLs (the RM runs the proxy). The peers an AM's web page should answer.
+absl::StatusOr<std::vector<std::string>> WebProxyUrls(const Configuration& conf);
+
 // fs.defaultFS (Hadoop's default: file:///).
 absl::StatusOr<std::string> DefaultFs(const Configuration& conf);
 

@@ -35,6 +35,9 @@ inline constexpr char kEnvNameNodeHosts[] = "TONY_NAMENODE_HOSTS";  // "h,h"
 // The CA certificates (PEM) the cluster's HTTPS endpoints chain to (tony.ssl.ca-file on the
 // client): a secret key of the containers' credentials, so no file has to reach the nodes.
 inline constexpr char kCaCredentialAlias[] = "tony.ssl.ca";
+// YARN's web proxy, "scheme://h:p,scheme://h:p" (yarn.web-proxy.address, or the RMs' web
+// addresses when the RM runs it): the only peers the AM's status page answers.
+inline constexpr char kEnvWebProxy[] = "TONY_WEB_PROXY";
 inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";  // fs.defaultFS
 inline constexpr char kEnvUser[] = "TONY_USER";
 // The weakest SASL protection the AM accepts from the RM and NodeManagers: the client's

@@ -762,6 +762,8 @@ class YarnSubmitter : public Submitter {
       TONY_ASSIGN_OR_RETURN(std::string pem, ReadRegularFile(ca, 1 << 20));
       am.tokens.AddSecret(kCaCredentialAlias, std::move(pem));
     }
+    TONY_ASSIGN_OR_RETURN(std::vector<std::string> proxies, conf::WebProxyUrls(cluster_->conf));
+    am.environment[kEnvWebProxy] = absl::StrJoin(proxies, ",");
     am.environment[kEnvDefaultFs] = cluster_->hdfs->options().default_fs;
     am.environment[kEnvUser] = cluster_->user;
     am.environment[kEnvRpcProtection] = std::string(ipc::ProtectionName(cluster_->min_protection));

@@ -78,6 +78,10 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     options.tls_cert_pem = tls->cert_pem;
   }
   options.advertised_host = yam.container().nm_host;
+  // The page answers YARN's web proxy only, so that YARN's view ACLs guard it.
+  YarnAm::StatusPageGuard guard = yam.WebProxyGuard();
+  options.status_page_allowed_peers = std::move(guard.allowed_peers);
+  options.status_page_redirect_url = std::move(guard.redirect_url);
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
   // Work-preserving AM restart: executors whose AM went away find the next attempt's broker in

@@ -17,9 +17,11 @@
 #include "broker/am_address.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
+#include "common/egress.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "conf/hadoop_addresses.h"
 #include "ipc/credentials.h"
 #include "ipc/sasl.h"
 #include "submit/contract.h"
@@ -56,7 +58,45 @@ yarn::FinalApplicationStatus ToFinal(AppState state) {
   }
 }
 
+// Every address `host` resolves to, as text.
+std::vector<std::string> ResolveAll(const std::string& host) {
+  std::vector<std::string> out;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return out;
+  for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
+    out.push_back(SockaddrToString(ai->ai_addr));
+  }
+  ::freeaddrinfo(res);
+  return out;
+}
+
 }  // namespace
+
+YarnAm::StatusPageGuard YarnAm::WebProxyGuard() const {
+  StatusPageGuard guard;
+  const std::string proxies = Env(submit::kEnvWebProxy);
+  if (proxies.empty()) return guard;
+  for (absl::string_view url : absl::StrSplit(proxies, ',', absl::SkipEmpty())) {
+    absl::string_view authority = url;
+    if (size_t scheme = authority.find("://"); scheme != absl::string_view::npos) {
+      authority.remove_prefix(scheme + 3);
+    }
+    auto hp = conf::ParseHostPort(authority, 0, submit::kEnvWebProxy);
+    if (!hp.ok()) continue;
+    for (std::string& ip : ResolveAll(hp->host)) guard.allowed_peers.push_back(std::move(ip));
+    if (guard.redirect_url.empty()) {
+      guard.redirect_url = absl::StrCat(url, "/proxy/", application_id(), "/");
+    }
+  }
+  if (guard.allowed_peers.empty()) {
+    TONY_LOG(WARNING) << "the web proxy (" << proxies
+                      << ") resolves to no address: the status page answers no one";
+    guard.allowed_peers.push_back("-");  // no peer's address
+  }
+  return guard;
+}
 
 absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
   std::unique_ptr<YarnAm> am(new YarnAm());

@@ -97,6 +97,16 @@ class YarnAm {
   }
   const std::string& spec_file() const { return spec_file_; }
 
+  // Who may see the AM's status page (Hadoop's AmIpFilter rule): the IP addresses of YARN's web
+  // proxy, and the proxy's URL for this application, where anyone else is sent. No proxy passed:
+  // both empty (the page answers anyone). A proxy whose name resolves to nothing: a peer list
+  // that matches no one (closed, not open).
+  struct StatusPageGuard {
+    std::vector<std::string> allowed_peers;
+    std::string redirect_url;
+  };
+  StatusPageGuard WebProxyGuard() const;
+
  private:
   YarnAm() = default;
   void RemoveStaging();  // idempotent

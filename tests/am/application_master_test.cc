@@ -5,6 +5,10 @@
 
 #include "am/application_master.h"
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
 #include <functional>
 #include <future>
 #include <string>
@@ -12,11 +16,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "am/fake_resource_manager.h"
 #include "broker/broker_client.h"
+#include "common/tcp_connect.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "http/client.h"
+#include "tests/testing/wait_until.h"
 
 namespace tony::am {
 namespace {
@@ -27,6 +34,7 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 using ::testing::UnorderedElementsAreArray;
+using ::tony::testing::WaitUntil;
 
 constexpr char kSecret[] = "am-test-secret-0123456789abcdef";
 
@@ -35,6 +43,12 @@ JobTypeSpec Job(const std::string& name, int instances) {
   jt.name = name;
   jt.instances = instances;
   return jt;
+}
+
+std::string Get(const std::string& url) {
+  http::Client client;
+  auto r = client.Get(url);
+  return r.ok() ? r->body : std::string(r.status().message());
 }
 
 class AmTest : public ::testing::Test {
@@ -205,6 +219,24 @@ TEST_F(AmTest, ADeadTensorBoardNeverFailsTrainingButIsReported) {
   EXPECT_EQ(s.state, AppState::kSucceeded);
   EXPECT_THAT(s.diagnostics, HasSubstr("warning: tensorboard:0 died with exit code 127"));
   EXPECT_THAT(s.diagnostics, HasSubstr("command not found"));
+}
+
+TEST_F(AmTest, TheStatusPageQuotesNoStderrWhereTheDiagnosticsDo) {
+  std::string url;
+  tweak_ = [&](ApplicationMasterOptions& o) {
+    o.on_broker_started = [&url](int, const std::string& u) { url = u; };
+  };
+  Start({Job("worker", 1), Job("tensorboard", 1)});
+  AllRunning();
+  Exit("tensorboard", 0, 127, "token=s3cr3t-from-stderr");
+  ASSERT_TRUE(Eventually(
+      [&] { return absl::StrContains(am_->Status().diagnostics, "s3cr3t-from-stderr"); }));
+  const std::string page = Get(url);
+  EXPECT_THAT(page, HasSubstr("warning: tensorboard:0 died with exit code 127"));
+  EXPECT_THAT(page, HasSubstr("(in the task's stderr log)"));
+  EXPECT_THAT(page, Not(HasSubstr("s3cr3t")));
+  Exit("worker", 0, 0);
+  EXPECT_EQ(Final().state, AppState::kSucceeded);
 }
 
 TEST_F(AmTest, TensorBoardRestartsShowInProgressAndDiagnosticsWhileTrainingGoesOn) {
@@ -420,12 +452,6 @@ TEST_F(AmTest, ProgressCountsPerJobType) {
   EXPECT_EQ(Final().state, AppState::kKilled);
 }
 
-std::string Get(const std::string& url) {
-  http::Client client;
-  auto r = client.Get(url);
-  return r.ok() ? r->body : std::string(r.status().message());
-}
-
 TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
   absl::Mutex mu;
   std::string tracking_url, tensorboard_url;
@@ -448,7 +474,7 @@ TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
     absl::MutexLock lock(&mu);
     url = tracking_url;
   }
-  ASSERT_THAT(url, testing::StartsWith("http://127.0.0.1:"));
+  ASSERT_THAT(url, ::testing::StartsWith("http://127.0.0.1:"));
   EXPECT_EQ(am_->Status().tracking_url, url);
   std::string page = Get(url);
   EXPECT_THAT(page, HasSubstr("test_app"));
@@ -509,6 +535,84 @@ TEST(StatusPageTest, EscapesAndAnswersOnlyGetAndHead) {
   ASSERT_TRUE(post.ok()) << post.status();
   EXPECT_EQ(post->status, 405);
   page.Stop();
+  page.Stop();
+}
+
+// The raw answer to one GET of the page at 127.0.0.1:port.
+std::string RawGet(int port) {
+  auto fd = ConnectTcp("127.0.0.1", std::to_string(port), absl::Now() + absl::Seconds(5));
+  if (!fd.ok()) return std::string(fd.status().message());
+  const std::string request = "GET / HTTP/1.0\r\n\r\n";
+  if (::send(fd->get(), request.data(), request.size(), MSG_NOSIGNAL) < 0) return "send failed";
+  std::string answer;
+  char buf[4096];
+  for (absl::Time end = absl::Now() + absl::Seconds(5); absl::Now() < end;) {
+    pollfd pfd{fd->get(), POLLIN, 0};
+    if (::poll(&pfd, 1, 100) <= 0) continue;
+    ssize_t n = ::recv(fd->get(), buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<size_t>(n));
+  }
+  return answer;
+}
+
+TEST(StatusPageTest, OnlyTheProxysAddressesGetThePageAndOthersAreSentToTheProxy) {
+  EXPECT_TRUE(PeerAllowed("10.0.0.1", {}));
+  EXPECT_TRUE(PeerAllowed("::ffff:10.0.0.1", {"10.0.0.1"}));
+  EXPECT_TRUE(PeerAllowed("fe80::1", {"10.0.0.1", "fe80::1"}));
+  EXPECT_FALSE(PeerAllowed("10.0.0.2", {"10.0.0.1"}));
+  EXPECT_FALSE(PeerAllowed("10.0.0.1", {"-"}));
+
+  StatusPageOptions to_proxy{"127.0.0.1", 0};
+  to_proxy.allowed_peers = {"192.0.2.7"};  // the proxy; this test connects from 127.0.0.1
+  to_proxy.redirect_url = "http://rm.example:8088/proxy/application_1_0001/";
+  StatusPage redirecting(to_proxy, [] { return std::string("secret state"); });
+  ASSERT_TRUE(redirecting.Start().ok());
+  std::string answer = RawGet(redirecting.port());
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.0 307"));
+  EXPECT_THAT(answer,
+              HasSubstr("\r\nLocation: http://rm.example:8088/proxy/application_1_0001/\r\n"));
+  EXPECT_THAT(answer, Not(HasSubstr("secret")));
+  EXPECT_EQ(redirecting.refused(), 1);
+
+  StatusPageOptions closed{"127.0.0.1", 0};
+  closed.allowed_peers = {"192.0.2.7"};
+  StatusPage refusing(closed, [] { return std::string("secret state"); });
+  ASSERT_TRUE(refusing.Start().ok());
+  EXPECT_THAT(RawGet(refusing.port()), ::testing::StartsWith("HTTP/1.0 403"));
+
+  StatusPageOptions from_proxy{"127.0.0.1", 0};
+  from_proxy.allowed_peers = {"192.0.2.7", "127.0.0.1"};
+  StatusPage answering(from_proxy, [] { return std::string("the state"); });
+  ASSERT_TRUE(answering.Start().ok());
+  EXPECT_THAT(RawGet(answering.port()), HasSubstr("the state"));
+  EXPECT_EQ(answering.refused(), 0);
+}
+
+TEST(StatusPageTest, AFloodIsShedNotQueuedWithoutBound) {
+  StatusPageOptions o{"127.0.0.1", 0};
+  o.workers = 1;
+  o.max_pending = 2;
+  absl::Notification release;
+  std::atomic<int> rendering{0};
+  StatusPage page(o, [&] {
+    rendering.fetch_add(1);
+    release.WaitForNotificationWithTimeout(absl::Seconds(20));
+    return std::string("the state");
+  });
+  ASSERT_TRUE(page.Start().ok());
+  // The worker is held in its first answer; two more wait; the rest are closed unanswered.
+  std::vector<std::future<std::string>> clients;
+  clients.push_back(std::async(std::launch::async, [&] { return RawGet(page.port()); }));
+  ASSERT_TRUE(WaitUntil([&] { return rendering.load() == 1; }, absl::Seconds(10)));
+  for (int i = 0; i < 6; ++i) {
+    clients.push_back(std::async(std::launch::async, [&] { return RawGet(page.port()); }));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return page.shed() == 4; }, absl::Seconds(10))) << page.shed();
+  release.Notify();
+  int answered = 0;
+  for (auto& c : clients) answered += absl::StrContains(c.get(), "the state") ? 1 : 0;
+  EXPECT_EQ(answered, 3);
   page.Stop();
 }
 

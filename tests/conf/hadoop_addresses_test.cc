@@ -72,6 +72,18 @@ TEST(HadoopAddressesTest, HostnameDrivesDefaults) {
   EXPECT_THAT(*RmWebUrls(conf), ElementsAre("https://rm:8090"));
 }
 
+TEST(HadoopAddressesTest, WebProxyIsTheRmUnlessOneRunsApart) {
+  Configuration conf;
+  conf.Set("yarn.resourcemanager.webapp.address", "rmweb:1234");
+  EXPECT_THAT(*WebProxyUrls(conf), ElementsAre("http://rmweb:1234"));
+  conf.Set("yarn.web-proxy.address", "proxy:9046");
+  EXPECT_THAT(*WebProxyUrls(conf), ElementsAre("http://proxy:9046"));
+  conf.Set("yarn.http.policy", "HTTPS_ONLY");
+  EXPECT_THAT(*WebProxyUrls(conf), ElementsAre("https://proxy:9046"));
+  conf.Set("yarn.web-proxy.address", "proxy");
+  EXPECT_THAT(WebProxyUrls(conf).status().message(), testing::HasSubstr("yarn.web-proxy.address"));
+}
+
 TEST(HadoopAddressesTest, ResourceManagerHa) {
   Configuration conf;
   conf.Set("yarn.resourcemanager.hostname", "ignored");

@@ -272,5 +272,54 @@ TEST(YarnJobSecurityTest, AFloodOfIdleConnectionsNeitherBloatsTheAmNorStopsTheJo
   ExpectNothingLeft(app);
 }
 
+TEST(YarnJobSecurityTest, TheStatusPageAnswersYarnsProxyAndSendsEveryoneElseThere) {
+  // On the loopback fallback the proxy and this test share 127.0.0.1.
+  if (!MultiHost()) GTEST_SKIP() << "needs the test cluster's network namespaces";
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-status-page-guard", "-r",
+                         "worker:1", "-m", "256m", "exec sleep 600"});
+  const std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  yarn::YarnClientOptions o;
+  o.rm_addresses = {harness::HadoopCluster::Get().rm_address()};
+  auto yarn = yarn::NewYarnClient(o);
+  ASSERT_TRUE(yarn.ok()) << yarn.status();
+  std::string page_url;  // the AM's own URL, which the RM's proxy forwards to
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto report = (*yarn)->GetApplicationReport(*yarn::ParseApplicationId(app));
+        if (report.ok()) page_url = report->original_tracking_url;
+        return absl::StartsWith(page_url, "http://");
+      },
+      absl::Minutes(2)))
+      << "no tracking URL for " << app;
+
+  // Through the proxy (the RM's address): the page.
+  http::Client http;
+  auto proxied = http.Get(harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/");
+  ASSERT_TRUE(proxied.ok()) << proxied.status();
+  EXPECT_THAT(proxied->body, HasSubstr("libtony"));
+
+  // From another node's address: a redirect to the proxy, and nothing of the page.
+  const std::string rm_host =
+      harness::HadoopCluster::Get().conf().Get("yarn.resourcemanager.hostname").value_or("");
+  const std::string node_ns = absl::StrCat(rm_host.substr(0, rm_host.rfind('-')), "-nm1");
+  const char* fetch =
+      "import http.client, sys, urllib.parse as u\n"
+      "p = u.urlsplit(sys.argv[1])\n"
+      "c = http.client.HTTPConnection(p.hostname, p.port, timeout=10)\n"
+      "c.request('GET', '/')\n"
+      "r = c.getresponse()\n"
+      "print(r.status, r.getheader('Location'), len(r.read()))\n";
+  Result direct = RunCommand(
+      {"/usr/sbin/ip", "netns", "exec", node_ns, "/usr/bin/python3", "-c", fetch, page_url});
+  EXPECT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_THAT(direct.out, HasSubstr(absl::StrCat("307 http://")));
+  EXPECT_THAT(direct.out, HasSubstr(absl::StrCat("/proxy/", app, "/ 0")));
+
+  Result kill = RunCommand({Ytf(), "kill", app});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  ExpectNothingLeft(app);
+}
+
 }  // namespace
 }  // namespace tony::itest
