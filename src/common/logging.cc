@@ -95,22 +95,46 @@ LogSeverity MinLogSeverity() {
 
 namespace internal {
 
-LogMessage::~LogMessage() {
-  std::string msg = stream_.str();
-  absl::string_view file = SourcePath(file_);
+LogMessage::~LogMessage() { EmitLogLine(severity_, file_, line_, stream_.str()); }
+
+void EmitLogLine(LogSeverity severity, const char* file_path, int line, const std::string& msg) {
+  absl::string_view file = SourcePath(file_path);
   std::shared_ptr<const LogSink> sink;
   if (sink_depth == 0) {
     absl::MutexLock lock(&sink_mu);
     sink = current_sink;
   }
   if (sink == nullptr) {
-    DefaultSink(severity_, file, line_, msg);
+    DefaultSink(severity, file, line, msg);
     return;
   }
   ++sink_depth;
-  (*sink)(severity_, file, line_, msg);
+  (*sink)(severity, file, line, msg);
   --sink_depth;
 }
 
 }  // namespace internal
+
+std::ostream& DeferredLog::Add(LogSeverity severity, const char* file, int line) {
+  lines_.push_back(Line{severity, file, line, {}});
+  return lines_.back().text;
+}
+
+void DeferredLog::Emit() {
+  std::vector<Line> lines;
+  lines.swap(lines_);
+  for (Line& l : lines) internal::EmitLogLine(l.severity, l.file, l.line, l.text.str());
+}
+
+void DeferredLog::Append(DeferredLog&& other) {
+  for (Line& l : other.lines_) lines_.push_back(std::move(l));
+  other.lines_.clear();
+}
+
+std::vector<std::string> DeferredLog::Texts() const {
+  std::vector<std::string> out;
+  for (const Line& l : lines_) out.push_back(l.text.str());
+  return out;
+}
+
 }  // namespace tony
