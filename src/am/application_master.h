@@ -1,39 +1,15 @@
 // Copyright libtony authors.
 //
-// ApplicationMaster: the job's life cycle, independent of where tasks run. It serves the
-// ClusterSpecBroker, asks its ResourceManager for one container per task, and decides the job's
-// outcome (docs/executor.md, "Life cycle"):
+// ApplicationMaster: runs one job, wherever its tasks run. It drives a JobState (job_state.h,
+// where the rules of the job's life are) with the events of the ClusterSpecBroker it serves and
+// of its ResourceManager, and with the time of its clock; and carries out what JobState decides:
+// asks the backend for containers, relaunches and stops them, tells the broker, announces the
+// outcome and the TensorBoard URL, serves the status page (status_page.h).
 //
-//   - Tracked tasks (TaskSpec::tracked) decide the outcome: the job SUCCEEDS when every tracked
-//     task has exited 0, and FAILS as soon as one exits non-zero.
-//   - Untracked tasks (ps, evaluator, tensorboard by default) are stopped once the tracked ones
-//     are done; one that dies with a non-zero code before then FAILS the job (one that exits 0,
-//     such as an evaluator that is done, does not).
-//   - The TensorBoard sidecar never decides the outcome: its death, even before registering
-//     (then the cluster spec is published without it) or as a container that could not be
-//     launched, is a warning in the diagnostics; its executor restarts it in place a few times
-//     (TaskStarted again), counted as restarts in the progress.
-//   - A task that ends before registering FAILS the job at once; so do the registration
-//     deadline (naming every task that never registered), a task silent past the heartbeat
-//     timeout, a container that cannot be launched, the backend's fatal errors and the job
-//     timeout. The client's kill ends it KILLED.
-//   - A job type with a restart policy (JobTypeSpec::restart) changes what a non-zero exit does:
-//     a failure the policy retries in scope task relaunches just that task after its backoff
-//     (up to max_restarts per task), on its old node and port where YARN allows; one it retries
-//     in scope job fails the attempt for YARN's next one; one it does not retry fails the job for
-//     good (job_restart_allowed() turns false). Every restart and its cause is in the
-//     diagnostics, while the job runs and after.
-//   - All-or-nothing allocation: when not every task has a container `timeouts.allocation` after
-//     they were asked for, every container is released and every request withdrawn; after a
-//     backoff (5 s, doubling, at most 1 minute) they are asked for again, until the registration
-//     deadline. Meanwhile the status's `pending` says what is missing and the queue's headroom.
-//   - When the outcome is decided every remaining task is stopped (SIGTERM, SIGKILL after the
-//     job's stop grace) and the AM waits for them before Run() returns. Diagnostics name the task
-//     ("worker:1"), its exit code and the last lines of its stderr.
-//
-// Thread-safe. Run() is called once, on the caller's thread, which runs the event loop; Kill()
-// and Status() may be called from any thread. The broker's and the backend's threads only queue
-// events.
+// Thread-safe. Run() is called once, on the caller's thread, which runs the event loop; Kill(),
+// AddWarning() and Status() may be called from any thread. The broker's and the backend's
+// threads only queue events; every callback of the options runs on Run()'s thread with no lock
+// of the AM held, and so do its log lines.
 
 #ifndef TONY_AM_APPLICATION_MASTER_H_
 #define TONY_AM_APPLICATION_MASTER_H_
@@ -43,7 +19,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,8 +26,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "am/job_state.h"
 #include "am/resource_manager.h"
 #include "am/status_page.h"
+#include "common/clock.h"
 #include "tony/cluster_spec_broker.h"
 #include "tony/job_spec.h"
 #include "tony/submitter.h"
@@ -120,6 +97,11 @@ struct ApplicationMasterOptions {
   // All-or-nothing allocation: the wait after releasing a partial gang, doubled each time, at
   // most a minute, and randomised by +-50%. Default: 5 seconds.
   absl::Duration allocation_backoff = absl::Seconds(5);
+  // The gang backoff's random factor (tests: a constant). Default: null (random in [0.5, 1.5)).
+  std::function<double()> gang_jitter;
+  // Where the AM reads the time and waits (tests: a SimulatedClock). Not owned. Default: null
+  // (RealClock()).
+  Clock* clock = nullptr;
 };
 
 class ApplicationMaster {
@@ -154,156 +136,43 @@ class ApplicationMaster {
   ClusterSpecBrokerObserver* executor_events();
 
  private:
-  struct Event;
   class BrokerEvents;
-  struct TaskState {
-    TaskSpec spec;
-    bool allocated = false;
-    bool registered = false;
-    bool running = false;
-    bool finished = false;  // its command (or executor) ended
-    bool container_done = false;
-    bool stop_requested = false;
-    int exit_code = 0;
-    std::string stderr_tail;
-    std::string address;        // host:port it registered
-    int in_place_restarts = 0;  // times its executor started the command again in place
-    bool outside = false;       // the client of client mode: no container, never registers
-    // Restart policy, scope task.
-    int restarts = 0;
-    bool restart_pending = false;  // failed; relaunched once its container ended and at:
-    absl::Time relaunch_at;
-    std::string previous_address;  // where it was before the restart
-    bool avoid_host = false;       // its node was lost or its disks failed: not asked for again
-    size_t restart_line = 0;       // its last line in restarts_
-    std::optional<absl::Time> register_by;  // relaunched: fails the job unless registered by then
-    bool regang = false;  // released for all-or-nothing allocation; asked for again later
-    // Its executor reported an end by SIGTERM or SIGKILL the AM did not send: held until its
-    // container's completion says why (YARN preempted it, lost its node...) or until then.
-    std::optional<absl::Time> exit_held_until;
-    int held_exit_code = 0;
-    std::string held_tail;
-    // The earliest of this task's deadlines above (relaunch, register_by, exit_held_until) that
-    // Run() must wake up for; none when it waits on nothing but events.
-    std::optional<absl::Time> NextDeadline() const;
-  };
-  // What a failure of a task leads to under its job type's restart policy.
-  enum class Verdict { kNoPolicy, kRelaunch, kFinal, kJobRestart };
-  Verdict ApplyRestartPolicy(TaskState& t, int exit_code, std::string* note)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Fails the job over `message`, with the restart policy's say.
-  void TaskFailed(TaskState& t, int exit_code, const std::string& message, const std::string& tail,
-                  bool from_container) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  void Post(Event event);
-  void Handle(const Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void TaskFinished(TaskState& task, int exit_code, const std::string& tail, const std::string& how)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CheckSuccess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Records (or updates) the one warning line of a sidecar task.
-  void SidecarWarning(const TaskState& t, std::string warning) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // `message` with the last lines of `tail`, which the status page leaves out.
-  std::string WithTail(std::string message, const std::string& tail, bool from_container)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Decides the outcome (first decision wins); Run()'s loop then stops every task.
-  void Finish(AppState state, const std::string& diagnostics) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool AllContainersDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  TaskState* Find(absl::string_view job, int index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  TaskState* Find(const std::string& task_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  ApplicationStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // When Run() must look again without an event: the earliest of `job_deadline`, the job's own
-  // deadlines and every task's NextDeadline().
-  absl::Time NextWakeLocked(absl::Time job_deadline) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Run()'s steps. What one round of the loop decided under the lock and Apply() carries out
-  // outside it (the backend and the broker may call back into Post()).
-  struct Relaunch {
-    TaskSpec spec;
-    std::string host;
-    int port = 0;
-  };
-  struct Actions {
-    std::vector<std::pair<std::string, absl::Duration>> kills;
-    std::vector<Relaunch> relaunches;
-    std::vector<TaskSpec> requests;  // all-or-nothing allocation: asked for again
-    std::vector<std::pair<std::string, int>> excuses;
-    bool abort_broker = false;
-    std::string abort_reason;
-    std::string tensorboard_ready;  // registered: announce once it answers
-    bool tensorboard_gone = false;
-  };
-  absl::Status StartBrokerAndStatusPage(std::string* host, int* port, std::string* tracking_url);
+  void Post(JobEvent event);
+  absl::Status StartBrokerAndStatusPage(std::string* host, int* port);
   absl::Status StartBackend(const std::string& host, int port);
-  // Handles the queued events and every deadline due; true once the job is over and every
-  // container done (or given up on).
-  bool DecideLocked(absl::Time job_deadline, Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A `ytf-submit --client` task that never started fails the job.
-  void CheckClientStartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // All-or-nothing allocation: a gang not complete by its deadline is released, asked again
-  // after a randomised backoff (AskAgainForGangLocked) once every container has ended.
-  void CheckAllocationLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void AskAgainForGangLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Tasks to restart whose old container has ended and whose backoff has passed.
-  void DueRelaunchesLocked(Actions* actions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // An executor's exit report held for its container's completion (to learn of a preemption or
-  // a lost node) stands once the wait is over.
-  void ReleaseHeldExitsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A relaunched task that did not register by its deadline fails the job.
-  void CheckRelaunchedRegistrationsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Apply(const Actions& actions, const std::string& tracking_url);
+  // What the queued events (or, without any, the time) lead to.
+  JobActions StepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Carries `actions` out, with no lock held: the backend and the broker may call back into
+  // Post().
+  void Apply(JobActions& actions);
   // After the loop: stops the backend and publishes the final status.
   ApplicationStatus Conclude();
+  ApplicationStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ApplicationStatus StatusForBroker();
   std::string RenderStatusPage() const;
-  // Waits (up to 5 minutes, until stopped) for TensorBoard at `address` to accept connections,
-  // then publishes its URL and calls on_tensorboard_ready. Runs on tensorboard_probe_.
-  void AnnounceTensorBoard(const std::string& address);
+  // Probes TensorBoard at `address` (for up to 5 minutes, until stopped) and posts
+  // kTensorBoardListening once it accepts connections. Runs on tensorboard_probe_.
+  void ProbeTensorBoard(const std::string& address);
   void StopTensorBoardProbe();
 
   const ApplicationMasterOptions options_;
+  Clock* const clock_;
   ResourceManager* const rm_;
   std::unique_ptr<BrokerEvents> broker_events_;
   std::unique_ptr<ClusterSpecBroker> broker_;
 
   mutable absl::Mutex mu_;
-  std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, TaskState> tasks_ ABSL_GUARDED_BY(mu_);  // by "job:index"
-  std::vector<std::string> order_;                               // task ids in ResolveTasks order
-  AppState state_ ABSL_GUARDED_BY(mu_) = AppState::kAccepted;
-  std::string diagnostics_ ABSL_GUARDED_BY(mu_);
-  // What went wrong without failing the job (a TensorBoard sidecar that died), in diagnostics.
-  std::vector<std::string> warnings_ ABSL_GUARDED_BY(mu_);
-  // Every stderr tail the diagnostics quote (WithTail), which the status page leaves out.
-  std::set<std::string> tails_ ABSL_GUARDED_BY(mu_);
-  // Sidecars that ended before registering: the broker stops waiting for them (Run()'s loop
-  // tells it, outside the lock).
-  std::vector<std::pair<std::string, int>> to_excuse_ ABSL_GUARDED_BY(mu_);
+  JobState job_ ABSL_GUARDED_BY(mu_);
+  std::deque<JobEvent> events_ ABSL_GUARDED_BY(mu_);
+  // The AM's own tracking URL (its status page, or the options'); set before Run()'s loop.
   std::string tracking_url_ ABSL_GUARDED_BY(mu_);
-  std::string tensorboard_address_ ABSL_GUARDED_BY(mu_);  // as registered
-  std::string tensorboard_url_ ABSL_GUARDED_BY(mu_);      // once it answers
-  bool tensorboard_gone_ ABSL_GUARDED_BY(mu_) = false;    // died for good after announcing
+  bool final_status_seen_ ABSL_GUARDED_BY(mu_) = false;
+  int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
   bool probe_stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it
   std::unique_ptr<StatusPage> status_page_;
-  std::optional<absl::Time> stop_deadline_ ABSL_GUARDED_BY(mu_);
-  std::optional<absl::Time> client_start_deadline_ ABSL_GUARDED_BY(mu_);
-  bool final_status_seen_ ABSL_GUARDED_BY(mu_) = false;
-  int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
-  // One line per restart, with its cause, in the order they happened.
-  std::vector<std::string> restarts_ ABSL_GUARDED_BY(mu_);
-  bool job_restart_allowed_ ABSL_GUARDED_BY(mu_) = true;
-  // All-or-nothing allocation.
-  bool published_ ABSL_GUARDED_BY(mu_) = false;  // the cluster spec, at least once
-  std::optional<absl::Time> allocation_deadline_ ABSL_GUARDED_BY(mu_);
-  std::optional<absl::Time> regang_at_ ABSL_GUARDED_BY(mu_);  // released; ask again then
-  int gang_rounds_ ABSL_GUARDED_BY(mu_) = 0;                  // releases so far
-  // "2 × <8192 MB, 1 vcore> (worker:0-1); queue headroom <4096 MB, 3 vcores>", "" when nothing
-  // is pending.
-  std::string PendingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 };
-
-// "worker:0-4999 (5000 tasks), ps:1" for a list of "job:index" ids: consecutive indices of a job
-// as ranges, at most about `max_chars` characters ("..., and N more" beyond).
-std::string SummarizeTasks(const std::vector<std::string>& tasks, size_t max_chars = 1000);
 
 }  // namespace tony::am
 

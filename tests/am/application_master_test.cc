@@ -126,7 +126,7 @@ TEST_F(AmTest, SucceedsWhenEveryTrackedTaskExitsZeroAndStopsPs) {
   EXPECT_EQ(rm_.env()["TONY_SPEC_FILE"], "/x/job.yaml");
   AllRunning();
   Exit("worker", 0, 0);
-  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(Eventually([&] { return am_->Status().progress["worker"].succeeded == 1; }));
   EXPECT_THAT(rm_.killed(), IsEmpty());  // worker:1 still runs
   Exit("worker", 1, 0);
   ApplicationStatus s = Final();
@@ -212,7 +212,8 @@ TEST_F(AmTest, ADeadTensorBoardNeverFailsTrainingButIsReported) {
   Start({Job("worker", 1), Job("tensorboard", 1)});
   AllRunning();
   Exit("tensorboard", 0, 127, "/bin/bash: line 1: tensorboard: command not found");
-  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(Eventually(
+      [&] { return absl::StrContains(am_->Status().diagnostics, "tensorboard:0 died"); }));
   EXPECT_THAT(rm_.killed(), IsEmpty());  // the worker trains on
   Exit("worker", 0, 0);
   ApplicationStatus s = Final();
@@ -245,11 +246,10 @@ TEST_F(AmTest, TensorBoardRestartsShowInProgressAndDiagnosticsWhileTrainingGoesO
   events()->OnTaskRestarted("tensorboard", 0, 1, 1, "OSError: [Errno 98] Address in use");
   events()->OnTaskRestarted("tensorboard", 0, 2, 1, "OSError: [Errno 98] Address in use");
   ApplicationStatus running;
-  for (absl::Time end = absl::Now() + absl::Seconds(5); absl::Now() < end;) {
+  Eventually([&] {
     running = am_->Status();
-    if (running.progress["tensorboard"].restarts == 2) break;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+    return running.progress["tensorboard"].restarts == 2;
+  });
   EXPECT_EQ(running.state, AppState::kRunning);
   EXPECT_EQ(running.progress["tensorboard"].restarts, 2);
   EXPECT_THAT(running.diagnostics,
@@ -318,7 +318,7 @@ TEST_F(AmTest, EvaluatorExitingZeroDoesNotEndTheJob) {
   Start({Job("worker", 1), Job("evaluator", 1)});
   AllRunning();
   Exit("evaluator", 0, 0);
-  absl::SleepFor(absl::Milliseconds(100));
+  ASSERT_TRUE(Eventually([&] { return am_->Status().progress["evaluator"].succeeded == 1; }));
   EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   Exit("worker", 0, 0);
   ApplicationStatus s = Final();
@@ -409,7 +409,7 @@ TEST_F(AmTest, WaitsForStoppedTasksBeforeReturning) {
   Start({Job("ps", 1), Job("worker", 1)});
   AllRunning();
   Exit("worker", 0, 0);
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_TRUE(Eventually([&] { return !rm_.killed().empty(); }));
   EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   // While ps is being stopped the outcome is not shown yet.
   EXPECT_EQ(am_->Status().state, AppState::kRunning);
@@ -806,9 +806,9 @@ TEST_F(AmTest, LostNodePreemptionAndRmKillAreRetriedUnderExitCode) {
 TEST_F(AmTest, ASigtermEndWaitsForTheContainersCompletionToLearnOfAPreemption) {
   Start({Job("chief", 1), Restarting(Job("worker", 2), TaskScope(RestartPolicy::kOnFailure))});
   AllRunning();
+  // Held for the container's completion (JobStateTest.ASigtermEndWaitsForTheContainerToSayWhy
+  // shows that nothing happens meanwhile).
   events()->OnTaskExited("worker", 0, 143, "Terminated");
-  absl::SleepFor(absl::Milliseconds(100));
-  EXPECT_THAT(rm_.relaunched(), IsEmpty());  // held for the container's completion
   rm_.Complete("worker:0", -102);
   ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
   ApplicationStatus running = am_->Status();
@@ -826,11 +826,10 @@ TEST_F(AmTest, ASigtermEndWithoutTheContainersCompletionKeepsTheExecutorsCode) {
   AllRunning();
   events()->OnTaskExited("worker", 1, 143, "Terminated");
   std::string diagnostics;
-  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
-       !absl::StrContains(diagnostics, "task restart") && absl::Now() < deadline;) {
-    absl::SleepFor(absl::Milliseconds(10));
+  Eventually([&] {
     diagnostics = am_->Status().diagnostics;
-  }
+    return absl::StrContains(diagnostics, "task restart");
+  });
   EXPECT_THAT(diagnostics,
               HasSubstr("worker:1: exit code 143: signal 15 (SIGTERM); task restart 1"));
   rm_.Complete("worker:1", 143);  // relaunched once its container has ended
@@ -968,10 +967,7 @@ TEST_F(AmTest, APartialGangIsReleasedAndAskedForAgainThenTheJobRuns) {
   EXPECT_TRUE(Eventually([&] { return am_->Status().pending == one_pending; }))
       << am_->Status().pending;
   // The deadline passes: everything is released, the request withdrawn.
-  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
-       rm_.killed().size() < 3 && absl::Now() < deadline;) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  Eventually([&] { return rm_.killed().size() >= 3; });
   EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
   EXPECT_THAT(am_->Status().pending, HasSubstr("released everything after 300ms"));
   EXPECT_EQ(am_->Status().state, AppState::kRunning);  // no failure
@@ -979,10 +975,7 @@ TEST_F(AmTest, APartialGangIsReleasedAndAskedForAgainThenTheJobRuns) {
   ASSERT_TRUE(rm_.WaitForRequests(2 * total_));
   EXPECT_THAT(am_->Status().pending, HasSubstr("asked 2 times"));
   AllRunning();
-  for (absl::Time deadline = absl::Now() + absl::Seconds(10);
-       !am_->Status().pending.empty() && absl::Now() < deadline;) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  Eventually([&] { return am_->Status().pending.empty(); });
   EXPECT_EQ(am_->Status().pending, "");
   Exit("worker", 0, 0);
   Exit("worker", 1, 0);

@@ -1,0 +1,131 @@
+// Copyright libtony authors.
+
+#include "am/job_diagnostics.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+
+namespace tony::am {
+namespace {
+
+// The last `n` lines of `text`.
+std::string LastLines(const std::string& text, size_t n) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
+  if (lines.size() > n) lines.erase(lines.begin(), lines.end() - static_cast<long>(n));
+  return absl::StrJoin(lines, "\n");
+}
+
+}  // namespace
+
+std::string JobDiagnostics::WithTail(std::string message, const std::string& tail,
+                                     bool from_container) {
+  if (from_container) absl::StrAppend(&message, " (its container ended without an exit report)");
+  const std::string last = LastLines(tail, 20);
+  if (last.empty()) return message;
+  tails_.insert(last);
+  absl::StrAppend(
+      &message, from_container ? "; the resource manager says:\n" : "; last lines of its stderr:\n",
+      last);
+  return message;
+}
+
+void JobDiagnostics::SidecarWarning(const TaskId& task, std::string warning) {
+  for (size_t i = 0; i < warnings_.size(); ++i) {
+    if (warning_owners_[i] == task) {
+      warnings_[i] = std::move(warning);  // one line per sidecar: the latest news
+      return;
+    }
+  }
+  warnings_.push_back(std::move(warning));
+  warning_owners_.push_back(task);
+}
+
+void JobDiagnostics::AddWarning(std::string warning) {
+  warnings_.push_back(std::move(warning));
+  warning_owners_.push_back(TaskId{"", -1});
+}
+
+size_t JobDiagnostics::AddRestart(std::string line) {
+  restarts_.push_back(std::move(line));
+  return restarts_.size() - 1;
+}
+
+void JobDiagnostics::AppendToRestart(size_t index, absl::string_view text) {
+  if (index < restarts_.size()) absl::StrAppend(&restarts_[index], text);
+}
+
+std::string JobDiagnostics::Running() const {
+  std::vector<std::string> parts;
+  if (!restarts_.empty()) {
+    parts.push_back(absl::StrCat("restarts:\n  ", absl::StrJoin(restarts_, "\n  ")));
+  }
+  if (!warnings_.empty()) parts.push_back(absl::StrJoin(warnings_, "\n"));
+  return absl::StrJoin(parts, "\n");
+}
+
+std::string JobDiagnostics::Final(const std::string& cause) const {
+  std::string all = cause;
+  for (const std::string& w : warnings_) absl::StrAppend(&all, all.empty() ? "" : "\n", w);
+  if (!restarts_.empty()) {
+    absl::StrAppend(&all, all.empty() ? "" : "\n", "restarts:\n  ",
+                    absl::StrJoin(restarts_, "\n  "));
+  }
+  constexpr size_t kMax = 16 * 1024;
+  if (all.size() <= kMax) return all;
+  return absl::StrCat(all.substr(0, kMax), "... (", all.size() - kMax, " more characters)");
+}
+
+std::string JobDiagnostics::WithoutTails(std::string diagnostics) const {
+  for (const std::string& tail : tails_) {
+    diagnostics = absl::StrReplaceAll(diagnostics, {{tail, "(in the task's stderr log)"}});
+  }
+  return diagnostics;
+}
+
+std::string SummarizeTasks(const std::vector<std::string>& tasks, size_t max_chars) {
+  // "job:index" ids, in the order given (job types together, indices ascending), as ranges.
+  std::vector<std::string> parts;
+  std::string job;
+  int first = -1, last = -1;
+  auto flush = [&] {
+    if (first < 0) return;
+    parts.push_back(first == last ? absl::StrCat(job, ":", first)
+                                  : absl::StrCat(job, ":", first, "-", last, " (", last - first + 1,
+                                                 " tasks)"));
+  };
+  for (const std::string& t : tasks) {
+    size_t colon = t.rfind(':');
+    int index = -1;
+    if (colon == std::string::npos || !absl::SimpleAtoi(t.substr(colon + 1), &index)) {
+      flush();
+      first = last = -1;
+      parts.push_back(t);
+      continue;
+    }
+    std::string this_job = t.substr(0, colon);
+    if (this_job == job && index == last + 1 && first >= 0) {
+      last = index;
+      continue;
+    }
+    flush();
+    job = this_job;
+    first = last = index;
+  }
+  flush();
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string next = absl::StrCat(i == 0 ? "" : ", ", parts[i]);
+    if (out.size() + next.size() > max_chars) {
+      absl::StrAppend(&out, ", and ", parts.size() - i, " more");
+      break;
+    }
+    out += next;
+  }
+  return out;
+}
+
+}  // namespace tony::am

@@ -1,0 +1,442 @@
+// Copyright libtony authors.
+
+#include "am/job_state.h"
+
+#include <csignal>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "am/restart_policy.h"
+
+namespace tony::am {
+namespace {
+
+std::function<double()> DefaultJitter() {
+  auto random = std::make_shared<absl::BitGen>();
+  return [random] { return absl::Uniform(*random, 0.5, 1.5); };
+}
+
+bool IsSidecar(const TaskSpec& spec) { return spec.job_name == kTensorBoardJobName; }
+
+}  // namespace
+
+absl::string_view TaskPhaseName(TaskPhase phase) {
+  switch (phase) {
+    case TaskPhase::kWaiting:
+      return "WAITING";
+    case TaskPhase::kAllocated:
+      return "ALLOCATED";
+    case TaskPhase::kRegistered:
+      return "REGISTERED";
+    case TaskPhase::kRunning:
+      return "RUNNING";
+    case TaskPhase::kExitHeld:
+      return "EXIT_HELD";
+    case TaskPhase::kStopping:
+      return "STOPPING";
+    case TaskPhase::kStopped:
+      return "STOPPED";
+    case TaskPhase::kEnded:
+      return "EXITED";
+    case TaskPhase::kRestartPending:
+      return "RESTARTING";
+    case TaskPhase::kReleased:
+      return "RELEASED";
+  }
+  return "?";
+}
+
+void JobActions::Append(JobActions&& o) {
+  auto move_all = [](auto& to, auto& from) {
+    for (auto& x : from) to.push_back(std::move(x));
+  };
+  move_all(reopen, o.reopen);
+  move_all(requests, o.requests);
+  move_all(relaunches, o.relaunches);
+  move_all(kills, o.kills);
+  move_all(excuses, o.excuses);
+  if (o.outcome) outcome = o.outcome;
+  if (!o.probe_tensorboard.empty()) probe_tensorboard = std::move(o.probe_tensorboard);
+  if (o.tensorboard_url) tensorboard_url = std::move(o.tensorboard_url);
+  done = done || o.done;
+  log.Append(std::move(o.log));
+}
+
+bool JobState::Task::finished() const {
+  return phase == TaskPhase::kEnded || phase == TaskPhase::kStopped ||
+         phase == TaskPhase::kRestartPending;
+}
+
+std::optional<absl::Time> JobState::Task::NextDeadline() const {
+  std::optional<absl::Time> next;
+  auto consider = [&next](absl::Time t) { next = next ? std::min(*next, t) : t; };
+  // A relaunch waits for the old container's end, then for its time.
+  if (phase == TaskPhase::kRestartPending && container_ended) consider(relaunch_at);
+  if (register_by) consider(*register_by);
+  if (phase == TaskPhase::kExitHeld) consider(held_until);
+  return next;
+}
+
+JobState::JobState(JobStateOptions options)
+    : options_(std::move(options)),
+      gang_(options_.spec.timeouts.allocation, options_.allocation_backoff,
+            options_.jitter ? options_.jitter : DefaultJitter()) {
+  bool any_tracked = false;
+  for (TaskSpec& spec : ResolveTasks(options_.spec)) {
+    any_tracked |= spec.tracked;
+    TaskId id = TaskId::Of(spec);
+    order_.push_back(id);
+    tasks_[id].spec = std::move(spec);
+  }
+  if (options_.spec.client_mode) {
+    // Runs on the submitting machine (ytf-submit --client), which reports its start and exit.
+    TaskSpec client = ResolveClientTask(options_.spec);
+    any_tracked = true;
+    TaskId id = TaskId::Of(client);
+    order_.push_back(id);
+    Task& t = tasks_[id];
+    t.spec = std::move(client);
+    t.outside = true;
+    t.phase = TaskPhase::kAllocated;  // nothing to allocate; it "registers" by starting
+    t.allocated = true;
+    t.container_ended = true;
+  }
+  if (!any_tracked) {
+    // Nothing would ever decide success: every task counts (TensorBoard never ends by itself).
+    for (auto& [id, t] : tasks_) t.spec.tracked = !IsSidecar(t.spec);
+  }
+}
+
+JobActions JobState::Start(absl::Time now) {
+  JobActions out;
+  started_ = true;
+  if (options_.spec.timeouts.job != absl::InfiniteDuration()) {
+    job_deadline_ = now + options_.spec.timeouts.job;
+  }
+  gang_.Asked(now);
+  for (const TaskId& id : order_) {
+    if (!tasks_[id].outside) out.requests.push_back(tasks_[id].spec);
+  }
+  return out;
+}
+
+JobState::Task* JobState::Find(const TaskId& id) {
+  auto it = tasks_.find(id);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+const TaskPhase* JobState::PhaseOf(const TaskId& id) const {
+  auto it = tasks_.find(id);
+  return it == tasks_.end() ? nullptr : &it->second.phase;
+}
+
+JobActions JobState::On(const JobEvent& e, absl::Time now) {
+  using Kind = JobEvent::Kind;
+  JobActions out;
+  Task* t = Find(e.task);
+  switch (e.kind) {
+    case Kind::kAllocated:
+    case Kind::kLaunchFailed:
+    case Kind::kCompleted:
+    case Kind::kBackendFailed:
+      OnBackendEvent(e, now, &out);
+      break;
+    case Kind::kRegistered:
+      if (t != nullptr) OnRegistered(*t, e, &out);
+      break;
+    case Kind::kPublished:
+      TONY_DEFER_LOG(out.log, INFO) << "every task registered; cluster spec published";
+      gang_.Settle();
+      for (const auto& [id, task] : tasks_) {
+        // The client (client mode) starts now; if its ytf-submit is gone, it never will.
+        if (task.outside && !task.registered) {
+          client_start_deadline_ = now + options_.spec.timeouts.registration;
+        }
+      }
+      break;
+    case Kind::kStarted:
+    case Kind::kRestarted:
+      if (t == nullptr || t->finished() || t->phase == TaskPhase::kReleased) break;
+      t->started = true;
+      if (t->outside) t->registered = true;  // it never registers with the broker
+      if (t->phase <= TaskPhase::kRegistered) t->phase = TaskPhase::kRunning;
+      if (e.kind == Kind::kRestarted) {
+        t->in_place_restarts = std::max(t->in_place_restarts, e.restart);
+        std::string warning = diagnostics_.WithTail(
+            absl::StrCat("warning: ", e.task.ToString(), " exited with code ", e.code,
+                         " and was restarted (", e.restart, " of at most 3); training goes on"),
+            e.text, false);
+        TONY_DEFER_LOG(out.log, WARNING) << warning;
+        diagnostics_.SidecarWarning(e.task, std::move(warning));
+      }
+      break;
+    case Kind::kExited:
+      if (t != nullptr) OnExited(*t, e, now, &out);
+      break;
+    case Kind::kRegistrationTimeout: {
+      std::string message = absl::StrCat("registration deadline of ",
+                                         absl::FormatDuration(options_.spec.timeouts.registration),
+                                         " passed; never registered: ", SummarizeTasks(e.missing));
+      if (std::string pending = Pending(now); !pending.empty()) {
+        absl::StrAppend(&message, "; containers never allocated: ", pending);
+      }
+      Finish(AppState::kFailed, message, &out);
+      break;
+    }
+    case Kind::kHeartbeatTimeout:
+      if (t == nullptr || t->finished()) break;
+      Finish(AppState::kFailed,
+             absl::StrCat(e.task.ToString(), " sent no heartbeat for ",
+                          absl::FormatDuration(options_.heartbeat_timeout),
+                          t->outside ? " (the client task of client mode: its ytf-submit was "
+                                       "killed or lost the cluster)"
+                                     : ""),
+             &out);
+      break;
+    case Kind::kKill:
+      Finish(AppState::kKilled, e.text.empty() ? "killed" : e.text, &out);
+      break;
+    case Kind::kTensorBoardListening:
+      OnTensorBoardListening(e.text, &out);
+      break;
+  }
+  out.Append(Tick(now));
+  return out;
+}
+
+void JobState::OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out) {
+  if (e.kind == JobEvent::Kind::kBackendFailed) {
+    Finish(AppState::kFailed, absl::StrCat("the resource manager failed: ", e.text), out);
+    return;
+  }
+  Task* t = Find(e.task);
+  if (t == nullptr) {
+    TONY_DEFER_LOG(out->log, WARNING) << "event for unknown task " << e.task.ToString();
+    return;
+  }
+  if (t->phase == TaskPhase::kReleased) {
+    // Released for all-or-nothing allocation: its end is no failure.
+    if (e.kind != JobEvent::Kind::kAllocated) t->container_ended = true;
+    return;
+  }
+  switch (e.kind) {
+    case JobEvent::Kind::kAllocated:
+      t->allocated = true;
+      if (t->phase == TaskPhase::kWaiting) t->phase = TaskPhase::kAllocated;
+      return;
+    case JobEvent::Kind::kLaunchFailed:
+      t->container_ended = true;
+      if (t->finished()) return;
+      if (t->phase == TaskPhase::kStopping || outcome_) {
+        t->phase = TaskPhase::kStopped;
+        t->exit_code = -1;
+        return;
+      }
+      t->phase = TaskPhase::kEnded;
+      t->exit_code = -1;
+      if (IsSidecar(t->spec)) {
+        std::string warning = absl::StrCat("warning: could not launch ", e.task.ToString(), ": ",
+                                           e.text, "; training goes on without it");
+        TONY_DEFER_LOG(out->log, WARNING) << warning;
+        diagnostics_.SidecarWarning(e.task, std::move(warning));
+        if (!t->registered) out->excuses.push_back(e.task);
+        return;
+      }
+      Finish(AppState::kFailed, absl::StrCat("could not launch ", e.task.ToString(), ": ", e.text),
+             out);
+      return;
+    default:
+      OnCompleted(*t, e, now, out);
+      return;
+  }
+}
+
+void JobState::OnCompleted(Task& t, const JobEvent& e, absl::Time now, JobActions* out) {
+  t.container_ended = true;
+  if (t.phase == TaskPhase::kExitHeld) {
+    // The container says why the executor saw a SIGTERM: a preemption or a lost node is the
+    // cluster's doing (restart policies retry those); anything else, the executor's code stands.
+    const int s = e.code;
+    if (s == -100 || s == -101 || s == -102) {
+      TaskEnded(t, s, t.held_tail, EndKind::kContainerEnded, now, out);
+    } else {
+      TaskEnded(t, t.held_code, t.held_tail, EndKind::kExited, now, out);
+    }
+  } else if (!t.finished()) {
+    TaskEnded(t, e.code, e.text, EndKind::kContainerEnded, now, out);
+  }
+}
+
+void JobState::OnRegistered(Task& t, const JobEvent& e, JobActions* out) {
+  if (t.phase == TaskPhase::kReleased) return;
+  TONY_DEFER_LOG(out->log, INFO) << e.task.ToString() << " registered at " << e.text;
+  t.registered = true;
+  t.address = e.text;
+  if (t.phase <= TaskPhase::kAllocated) t.phase = TaskPhase::kRegistered;
+  if (IsSidecar(t.spec) && tensorboard_address_.empty()) {
+    tensorboard_address_ = e.text;
+    out->probe_tensorboard = e.text;  // announced once it answers, never while it refuses
+  }
+  if (t.previous_address.empty()) return;
+  // A relaunched task is back.
+  const std::string previous = std::exchange(t.previous_address, "");
+  const bool same = previous == e.text;
+  diagnostics_.AppendToRestart(
+      t.restart_line,
+      same ? absl::StrCat("; back at ", e.text)
+           : absl::StrCat("; back at a new address ", e.text, " (was ", previous, ")"));
+  const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+  if (same || outcome_ || jt == nullptr || !jt->restart) return;
+  std::string message = absl::StrCat(
+      t.spec.id(), " was relaunched but came back at ", e.text, " instead of ", previous,
+      "; the broker published the new address, which the running tasks do not follow");
+  switch (jt->restart->on_address_change) {
+    case AddressChange::kAccept:
+      TONY_DEFER_LOG(out->log, WARNING)
+          << message << "; going on (restart policy: on_address_change accept)";
+      return;
+    case AddressChange::kFail:
+      job_restart_allowed_ = false;
+      Finish(AppState::kFailed, absl::StrCat(message, " (restart policy: on_address_change fail)"),
+             out);
+      return;
+    case AddressChange::kRestartJob:
+      Finish(AppState::kFailed,
+             absl::StrCat(message,
+                          " (restart policy: on_address_change restart-job; the whole job "
+                          "restarts if attempts remain)"),
+             out);
+      return;
+  }
+}
+
+void JobState::OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out) {
+  if (t.finished() || t.phase == TaskPhase::kReleased) return;
+  if (t.outside) t.registered = true;  // its start report may have been lost
+  const bool by_signal = e.code == 128 + SIGTERM || e.code == 128 + SIGKILL;
+  if (by_signal && !t.outside && !t.container_ended && t.phase != TaskPhase::kStopping &&
+      t.phase != TaskPhase::kExitHeld && !outcome_) {
+    // YARN ends a container it preempts (or whose node it gives up) with SIGTERM: the
+    // executor's report comes first, the reason with the container's completion.
+    t.phase = TaskPhase::kExitHeld;
+    t.held_until = now + options_.exit_cause_wait;
+    t.held_code = e.code;
+    t.held_tail = e.text;
+    return;
+  }
+  TaskEnded(t, e.code, e.text, EndKind::kExited, now, out);
+}
+
+void JobState::OnTensorBoardListening(const std::string& url, JobActions* out) {
+  const Task* tb = Find(TaskId{kTensorBoardJobName, 0});
+  // Died meanwhile (or the job is over): the tracking URL stays the AM's page.
+  if (tb == nullptr || tb->finished() || outcome_ || !tensorboard_url_.empty()) return;
+  tensorboard_url_ = url;
+  TONY_DEFER_LOG(out->log, INFO) << "TensorBoard at " << url;
+  out->tensorboard_url = url;
+}
+
+void JobState::TaskEnded(Task& t, int code, const std::string& tail, EndKind how, absl::Time now,
+                         JobActions* out) {
+  const std::string id = t.spec.id();
+  t.exit_code = code;
+  if (outcome_ || t.phase == TaskPhase::kStopping) {
+    t.phase = TaskPhase::kStopped;
+    TONY_DEFER_LOG(out->log, INFO) << id << " stopped (exit code " << code << ")";
+    return;
+  }
+  t.phase = TaskPhase::kEnded;
+  const bool from_container = how == EndKind::kContainerEnded;
+  TONY_DEFER_LOG(out->log, INFO) << id << " "
+                                 << (from_container ? "ended (its container completed)" : "exited")
+                                 << " with code " << code;
+  if (IsSidecar(t.spec) && (code != 0 || !t.registered)) {
+    SidecarEnded(t, code, tail, from_container, out);
+    return;
+  }
+  if (!t.registered && code == 0) {
+    Finish(AppState::kFailed,
+           diagnostics_.WithTail(absl::StrCat(id, " exited with code 0 before registering"), tail,
+                                 from_container),
+           out);
+  } else if (!t.registered) {
+    TaskFailed(t, code, absl::StrCat(id, " exited with code ", code, " before registering"), tail,
+               from_container, now, out);
+  } else if (t.spec.tracked && code == 0) {
+    CheckSuccess(out);
+  } else if (t.spec.tracked) {
+    TaskFailed(t, code, absl::StrCat(id, " failed with exit code ", code), tail, from_container,
+               now, out);
+  } else if (code != 0) {
+    TaskFailed(t, code,
+               absl::StrCat(id, " (untracked) died with exit code ", code,
+                            " before the tracked tasks finished"),
+               tail, from_container, now, out);
+  }
+}
+
+// A sidecar: training never depends on it. Said in the diagnostics, whatever the outcome.
+void JobState::SidecarEnded(Task& t, int code, const std::string& tail, bool from_container,
+                            JobActions* out) {
+  const int restarts = t.in_place_restarts;
+  std::string warning = diagnostics_.WithTail(
+      absl::StrCat("warning: ", t.spec.id(), " died with exit code ", code,
+                   t.registered ? "" : " before registering",
+                   restarts > 0 ? absl::StrCat(" after ", restarts, " restarts") : "",
+                   "; training goes on without it (is `tensorboard` in the --python_env, on the "
+                   "nodes' PATH, or given by --tensorboard_command?)"),
+      tail, from_container);
+  TONY_DEFER_LOG(out->log, WARNING) << warning;
+  diagnostics_.SidecarWarning(TaskId::Of(t.spec), std::move(warning));
+  if (!t.registered) out->excuses.push_back(TaskId::Of(t.spec));
+  if (!tensorboard_url_.empty()) {
+    tensorboard_url_.clear();
+    out->tensorboard_url = "";  // the tracking URL goes back to the AM's page
+  }
+}
+
+void JobState::TaskFailed(Task& t, int code, const std::string& message, const std::string& tail,
+                          bool from_container, absl::Time now, JobActions* out) {
+  const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+  RestartInput in;
+  in.policy = t.outside || jt == nullptr || !jt->restart ? nullptr : &*jt->restart;
+  in.task = t.spec.id();
+  in.exit_code = code;
+  in.restarts_so_far = t.restarts;
+  in.attempt = options_.attempt;
+  in.max_backoff = options_.max_backoff;
+  in.now = now;
+  const RestartDecision d = DecideRestart(in);
+  if (!d.job_restart_allowed) job_restart_allowed_ = false;
+  if (d.verdict == RestartDecision::Verdict::kRelaunch) {
+    ++t.restarts;
+    t.phase = TaskPhase::kRestartPending;
+    t.relaunch_at = now + d.backoff;
+    t.previous_address = t.registered ? t.address : "";
+    t.avoid_host = d.avoid_host;
+    t.restart_line = diagnostics_.AddRestart(d.line);
+    TONY_DEFER_LOG(out->log, WARNING) << message << d.note;
+    return;
+  }
+  if (d.verdict == RestartDecision::Verdict::kJobRestart) diagnostics_.AddRestart(d.line);
+  Finish(AppState::kFailed, diagnostics_.WithTail(message + d.note, tail, from_container), out);
+}
+
+void JobState::CheckSuccess(JobActions* out) {
+  for (const auto& [id, t] : tasks_) {
+    if (t.spec.tracked && !(t.phase == TaskPhase::kEnded && t.exit_code == 0)) return;
+  }
+  Finish(AppState::kSucceeded, "", out);
+}
+
+void JobState::Finish(AppState state, const std::string& cause, JobActions* out) {
+  if (outcome_) return;  // the first decision wins
+  outcome_ = state;
+  final_diagnostics_ = diagnostics_.Final(cause);
+  out->outcome = state;
+  if (state != AppState::kSucceeded) {
+    TONY_DEFER_LOG(out->log, WARNING) << "job failing: " << cause;
+  }
+}
+
+}  // namespace tony::am

@@ -1,0 +1,277 @@
+// Copyright libtony authors.
+//
+// JobState: the life of one job, as a model with no threads and no clock. Events and the time
+// go in (On, Tick); what to do comes out (JobActions): containers to ask for, relaunch or kill,
+// the broker's tasks to reopen or excuse, the outcome once decided, log lines. The driver
+// (ApplicationMaster) owns the threads, the clock, the broker and the backend and carries the
+// actions out; tests feed tables of events and times and compare the actions.
+//
+// Each task is in exactly one phase (TaskPhase); the transitions are in docs/am-state-machine.md.
+// The rules (docs/executor.md, "Life cycle"):
+//   - Tracked tasks decide: the job SUCCEEDS when every tracked task has exited 0 and FAILS as
+//     soon as one fails for good. Untracked ones (ps, evaluator) fail it if they die non-zero
+//     before that; the TensorBoard sidecar never does (a warning).
+//   - A task ending before it registers, the registration deadline, a silent task, a container
+//     that cannot be launched, the backend's failure and the job timeout FAIL it; a kill ends it
+//     KILLED.
+//   - Restart policies (restart_policy.h) turn a failure into a relaunch of the task or a new
+//     attempt; all-or-nothing allocation (gang_schedule.h) releases a partial gang and asks again.
+//   - Once decided, every task still running is stopped; the job is over when every container
+//     has ended, or the stop deadline has passed.
+//
+// Thread-compatible: the driver serialises every call.
+
+#ifndef TONY_AM_JOB_STATE_H_
+#define TONY_AM_JOB_STATE_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "am/gang_schedule.h"
+#include "am/job_diagnostics.h"
+#include "am/task_id.h"
+#include "common/logging.h"
+#include "tony/job_spec.h"
+#include "tony/submitter.h"
+
+namespace tony::am {
+
+// Where one task is. The facts of its current incarnation (allocated, registered, started) are
+// kept beside it: a stopped task may or may not have started.
+enum class TaskPhase {
+  kWaiting,         // asked for; no container yet
+  kAllocated,       // has a container; its executor has not registered
+  kRegistered,      // registered its address; its command has not started
+  kRunning,         // its command runs
+  kExitHeld,        // ended by a SIGTERM/SIGKILL the AM did not send: waits for the container's
+                    // completion to say why (preemption, lost node) or for exit_cause_wait
+  kStopping,        // told to stop (the job is over)
+  kStopped,         // ended after being told to stop
+  kEnded,           // ended (exit_code), for good
+  kRestartPending,  // failed; relaunched once its container ended and its backoff passed
+  kReleased,        // released for all-or-nothing allocation; asked for again later
+};
+absl::string_view TaskPhaseName(TaskPhase phase);
+
+struct JobEvent {
+  enum class Kind {
+    // From the backend (the ResourceManager).
+    kAllocated,
+    kLaunchFailed,   // text: why
+    kCompleted,      // code: the container's exit status; text: the backend's diagnostics
+    kBackendFailed,  // text: why
+    // From the broker (the executors).
+    kRegistered,  // text: host:port
+    kPublished,   // every task registered; the cluster spec is out
+    kStarted,
+    kRestarted,            // in place, by its executor; code, text: the exit and stderr tail
+    kExited,               // code, text: exit code and stderr tail
+    kRegistrationTimeout,  // missing: the tasks that never registered
+    kHeartbeatTimeout,
+    // From the AM.
+    kKill,                  // text: the reason
+    kTensorBoardListening,  // text: its URL
+  };
+  Kind kind = Kind::kKill;
+  TaskId task;
+  int code = 0;
+  int restart = 0;  // kRestarted: which one
+  std::string text;
+  std::vector<std::string> missing;
+
+  static JobEvent Allocated(TaskId t) { return {Kind::kAllocated, std::move(t)}; }
+  static JobEvent LaunchFailed(TaskId t, std::string why) {
+    return {Kind::kLaunchFailed, std::move(t), 0, 0, std::move(why)};
+  }
+  static JobEvent Completed(TaskId t, int status, std::string diagnostics = "") {
+    return {Kind::kCompleted, std::move(t), status, 0, std::move(diagnostics)};
+  }
+  static JobEvent BackendFailed(std::string why) {
+    return {Kind::kBackendFailed, {}, 0, 0, std::move(why)};
+  }
+  static JobEvent Registered(TaskId t, std::string address) {
+    return {Kind::kRegistered, std::move(t), 0, 0, std::move(address)};
+  }
+  static JobEvent Published() { return {Kind::kPublished}; }
+  static JobEvent Started(TaskId t) { return {Kind::kStarted, std::move(t)}; }
+  static JobEvent Restarted(TaskId t, int restart, int code, std::string tail) {
+    return {Kind::kRestarted, std::move(t), code, restart, std::move(tail)};
+  }
+  static JobEvent Exited(TaskId t, int code, std::string tail = "") {
+    return {Kind::kExited, std::move(t), code, 0, std::move(tail)};
+  }
+  static JobEvent RegistrationTimeout(std::vector<std::string> missing) {
+    JobEvent e{Kind::kRegistrationTimeout};
+    e.missing = std::move(missing);
+    return e;
+  }
+  static JobEvent HeartbeatTimeout(TaskId t) { return {Kind::kHeartbeatTimeout, std::move(t)}; }
+  static JobEvent Kill(std::string reason) { return {Kind::kKill, {}, 0, 0, std::move(reason)}; }
+  static JobEvent TensorBoardListening(std::string url) {
+    return {Kind::kTensorBoardListening, {}, 0, 0, std::move(url)};
+  }
+};
+
+struct JobActions {
+  struct Relaunch {
+    TaskSpec spec;
+    std::string host;  // preferably there ("" anywhere)
+    int port = 0;      // its executor reserves this port again (0 any)
+  };
+  std::vector<TaskId> reopen;        // the broker forgets their registration (first)
+  std::vector<TaskSpec> requests;    // ask for a container
+  std::vector<Relaunch> relaunches;  // ask for a container again (restart policy)
+  std::vector<std::pair<TaskId, absl::Duration>> kills;  // stop, SIGKILL after the grace
+  std::vector<TaskId> excuses;  // the broker stops waiting for them (dead sidecars)
+  // The outcome, decided by this step: the broker aborts with `diagnostics`, the backend hears.
+  std::optional<AppState> outcome;
+  // TensorBoard registered at this address: probe it until it listens.
+  std::string probe_tensorboard;
+  // The tracking URL should change: to TensorBoard's URL, or (empty) back to the AM's own.
+  std::optional<std::string> tensorboard_url;
+  // True once the job is over: every container ended, or the stop deadline passed.
+  bool done = false;
+  DeferredLog log;  // emitted by the driver with no lock held
+
+  void Append(JobActions&& other);
+};
+
+struct JobStateOptions {
+  JobSpec spec;  // valid
+  // YARN's attempt of this AM, 1 for the first: restarts of scope job count those before it.
+  // Default: 1.
+  int attempt = 1;
+  // For the messages: a registered task silent this long fails the job. Default: 1 minute.
+  absl::Duration heartbeat_timeout = absl::Minutes(1);
+  // Extra time, beyond the job's stop grace, that stopped tasks get before the job is over
+  // without them. Default: 10 seconds.
+  absl::Duration stop_margin = absl::Seconds(10);
+  // How long an unexplained SIGTERM/SIGKILL end waits for its container's completion.
+  // Default: 5 seconds.
+  absl::Duration exit_cause_wait = absl::Seconds(5);
+  // The longest backoff between a task's relaunches. Default: 5 minutes.
+  absl::Duration max_backoff = absl::Minutes(5);
+  // All-or-nothing allocation's first backoff. Default: 5 seconds.
+  absl::Duration allocation_backoff = absl::Seconds(5);
+  // The gang backoff's random factor, in [0.5, 1.5). Default: null (uniformly random).
+  std::function<double()> jitter;
+  // What the scheduler last said the job could still get ("<4096 MB, 3 vcores>"), for the
+  // pending tasks' line. Default: null (unknown).
+  std::function<std::string()> headroom;
+};
+
+class JobState {
+ public:
+  explicit JobState(JobStateOptions options);
+
+  // The backend runs: every task is asked for; the job timeout runs from `now`.
+  JobActions Start(absl::Time now);
+  JobActions On(const JobEvent& event, absl::Time now);
+  // Whatever is due by `now`: deadlines, backoffs, held exits.
+  JobActions Tick(absl::Time now);
+  // When Tick() next has something to do (InfiniteFuture when only events can move the job).
+  absl::Time NextWake() const;
+
+  // The status, without what the driver knows (id, tracking URL, log directory).
+  ApplicationStatus Status(absl::Time now) const;
+  // One line per task for the status page: "worker:0  host:port  RUNNING".
+  std::vector<std::string> TaskLines() const;
+  // Status(now).diagnostics for the status page: no stderr quoted.
+  std::string PublicDiagnostics(const std::string& diagnostics) const {
+    return diagnostics_.WithoutTails(diagnostics);
+  }
+
+  // Set once decided.
+  std::optional<AppState> outcome() const { return outcome_; }
+  const std::string& final_diagnostics() const { return final_diagnostics_; }
+  // Whether a failed job may run again as YARN's next attempt (false when a restart policy
+  // found the failure final).
+  bool job_restart_allowed() const { return job_restart_allowed_; }
+  // Every task has stopped (and the outcome, if any, may show).
+  bool AllContainersEnded() const;
+  // The backend has ended every container (its Stop() returned).
+  void BackendStopped();
+  void AddWarning(std::string warning) { diagnostics_.AddWarning(std::move(warning)); }
+
+  // The state of one task, for tests. Null if unknown.
+  const TaskPhase* PhaseOf(const TaskId& task) const;
+
+ private:
+  struct Task {
+    TaskSpec spec;
+    TaskPhase phase = TaskPhase::kWaiting;
+    // The facts of this incarnation.
+    bool allocated = false;
+    bool registered = false;
+    bool started = false;
+    bool container_ended = false;  // or it never had one (the client task)
+    bool outside = false;          // the client of client mode: no container, never registers
+    int exit_code = 0;
+    std::string address;  // host:port it registered
+    int in_place_restarts = 0;
+    // Restart policy, scope task.
+    int restarts = 0;
+    absl::Time relaunch_at;
+    std::string previous_address;  // where it was before its relaunch
+    bool avoid_host = false;       // its node was lost: not asked for there again
+    size_t restart_line = 0;
+    std::optional<absl::Time> register_by;  // relaunched: fails the job unless registered by then
+    // kExitHeld.
+    absl::Time held_until;
+    int held_code = 0;
+    std::string held_tail;
+
+    bool finished() const;
+    std::optional<absl::Time> NextDeadline() const;
+  };
+  enum class EndKind { kExited, kContainerEnded };
+
+  Task* Find(const TaskId& id);
+  void OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out);
+  void OnRegistered(Task& t, const JobEvent& e, JobActions* out);
+  void OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
+  void OnCompleted(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
+  void OnTensorBoardListening(const std::string& url, JobActions* out);
+  void TaskEnded(Task& t, int code, const std::string& tail, EndKind how, absl::Time now,
+                 JobActions* out);
+  void SidecarEnded(Task& t, int code, const std::string& tail, bool from_container,
+                    JobActions* out);
+  void TaskFailed(Task& t, int code, const std::string& message, const std::string& tail,
+                  bool from_container, absl::Time now, JobActions* out);
+  void CheckSuccess(JobActions* out);
+  void Finish(AppState state, const std::string& cause, JobActions* out);
+
+  // Tick()'s rules.
+  void CheckClientStart(absl::Time now, JobActions* out);
+  void CheckGang(absl::Time now, JobActions* out);
+  void DueRelaunches(absl::Time now, JobActions* out);
+  void ReleaseHeldExits(absl::Time now, JobActions* out);
+  void CheckRelaunchedRegistrations(absl::Time now, JobActions* out);
+  void StopEverything(absl::Time now, JobActions* out);
+  // "2 × <8192 MB, 1 vcore> (worker:0-1) pending; queue headroom ...", "" when nothing is.
+  std::string Pending(absl::Time now) const;
+
+  const JobStateOptions options_;
+  std::map<TaskId, Task> tasks_;
+  std::vector<TaskId> order_;  // as ResolveTasks lists them, then the client task
+  bool started_ = false;
+  absl::Time job_deadline_ = absl::InfiniteFuture();
+  std::optional<AppState> outcome_;
+  std::string final_diagnostics_;
+  bool job_restart_allowed_ = true;
+  std::optional<absl::Time> stop_deadline_;
+  std::optional<absl::Time> client_start_deadline_;
+  GangSchedule gang_;
+  JobDiagnostics diagnostics_;
+  std::string tensorboard_address_;  // as registered
+  std::string tensorboard_url_;      // once it listens
+};
+
+}  // namespace tony::am
+
+#endif  // TONY_AM_JOB_STATE_H_

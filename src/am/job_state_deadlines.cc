@@ -1,0 +1,168 @@
+// Copyright libtony authors.
+//
+// JobState's rules that run on the clock: deadlines, backoffs, held exits, the stop (job_state.h).
+
+#include "am/job_state.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace tony::am {
+
+JobActions JobState::Tick(absl::Time now) {
+  JobActions out;
+  if (!started_) return out;
+  CheckClientStart(now, &out);
+  CheckGang(now, &out);
+  DueRelaunches(now, &out);
+  ReleaseHeldExits(now, &out);
+  CheckRelaunchedRegistrations(now, &out);
+  if (!outcome_ && now >= job_deadline_) {
+    Finish(AppState::kFailed,
+           absl::StrCat("the job timeout of ", absl::FormatDuration(options_.spec.timeouts.job),
+                        " passed"),
+           &out);
+  }
+  if (outcome_ && !stop_deadline_) StopEverything(now, &out);
+  if (outcome_ && (AllContainersEnded() || now >= *stop_deadline_)) {
+    if (!AllContainersEnded()) {
+      TONY_DEFER_LOG(out.log, WARNING) << "some tasks did not stop in time; the backend ends them";
+    }
+    out.done = true;
+  }
+  return out;
+}
+
+// Tasks whose command already ended have executors on their way out: left alone.
+void JobState::StopEverything(absl::Time now, JobActions* out) {
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (t.container_ended || t.finished()) continue;
+    t.phase = TaskPhase::kStopping;
+    out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
+  }
+  stop_deadline_ = now + options_.spec.timeouts.stop_grace + options_.stop_margin;
+}
+
+absl::Time JobState::NextWake() const {
+  absl::Time wake = job_deadline_;
+  for (const std::optional<absl::Time>& d :
+       {stop_deadline_, client_start_deadline_, gang_.NextWake()}) {
+    if (d) wake = std::min(wake, *d);
+  }
+  for (const auto& [id, t] : tasks_) {
+    if (std::optional<absl::Time> d = t.NextDeadline()) wake = std::min(wake, *d);
+  }
+  return wake;
+}
+
+void JobState::CheckClientStart(absl::Time now, JobActions* out) {
+  if (!client_start_deadline_ || now < *client_start_deadline_) return;
+  client_start_deadline_.reset();
+  for (const auto& [id, t] : tasks_) {
+    if (t.outside && !t.registered && !t.finished()) {
+      Finish(AppState::kFailed,
+             absl::StrCat(id.ToString(), " did not start within ",
+                          absl::FormatDuration(options_.spec.timeouts.registration),
+                          " of every task registering (is `ytf-submit --client` still "
+                          "running?)"),
+             out);
+    }
+  }
+}
+
+// All-or-nothing: a partial gang would only keep the containers from another job.
+void JobState::CheckGang(absl::Time now, JobActions* out) {
+  if (outcome_) return;
+  if (gang_.ReleaseDue(now)) {
+    bool partial = false;
+    for (const auto& [id, t] : tasks_) partial |= !t.outside && !t.allocated;
+    if (!partial) {
+      gang_.Settle();
+      return;
+    }
+    const std::string pending = Pending(now);
+    const absl::Duration backoff = gang_.Release(now);
+    TONY_DEFER_LOG(out->log, WARNING)
+        << "not every container within " << absl::FormatDuration(options_.spec.timeouts.allocation)
+        << " (" << pending << "); releasing all, asking again in " << absl::FormatDuration(backoff);
+    for (const TaskId& id : order_) {
+      Task& t = tasks_[id];
+      if (t.outside) continue;
+      t.phase = TaskPhase::kReleased;
+      if (!t.container_ended) out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
+    }
+    return;
+  }
+  if (!gang_.AskAgainDue(now)) return;
+  for (const auto& [id, t] : tasks_) {
+    if (t.phase == TaskPhase::kReleased && !t.container_ended) return;  // not yet all gone
+  }
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (t.phase != TaskPhase::kReleased) continue;
+    Task fresh;
+    fresh.spec = std::move(t.spec);
+    fresh.restarts = t.restarts;
+    fresh.in_place_restarts = t.in_place_restarts;
+    t = std::move(fresh);
+    out->reopen.push_back(id);  // its earlier registration no longer counts
+    out->requests.push_back(t.spec);
+  }
+  gang_.Asked(now);
+  TONY_DEFER_LOG(out->log, INFO) << "asking again for " << out->requests.size() << " containers";
+}
+
+// Relaunched once its old container has ended (its node's resources and its port free).
+void JobState::DueRelaunches(absl::Time now, JobActions* out) {
+  if (outcome_) return;
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (t.phase != TaskPhase::kRestartPending || !t.container_ended || now < t.relaunch_at) {
+      continue;
+    }
+    JobActions::Relaunch r{t.spec};
+    if (size_t colon = t.previous_address.rfind(':'); colon != std::string::npos) {
+      if (!t.avoid_host) r.host = t.previous_address.substr(0, colon);
+      (void)absl::SimpleAtoi(t.previous_address.substr(colon + 1), &r.port);
+    }
+    t.phase = TaskPhase::kWaiting;
+    t.allocated = t.registered = t.started = t.container_ended = false;
+    t.exit_code = 0;
+    t.address.clear();
+    t.register_by = now + options_.spec.timeouts.registration;
+    TONY_DEFER_LOG(out->log, INFO)
+        << "relaunching " << id.ToString()
+        << (r.host.empty() ? "" : absl::StrCat(", preferably at ", t.previous_address));
+    out->reopen.push_back(id);
+    out->relaunches.push_back(std::move(r));
+  }
+}
+
+// An exit report held for its container's completion stands once the wait is over.
+void JobState::ReleaseHeldExits(absl::Time now, JobActions* out) {
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (t.phase == TaskPhase::kExitHeld && now >= t.held_until) {
+      TaskEnded(t, t.held_code, t.held_tail, EndKind::kExited, now, out);
+    }
+  }
+}
+
+void JobState::CheckRelaunchedRegistrations(absl::Time now, JobActions* out) {
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (!t.register_by) continue;
+    if (t.registered || t.finished() || outcome_) {
+      t.register_by.reset();
+    } else if (now >= *t.register_by) {
+      t.register_by.reset();
+      Finish(AppState::kFailed,
+             absl::StrCat(id.ToString(), " was relaunched but did not register within ",
+                          absl::FormatDuration(options_.spec.timeouts.registration)),
+             out);
+    }
+  }
+}
+
+}  // namespace tony::am

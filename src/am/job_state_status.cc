@@ -1,0 +1,103 @@
+// Copyright libtony authors.
+//
+// JobState's status: the state and progress shown, the pending tasks, the status page's lines
+// (job_state.h).
+
+#include "am/job_state.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace tony::am {
+
+void JobState::BackendStopped() {
+  for (auto& [id, t] : tasks_) t.container_ended = true;
+}
+
+bool JobState::AllContainersEnded() const {
+  for (const auto& [id, t] : tasks_) {
+    if (!t.container_ended) return false;
+  }
+  return true;
+}
+
+ApplicationStatus JobState::Status(absl::Time now) const {
+  ApplicationStatus s;
+  // The outcome shows once every task has stopped: a client that sees it may rely on that.
+  s.state = !started_                          ? AppState::kAccepted
+            : outcome_ && AllContainersEnded() ? *outcome_
+                                               : AppState::kRunning;
+  s.tensorboard_url = tensorboard_url_;
+  if (outcome_) {
+    s.diagnostics = final_diagnostics_;
+  } else {
+    s.pending = Pending(now);
+    s.diagnostics = diagnostics_.Running();
+  }
+  for (const auto& [id, t] : tasks_) {
+    JobTypeProgress& p = s.progress[t.spec.job_name];
+    ++p.total;
+    p.allocated += t.allocated;
+    p.registered += t.registered;
+    p.running += t.started && !t.finished();
+    p.restarts += t.in_place_restarts;
+    if (t.phase == TaskPhase::kEnded) {
+      if (t.exit_code == 0) {
+        ++p.succeeded;
+      } else {
+        ++p.failed;
+      }
+    }
+  }
+  return s;
+}
+
+std::vector<std::string> JobState::TaskLines() const {
+  std::vector<std::string> lines;
+  for (const TaskId& id : order_) {
+    const Task& t = tasks_.at(id);
+    std::string state(TaskPhaseName(t.phase));
+    if (t.phase == TaskPhase::kEnded) absl::StrAppend(&state, " ", t.exit_code);
+    if (t.phase == TaskPhase::kExitHeld) state = "RUNNING";  // as far as anyone knows
+    if (t.restarts > 0) absl::StrAppend(&state, " (restarts: ", t.restarts, ")");
+    lines.push_back(absl::StrCat(
+        absl::StrFormat("%-16s %-28s ", id.ToString(), t.address.empty() ? "-" : t.address),
+        state));
+  }
+  return lines;
+}
+
+std::string JobState::Pending(absl::Time now) const {
+  // Unallocated tasks by what they ask for, in task order.
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const TaskId& id : order_) {
+    const Task& t = tasks_.at(id);
+    if (t.outside || t.allocated || t.finished() || t.phase == TaskPhase::kStopping) continue;
+    const TaskSpec& spec = t.spec;
+    std::string shape = absl::StrCat("<", spec.memory_mb, " MB, ", spec.vcores,
+                                     spec.vcores == 1 ? " vcore" : " vcores");
+    if (spec.gpus > 0) absl::StrAppend(&shape, ", ", spec.gpus, spec.gpus == 1 ? " GPU" : " GPUs");
+    if (!spec.node_label.empty()) absl::StrAppend(&shape, ", label ", spec.node_label);
+    shape += ">";
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == shape; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {shape, {}});
+    it->second.push_back(id.ToString());
+  }
+  if (groups.empty()) return "";
+  std::vector<std::string> parts;
+  for (const auto& [shape, ids] : groups) {
+    parts.push_back(
+        absl::StrCat(ids.size(), " \u00d7 ", shape, " (", SummarizeTasks(ids, 200), ")"));
+  }
+  std::string out = absl::StrCat(absl::StrJoin(parts, ", "), " pending");
+  if (std::string headroom = options_.headroom ? options_.headroom() : ""; !headroom.empty()) {
+    absl::StrAppend(&out, "; queue headroom ", headroom);
+  }
+  return out + gang_.PendingNote(now);
+}
+
+}  // namespace tony::am

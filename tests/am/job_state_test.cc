@@ -1,0 +1,569 @@
+// Copyright libtony authors.
+//
+// JobState as tables: events and times in, actions out, nothing sleeps. Each row feeds one event
+// (or, without one, a tick) at a time since the start and compares what JobState asks for, as
+// one line of text, and optionally the phases of some tasks afterwards. The transitions are
+// those of docs/am-state-machine.md.
+
+#include "am/job_state.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tony::am {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const absl::Time kStart = absl::UnixEpoch() + absl::Hours(1000);
+
+// The actions as one line: "request worker:0 worker:1; kill ps:0; outcome SUCCEEDED; done".
+std::string Describe(const JobActions& a) {
+  std::vector<std::string> parts;
+  auto ids = [](const auto& list, auto&& name) {
+    std::vector<std::string> out;
+    for (const auto& x : list) out.push_back(name(x));
+    return absl::StrJoin(out, " ");
+  };
+  if (!a.reopen.empty()) {
+    parts.push_back("reopen " + ids(a.reopen, [](const TaskId& t) { return t.ToString(); }));
+  }
+  if (!a.requests.empty()) {
+    parts.push_back("request " + ids(a.requests, [](const TaskSpec& t) { return t.id(); }));
+  }
+  if (!a.relaunches.empty()) {
+    parts.push_back("relaunch " + ids(a.relaunches, [](const JobActions::Relaunch& r) {
+                      return absl::StrCat(r.spec.id(), "@", r.host, ":", r.port);
+                    }));
+  }
+  if (!a.kills.empty()) {
+    parts.push_back("kill " + ids(a.kills, [](const auto& k) { return k.first.ToString(); }));
+  }
+  if (!a.excuses.empty()) {
+    parts.push_back("excuse " + ids(a.excuses, [](const TaskId& t) { return t.ToString(); }));
+  }
+  if (!a.probe_tensorboard.empty()) parts.push_back("probe " + a.probe_tensorboard);
+  if (a.tensorboard_url) parts.push_back("tensorboard_url '" + *a.tensorboard_url + "'");
+  if (a.outcome) parts.push_back(absl::StrCat("outcome ", AppStateName(*a.outcome)));
+  if (a.done) parts.push_back("done");
+  return absl::StrJoin(parts, "; ");
+}
+
+TaskId T(absl::string_view id) { return *TaskId::Parse(id); }
+
+struct Row {
+  absl::Duration at;              // since the start
+  std::optional<JobEvent> event;  // none: a tick
+  std::string actions;            // Describe() of what comes out
+  std::string phases = "";        // "worker:0=RUNNING ps:0=STOPPING", checked after the row
+};
+
+JobTypeSpec Job(const std::string& name, int instances) {
+  JobTypeSpec jt;
+  jt.name = name;
+  jt.instances = instances;
+  return jt;
+}
+
+JobStateOptions Options(std::vector<JobTypeSpec> jobs) {
+  JobStateOptions o;
+  o.spec.command = "true";
+  o.spec.job_types = std::move(jobs);
+  o.spec.timeouts.registration = absl::Minutes(10);
+  o.spec.timeouts.stop_grace = absl::Seconds(10);
+  o.spec.timeouts.allocation = absl::Minutes(2);
+  o.stop_margin = absl::Seconds(10);
+  o.exit_cause_wait = absl::Seconds(5);
+  o.jitter = [] { return 1.0; };
+  return o;
+}
+
+// Runs the table against `state`, already started at kStart; reports the row that differs.
+void RunTable(JobState& state, const std::vector<Row>& rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    const absl::Time now = kStart + r.at;
+    JobActions a = r.event ? state.On(*r.event, now) : state.Tick(now);
+    EXPECT_EQ(Describe(a), r.actions) << "row " << i << " at +" << absl::FormatDuration(r.at);
+    for (absl::string_view p : absl::StrSplit(r.phases, ' ', absl::SkipEmpty())) {
+      std::vector<std::string> kv = absl::StrSplit(p, '=');
+      const TaskPhase* phase = state.PhaseOf(T(kv[0]));
+      ASSERT_NE(phase, nullptr) << kv[0];
+      EXPECT_EQ(TaskPhaseName(*phase), kv[1]) << "row " << i << ", " << kv[0];
+    }
+  }
+}
+
+// Every task allocated, registered and started, at `at`.
+std::vector<Row> AllRunning(const std::vector<std::string>& ids, absl::Duration at) {
+  std::vector<Row> rows;
+  for (const std::string& id : ids) {
+    rows.push_back({at, JobEvent::Allocated(T(id)), ""});
+    rows.push_back(
+        {at, JobEvent::Registered(T(id), "h:" + std::to_string(1000 + rows.size())), ""});
+  }
+  rows.push_back({at, JobEvent::Published(), ""});
+  for (const std::string& id : ids) {
+    rows.push_back({at, JobEvent::Started(T(id)), "", id + "=RUNNING"});
+  }
+  return rows;
+}
+
+std::vector<Row> Then(std::vector<Row> a, const std::vector<Row>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(JobStateTest, StartAsksForEveryContainerAndTheJobIsRunningFromThen) {
+  JobState state(Options({Job("ps", 1), Job("worker", 2)}));
+  EXPECT_EQ(state.Status(kStart).state, AppState::kAccepted);
+  EXPECT_EQ(Describe(state.Start(kStart)), "request ps:0 worker:0 worker:1");
+  ApplicationStatus s = state.Status(kStart);
+  EXPECT_EQ(s.state, AppState::kRunning);
+  EXPECT_EQ(s.pending, "3 \u00d7 <8192 MB, 1 vcore> (ps:0, worker:0-1 (2 tasks)) pending");
+  EXPECT_EQ(state.NextWake(), kStart + absl::Minutes(2));  // the gang's deadline
+}
+
+TEST(JobStateTest, TrackedTasksSucceedingEndTheJobAndStopTheUntrackedOnes) {
+  JobState state(Options({Job("ps", 1), Job("worker", 2)}));
+  state.Start(kStart);
+  RunTable(state,
+           Then(AllRunning({"ps:0", "worker:0", "worker:1"}, absl::Seconds(1)),
+                {
+                    {absl::Seconds(5), JobEvent::Exited(T("worker:0"), 0), "", "worker:0=EXITED"},
+                    {absl::Seconds(5), JobEvent::Completed(T("worker:0"), 0), ""},
+                    {absl::Seconds(6), JobEvent::Exited(T("worker:1"), 0),
+                     "kill ps:0; outcome SUCCEEDED", "ps:0=STOPPING worker:1=EXITED"},
+                    // The outcome shows once every container has ended.
+                    {absl::Seconds(6), JobEvent::Completed(T("worker:1"), 0), ""},
+                    {absl::Seconds(7), JobEvent::Completed(T("ps:0"), 143), "done", "ps:0=STOPPED"},
+                }));
+  ApplicationStatus s = state.Status(kStart + absl::Seconds(7));
+  EXPECT_EQ(s.state, AppState::kSucceeded);
+  EXPECT_EQ(s.progress["worker"].succeeded, 2);
+  EXPECT_EQ(s.progress["ps"].failed, 0);  // stopped, not failed
+  EXPECT_EQ(s.progress["ps"].registered, 1);
+}
+
+TEST(JobStateTest, TheOutcomeShowsOnlyOnceEveryContainerEnded) {
+  JobState state(Options({Job("ps", 1), Job("worker", 1)}));
+  state.Start(kStart);
+  RunTable(state, Then(AllRunning({"ps:0", "worker:0"}, absl::Seconds(1)),
+                       {{absl::Seconds(2), JobEvent::Exited(T("worker:0"), 0),
+                         "kill ps:0; outcome SUCCEEDED"}}));
+  EXPECT_EQ(state.Status(kStart + absl::Seconds(2)).state, AppState::kRunning);
+  EXPECT_EQ(state.NextWake(), kStart + absl::Seconds(22));  // stop grace + margin
+  // ps:0 never stops: the job is over without it at the stop deadline.
+  RunTable(state,
+           {{absl::Seconds(21), std::nullopt, ""}, {absl::Seconds(22), std::nullopt, "done"}});
+  state.BackendStopped();
+  EXPECT_EQ(state.Status(kStart + absl::Seconds(22)).state, AppState::kSucceeded);
+}
+
+TEST(JobStateTest, FailuresThatEndTheJob) {
+  struct Case {
+    std::string name;
+    std::vector<Row> rows;
+    std::string diagnostics;
+  };
+  const std::vector<Row> running = AllRunning({"ps:0", "worker:0"}, absl::Seconds(1));
+  const std::vector<Case> cases = {
+      {"a tracked task fails",
+       Then(running, {{absl::Seconds(3), JobEvent::Exited(T("worker:0"), 3, "Traceback\nboom"),
+                       "kill ps:0; outcome FAILED", "worker:0=EXITED ps:0=STOPPING"}}),
+       "worker:0 failed with exit code 3; last lines of its stderr:\nTraceback\nboom"},
+      {"an untracked task dies first",
+       Then(running,
+            {{absl::Seconds(3), JobEvent::Exited(T("ps:0"), 1), "kill worker:0; outcome FAILED"}}),
+       "ps:0 (untracked) died with exit code 1 before the tracked tasks finished"},
+      {"a task ends before registering",
+       {{absl::Seconds(1), JobEvent::Allocated(T("worker:0")), ""},
+        {absl::Seconds(2), JobEvent::Exited(T("worker:0"), 0), "kill ps:0; outcome FAILED"}},
+       "worker:0 exited with code 0 before registering"},
+      {"a container ends without an exit report",
+       Then(running, {{absl::Seconds(3), JobEvent::Completed(T("worker:0"), 137, "OOM"),
+                       "kill ps:0; outcome FAILED"}}),
+       "worker:0 failed with exit code 137 (its container ended without an exit report); the "
+       "resource manager says:\nOOM"},
+      {"a container cannot be launched",
+       {{absl::Seconds(1), JobEvent::LaunchFailed(T("worker:0"), "no such image"),
+         "kill ps:0; outcome FAILED"}},
+       "could not launch worker:0: no such image"},
+      {"the backend fails",
+       {{absl::Seconds(1), JobEvent::BackendFailed("scheduler unreachable"),
+         "kill ps:0 worker:0; outcome FAILED"}},
+       "the resource manager failed: scheduler unreachable"},
+      {"the registration deadline passes",
+       {{absl::Seconds(1), JobEvent::Allocated(T("ps:0")), ""},
+        {absl::Minutes(10), JobEvent::RegistrationTimeout({"ps:0", "worker:0"}),
+         "kill ps:0 worker:0; outcome FAILED"}},
+       "registration deadline of 10m passed; never registered: ps:0, worker:0; containers never "
+       "allocated: 1 \u00d7 <8192 MB, 1 vcore> (worker:0) pending"},
+      {"a task falls silent",
+       Then(running, {{absl::Seconds(70), JobEvent::HeartbeatTimeout(T("worker:0")),
+                       "kill ps:0 worker:0; outcome FAILED"}}),
+       "worker:0 sent no heartbeat for 1m"},
+      {"the client kills it",
+       Then(running, {{absl::Seconds(3), JobEvent::Kill("killed by the client: enough"),
+                       "kill ps:0 worker:0; outcome KILLED"}}),
+       "killed by the client: enough"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JobState state(Options({Job("ps", 1), Job("worker", 1)}));
+    state.Start(kStart);
+    RunTable(state, c.rows);
+    EXPECT_EQ(state.final_diagnostics(), c.diagnostics);
+    EXPECT_TRUE(state.job_restart_allowed());
+  }
+}
+
+TEST(JobStateTest, TheJobTimeoutFailsTheJob) {
+  JobStateOptions o = Options({Job("worker", 1)});
+  o.spec.timeouts.job = absl::Minutes(30);
+  JobState state(o);
+  state.Start(kStart);
+  EXPECT_EQ(state.NextWake(), kStart + absl::Minutes(2));
+  RunTable(state, Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                       {{absl::Minutes(29), std::nullopt, ""},
+                        {absl::Minutes(30), std::nullopt, "kill worker:0; outcome FAILED"}}));
+  EXPECT_EQ(state.final_diagnostics(), "the job timeout of 30m passed");
+}
+
+TEST(JobStateTest, AnEvaluatorExitingZeroDoesNotEndTheJob) {
+  JobState state(Options({Job("worker", 1), Job("evaluator", 1)}));
+  state.Start(kStart);
+  RunTable(
+      state,
+      Then(AllRunning({"worker:0", "evaluator:0"}, absl::Seconds(1)),
+           {{absl::Seconds(3), JobEvent::Exited(T("evaluator:0"), 0), "", "evaluator:0=EXITED"},
+            {absl::Seconds(4), JobEvent::Exited(T("worker:0"), 0), "outcome SUCCEEDED"}}));
+}
+
+TEST(JobStateTest, ASigtermEndWaitsForTheContainerToSayWhy) {
+  struct Case {
+    std::string name;
+    Row then;
+    std::string diagnostics_part;
+  };
+  const std::vector<Case> cases = {
+      {"preempted",
+       {absl::Seconds(6), JobEvent::Completed(T("worker:0"), -102), "outcome FAILED; done"},
+       "worker:0 failed with exit code -102"},
+      {"the container says nothing new",
+       {absl::Seconds(6), JobEvent::Completed(T("worker:0"), 143), "outcome FAILED; done"},
+       "worker:0 failed with exit code 143; last lines"},
+      {"no word within exit_cause_wait",
+       {absl::Seconds(7), std::nullopt, "outcome FAILED"},
+       "worker:0 failed with exit code 143; last lines"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JobState state(Options({Job("worker", 1)}));
+    state.Start(kStart);
+    RunTable(state, Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                         {{absl::Seconds(2), JobEvent::Exited(T("worker:0"), 143, "Terminated"), "",
+                           "worker:0=EXIT_HELD"},
+                          {absl::Seconds(6), std::nullopt, "", "worker:0=EXIT_HELD"},
+                          c.then}));
+    EXPECT_THAT(state.final_diagnostics(), HasSubstr(c.diagnostics_part));
+  }
+}
+
+TEST(JobStateTest, TensorBoardIsASidecarThatNeverDecides) {
+  JobStateOptions o = Options({Job("worker", 1)});
+  o.spec.tensorboard = true;
+  o.spec.output_path = "/out";
+  JobState state(o);
+  EXPECT_EQ(Describe(state.Start(kStart)), "request worker:0 tensorboard:0");
+  RunTable(state,
+           {
+               {absl::Seconds(1), JobEvent::Registered(T("tensorboard:0"), "nm1:6006"),
+                "probe nm1:6006"},
+               {absl::Seconds(1), JobEvent::Started(T("tensorboard:0")), ""},
+               {absl::Seconds(2), JobEvent::TensorBoardListening("http://nm1:6006/"),
+                "tensorboard_url 'http://nm1:6006/'"},
+               {absl::Seconds(3), JobEvent::Restarted(T("tensorboard:0"), 1, 1, "Errno 98"), ""},
+               {absl::Seconds(4), JobEvent::Exited(T("tensorboard:0"), 1, "Errno 98"),
+                "tensorboard_url ''", "tensorboard:0=EXITED"},
+               // A late probe result changes nothing: the tracking URL stays the AM's page.
+               {absl::Seconds(5), JobEvent::TensorBoardListening("http://nm1:6006/"), ""},
+               {absl::Seconds(5), JobEvent::Registered(T("worker:0"), "nm2:1"), ""},
+               {absl::Seconds(5), JobEvent::Started(T("worker:0")), ""},
+               {absl::Seconds(9), JobEvent::Exited(T("worker:0"), 0), "outcome SUCCEEDED"},
+           });
+  EXPECT_THAT(state.final_diagnostics(),
+              HasSubstr("warning: tensorboard:0 died with exit code 1 after 1 restarts"));
+  ApplicationStatus s = state.Status(kStart + absl::Seconds(9));
+  EXPECT_EQ(s.progress["tensorboard"].restarts, 1);
+  EXPECT_EQ(s.tensorboard_url, "");
+}
+
+TEST(JobStateTest, ATensorBoardThatDiesUnregisteredOrCannotLaunchIsExcused) {
+  JobStateOptions o = Options({Job("worker", 1)});
+  o.spec.tensorboard = true;
+  o.spec.output_path = "/out";
+  for (const JobEvent& death :
+       {JobEvent::Exited(T("tensorboard:0"), 127, "tensorboard: command not found"),
+        JobEvent::LaunchFailed(T("tensorboard:0"), "no container")}) {
+    JobState state(o);
+    state.Start(kStart);
+    RunTable(state, {{absl::Seconds(1), death, "excuse tensorboard:0", "tensorboard:0=EXITED"}});
+    EXPECT_EQ(state.outcome(), std::nullopt);
+    EXPECT_THAT(state.Status(kStart).diagnostics, HasSubstr("training goes on without it"));
+  }
+}
+
+JobTypeSpec WithRestart(JobTypeSpec jt, RestartPolicy policy, RestartScope scope, int max,
+                        AddressChange on_change = AddressChange::kFail) {
+  RestartSpec r;
+  r.policy = policy;
+  r.scope = scope;
+  r.max_restarts = max;
+  r.backoff = absl::Seconds(10);
+  r.on_address_change = on_change;
+  jt.restart = r;
+  return jt;
+}
+
+TEST(JobStateTest, ATaskScopeRestartRelaunchesTheTaskAtItsOldAddressAfterItsBackoff) {
+  JobState state(
+      Options({WithRestart(Job("worker", 2), RestartPolicy::kOnFailure, RestartScope::kTask, 2)}));
+  state.Start(kStart);
+  RunTable(
+      state,
+      Then(AllRunning({"worker:0", "worker:1"}, absl::Seconds(1)),
+           {
+               {absl::Seconds(10), JobEvent::Exited(T("worker:1"), 1), "", "worker:1=RESTARTING"},
+               // The relaunch waits for the old container's end, then for the backoff.
+               {absl::Seconds(15), JobEvent::Completed(T("worker:1"), 1), ""},
+               {absl::Seconds(19), std::nullopt, ""},
+               {absl::Seconds(20), std::nullopt, "reopen worker:1; relaunch worker:1@h:1003",
+                "worker:1=WAITING"},
+               {absl::Seconds(21), JobEvent::Allocated(T("worker:1")), ""},
+               {absl::Seconds(22), JobEvent::Registered(T("worker:1"), "h:1003"), "",
+                "worker:1=REGISTERED"},
+               {absl::Seconds(22), JobEvent::Started(T("worker:1")), ""},
+               {absl::Seconds(30), JobEvent::Exited(T("worker:0"), 0), ""},
+               {absl::Seconds(31), JobEvent::Exited(T("worker:1"), 0), "outcome SUCCEEDED"},
+           }));
+  EXPECT_THAT(state.final_diagnostics(),
+              HasSubstr("worker:1: exit code 1; task restart 1 of 2 after 10s; back at h:1003"));
+}
+
+TEST(JobStateTest, ARelaunchedTaskBackAtANewAddressDoesWhatItsPolicySays) {
+  struct Case {
+    AddressChange on_change;
+    std::string actions;
+    bool restart_allowed;
+  };
+  for (const Case& c : std::vector<Case>{
+           {AddressChange::kAccept, "", true},
+           {AddressChange::kFail, "kill worker:0 worker:1; outcome FAILED", false},
+           {AddressChange::kRestartJob, "kill worker:0 worker:1; outcome FAILED", true}}) {
+    SCOPED_TRACE(AddressChangeName(c.on_change));
+    JobState state(Options({WithRestart(Job("worker", 2), RestartPolicy::kOnFailure,
+                                        RestartScope::kTask, 2, c.on_change)}));
+    state.Start(kStart);
+    RunTable(
+        state,
+        Then(AllRunning({"worker:0", "worker:1"}, absl::Seconds(1)),
+             {
+                 {absl::Seconds(2), JobEvent::Exited(T("worker:1"), 1), ""},
+                 {absl::Seconds(2), JobEvent::Completed(T("worker:1"), 1), ""},
+                 {absl::Seconds(12), std::nullopt, "reopen worker:1; relaunch worker:1@h:1003"},
+                 {absl::Seconds(13), JobEvent::Allocated(T("worker:1")), ""},
+                 {absl::Seconds(14), JobEvent::Registered(T("worker:1"), "h2:77"), c.actions},
+             }));
+    EXPECT_EQ(state.job_restart_allowed(), c.restart_allowed);
+  }
+}
+
+TEST(JobStateTest, ARelaunchedTaskThatNeverRegistersFailsAtTheDeadline) {
+  JobState state(
+      Options({WithRestart(Job("worker", 1), RestartPolicy::kOnFailure, RestartScope::kTask, 2)}));
+  state.Start(kStart);
+  RunTable(state,
+           Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                {
+                    {absl::Seconds(2), JobEvent::Exited(T("worker:0"), 1), ""},
+                    {absl::Seconds(2), JobEvent::Completed(T("worker:0"), 1), ""},
+                    {absl::Seconds(12), std::nullopt, "reopen worker:0; relaunch worker:0@h:1001"},
+                    {absl::Minutes(10) + absl::Seconds(11), std::nullopt, ""},
+                    {absl::Minutes(10) + absl::Seconds(12), std::nullopt,
+                     "kill worker:0; outcome FAILED"},
+                }));
+  EXPECT_THAT(state.final_diagnostics(),
+              HasSubstr("worker:0 was relaunched but did not register within 10m"));
+}
+
+TEST(JobStateTest, RestartPoliciesDecideWhatAFailureMeans) {
+  struct Case {
+    std::string name;
+    JobTypeSpec job;
+    int attempt;
+    int code;
+    std::string actions;
+    std::string diagnostics_part;
+    bool restart_allowed;
+  };
+  const std::vector<Case> cases = {
+      {"exit-code: a code below 128 is final",
+       WithRestart(Job("worker", 1), RestartPolicy::kExitCode, RestartScope::kTask, 3), 1, 1,
+       "outcome FAILED; done", "exit code 1 is final; no restart", false},
+      {"exit-code: a lost node is retried",
+       WithRestart(Job("worker", 1), RestartPolicy::kExitCode, RestartScope::kTask, 3), 1, -100, "",
+       "", true},
+      {"never", WithRestart(Job("worker", 1), RestartPolicy::kNever, RestartScope::kTask, 3), 1, 1,
+       "outcome FAILED; done", "is final; no restart", false},
+      {"job scope: a new attempt",
+       WithRestart(Job("worker", 1), RestartPolicy::kOnFailure, RestartScope::kJob, 2), 1, 1,
+       "outcome FAILED; done", "the whole job restarts as attempt 2", true},
+      {"job scope: attempts used up",
+       WithRestart(Job("worker", 1), RestartPolicy::kOnFailure, RestartScope::kJob, 2), 3, 1,
+       "outcome FAILED; done", "the job was restarted 2 times already, max_restarts 2", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JobStateOptions o = Options({c.job});
+    o.attempt = c.attempt;
+    JobState state(o);
+    state.Start(kStart);
+    RunTable(state,
+             Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                  {{absl::Seconds(2), JobEvent::Completed(T("worker:0"), c.code), c.actions}}));
+    EXPECT_THAT(state.final_diagnostics(), HasSubstr(c.diagnostics_part));
+    EXPECT_EQ(state.job_restart_allowed(), c.restart_allowed);
+  }
+}
+
+TEST(JobStateTest, TaskRestartsUsedUpFailTheJob) {
+  JobState state(
+      Options({WithRestart(Job("worker", 1), RestartPolicy::kOnFailure, RestartScope::kTask, 1)}));
+  state.Start(kStart);
+  RunTable(state,
+           Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                {
+                    {absl::Seconds(2), JobEvent::Completed(T("worker:0"), 1), ""},
+                    {absl::Seconds(12), std::nullopt, "reopen worker:0; relaunch worker:0@h:1001"},
+                    {absl::Seconds(13), JobEvent::Registered(T("worker:0"), "h:1001"), ""},
+                    {absl::Seconds(14), JobEvent::Exited(T("worker:0"), 1), "outcome FAILED"},
+                }));
+  EXPECT_THAT(state.final_diagnostics(), HasSubstr("restarted 1 times already, max_restarts 1"));
+}
+
+TEST(JobStateTest, APartialGangIsReleasedAndAskedForAgain) {
+  JobState state(Options({Job("worker", 2)}));
+  state.Start(kStart);
+  RunTable(state,
+           {
+               {absl::Seconds(1), JobEvent::Allocated(T("worker:0")), "", "worker:0=ALLOCATED"},
+               {absl::Seconds(2), JobEvent::Registered(T("worker:0"), "h:1"), ""},
+               {absl::Minutes(2), std::nullopt, "kill worker:0 worker:1",
+                "worker:0=RELEASED worker:1=RELEASED"},
+               // Events of released tasks change nothing.
+               {absl::Minutes(2), JobEvent::Exited(T("worker:0"), 143), "", "worker:0=RELEASED"},
+               {absl::Minutes(2), JobEvent::Completed(T("worker:0"), 143), ""},
+               // The backoff (5 s) passed, but worker:1's request is not withdrawn yet.
+               {absl::Minutes(2) + absl::Seconds(5), std::nullopt, ""},
+               {absl::Minutes(2) + absl::Seconds(6), JobEvent::Completed(T("worker:1"), 0),
+                "reopen worker:0 worker:1; request worker:0 worker:1",
+                "worker:0=WAITING worker:1=WAITING"},
+               {absl::Minutes(2) + absl::Seconds(7), JobEvent::Allocated(T("worker:0")), ""},
+               {absl::Minutes(2) + absl::Seconds(7), JobEvent::Allocated(T("worker:1")), ""},
+               // Whole this time: no more releases.
+               {absl::Minutes(5), std::nullopt, ""},
+           });
+  EXPECT_EQ(state.Status(kStart + absl::Minutes(5)).pending, "");
+}
+
+TEST(JobStateTest, TheGangsPendingLineSaysWhatWasReleasedAndWhen) {
+  JobStateOptions o = Options({Job("worker", 2)});
+  o.headroom = [] { return std::string("<1024 MB, 1 vcore>"); };
+  JobState state(o);
+  state.Start(kStart);
+  RunTable(state, {{absl::Seconds(1), JobEvent::Allocated(T("worker:0")), ""},
+                   {absl::Minutes(2), std::nullopt, "kill worker:0 worker:1"}});
+  EXPECT_EQ(state.Status(kStart + absl::Minutes(2) + absl::Seconds(1)).pending,
+            "1 \u00d7 <8192 MB, 1 vcore> (worker:1) pending; queue headroom <1024 MB, 1 vcore>; "
+            "released everything after 2m without a whole gang (all-or-nothing), asking again "
+            "in 4s");
+}
+
+TEST(JobStateTest, InClientModeTheClientDecidesAndMustStart) {
+  JobStateOptions o = Options({Job("worker", 1)});
+  o.spec.client_mode = true;
+  {
+    JobState state(o);
+    EXPECT_EQ(Describe(state.Start(kStart)), "request worker:0");
+    RunTable(state,
+             Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                  {{absl::Seconds(2), JobEvent::Started(T("client:0")), ""},
+                   {absl::Seconds(3), JobEvent::Exited(T("worker:0"), 0), ""},
+                   {absl::Seconds(4), JobEvent::Exited(T("client:0"), 0), "outcome SUCCEEDED"}}));
+  }
+  {
+    JobState state(o);
+    state.Start(kStart);
+    RunTable(state, Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                         {{absl::Minutes(10), std::nullopt, ""},
+                          {absl::Minutes(10) + absl::Seconds(1), std::nullopt,
+                           "kill worker:0; outcome FAILED"}}));
+    EXPECT_THAT(state.final_diagnostics(), HasSubstr("is `ytf-submit --client` still running?"));
+  }
+}
+
+TEST(JobStateTest, StoppedTasksAndLaunchFailuresAfterTheOutcomeAreNoNews) {
+  JobState state(Options({Job("ps", 1), Job("worker", 1), Job("evaluator", 1)}));
+  state.Start(kStart);
+  RunTable(
+      state,
+      {
+          {absl::Seconds(1), JobEvent::Kill("killed"),
+           "kill ps:0 worker:0 evaluator:0; outcome KILLED", "ps:0=STOPPING worker:0=STOPPING"},
+          {absl::Seconds(2), JobEvent::LaunchFailed(T("ps:0"), "x"), "", "ps:0=STOPPED"},
+          {absl::Seconds(2), JobEvent::Exited(T("worker:0"), 1), "", "worker:0=STOPPED"},
+          {absl::Seconds(2), JobEvent::Completed(T("worker:0"), 1), ""},
+          {absl::Seconds(3), JobEvent::Kill("again"), ""},
+          {absl::Seconds(3), JobEvent::Completed(T("evaluator:0"), 0), "done"},
+      });
+  EXPECT_EQ(state.final_diagnostics(), "killed");
+}
+
+TEST(JobStateTest, TheStatusPageLinesAndPublicDiagnosticsQuoteNoStderr) {
+  JobState state(Options({Job("worker", 1)}));
+  state.Start(kStart);
+  RunTable(state, Then(AllRunning({"worker:0"}, absl::Seconds(1)),
+                       {{absl::Seconds(2), JobEvent::Exited(T("worker:0"), 2, "token=abc"),
+                         "outcome FAILED"}}));
+  ApplicationStatus s = state.Status(kStart);
+  EXPECT_THAT(s.diagnostics, HasSubstr("token=abc"));
+  EXPECT_THAT(state.PublicDiagnostics(s.diagnostics), Not(HasSubstr("token=abc")));
+  EXPECT_THAT(state.TaskLines(), ::testing::ElementsAre(HasSubstr("EXITED 2")));
+}
+
+TEST(JobStateTest, LogLinesAreHandedOutNotWritten) {
+  JobState state(Options({Job("worker", 1)}));
+  state.Start(kStart);
+  JobActions a = state.On(JobEvent::Registered(T("worker:0"), "h:1"), kStart);
+  EXPECT_THAT(a.log.Texts(), ::testing::ElementsAre("worker:0 registered at h:1"));
+}
+
+TEST(TaskIdTest, ParsesOnlyJobColonIndex) {
+  EXPECT_EQ(TaskId::Parse("worker:12"), (TaskId{"worker", 12}));
+  EXPECT_EQ(TaskId::Parse("a:b:3"), (TaskId{"a:b", 3}));
+  for (absl::string_view bad : {"worker", ":1", "worker:", "worker:-1", "worker:x"}) {
+    EXPECT_EQ(TaskId::Parse(bad), std::nullopt) << bad;
+  }
+  EXPECT_LT((TaskId{"ps", 9}), (TaskId{"worker", 0}));
+}
+
+}  // namespace
+}  // namespace tony::am
