@@ -113,8 +113,12 @@ absl::Status Run(bool yarn) {
       if (e.id == sweep_id && !sweep_cancelled && e.status->state == tony::AppState::kRunning) {
         sweep_cancelled = true;
         std::printf("%s: cancelling\n", name);
-        // Kill() returns once the job has stopped; the monitor then reports it KILLED.
-        if (absl::Status s = sweep->Kill(); !s.ok()) return s;
+        // KillAsync() returns at once, so the loop never blocks; the monitor then reports the
+        // job KILLED. Its `done` runs on a thread of the Application's, where only a failure
+        // is worth a line.
+        sweep->KillAsync({}, [name = std::string(name)](absl::Status s) {
+          if (!s.ok()) std::fprintf(stderr, "%s: kill: %s\n", name.c_str(), s.ToString().c_str());
+        });
       }
     }
   }

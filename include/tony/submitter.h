@@ -25,14 +25,15 @@
 //
 // (tests/consumer builds and runs this example against the installed package.)
 //
-// Implementations override the overloads taking CallOptions (and say `using Application::Status;`
-// etc. to keep the others visible).
+// Stability: source-compatible within a major version from 1.0 (0.x: may change in a minor
+// release, named in the changelog); structs gain fields only at their end, with defaults.
 //
-// Thread-safety: Submitter and Application are thread-safe.
+// Thread-safety: Submitter, Application and Cancellation are thread-safe.
 
 #ifndef TONY_SUBMITTER_H_
 #define TONY_SUBMITTER_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -85,6 +86,13 @@ struct ApplicationStatus {
   int max_attempts = 0;
 };
 
+// The one definition of "the status changed" (Wait's and ApplicationMonitor's progress): every
+// field, task counts included.
+TONY_EXPORT bool operator==(const JobTypeProgress& a, const JobTypeProgress& b);
+inline bool operator!=(const JobTypeProgress& a, const JobTypeProgress& b) { return !(a == b); }
+TONY_EXPORT bool operator==(const ApplicationStatus& a, const ApplicationStatus& b);
+inline bool operator!=(const ApplicationStatus& a, const ApplicationStatus& b) { return !(a == b); }
+
 // The limits of one synchronous call (Application::Status and Kill; Submitter::Open, List and
 // ReadLog): the call ends by the earlier of `deadline` and `timeout` after it started, every
 // request it makes included, and fails with DeadlineExceeded naming what did not answer in time
@@ -101,27 +109,74 @@ struct CallOptions {
   absl::Time deadline = absl::InfiniteFuture();
 };
 
+// Ends the waits it is given early (Application::Wait and WaitAsync, ApplicationMonitor's
+// confirmation): they end with Cancelled soon after Cancel(), within milliseconds while the
+// ApplicationMaster answers long polls, else after the request in flight (at most its limit in
+// CallOptions). Copies share one state; a token cannot be reset. Thread-safe.
+class TONY_EXPORT Cancellation {
+ public:
+  Cancellation();
+  void Cancel();
+  bool cancelled() const;
+
+  struct State;  // internal (src/common/cancellation.h)
+  const std::shared_ptr<State>& state() const { return state_; }
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+// One application of a backend. Obtained from a Submitter, never constructed by a host.
+//
+// Subclassing: libtony's backends are the implementations. A host may subclass it for a test
+// double: the public calls are not virtual (no overload hiding, no `using` declarations); the
+// protected Do* hooks are, and the async twins' defaults run the blocking hook inline on the
+// calling thread, which a test double may accept and a backend must not. New hooks get defaults,
+// so doubles keep compiling within a major version.
 class TONY_EXPORT Application {
  public:
+  using ProgressCallback = std::function<void(const ApplicationStatus&)>;
+  using StatusCallback = std::function<void(absl::StatusOr<ApplicationStatus>)>;
+  using DoneCallback = std::function<void(absl::Status)>;
+
   virtual ~Application() = default;
 
   virtual const std::string& id() const = 0;
 
   // Current status, freshly fetched, within `options`' limits.
-  virtual absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) = 0;
-  absl::StatusOr<ApplicationStatus> Status() { return Status(CallOptions()); }
+  absl::StatusOr<ApplicationStatus> Status(const CallOptions& options = {}) {
+    return DoStatus(options);
+  }
 
-  // Blocks until the application is final or `timeout` passes (DeadlineExceeded). Calls
-  // `on_progress` (if set) whenever the status changes, from the calling thread.
-  virtual absl::StatusOr<ApplicationStatus> Wait(
-      absl::Duration timeout,
-      const std::function<void(const ApplicationStatus&)>& on_progress = nullptr) = 0;
+  // Blocks until the application is final, `timeout` passes (DeadlineExceeded) or `cancel` is
+  // cancelled (Cancelled). Calls `on_progress` (if set) whenever the status changes (operator==),
+  // from the calling thread.
+  absl::StatusOr<ApplicationStatus> Wait(absl::Duration timeout,
+                                         const ProgressCallback& on_progress = nullptr,
+                                         const Cancellation& cancel = Cancellation()) {
+    return DoWait(timeout, on_progress, cancel);
+  }
 
   // Asks the backend to stop the application and waits until it has stopped; it ends KILLED.
   // Harmless when already final. DeadlineExceeded when it was not confirmed stopped within
   // `options`' limits: the stop may still be under way (Wait, or Kill again, follows it).
-  virtual absl::Status Kill(const CallOptions& options) = 0;
-  absl::Status Kill() { return Kill(CallOptions()); }
+  absl::Status Kill(const CallOptions& options = {}) { return DoKill(options); }
+
+  // The async twins: each returns at once and calls `done` exactly once, on a thread the
+  // Application owns (never the caller's), with what the blocking call would have returned;
+  // `on_progress` runs on that thread too. Destroying the Application cancels its waits and
+  // waits for the calls in flight to finish their `done` (a `done` may destroy it: that call
+  // then returns without waiting for itself). `done` may call back into the Application.
+  void StatusAsync(const CallOptions& options, StatusCallback done) {
+    DoStatusAsync(options, std::move(done));
+  }
+  void WaitAsync(absl::Duration timeout, ProgressCallback on_progress, StatusCallback done,
+                 const Cancellation& cancel = Cancellation()) {
+    DoWaitAsync(timeout, std::move(on_progress), std::move(done), cancel);
+  }
+  void KillAsync(const CallOptions& options, DoneCallback done) {
+    DoKillAsync(options, std::move(done));
+  }
 
   // Client mode (JobSpec::client_mode), for whoever runs the client task "client:0" on the
   // submitting machine (ytf-submit --client does). WaitForClusterSpec blocks until every task has
@@ -137,6 +192,29 @@ class TONY_EXPORT Application {
   virtual absl::Status ReportClientExit(int exit_code) {
     return absl::UnimplementedError("no client mode");
   }
+
+ protected:
+  virtual absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions& options) = 0;
+  virtual absl::StatusOr<ApplicationStatus> DoWait(absl::Duration timeout,
+                                                   const ProgressCallback& on_progress,
+                                                   const Cancellation& cancel) = 0;
+  virtual absl::Status DoKill(const CallOptions& options) = 0;
+  // Defaults: the blocking hook, inline (test doubles only; see above).
+  virtual void DoStatusAsync(const CallOptions& options, StatusCallback done);
+  virtual void DoWaitAsync(absl::Duration timeout, ProgressCallback on_progress,
+                           StatusCallback done, const Cancellation& cancel);
+  virtual void DoKillAsync(const CallOptions& options, DoneCallback done);
+
+  // For ApplicationMonitor: calls `done` once, on some thread (possibly inline, never blocking
+  // the caller), with the status once it differs from the one of `known_version` or after
+  // `max_wait`, and its version; version 0 means no long poll was possible (ask again after a
+  // pause), and an error that the backend could not be asked (ask again with version 0).
+  // Default: DoStatusAsync, version 0.
+  using WatchCallback = std::function<void(absl::StatusOr<ApplicationStatus>, uint64_t version)>;
+  virtual void DoWatchAsync(uint64_t known_version, absl::Duration max_wait, WatchCallback done);
+
+ private:
+  friend class ApplicationMonitor;
 };
 
 // One application as a listing shows it.

@@ -13,6 +13,7 @@
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "broker/wire.h"
+#include "common/cancellation.h"
 #include "common/egress.h"
 #include "common/status_macros.h"
 #include "tony/broker.grpc.pb.h"
@@ -239,25 +240,6 @@ absl::Status BrokerClient::Kill(absl::string_view reason, absl::Time deadline) {
   return Named(FromGrpcStatus(stub_->stub->Kill(&ctx, request, &response)), "Kill");
 }
 
-bool StatusDiffers(const ApplicationStatus& a, const ApplicationStatus& b) {
-  if (a.state != b.state || a.attempt != b.attempt || a.diagnostics != b.diagnostics ||
-      a.pending != b.pending || a.tracking_url != b.tracking_url ||
-      a.tensorboard_url != b.tensorboard_url || a.progress.size() != b.progress.size()) {
-    return true;
-  }
-  for (const auto& [name, p] : a.progress) {
-    auto it = b.progress.find(name);
-    if (it == b.progress.end()) return true;
-    const tony::JobTypeProgress& q = it->second;
-    if (p.total != q.total || p.allocated != q.allocated || p.registered != q.registered ||
-        p.running != q.running || p.succeeded != q.succeeded || p.failed != q.failed ||
-        p.restarts != q.restarts) {
-      return true;
-    }
-  }
-  return false;
-}
-
 absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
     const std::function<absl::StatusOr<std::shared_ptr<BrokerClient>>()>& broker_of,
     absl::Duration timeout) {
@@ -302,6 +284,32 @@ absl::Status BrokerBackedApplication::ReportClientAlive() {
 absl::Status BrokerBackedApplication::ReportClientExit(int exit_code) {
   TONY_ASSIGN_OR_RETURN(std::shared_ptr<BrokerClient> am, Broker());
   return am->ReportExit(kClientJobName, 0, exit_code, "");
+}
+
+void BrokerBackedApplication::DoStatusAsync(const CallOptions& options, StatusCallback done) {
+  auto shared = std::make_shared<StatusCallback>(std::move(done));
+  if (!RunAsync([this, options, shared] { (*shared)(DoStatus(options)); })) {
+    (*shared)(CancelledError(id()));
+  }
+}
+
+void BrokerBackedApplication::DoWaitAsync(absl::Duration timeout, ProgressCallback on_progress,
+                                          StatusCallback done, const Cancellation& cancel) {
+  auto shared = std::make_shared<StatusCallback>(std::move(done));
+  const bool started =
+      RunAsync([this, timeout, on_progress = std::move(on_progress), shared, cancel] {
+        // Ended by the caller's token, or by this Application going away.
+        EitherCancellation either(cancel, calls_.cancellation());
+        (*shared)(DoWait(timeout, on_progress, either.token()));
+      });
+  if (!started) (*shared)(CancelledError(id()));
+}
+
+void BrokerBackedApplication::DoKillAsync(const CallOptions& options, DoneCallback done) {
+  auto shared = std::make_shared<DoneCallback>(std::move(done));
+  if (!RunAsync([this, options, shared] { (*shared)(DoKill(options)); })) {
+    (*shared)(CancelledError(id()));
+  }
 }
 
 }  // namespace tony::broker

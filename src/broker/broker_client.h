@@ -12,11 +12,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/async_calls.h"
 #include "tony/cluster_spec.h"
 #include "tony/submitter.h"
 
@@ -100,7 +102,9 @@ class BrokerClient {
 };
 
 // An Application that reaches its ApplicationMaster through a BrokerClient gets client mode's
-// calls (tony/submitter.h) from here. Thread-safety as the implementation's Broker().
+// calls (tony/submitter.h) from here, and async twins that run the blocking hooks on threads it
+// owns. An implementation calls StopAsyncCalls() first thing in its destructor, so that no call
+// in flight outlives what it uses. Thread-safety as the implementation's Broker().
 class BrokerBackedApplication : public Application {
  public:
   absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout) override;
@@ -108,22 +112,24 @@ class BrokerBackedApplication : public Application {
   absl::Status ReportClientAlive() override;
   absl::Status ReportClientExit(int exit_code) override;
 
-  // For ApplicationMonitor: calls `done` once, on some thread (possibly inline), with the status
-  // when it differs from `known_version` or after `max_wait`, and its version; version 0 means
-  // no long poll was possible (the AM is not up): ask again after a pause. An error means the
-  // AM could not be asked; ask again with `known_version` 0. `done` must not block for long.
-  using WatchDone = std::function<void(absl::StatusOr<ApplicationStatus>, uint64_t version)>;
-  virtual void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) = 0;
-
  protected:
+  void DoStatusAsync(const CallOptions& options, StatusCallback done) override;
+  void DoWaitAsync(absl::Duration timeout, ProgressCallback on_progress, StatusCallback done,
+                   const Cancellation& cancel) override;
+  void DoKillAsync(const CallOptions& options, DoneCallback done) override;
+
+  // Cancels the waits in flight and joins the calls' threads (see above). Idempotent.
+  void StopAsyncCalls() { calls_.Stop(); }
+  // Runs `call` on a thread of the async calls; false after StopAsyncCalls().
+  bool RunAsync(std::function<void()> call) { return calls_.Run(std::move(call)); }
+
   // The running AM's broker client: Unavailable before the AM is up, another error (e.g.
   // FailedPrecondition) once the application is over.
   virtual absl::StatusOr<std::shared_ptr<BrokerClient>> Broker() = 0;
-};
 
-// Whether a follower should report `b` after `a`: state, attempt, diagnostics, what is pending,
-// the URLs or any task count differ.
-bool StatusDiffers(const ApplicationStatus& a, const ApplicationStatus& b);
+ private:
+  AsyncCalls calls_;
+};
 
 // Client mode: waits until the job's cluster spec is published. `broker_of` returns the AM's
 // broker client, Unavailable while the AM is not up yet (asked again shortly), or another error

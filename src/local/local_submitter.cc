@@ -32,6 +32,7 @@
 #include "broker/secret.h"
 #include "broker/wire.h"
 #include "common/call_deadline.h"
+#include "common/cancellation.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/package_location.h"
@@ -101,53 +102,64 @@ class LocalApplication : public broker::BrokerBackedApplication {
         stop_grace_(stop_grace) {}
 
   ~LocalApplication() override {
+    StopAsyncCalls();
     // A job still running is left running (as on YARN); its AM is reaped in the background once
     // it exits, so the host is left no zombie.
     absl::MutexLock lock(&mu_);
     if (!reaping_ && !am_->Poll()) ReapInBackground(std::move(am_));
   }
 
-  using Application::Kill;
-  using Application::Status;
-
   const std::string& id() const override { return id_; }
 
-  absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) override {
+  // Public here: LocalHandle forwards to them.
+  absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions& options) override {
     return Refresh(CallDeadline(options));
   }
 
   // Long polls of the AM: an answer the moment its status changes. No lock is held during a
-  // call, so Status() and Kill() from other threads go on meanwhile.
-  absl::StatusOr<ApplicationStatus> Wait(
-      absl::Duration timeout,
-      const std::function<void(const ApplicationStatus&)>& on_progress) override {
+  // call, so Status() and Kill() from other threads go on meanwhile. A cancellation ends the
+  // long poll in flight at once (its answer, when it comes, is dropped).
+  absl::StatusOr<ApplicationStatus> DoWait(absl::Duration timeout,
+                                           const ProgressCallback& on_progress,
+                                           const Cancellation& cancel) override {
     const absl::Time deadline = absl::Now() + timeout;
     std::optional<ApplicationStatus> last;
     uint64_t version = 0;
     absl::Duration pause = absl::Milliseconds(20);
     while (true) {
+      if (cancel.cancelled()) return CancelledError(absl::StrCat("waiting for ", id_));
       absl::StatusOr<ApplicationStatus> status;
       bool answered = false;  // a long poll answered: ask again at once
-      std::shared_ptr<broker::BrokerClient> client = CurrentClient();
-      if (client != nullptr) {
-        auto w = client->WatchStatus(
-            version, std::min(kLongPoll, std::max(deadline - absl::Now(), absl::ZeroDuration())),
-            deadline);
-        if (w.ok()) {
-          answered = w->version != 0;
-          version = w->version;
-          status = Absorb(std::move(w->status), absl::InfiniteFuture());
+      if (std::shared_ptr<broker::BrokerClient> client = CurrentClient(); client != nullptr) {
+        const absl::Duration wait =
+            std::min(kLongPoll, std::max(deadline - absl::Now(), absl::ZeroDuration()));
+        using Answer = absl::StatusOr<broker::BrokerClient::VersionedStatus>;
+        std::optional<Answer> w =
+            AwaitAnswer<Answer>(cancel, deadline, [&](std::function<void(Answer)> answer) {
+              client->WatchStatusAsync(version, wait, std::move(answer));
+            });
+        if (!w && cancel.cancelled()) return CancelledError(absl::StrCat("waiting for ", id_));
+        if (!w) {
+          return absl::DeadlineExceededError(
+              absl::StrCat(id_, " not finished after ", absl::FormatDuration(timeout)));
+        }
+        if (w->ok()) {
+          answered = (*w)->version != 0;
+          version = (*w)->version;
+          status = Absorb(std::move((*w)->status), absl::InfiniteFuture());
         } else {
-          status = Absorb(w.status(), absl::InfiniteFuture());
+          status = Absorb(w->status(), absl::InfiniteFuture());
         }
       } else {
         status = Refresh(absl::InfiniteFuture());
       }
       if (!status.ok()) return status;
-      if (on_progress && (!last || broker::StatusDiffers(*last, *status))) on_progress(*status);
+      if (on_progress && (!last || *last != *status)) on_progress(*status);
       last = *status;
       if (IsFinal(status->state)) {
-        Reap(absl::InfiniteFuture()).IgnoreError();  // without a deadline it completes
+        // Reaping makes the outcome definitive (the AM's final counts); it waits for the AM's
+        // orderly stop, but never past the caller's deadline.
+        Reap(deadline).IgnoreError();
         absl::MutexLock lock(&mu_);
         return final_ ? *final_ : *status;
       }
@@ -157,13 +169,13 @@ class LocalApplication : public broker::BrokerBackedApplication {
       }
       if (!answered) {
         // The AM is starting (no port yet) or not answering: ask again shortly.
-        absl::SleepFor(std::min(pause, deadline - absl::Now()));
+        if (!SleepUnlessCancelled(cancel, std::min(pause, deadline - absl::Now()))) continue;
         pause = std::min(pause * 2, absl::Milliseconds(500));
       }
     }
   }
 
-  void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) override {
+  void DoWatchAsync(uint64_t known_version, absl::Duration max_wait, WatchCallback done) override {
     std::shared_ptr<broker::BrokerClient> client = CurrentClient();
     if (known_version == 0 || client == nullptr) {
       // The AM's exit and its port file are checked here, not in the callback.
@@ -188,7 +200,7 @@ class LocalApplication : public broker::BrokerBackedApplication {
                              });
   }
 
-  absl::Status Kill(const CallOptions& options) override {
+  absl::Status DoKill(const CallOptions& options) override {
     const absl::Time deadline = CallDeadline(options);
     std::shared_ptr<broker::BrokerClient> client;
     {
@@ -423,27 +435,26 @@ class LocalApplication : public broker::BrokerBackedApplication {
 class LocalHandle : public broker::BrokerBackedApplication {
  public:
   explicit LocalHandle(std::shared_ptr<LocalApplication> app) : app_(std::move(app)) {}
-
-  using Application::Kill;
-  using Application::Status;
+  ~LocalHandle() override { StopAsyncCalls(); }
 
   const std::string& id() const override { return app_->id(); }
-  absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) override {
-    return app_->Status(options);
-  }
-  absl::StatusOr<ApplicationStatus> Wait(
-      absl::Duration timeout,
-      const std::function<void(const ApplicationStatus&)>& on_progress) override {
-    return app_->Wait(timeout, on_progress);
-  }
-  absl::Status Kill(const CallOptions& options) override { return app_->Kill(options); }
-  void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) override {
-    app_->WatchAsync(known_version, max_wait, std::move(done));
-  }
 
- private:
+ protected:
+  absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions& options) override {
+    return app_->DoStatus(options);
+  }
+  absl::StatusOr<ApplicationStatus> DoWait(absl::Duration timeout,
+                                           const ProgressCallback& on_progress,
+                                           const Cancellation& cancel) override {
+    return app_->DoWait(timeout, on_progress, cancel);
+  }
+  absl::Status DoKill(const CallOptions& options) override { return app_->DoKill(options); }
+  void DoWatchAsync(uint64_t known_version, absl::Duration max_wait, WatchCallback done) override {
+    app_->DoWatchAsync(known_version, max_wait, std::move(done));
+  }
   absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override { return app_->Broker(); }
 
+ private:
   const std::shared_ptr<LocalApplication> app_;
 };
 

@@ -1,9 +1,10 @@
 // Copyright libtony authors.
 //
-// One thread serves every followed application. Applications that reach their AM through the
-// broker are watched with asynchronous long polls (gRPC's threads deliver the answers into the
-// inbox); others are asked with Status() on this thread, with a backoff. The inbox is shared
-// with the calls in flight, so an answer arriving after Stop() finds it, not a dead monitor.
+// One thread serves every followed application and never blocks on a backend: applications are
+// asked through their asynchronous hooks (long polls of the AM, answered on gRPC's threads, or a
+// status call on a thread of the application's own), whose answers land in the inbox. The inbox
+// is shared with the calls in flight, so an answer arriving after Stop() finds it, not a dead
+// monitor.
 
 #include "tony/application_monitor.h"
 
@@ -20,7 +21,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "broker/broker_client.h"
 #include "common/logging.h"
 
 namespace tony {
@@ -37,13 +37,15 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
     if (fd_ >= 0) close(fd_);
   }
 
-  absl::Status Start() {
+  // `self` is this Impl: the thread holds it, so a Stop() from a callback (which cannot join
+  // the thread it runs on) leaves the thread what it still reads.
+  absl::Status Start(std::shared_ptr<Impl> self) {
     absl::MutexLock lock(&inbox_->mu);
     if (started_) return absl::OkStatus();
     fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
     started_ = true;
-    thread_ = std::thread([this] { Loop(); });
+    thread_ = std::thread([self = std::move(self)] { self->Loop(); });
     return absl::OkStatus();
   }
 
@@ -53,9 +55,15 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
       if (!started_ || inbox_->closed) return;
       inbox_->closed = true;
     }
-    if (thread_.joinable()) thread_.join();
+    if (thread_.get_id() == std::this_thread::get_id()) {
+      // From a callback: the loop ends when it returns; its thread then lets go of this Impl.
+      thread_.detach();
+    } else if (thread_.joinable()) {
+      thread_.join();
+    }
+    std::map<std::string, Followed> apps;  // destroyed (applications released) without the lock
     absl::MutexLock lock(&inbox_->mu);
-    apps_.clear();
+    apps.swap(apps_);
   }
 
   absl::Status Follow(std::shared_ptr<Application> app, absl::Duration timeout, Callback callback) {
@@ -67,7 +75,6 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
     const std::string id = app->id();
     if (apps_.count(id) > 0) return absl::AlreadyExistsError(absl::StrCat(id, " is followed"));
     Followed& f = apps_[id];
-    f.watchable = dynamic_cast<broker::BrokerBackedApplication*>(app.get());
     f.app = std::move(app);
     f.callback = std::move(callback);
     f.deadline = absl::Now() + timeout;
@@ -110,6 +117,7 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
     uint64_t generation = 0;
     absl::StatusOr<ApplicationStatus> status;
     uint64_t version = 0;
+    bool confirmed = false;  // the application's Wait() after a final status: the last event
   };
   struct Inbox {
     absl::Mutex mu;
@@ -118,7 +126,6 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
   };
   struct Followed {
     std::shared_ptr<Application> app;
-    broker::BrokerBackedApplication* watchable = nullptr;  // null: asked with Status()
     Callback callback;
     absl::Time deadline;
     uint64_t generation = 0;
@@ -143,6 +150,10 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
   void Emit(Followed& f, const std::string& id, absl::StatusOr<ApplicationStatus> status, bool last,
             std::vector<Delivery>* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_->mu);
   void Ask(const std::string& id, Followed& f) ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_->mu);
+  // Asks the applications in `confirm` to make their final status definitive (their Wait()),
+  // answered through the inbox.
+  void Confirm(std::vector<std::pair<std::string, std::shared_ptr<Application>>> confirm)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(inbox_->mu);
 
   const ApplicationMonitorOptions options_;
   const std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
@@ -179,16 +190,30 @@ void ApplicationMonitor::Impl::Ask(const std::string& id, Followed& f) {
     inbox->answers.push_back({id, generation, std::move(s), version});
   };
   std::shared_ptr<Application> app = f.app;  // alive while asked, even if unfollowed meanwhile
-  broker::BrokerBackedApplication* watchable = f.watchable;
   const uint64_t version = f.version;
   const absl::Duration wait =
       std::max(absl::ZeroDuration(), std::min(options_.long_poll, f.deadline - absl::Now()));
-  // The backends may answer inline (and take the inbox lock): ask without holding it.
+  // The backends may answer inline (and take the inbox lock): ask without holding it. They
+  // never block this thread: libtony's backends ask on threads of their own.
   inbox_->mu.Unlock();
-  if (watchable != nullptr) {
-    watchable->WatchAsync(version, wait, deliver);
-  } else {
-    deliver(app->Status(), 0);
+  app->DoWatchAsync(version, wait, deliver);
+  inbox_->mu.Lock();
+}
+
+void ApplicationMonitor::Impl::Confirm(
+    std::vector<std::pair<std::string, std::shared_ptr<Application>>> confirm) {
+  std::vector<uint64_t> generations;
+  for (const auto& [id, app] : confirm) generations.push_back(apps_.at(id).generation);
+  std::shared_ptr<Inbox> inbox = inbox_;
+  inbox_->mu.Unlock();
+  for (size_t i = 0; i < confirm.size(); ++i) {
+    auto deliver = [inbox, id = confirm[i].first,
+                    generation = generations[i]](absl::StatusOr<ApplicationStatus> s) {
+      absl::MutexLock lock(&inbox->mu);
+      if (inbox->closed) return;
+      inbox->answers.push_back({id, generation, std::move(s), 0, /*confirmed=*/true});
+    };
+    confirm[i].second->WaitAsync(absl::Minutes(2), nullptr, std::move(deliver));
   }
   inbox_->mu.Lock();
 }
@@ -199,6 +224,11 @@ void ApplicationMonitor::Impl::Absorb(
   auto it = apps_.find(answer.id);
   if (it == apps_.end() || it->second.generation != answer.generation) return;  // unfollowed
   Followed& f = it->second;
+  if (answer.confirmed) {
+    Emit(f, answer.id, std::move(answer.status), /*last=*/true, out);
+    apps_.erase(it);
+    return;
+  }
   f.asking = false;
   const absl::Time now = absl::Now();
   if (!answer.status.ok()) {
@@ -219,10 +249,10 @@ void ApplicationMonitor::Impl::Absorb(
     // it returns at once for an application already over.
     confirm->emplace_back(answer.id, f.app);
     f.asking = true;
-    if (!f.last || broker::StatusDiffers(*f.last, s)) f.last = s;
+    if (!f.last || *f.last != s) f.last = s;
     return;
   }
-  if (!f.last || broker::StatusDiffers(*f.last, s)) {
+  if (!f.last || *f.last != s) {
     f.last = s;
     Emit(f, answer.id, s, /*last=*/false, out);
   }
@@ -267,19 +297,10 @@ void ApplicationMonitor::Impl::Loop() {
       if (!f.asking) wake = std::min({wake, f.next_ask, f.deadline});
       ++it;
     }
-    if (!confirm.empty() || !out.empty()) {
+    if (!confirm.empty()) Confirm(std::move(confirm));
+    if (!out.empty()) {
       inbox_->mu.Unlock();
-      for (auto& [id, app] : confirm) {
-        absl::StatusOr<ApplicationStatus> final = app->Wait(absl::Minutes(2));
-        inbox_->mu.Lock();
-        auto f = apps_.find(id);
-        if (f != apps_.end() && f->second.app == app) {
-          Emit(f->second, id, std::move(final), /*last=*/true, &out);
-          apps_.erase(f);
-        }
-        inbox_->mu.Unlock();
-      }
-      // Callbacks run without the lock: they may follow, unfollow or take events.
+      // Callbacks run without the lock: they may follow, unfollow, stop or take events.
       for (Delivery& d : out) {
         if (d.callback) d.callback(d.event);
       }
@@ -297,7 +318,7 @@ void ApplicationMonitor::Impl::Loop() {
 ApplicationMonitor::ApplicationMonitor(ApplicationMonitorOptions options)
     : impl_(std::make_shared<Impl>(options)) {}
 ApplicationMonitor::~ApplicationMonitor() { Stop(); }
-absl::Status ApplicationMonitor::Start() { return impl_->Start(); }
+absl::Status ApplicationMonitor::Start() { return impl_->Start(impl_); }
 void ApplicationMonitor::Stop() { impl_->Stop(); }
 absl::Status ApplicationMonitor::Follow(std::shared_ptr<Application> app, absl::Duration timeout,
                                         Callback callback) {

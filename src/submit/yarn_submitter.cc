@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <variant>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -35,6 +36,7 @@
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/call_deadline.h"
+#include "common/cancellation.h"
 #include "common/content_key.h"
 #include "common/file_util.h"
 #include "common/logging.h"
@@ -178,30 +180,32 @@ class YarnApplication : public broker::BrokerBackedApplication {
         max_attempts_(max_attempts),
         tls_cert_pem_(std::move(tls_cert_pem)) {}
 
-  using Application::Kill;
-  using Application::Status;
+  ~YarnApplication() override { StopAsyncCalls(); }
 
   const std::string& id() const override { return id_text_; }
 
-  absl::StatusOr<ApplicationStatus> Status(const CallOptions& options) override {
+ protected:
+  absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions& options) override {
     return StatusAndAm(nullptr, CallDeadline(options));
   }
 
   // Follows the AM's status with long polls while it runs (an answer the moment anything
-  // changes, the outcome included); YARN is asked only while no AM answers, with a backoff.
-  absl::StatusOr<ApplicationStatus> Wait(
-      absl::Duration timeout,
-      const std::function<void(const ApplicationStatus&)>& on_progress) override {
+  // changes, the outcome included); YARN is asked only while no AM answers, with a backoff. A
+  // cancellation ends a long poll at once, a ResourceManager request once it is answered.
+  absl::StatusOr<ApplicationStatus> DoWait(absl::Duration timeout,
+                                           const ProgressCallback& on_progress,
+                                           const Cancellation& cancel) override {
     const absl::Time deadline = absl::Now() + timeout;
-    std::string last_rendering;  // per call: concurrent waiters each see every change
+    std::optional<ApplicationStatus> last;  // per call: concurrent waiters each see every change
     auto report = [&](const ApplicationStatus& s) {
-      std::string key = Rendering(s);
-      if (on_progress && key != last_rendering) on_progress(s);
-      last_rendering = std::move(key);
+      if (on_progress && (!last || *last != s)) on_progress(s);
+      last = s;
     };
+    auto cancelled = [&] { return CancelledError(absl::StrCat("waiting for ", id_text_)); };
     int failures = 0;
     absl::Duration backoff = absl::Milliseconds(100);
     while (true) {
+      if (cancel.cancelled()) return cancelled();
       std::shared_ptr<broker::BrokerClient> am;
       auto s = StatusAndAm(&am, deadline);
       if (!s.ok()) {
@@ -213,45 +217,27 @@ class YarnApplication : public broker::BrokerBackedApplication {
         if (IsFinal(s->state)) return s;
       }
       if (am != nullptr) {
-        uint64_t version = 0;
-        while (absl::Now() < deadline) {
-          auto w = am->WatchStatus(version, std::min(kLongPoll, deadline - absl::Now()), deadline);
-          if (!w.ok()) break;  // the AM is gone or moving: YARN tells what happened
-          if (w->version == 0) {
-            am = nullptr;  // an AM without long polls: poll it like YARN
-            break;
-          }
-          version = w->version;
-          ApplicationStatus merged = *s;
-          MergeAmStatus(w->status, &merged);
-          if (IsFinal(w->status.state)) {
-            if (!OutcomeIsFinal(w->status.state, merged.attempt, max_attempts_)) {
-              break;  // another attempt follows: YARN tells
-            }
-            merged.state = w->status.state;
-            CleanUpStaging(deadline);
-            report(merged);
-            return merged;
-          }
-          report(merged);
-        }
+        auto followed = FollowAm(*am, *s, deadline, cancel, report);
+        if (auto* final = std::get_if<ApplicationStatus>(&followed)) return *final;
+        if (std::get<AmFollow>(followed) == AmFollow::kBackOff) am = nullptr;
         backoff = absl::Milliseconds(100);
       }
+      if (cancel.cancelled()) return cancelled();
       absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration()) {
         return absl::DeadlineExceededError(
             absl::StrCat(id_text_, " is not finished after ", absl::FormatDuration(timeout)));
       }
       if (am == nullptr) {
-        absl::SleepFor(std::min(left, backoff));
+        if (!SleepUnlessCancelled(cancel, std::min(left, backoff))) return cancelled();
         backoff = std::min(backoff * 2, kMaxPollInterval);
       }
     }
   }
 
-  // YARN's report first (kept as the base the AM's answers complete); then long polls of the AM
-  // while it is up.
-  void WatchAsync(uint64_t known_version, absl::Duration max_wait, WatchDone done) override {
+  // YARN's report first (kept as the base the AM's answers complete), asked on a thread of the
+  // async calls; then long polls of the AM while it is up.
+  void DoWatchAsync(uint64_t known_version, absl::Duration max_wait, WatchCallback done) override {
     std::shared_ptr<broker::BrokerClient> am;
     ApplicationStatus base;
     if (known_version != 0) {
@@ -259,7 +245,13 @@ class YarnApplication : public broker::BrokerBackedApplication {
       am = watch_am_;
       base = watch_base_;
     }
-    if (am == nullptr) {
+    if (am != nullptr) {
+      WatchAm(std::move(am), std::move(base), known_version, max_wait, std::move(done));
+      return;
+    }
+    auto shared = std::make_shared<WatchCallback>(std::move(done));
+    const bool started = RunAsync([this, max_wait, shared] {
+      std::shared_ptr<broker::BrokerClient> am;
       auto s = StatusAndAm(&am, absl::InfiniteFuture());
       {
         absl::MutexLock lock(&mu_);
@@ -267,12 +259,82 @@ class YarnApplication : public broker::BrokerBackedApplication {
         if (s.ok()) watch_base_ = *s;
       }
       if (!s.ok() || am == nullptr || IsFinal(s->state)) {
-        done(std::move(s), 0);
+        (*shared)(std::move(s), 0);
         return;
       }
-      base = *s;
-      known_version = 0;  // the AM's current version comes back at once
+      // The AM's current version comes back at once.
+      WatchAm(std::move(am), *std::move(s), 0, max_wait, std::move(*shared));
+    });
+    if (!started) (*shared)(CancelledError(id_text_), 0);
+  }
+
+  absl::Status DoKill(const CallOptions& options) override {
+    const absl::Time deadline = CallDeadline(options);
+    TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
+                          cluster_->yarn->GetApplicationReport(id_, deadline));
+    if (yarn::IsTerminal(report.state)) return absl::OkStatus();
+    // The AM stops its tasks in order and ends KILLED; YARN's kill is the fallback when the AM
+    // is not up yet or does not answer.
+    if (!secret_.empty() && report.rpc_port > 0 && report.host != "N/A" && !report.host.empty()) {
+      absl::Status s = AmClient(absl::StrCat(report.host, ":", report.rpc_port))
+                           ->Kill("killed by user", deadline);
+      if (s.ok()) {
+        auto done = DoWait(std::min(kGracefulKillWait, deadline - absl::Now()), nullptr, {});
+        if (done.ok()) return absl::OkStatus();
+        s = done.status();
+      }
+      // The caller's deadline is over: YARN is not asked any more, and the error says who
+      // did not answer.
+      if (absl::IsDeadlineExceeded(s) && absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(
+            absl::StrCat(id_text_, " not killed in time: ", s.message()));
+      }
     }
+    TONY_RETURN_IF_ERROR(cluster_->yarn->KillApplication(id_, "killed by user", deadline));
+    auto done = DoWait(std::min(absl::Minutes(1), deadline - absl::Now()), nullptr, {});
+    if (!done.ok()) return done.status();
+    CleanUpStaging(deadline);
+    return absl::OkStatus();
+  }
+
+ private:
+  // How following the AM's long polls ended without an outcome.
+  enum class AmFollow { kAskYarn, kBackOff };
+
+  // Long polls of the running AM, each answer merged into `base` and reported, until the AM
+  // ends the job (its final status), the AM is gone or moving (kAskYarn: YARN tells what
+  // happened), it has no long polls (kBackOff), `deadline` passes or `cancel` is cancelled.
+  std::variant<ApplicationStatus, AmFollow> FollowAm(
+      broker::BrokerClient& am, const ApplicationStatus& base, absl::Time deadline,
+      const Cancellation& cancel, const std::function<void(const ApplicationStatus&)>& report) {
+    using Answer = absl::StatusOr<broker::BrokerClient::VersionedStatus>;
+    uint64_t version = 0;
+    while (absl::Now() < deadline && !cancel.cancelled()) {
+      const absl::Duration wait = std::min(kLongPoll, deadline - absl::Now());
+      std::optional<Answer> w =
+          AwaitAnswer<Answer>(cancel, deadline, [&](std::function<void(Answer)> answer) {
+            am.WatchStatusAsync(version, wait, std::move(answer));
+          });
+      if (!w || !w->ok()) break;
+      if ((*w)->version == 0) return AmFollow::kBackOff;  // an AM without long polls
+      version = (*w)->version;
+      ApplicationStatus merged = base;
+      MergeAmStatus((*w)->status, &merged);
+      if (IsFinal((*w)->status.state)) {
+        if (!OutcomeIsFinal((*w)->status.state, merged.attempt, max_attempts_)) break;
+        merged.state = (*w)->status.state;
+        CleanUpStaging(deadline);
+        report(merged);
+        return merged;
+      }
+      report(merged);
+    }
+    return AmFollow::kAskYarn;
+  }
+
+  // One long poll of the AM for DoWatchAsync; `done` runs on a gRPC thread.
+  void WatchAm(std::shared_ptr<broker::BrokerClient> am, ApplicationStatus base,
+               uint64_t known_version, absl::Duration max_wait, WatchCallback done) {
     am->WatchStatusAsync(
         known_version, max_wait,
         [done = std::move(done), base = std::move(base),
@@ -294,36 +356,6 @@ class YarnApplication : public broker::BrokerBackedApplication {
         });
   }
 
-  absl::Status Kill(const CallOptions& options) override {
-    const absl::Time deadline = CallDeadline(options);
-    TONY_ASSIGN_OR_RETURN(yarn::ApplicationReport report,
-                          cluster_->yarn->GetApplicationReport(id_, deadline));
-    if (yarn::IsTerminal(report.state)) return absl::OkStatus();
-    // The AM stops its tasks in order and ends KILLED; YARN's kill is the fallback when the AM
-    // is not up yet or does not answer.
-    if (!secret_.empty() && report.rpc_port > 0 && report.host != "N/A" && !report.host.empty()) {
-      absl::Status s = AmClient(absl::StrCat(report.host, ":", report.rpc_port))
-                           ->Kill("killed by user", deadline);
-      if (s.ok()) {
-        auto done = Wait(std::min(kGracefulKillWait, deadline - absl::Now()), nullptr);
-        if (done.ok()) return absl::OkStatus();
-        s = done.status();
-      }
-      // The caller's deadline is over: YARN is not asked any more, and the error says who
-      // did not answer.
-      if (absl::IsDeadlineExceeded(s) && absl::Now() >= deadline) {
-        return absl::DeadlineExceededError(
-            absl::StrCat(id_text_, " not killed in time: ", s.message()));
-      }
-    }
-    TONY_RETURN_IF_ERROR(cluster_->yarn->KillApplication(id_, "killed by user", deadline));
-    auto done = Wait(std::min(absl::Minutes(1), deadline - absl::Now()), nullptr);
-    if (!done.ok()) return done.status();
-    CleanUpStaging(deadline);
-    return absl::OkStatus();
-  }
-
- private:
   // Long polls of the AM end after this (and are renewed), so a lost AM shows within it.
   static constexpr absl::Duration kLongPoll = absl::Seconds(20);
   // Longest pause between two YARN polls while no AM answers.
@@ -429,16 +461,6 @@ class YarnApplication : public broker::BrokerBackedApplication {
     return AmClient(absl::StrCat(report.host, ":", report.rpc_port));
   }
 
-  static std::string Rendering(const ApplicationStatus& s) {
-    std::string out =
-        absl::StrCat(AppStateName(s.state), "|", s.attempt, "|", s.diagnostics, "|", s.pending);
-    for (const auto& [job, p] : s.progress) {
-      absl::StrAppend(&out, "|", job, ":", p.total, ",", p.allocated, ",", p.registered, ",",
-                      p.running, ",", p.succeeded, ",", p.failed, ",", p.restarts);
-    }
-    return out;
-  }
-
   // Shared: a client in use on another thread survives the AM moving (a new attempt).
   std::shared_ptr<broker::BrokerClient> AmClient(const std::string& address) {
     absl::MutexLock lock(&mu_);
@@ -500,7 +522,7 @@ class YarnApplication : public broker::BrokerBackedApplication {
   absl::Mutex mu_;
   std::shared_ptr<broker::BrokerClient> am_ ABSL_GUARDED_BY(mu_);
   std::string am_address_ ABSL_GUARDED_BY(mu_);
-  // WatchAsync's AM (null: ask YARN) and the report its answers complete.
+  // DoWatchAsync's AM (null: ask YARN) and the report its answers complete.
   std::shared_ptr<broker::BrokerClient> watch_am_ ABSL_GUARDED_BY(mu_);
   ApplicationStatus watch_base_ ABSL_GUARDED_BY(mu_);
   bool staging_cleaned_ ABSL_GUARDED_BY(mu_) = false;

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "gmock/gmock.h"
@@ -97,6 +99,19 @@ TEST_F(LocalApplicationDeadlineTest, KillOfASilentAmEndsWithDeadlineExceeded) {
   absl::Status kill = app_->Kill({.timeout = absl::Milliseconds(300)});
   EXPECT_EQ(kill.code(), absl::StatusCode::kDeadlineExceeded) << kill;
   EXPECT_THAT(kill.message(), HasSubstr(am_.address()));
+}
+
+// A wait shorter than the AM's silence ends at its deadline (it once spun past it), and a
+// cancellation ends it sooner.
+TEST_F(LocalApplicationDeadlineTest, WaitOnASilentAmEndsAtItsDeadlineOrWhenCancelled) {
+  auto waited = app_->Wait(absl::Milliseconds(300));
+  EXPECT_EQ(waited.status().code(), absl::StatusCode::kDeadlineExceeded) << waited.status();
+  Cancellation cancel;
+  // Before or during the wait: either way it ends Cancelled, never after its hour.
+  std::thread canceller([cancel]() mutable { cancel.Cancel(); });
+  waited = app_->Wait(absl::Hours(1), nullptr, cancel);
+  canceller.join();
+  EXPECT_EQ(waited.status().code(), absl::StatusCode::kCancelled) << waited.status();
 }
 
 }  // namespace

@@ -13,7 +13,10 @@
 #include <cstdlib>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -372,6 +375,59 @@ TEST_F(LocalJobTest, ConcurrentWaitStatusAndKill) {
     EXPECT_EQ(final->state, AppState::kKilled) << final->diagnostics;
   }
   EXPECT_THAT(local::FindJobProcesses(app->id(), true), IsEmpty());
+}
+
+// The async twins return at once and answer on the Application's threads; a cancelled wait
+// ends at once, and destroying the Application ends the waits still in flight.
+TEST_F(LocalJobTest, AsyncTwinsReturnAtOnceAndWaitsAreCancellable) {
+  JobSpec spec;
+  spec.job_types = {Job("worker", 1)};
+  spec.command = "sleep 300";
+  spec.timeouts.stop_grace = absl::Seconds(2);
+  std::unique_ptr<Application> app = Submit(spec);
+  ASSERT_NE(app, nullptr);
+  const std::thread::id caller = std::this_thread::get_id();
+
+  std::promise<std::pair<absl::StatusOr<ApplicationStatus>, bool>> status;
+  app->StatusAsync({}, [&](absl::StatusOr<ApplicationStatus> s) {
+    status.set_value({std::move(s), std::this_thread::get_id() != caller});
+  });
+  auto [first, elsewhere] = status.get_future().get();
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(elsewhere);
+
+  // A blocking Wait on another thread and an async one, both cancelled by one token.
+  Cancellation cancel;
+  std::promise<absl::StatusOr<ApplicationStatus>> waited;
+  app->WaitAsync(
+      absl::Hours(1), nullptr,
+      [&](absl::StatusOr<ApplicationStatus> s) { waited.set_value(std::move(s)); }, cancel);
+  auto blocking =
+      std::async(std::launch::async, [&] { return app->Wait(absl::Hours(1), nullptr, cancel); });
+  testing::WaitUntil([&] { return app->Status()->state == AppState::kRunning; }, absl::Seconds(60));
+  cancel.Cancel();
+  // An hour-long wait that returned: the cancellation ended it (the job still runs).
+  EXPECT_EQ(waited.get_future().get().status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(blocking.get().status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(app->Status()->state, AppState::kRunning);
+
+  // A wait still in flight when the Application goes: it ends, Cancelled, before the
+  // destructor returns. The job itself is left running, as documented, so a second handle
+  // kills it.
+  absl::StatusOr<std::unique_ptr<Application>> other = submitter_->Open(app->id());
+  ASSERT_TRUE(other.ok()) << other.status();
+  std::optional<absl::StatusCode> orphaned;
+  app->WaitAsync(absl::Hours(1), nullptr,
+                 [&](absl::StatusOr<ApplicationStatus> s) { orphaned = s.status().code(); });
+  app.reset();
+  EXPECT_EQ(orphaned, absl::StatusCode::kCancelled);
+
+  std::promise<absl::Status> killed;
+  (*other)->KillAsync({}, [&](absl::Status s) { killed.set_value(s); });
+  EXPECT_TRUE(killed.get_future().get().ok());
+  auto final = (*other)->Wait(absl::Minutes(1));
+  ASSERT_TRUE(final.ok()) << final.status();
+  EXPECT_EQ(final->state, AppState::kKilled);
 }
 
 // Three jobs followed from one thread through the monitor's descriptor; one is killed.

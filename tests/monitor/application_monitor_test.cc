@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,17 +18,15 @@
 namespace tony {
 namespace {
 
-// An application that is not broker-backed: the monitor asks its Status(). It walks through
-// `states`, one per call, then stays on the last.
+// A test double (tony/submitter.h allows them): the monitor asks its status through the default
+// hooks, inline. It walks through `states`, one per call, then stays on the last.
 class ScriptedApplication : public Application {
  public:
   ScriptedApplication(std::string id, std::vector<AppState> states)
       : id_(std::move(id)), states_(std::move(states)) {}
-  using Application::Kill;
-  using Application::Status;
 
   const std::string& id() const override { return id_; }
-  absl::StatusOr<ApplicationStatus> Status(const CallOptions&) override {
+  absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions&) override {
     absl::MutexLock lock(&mu_);
     ApplicationStatus s;
     s.id = id_;
@@ -35,15 +34,15 @@ class ScriptedApplication : public Application {
     ++calls_;
     return s;
   }
-  absl::StatusOr<ApplicationStatus> Wait(
-      absl::Duration, const std::function<void(const ApplicationStatus&)>&) override {
+  absl::StatusOr<ApplicationStatus> DoWait(absl::Duration, const ProgressCallback&,
+                                           const Cancellation&) override {
     waited_ = true;
     ApplicationStatus s;
     s.id = id_;
     s.state = states_.back();
     return s;
   }
-  absl::Status Kill(const CallOptions&) override { return absl::OkStatus(); }
+  absl::Status DoKill(const CallOptions&) override { return absl::OkStatus(); }
   size_t calls() {
     absl::MutexLock lock(&mu_);
     return calls_;
@@ -170,6 +169,124 @@ TEST(ApplicationMonitorTest, UnfollowAndStopEndQuietly) {
   monitor.Stop();
   monitor.Stop();
   EXPECT_EQ(monitor.Follow(app, absl::Minutes(1)).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace tony
+
+namespace tony {
+namespace {
+
+// A double whose final confirmation (WaitAsync) hangs until released, as a backend that does not
+// answer would: the monitor must go on serving the others meanwhile.
+class HangingConfirmation : public ScriptedApplication {
+ public:
+  using ScriptedApplication::ScriptedApplication;
+  ~HangingConfirmation() override { Release(); }
+  void Release() {
+    StatusCallback done;
+    {
+      absl::MutexLock lock(&mu_);
+      done = std::move(done_);
+    }
+    if (done) done(absl::UnavailableError("released"));
+  }
+
+ protected:
+  void DoWaitAsync(absl::Duration, ProgressCallback, StatusCallback done,
+                   const Cancellation&) override {
+    absl::MutexLock lock(&mu_);
+    done_ = std::move(done);
+  }
+
+ private:
+  absl::Mutex mu_;
+  StatusCallback done_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(ApplicationMonitorContractTest, AnUnansweredConfirmationHoldsUpNoOtherApplication) {
+  ApplicationMonitor monitor(FastOptions());
+  ASSERT_TRUE(monitor.Start().ok());
+  auto hung =
+      std::make_shared<HangingConfirmation>("hung", std::vector<AppState>{AppState::kSucceeded});
+  ASSERT_TRUE(monitor.Follow(hung, absl::Minutes(10)).ok());
+  absl::Notification other_done;
+  ASSERT_TRUE(
+      monitor
+          .Follow(std::make_shared<ScriptedApplication>(
+                      "other", std::vector<AppState>{AppState::kRunning, AppState::kSucceeded}),
+                  absl::Minutes(1),
+                  [&](const ApplicationEvent& e) {
+                    if (e.last) other_done.Notify();
+                  })
+          .ok());
+  // With the confirmation run on the monitor's thread, "other" would wait for "hung".
+  EXPECT_TRUE(other_done.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_EQ(monitor.size(), 1);
+  hung->Release();
+  std::vector<ApplicationEvent> events;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(20);
+       events.empty() && absl::Now() < deadline;) {
+    pollfd pfd{monitor.fd(), POLLIN, 0};
+    ASSERT_GE(poll(&pfd, 1, 1000), 0);
+    events = monitor.TakeEvents();
+  }
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(events[0].last);
+  EXPECT_EQ(events[0].status.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(ApplicationMonitorContractTest, StopAndDestructionFromACallbackAreSafe) {
+  // Stop() from a callback: the thread cannot join itself; it ends once the callback returns.
+  ApplicationMonitor stopped(FastOptions());
+  ASSERT_TRUE(stopped.Start().ok());
+  absl::Notification stop_returned;
+  ASSERT_TRUE(stopped
+                  .Follow(std::make_shared<ScriptedApplication>(
+                              "s", std::vector<AppState>{AppState::kRunning}),
+                          absl::Minutes(1),
+                          [&](const ApplicationEvent&) {
+                            stopped.Stop();
+                            stop_returned.Notify();
+                          })
+                  .ok());
+  ASSERT_TRUE(stop_returned.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_EQ(stopped
+                .Follow(std::make_shared<ScriptedApplication>(
+                            "s2", std::vector<AppState>{AppState::kRunning}),
+                        absl::Minutes(1))
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  // Destruction from a callback: what the thread still reads outlives the monitor.
+  auto owned = std::make_unique<ApplicationMonitor>(FastOptions());
+  ASSERT_TRUE(owned->Start().ok());
+  absl::Notification destroyed;
+  ASSERT_TRUE(owned
+                  ->Follow(std::make_shared<ScriptedApplication>(
+                               "d", std::vector<AppState>{AppState::kRunning}),
+                           absl::Minutes(1),
+                           [&](const ApplicationEvent&) {
+                             owned.reset();
+                             destroyed.Notify();
+                           })
+                  .ok());
+  ASSERT_TRUE(destroyed.WaitForNotificationWithTimeout(absl::Seconds(20)));
+}
+
+TEST(ApplicationStatusTest, EqualityCoversEveryFieldTheTensorBoardUrlIncluded) {
+  ApplicationStatus a;
+  a.progress["worker"].total = 2;
+  ApplicationStatus b = a;
+  EXPECT_EQ(a, b);
+  b.tensorboard_url = "http://node:6006/";  // what YARN's Wait once missed
+  EXPECT_NE(a, b);
+  b = a;
+  b.progress["worker"].restarts = 1;
+  EXPECT_NE(a, b);
+  b = a;
+  b.tracking_url = "http://rm/proxy/app/";
+  EXPECT_NE(a, b);
 }
 
 }  // namespace
