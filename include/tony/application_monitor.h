@@ -23,6 +23,8 @@
 //
 // (tests/consumer builds this example against the installed package.)
 //
+// Stability: stable API (tony/version.h); events may gain fields at their end.
+//
 // Thread-safe: every method may be called from any thread, callbacks included.
 
 #ifndef TONY_APPLICATION_MONITOR_H_

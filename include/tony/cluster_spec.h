@@ -1,6 +1,7 @@
 // Copyright libtony authors.
 //
 // ClusterSpec: where every task of a job listens, as TensorFlow's ClusterSpec has it.
+// Stability: stable API (tony/version.h).
 // Plain value type: not thread-safe to mutate concurrently.
 
 #ifndef TONY_CLUSTER_SPEC_H_

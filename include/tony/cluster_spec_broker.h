@@ -29,6 +29,9 @@
 // broker fails every waiting and later registration (ABORTED) and tells the observer exactly
 // which tasks are missing.
 //
+// Stability: stable API (tony/version.h); the wire protocol (proto/tony/broker.proto) keeps
+// old executors working with a newer AM within a major version.
+//
 // Thread-safe. Owns gRPC's server threads and one timer thread, started by Start() and joined by
 // Stop(). Observer methods run on those threads, possibly concurrently.
 

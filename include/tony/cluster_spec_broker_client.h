@@ -24,6 +24,8 @@
 // when the job failed or was killed, NOT_FOUND for a task the job does not have, UNAVAILABLE
 // when the broker cannot be reached, DEADLINE_EXCEEDED when a call's deadline passed.
 //
+// Stability: stable API (tony/version.h).
+//
 // Thread-safe: one connection (made lazily, on the first call) shared by concurrent calls.
 
 #ifndef TONY_CLUSTER_SPEC_BROKER_CLIENT_H_

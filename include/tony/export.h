@@ -4,6 +4,8 @@
 // version script (cmake/libtony.map): the shared library exports the declarations marked here
 // and nothing else — no symbol of its dependencies (protobuf, gRPC, curl, ...) and none of its
 // internals (docs/embedding.md).
+//
+// Stability: stable (tony/version.h).
 
 #ifndef TONY_EXPORT_H_
 #define TONY_EXPORT_H_

@@ -14,6 +14,8 @@
 //
 // (tests/consumer compiles this example against the installed package.)
 //
+// Stability: stable API (tony/version.h), except InitOptions::gsasl_context, removed before 1.0.
+//
 // Thread-safe: Initialize() may be called from any thread; the first call wins.
 
 #ifndef TONY_INIT_H_

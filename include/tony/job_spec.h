@@ -8,6 +8,9 @@
 //   task level (JobTypeSpec::task_resources[i]) > job level (JobTypeSpec::resources)
 //   > general (JobSpec::task_defaults) > built-in defaults (kDefault* below).
 //
+// Stability: stable API (tony/version.h); fields are added with defaults that keep a job's
+// meaning, and the YAML form accepts every earlier version's keys.
+//
 // Plain value types: not thread-safe to mutate concurrently; const access is safe.
 
 #ifndef TONY_JOB_SPEC_H_

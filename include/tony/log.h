@@ -4,6 +4,8 @@
 // program may replace (e.g. to route them into its own logger). The default sink writes
 // "I1122 06:30:01.123 file.cc:42] message" lines to stderr.
 //
+// Stability: stable API (tony/version.h); the default sink's line format is not an API.
+//
 // Thread-safe: all functions here may be called from any thread.
 
 #ifndef TONY_LOG_H_

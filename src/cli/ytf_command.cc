@@ -22,6 +22,7 @@
 #include "local/local_am.h"
 #include "submit/contract.h"
 #include "submit/yarn_submitter.h"
+#include "tony/version.h"
 
 namespace tony::cli {
 namespace {
@@ -462,7 +463,7 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitOk;
   }
   if (parsed->version) {
-    out << "ytf " << TONY_VERSION << "\n";
+    out << "ytf " << TONY_VERSION_STRING << "\n";
     return kExitOk;
   }
   yarn::ApplicationId id;

@@ -80,6 +80,15 @@ file(WRITE ${WORK_DIR}/examples/init_example.cc
   "absl::Status Setup() {\n${body}  return absl::OkStatus();\n}\n\n"
   "int main() { return 0; }\n")
 
+# tony/version.h: a function's body; run (the library matches its headers).
+header_example(version.h "if \\(tony::Version\\(\\).major" body)
+file(WRITE ${WORK_DIR}/examples/version_example.cc
+  "#include <cstdio>\n\n#include \"absl/status/status.h\"\n#include \"absl/strings/str_cat.h\"\n#include \"tony/version.h\"\n\n"
+  "absl::Status Check() {\n${body}  return absl::OkStatus();\n}\n\n"
+  "int main() {\n  absl::Status s = Check();\n"
+  "  std::printf(\"%s\\n\", s.ok() ? \"VERSION OK\" : s.ToString().c_str());\n"
+  "  return s.ok() ? 0 : 1;\n}\n")
+
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${TONY_BINARY_DIR} --prefix ${WORK_DIR}/prefix
   RESULT_VARIABLE rc)
 if(rc)
@@ -97,6 +106,10 @@ endif()
 execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer run failed: ${rc}")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/version_example RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "tony/version.h's example failed: ${rc}")
 endif()
 # The header example must find the installed tony-am and tony-executor on its own.
 execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=TONY_BIN_DIR --unset=HADOOP_CONF_DIR

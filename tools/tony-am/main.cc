@@ -11,11 +11,12 @@
 
 #include "common/subprocess.h"
 #include "local/local_am.h"
+#include "tony/version.h"
 #include "yarnam/run_yarn_am.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--version") == 0) {
-    std::cout << "tony-am " << TONY_VERSION << "\n";
+    std::cout << "tony-am " << TONY_VERSION_STRING << "\n";
     return 0;
   }
   if (argc > 1) {

@@ -10,10 +10,11 @@
 
 #include "common/subprocess.h"
 #include "executor/executor.h"
+#include "tony/version.h"
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--version") == 0) {
-    std::cout << "tony-executor " << TONY_VERSION << "\n";
+    std::cout << "tony-executor " << TONY_VERSION_STRING << "\n";
     return 0;
   }
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {

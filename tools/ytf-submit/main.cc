@@ -10,6 +10,7 @@
 #include "cli/submit_args.h"
 #include "cli/submit_command.h"
 #include "common/resident.h"
+#include "tony/version.h"
 
 int main(int argc, char** argv) {
   // The command prints its own progress; library lines only when something is wrong.
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
     return tony::cli::kExitOk;
   }
   if (parsed->version) {
-    std::cout << "ytf-submit " << TONY_VERSION << "\n";
+    std::cout << "ytf-submit " << TONY_VERSION_STRING << "\n";
     return tony::cli::kExitOk;
   }
   const int code = tony::cli::RunSubmit(*parsed, std::cout, std::cerr);
