@@ -141,12 +141,15 @@ class TONY_EXPORT ClusterSpecBroker {
   ClusterSpecBroker& operator=(const ClusterSpecBroker&) = delete;
 
   // Validates the options, binds and starts serving; the registration deadline starts now.
+  // A failed Start() leaves nothing running and the broker as before (port() 0): it may be
+  // started again, e.g. once the address is free. FailedPrecondition after a successful Start()
+  // or after Stop().
   absl::Status Start();
   // Fails waiting registrations (UNAVAILABLE), stops the server and joins its threads.
   // Idempotent.
   void Stop();
 
-  // The port bound by Start(); 0 before.
+  // The port bound by Start(); 0 before, and after a failed Start().
   int port() const;
 
   // The job is over (failed or killed): every waiting and later registration fails with ABORTED

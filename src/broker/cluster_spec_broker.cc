@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <thread>
 #include <utility>
@@ -27,6 +28,7 @@
 #include "broker/secret.h"
 #include "broker/wire.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "tony/broker.grpc.pb.h"
 
 namespace tony {
@@ -58,11 +60,13 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
 
   absl::Status Start();
   void Stop();
+  // Start()'s work while it alone owns the serving members (Phase::kStarting).
+  absl::Status Serve();
   void Abort(const absl::Status& reason);
   void NotifyStatusChanged();
   void Excuse(absl::string_view job, int index);
 
-  int port() const { return port_; }
+  int port() const { return port_.load(); }
   std::optional<ClusterSpec> cluster_spec() const {
     absl::MutexLock lock(&mu_);
     return published_ ? std::optional<ClusterSpec>(spec_) : std::nullopt;
@@ -197,13 +201,15 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   std::unique_ptr<broker::BoundedListener> listener_;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
   std::unique_ptr<grpc::Server> server_;
-  int port_ = 0;
+  std::atomic<int> port_{0};  // read by port() from any thread
   std::thread timer_;
   absl::Time start_time_;
 
   mutable absl::Mutex mu_;
   absl::CondVar timer_cv_;
-  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  // kStarting: one Start() is under way (it alone touches listener_, server_ and acceptor_).
+  enum class Phase { kNew, kStarting, kServing, kStopped };
+  Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kNew;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::vector<TaskState>, std::less<>> tasks_ ABSL_GUARDED_BY(mu_);
   int total_tasks_ = 0;
@@ -246,9 +252,40 @@ absl::Status ClusterSpecBroker::Impl::Start() {
   }
   {
     absl::MutexLock lock(&mu_);
-    if (started_) return absl::FailedPreconditionError("ClusterSpecBroker: already started");
-    started_ = true;
+    if (phase_ != Phase::kNew) {
+      return absl::FailedPreconditionError(phase_ == Phase::kStopped
+                                               ? "ClusterSpecBroker: stopped"
+                                               : "ClusterSpecBroker: already started");
+    }
+    phase_ = Phase::kStarting;
   }
+  absl::Status served = Serve();
+  bool stopped_meanwhile;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!served.ok()) {
+      // Nothing of the attempt is left: a later Start() begins afresh.
+      if (server_ != nullptr) server_->Shutdown();
+      server_.reset();
+      acceptor_.reset();
+      listener_.reset();
+      port_ = 0;
+      phase_ = stopping_ ? Phase::kStopped : Phase::kNew;
+      return served;
+    }
+    phase_ = Phase::kServing;
+    start_time_ = absl::Now();
+    timer_ = std::thread([this] { TimerLoop(); });
+    stopped_meanwhile = stopping_;
+  }
+  if (stopped_meanwhile) {
+    Stop();  // the Stop() that came during Start() had nothing to stop yet
+    return absl::FailedPreconditionError("ClusterSpecBroker: stopped while starting");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterSpecBroker::Impl::Serve() {
   if (options_.max_connections < 0 || options_.max_memory_bytes < 0 ||
       options_.max_request_bytes <= 0) {
     return absl::InvalidArgumentError(
@@ -275,7 +312,6 @@ absl::Status ClusterSpecBroker::Impl::Start() {
   };
   listener_ = std::make_unique<broker::BoundedListener>(std::move(lo));
   if (absl::Status s = listener_->Bind(); !s.ok()) {
-    listener_.reset();
     return absl::UnavailableError(absl::StrCat("ClusterSpecBroker: ", s.message()));
   }
   port_ = listener_->port();
@@ -312,13 +348,10 @@ absl::Status ClusterSpecBroker::Impl::Start() {
   builder.SetResourceQuota(quota);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr) {
-    listener_.reset();
     return absl::UnavailableError(
         absl::StrCat("ClusterSpecBroker: cannot serve on ", options_.listen_address));
   }
-  if (absl::Status s = listener_->Start(); !s.ok()) return s;
-  start_time_ = absl::Now();
-  timer_ = std::thread([this] { TimerLoop(); });
+  TONY_RETURN_IF_ERROR(listener_->Start());
   TONY_LOG(INFO) << "cluster spec broker listening on port " << port_ << " for " << total_tasks_
                  << " tasks";
   return absl::OkStatus();
@@ -329,10 +362,13 @@ void ClusterSpecBroker::Impl::Stop() {
   std::vector<StatusReactor*> status_waiters;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_ || !started_) {
+    if (phase_ != Phase::kServing) {
+      // Nothing serves yet; a Start() under way sees stopping_ and stops what it started.
+      if (phase_ == Phase::kNew) phase_ = Phase::kStopped;
       stopping_ = true;
       return;
     }
+    phase_ = Phase::kStopped;
     stopping_ = true;
     waiters.assign(waiters_.begin(), waiters_.end());
     waiters_.clear();
@@ -532,6 +568,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
   bool reply_now = false;
   absl::Status status;
   bool newly_registered = false;
+  DeferredLog log;  // emitted once mu_ is released (tony/log.h)
   {
     absl::MutexLock lock(&mu_);
     TaskState* task = FindLocked(job, index);
@@ -563,8 +600,8 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
           *message.mutable_cluster() = *std::move(w);
           grpc::Slice slice(message.SerializeAsString());
           published_response_ = grpc::ByteBuffer(&slice, 1);
-          TONY_LOG(INFO) << TaskName(job, index) << " came back at " << address
-                         << ": cluster spec version " << spec_.version << " published";
+          TONY_DEFER_LOG(log, INFO) << TaskName(job, index) << " came back at " << address
+                                    << ": cluster spec version " << spec_.version << " published";
         } else {
           status = w.status();
         }
@@ -592,6 +629,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       PublishIfCompleteLocked(&to_finish, &published, &published_response, &status);
     }
   }
+  log.Emit();
   ClusterSpecBrokerObserver* observer = options_.observer;
   if (newly_registered && observer != nullptr) observer->OnRegistered(job, index, address);
   if (newly_registered && !options_.status_provider) RefreshStatus();
@@ -812,11 +850,11 @@ void ClusterSpecBroker::Impl::TimerLoop() {
       std::string message = absl::StrCat(
           "registration deadline of ", absl::FormatDuration(options_.registration_timeout),
           " passed; never registered: ", absl::StrJoin(missing, ", "));
-      TONY_LOG(WARNING) << message;
       aborted_ = absl::DeadlineExceededError(message);
       std::vector<RegisterReactor*> waiters(waiters_.begin(), waiters_.end());
       waiters_.clear();
       mu_.Unlock();
+      TONY_LOG(WARNING) << message;
       FinishWaiters(std::move(waiters), absl::AbortedError(message), nullptr);
       if (options_.observer != nullptr) options_.observer->OnRegistrationTimeout(missing);
       mu_.Lock();

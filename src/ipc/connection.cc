@@ -318,6 +318,8 @@ void Connection::ReaderLoop() {
     }
     if (!*readable) {
       bool due;
+      bool closing;
+      DeferredLog log;  // lines written once mu_ is released (tony/log.h)
       {
         absl::MutexLock lock(&mu_);
         absl::Time now = absl::Now();
@@ -327,15 +329,15 @@ void Connection::ReaderLoop() {
           // sees broken_ under this lock, so no request can be caught in between.
           broken_ = true;
           broken_status_ = ConnectionFailureStatus(ConnectionFailure::kConnect, "idle, closed");
-          TONY_LOG(DEBUG) << "closing idle connection to " << params_.address.ToString();
+          TONY_DEFER_LOG(log, DEBUG) << "closing idle connection to " << params_.address.ToString();
         }
         // Idle: a ping keeps the server (and any middlebox) from dropping the connection.
         due = !broken_ && now >= last_io_ + params_.ping_interval;
-        if (broken_) {
-          socket_.Shutdown();
-          return;
-        }
+        closing = broken_;
+        if (closing) socket_.Shutdown();
       }
+      log.Emit();
+      if (closing) return;
       if (due) {
         auto header = MakeRequestHeader(kPingCallId, kInvalidRetryCount, params_.client_id);
         TONY_LOG(DEBUG) << "ping " << params_.address.ToString();

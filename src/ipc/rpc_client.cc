@@ -83,6 +83,11 @@ absl::StatusOr<std::shared_ptr<Connection>> RpcClient::GetConnection(absl::Time 
   if (old != nullptr) old->Close();  // joins its (already finishing) reader thread
   absl::Time connect_deadline = std::min(deadline, absl::Now() + options_.connect_timeout);
   absl::StatusOr<std::unique_ptr<Connection>> opened = Connection::Open(params, connect_deadline);
+  if (opened.ok()) {
+    // Before taking mu_: the host's log sink runs with no libtony lock held (tony/log.h).
+    TONY_LOG(DEBUG) << "connected to " << options_.address << " (" << options_.protocol << ", "
+                    << AuthMethodName(params.auth.method) << ")";
+  }
   absl::MutexLock lock(&mu_);
   connecting_ = false;
   if (!opened.ok()) return opened.status();
@@ -90,8 +95,6 @@ absl::StatusOr<std::shared_ptr<Connection>> RpcClient::GetConnection(absl::Time 
     (*opened)->Close();
     return absl::CancelledError("RpcClient closed");
   }
-  TONY_LOG(DEBUG) << "connected to " << options_.address << " (" << options_.protocol << ", "
-                  << AuthMethodName(params.auth.method) << ")";
   connection_ = std::shared_ptr<Connection>(std::move(*opened));
   return connection_;
 }

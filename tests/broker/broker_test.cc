@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <future>
 #include <string>
 #include <thread>
@@ -29,6 +30,7 @@
 #include "ipc/credentials.h"
 #include "tony/broker.grpc.pb.h"
 #include "tony/cluster_spec_broker.h"
+#include "tony/log.h"
 
 namespace tony {
 namespace {
@@ -267,6 +269,55 @@ TEST_F(BrokerTest, ARelaunchedTaskComesBackAndSupersedesTheExecutorItReplaced) {
   // Without reopening, moving stays an error.
   auto again = Client()->Register("worker", 1, "127.0.0.1", 3006, absl::Seconds(5));
   EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+}
+
+// tony/log.h: the sink runs with no libtony lock held, so it may call into libtony. A sink that
+// asks the broker for its spec while the broker logs would deadlock on a line logged under the
+// broker's lock (the "came back" line once was); the calls below would then never return.
+TEST_F(BrokerTest, ALogSinkMayCallIntoTheBrokerItIsLoggingFor) {
+  StartBroker({{"worker", 2}}, /*registration_timeout=*/absl::Seconds(30));
+  std::atomic<int> asked{0};
+  SetLogSink([&](LogSeverity, absl::string_view, int, absl::string_view) {
+    if (broker_ != nullptr) {
+      (void)broker_->cluster_spec();
+      ++asked;
+    }
+  });
+  auto w0 = RegisterAsync("worker", 0, 4000);
+  auto w1 = Client()->Register("worker", 1, "127.0.0.1", 4001, absl::Seconds(10));
+  ASSERT_TRUE(w1.ok()) << w1.status();
+  ASSERT_TRUE(w0.get().ok());
+  broker_->ReopenTask("worker", 1);
+  auto moved = Client()->Register("worker", 1, "127.0.0.1", 4005, absl::Seconds(10));
+  SetLogSink(nullptr);
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(moved->version, 2);
+  EXPECT_GT(asked.load(), 0);
+}
+
+// A failed Start() leaves nothing behind: the same broker starts once the port is free.
+TEST(BrokerStartTest, AFailedStartCanBeRetriedAndStopAfterItIsHarmless) {
+  ClusterSpecBrokerOptions options;
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 1}};
+  options.listen_address = "127.0.0.1:0";
+  ClusterSpecBroker first(options);
+  ClusterSpecBroker holder(options);
+  ASSERT_TRUE(holder.Start().ok());
+  options.listen_address = absl::StrCat("127.0.0.1:", holder.port());
+  ClusterSpecBroker broker(options);
+  absl::Status taken = broker.Start();  // the port is the holder's
+  EXPECT_EQ(taken.code(), absl::StatusCode::kUnavailable) << taken;
+  EXPECT_EQ(broker.port(), 0);
+  holder.Stop();
+  absl::Status retried = broker.Start();
+  ASSERT_TRUE(retried.ok()) << retried;
+  EXPECT_GT(broker.port(), 0);
+  EXPECT_EQ(broker.Start().code(), absl::StatusCode::kFailedPrecondition);
+  broker.Stop();
+  EXPECT_EQ(broker.Start().code(), absl::StatusCode::kFailedPrecondition);
+  first.Stop();  // never started: harmless, and it cannot start after
+  EXPECT_EQ(first.Start().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(BrokerTest, ReopeningBeforePublicationForgetsTheEarlierRegistration) {
