@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "am/metrics.h"
 #include "common/logging.h"
 #include "common/tcp_connect.h"
 
@@ -156,6 +157,18 @@ std::string ApplicationMaster::RenderStatusPage() const {
   return am::RenderStatusPage(status, lines);
 }
 
+// Not Status(): a scrape seeing the final state is not the client seeing it (the AM lingers for
+// the client's final look).
+std::string ApplicationMaster::RenderMetrics() const {
+  ApplicationStatus status;
+  {
+    absl::MutexLock lock(&mu_);
+    status = StatusLocked();
+  }
+  status.attempt = options_.attempt;  // the client takes it from YARN; the scraper from here
+  return RenderPrometheusMetrics(status);
+}
+
 absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   std::string host;
   int port = 0;
@@ -219,6 +232,8 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
     page.allowed_peers = options_.status_page_allowed_peers;
     page.redirect_url = options_.status_page_redirect_url;
     status_page_ = std::make_unique<StatusPage>(page, [this] { return RenderStatusPage(); });
+    status_page_->AddRoute("/metrics", "text/plain; version=0.0.4; charset=utf-8",
+                           [this] { return RenderMetrics(); });
     if (absl::Status s = status_page_->Start(); s.ok()) {
       if (tracking_url.empty()) {
         tracking_url = absl::StrCat("http://", *host, ":", status_page_->port(), "/");

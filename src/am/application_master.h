@@ -150,6 +150,7 @@ class ApplicationMaster {
   ApplicationStatus Conclude();
   ApplicationStatus StatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ApplicationStatus StatusForBroker();
+  std::string RenderMetrics() const;
   std::string RenderStatusPage() const;
   // Probes TensorBoard at `address` (for up to 5 minutes, until stopped) and posts
   // kTensorBoardListening once it accepts connections. Runs on tensorboard_probe_.

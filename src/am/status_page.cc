@@ -223,7 +223,18 @@ HttpRequestVerdict ClassifyHttpRequest(absl::string_view received) {
   return HttpRequestVerdict::kNotAllowed;
 }
 
-std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body) {
+std::string HttpRequestPath(absl::string_view received) {
+  const size_t start = received.find(' ');
+  if (start == absl::string_view::npos) return "/";
+  absl::string_view target = received.substr(start + 1);
+  target = target.substr(0, target.find_first_of(" \r\n"));
+  target = target.substr(0, target.find_first_of("?#"));
+  if (target.empty() || target[0] != '/') return "/";
+  return std::string(target);
+}
+
+std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body,
+                       absl::string_view content_type) {
   switch (verdict) {
     case HttpRequestVerdict::kIncomplete:
     case HttpRequestVerdict::kTooLarge:
@@ -235,11 +246,10 @@ std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body) {
     case HttpRequestVerdict::kHead:
       break;
   }
-  return absl::StrCat(
-      "HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-      "Cache-Control: no-store\r\nContent-Length: ",
-      body.size(), "\r\nConnection: close\r\n\r\n",
-      verdict == HttpRequestVerdict::kGet ? body : absl::string_view());
+  return absl::StrCat("HTTP/1.0 200 OK\r\nContent-Type: ", content_type,
+                      "\r\nCache-Control: no-store\r\nContent-Length: ", body.size(),
+                      "\r\nConnection: close\r\n\r\n",
+                      verdict == HttpRequestVerdict::kGet ? body : absl::string_view());
 }
 
 void StatusPage::Answer(int fd) {
@@ -259,8 +269,22 @@ void StatusPage::Answer(int fd) {
   }
   if (verdict == HttpRequestVerdict::kTooLarge) return;
   const absl::Time send_deadline = absl::Now() + options_.read_timeout;
-  const std::string body = verdict == HttpRequestVerdict::kNotAllowed ? "" : render_();
-  SendAll(fd, HttpAnswer(verdict, body), send_deadline);
+  if (verdict == HttpRequestVerdict::kNotAllowed) {
+    SendAll(fd, HttpAnswer(verdict, ""), send_deadline);
+    return;
+  }
+  auto route = routes_.find(HttpRequestPath(request));
+  if (route != routes_.end()) {
+    SendAll(fd, HttpAnswer(verdict, route->second.render(), route->second.content_type),
+            send_deadline);
+    return;
+  }
+  SendAll(fd, HttpAnswer(verdict, render_()), send_deadline);
+}
+
+void StatusPage::AddRoute(std::string path, std::string content_type,
+                          std::function<std::string()> render) {
+  routes_[std::move(path)] = Route{std::move(content_type), std::move(render)};
 }
 
 }  // namespace tony::am

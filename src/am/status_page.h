@@ -21,6 +21,7 @@
 #include <atomic>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,14 +66,24 @@ std::string RenderStatusPage(const ApplicationStatus& status,
 enum class HttpRequestVerdict { kIncomplete, kTooLarge, kGet, kHead, kNotAllowed };
 HttpRequestVerdict ClassifyHttpRequest(absl::string_view received);
 
-// The whole HTTP/1.0 answer to a complete request: the page `body` for GET, its headers alone for
-// HEAD, 405 for kNotAllowed. Empty for kIncomplete and kTooLarge (nothing is sent).
-std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body);
+// The path of a complete GET or HEAD request, without its query ("/metrics" of
+// "GET /metrics?x=1 HTTP/1.1"); "/" when there is none to be read.
+std::string HttpRequestPath(absl::string_view received);
+
+// The whole HTTP/1.0 answer to a complete request: `body` (of `content_type`) for GET, its
+// headers alone for HEAD, 405 for kNotAllowed. Empty for kIncomplete and kTooLarge (nothing is
+// sent).
+std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body,
+                       absl::string_view content_type = "text/html; charset=utf-8");
 
 class StatusPage {
  public:
   // `render` returns the page's HTML; it is called on the serving thread.
   StatusPage(StatusPageOptions options, std::function<std::string()> render);
+
+  // Serves `path` (e.g. "/metrics"; the query is ignored) with `render`'s body as
+  // `content_type`; every other path gets the page. Before Start().
+  void AddRoute(std::string path, std::string content_type, std::function<std::string()> render);
   ~StatusPage();
   StatusPage(const StatusPage&) = delete;
   StatusPage& operator=(const StatusPage&) = delete;
@@ -90,8 +101,14 @@ class StatusPage {
   void Answer(int fd);
   void Refuse(int fd);
 
+  struct Route {
+    std::string content_type;
+    std::function<std::string()> render;
+  };
+
   const StatusPageOptions options_;
   const std::function<std::string()> render_;
+  std::map<std::string, Route, std::less<>> routes_;  // fixed once started
   UniqueFd listen_fd_;
   int port_ = 0;
   std::atomic<bool> stop_{false};

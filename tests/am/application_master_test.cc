@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "am/fake_resource_manager.h"
+#include "am/metrics.h"
 #include "broker/broker_client.h"
 #include "common/tcp_connect.h"
 #include "gmock/gmock.h"
@@ -536,6 +537,41 @@ TEST(StatusPageTest, EscapesAndAnswersOnlyGetAndHead) {
   EXPECT_EQ(post->status, 405);
   page.Stop();
   page.Stop();
+}
+
+TEST(StatusPageTest, RoutesByPathAndServesMetricsAsPrometheusText) {
+  EXPECT_EQ(HttpRequestPath("GET /metrics HTTP/1.1\r\n\r\n"), "/metrics");
+  EXPECT_EQ(HttpRequestPath("GET /metrics?name=x HTTP/1.1\r\n\r\n"), "/metrics");
+  EXPECT_EQ(HttpRequestPath("HEAD / HTTP/1.0\r\n\r\n"), "/");
+  EXPECT_EQ(HttpRequestPath("GET\r\n\r\n"), "/");
+  EXPECT_EQ(HttpRequestPath("GET http://elsewhere/ HTTP/1.0\r\n\r\n"), "/");
+
+  ApplicationStatus st;
+  st.state = AppState::kRunning;
+  st.attempt = 2;
+  st.progress["worker"] = {
+      .total = 2, .allocated = 2, .registered = 2, .running = 1, .succeeded = 1, .restarts = 3};
+  st.progress["odd\"name"].total = 1;
+  const std::string text = RenderPrometheusMetrics(st);
+  EXPECT_THAT(text, HasSubstr("tony_job_state{state=\"RUNNING\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("tony_job_state{state=\"FAILED\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("tony_job_attempt 2\n"));
+  EXPECT_THAT(text, HasSubstr("tony_tasks{job=\"worker\",phase=\"running\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("tony_task_restarts_total{job=\"worker\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("tony_tasks{job=\"odd\\\"name\",phase=\"total\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE tony_task_restarts_total counter\n"));
+
+  StatusPage page({"127.0.0.1", 0}, [] { return std::string("the page"); });
+  page.AddRoute("/metrics", "text/plain; version=0.0.4", [] { return std::string("m 1\n"); });
+  ASSERT_TRUE(page.Start().ok());
+  http::Client client;
+  const std::string base = absl::StrCat("http://127.0.0.1:", page.port());
+  auto metrics = client.Get(base + "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(metrics->body, "m 1\n");
+  auto other = client.Get(base + "/anything");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->body, "the page");
 }
 
 // The raw answer to one GET of the page at 127.0.0.1:port.

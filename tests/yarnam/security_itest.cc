@@ -298,6 +298,13 @@ TEST(YarnJobSecurityTest, TheStatusPageAnswersYarnsProxyAndSendsEveryoneElseTher
   auto proxied = http.Get(harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/");
   ASSERT_TRUE(proxied.ok()) << proxied.status();
   EXPECT_THAT(proxied->body, HasSubstr("libtony"));
+  // Prometheus' view through the same proxy: the job's gauges (issue 27).
+  auto metrics =
+      http.Get(harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_THAT(metrics->body, HasSubstr("# TYPE tony_tasks gauge"));
+  EXPECT_THAT(metrics->body, HasSubstr("tony_tasks{job=\"worker\",phase=\"total\"} 1"));
+  EXPECT_THAT(metrics->body, HasSubstr("tony_job_attempt 1"));
 
   // From another node's address: a redirect to the proxy, and nothing of the page.
   const std::string rm_host =
