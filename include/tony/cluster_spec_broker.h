@@ -153,8 +153,11 @@ class TONY_EXPORT ClusterSpecBroker {
   int port() const;
 
   // The job is over (failed or killed): every waiting and later registration fails with ABORTED
-  // and `reason`'s message; the registration deadline no longer applies. Idempotent (the first
-  // reason stays).
+  // and `reason`'s message; the registration deadline no longer applies. From then on a task's
+  // heartbeat is answered FAILED_PRECONDITION ("the job is over"), on which libtony's executors
+  // stop their tasks: those whose NodeManager can no longer kill them (a lost node) stop within
+  // a heartbeat while the AM lives, not after their own AM-unreachable timeout. Tasks outside
+  // the cluster (outside_tasks) are not told. Idempotent (the first reason stays).
   void Abort(const absl::Status& reason);
 
   // What `status_provider` returns may have changed: clients waiting in a status long poll get

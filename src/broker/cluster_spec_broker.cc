@@ -676,8 +676,14 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
   if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
   if (absl::Status s = SupersededLocked(*task, request->address()); !s.ok()) return Reply(ctx, s);
   task->last_seen = absl::Now();
-  if (outside_.count(TaskName(request->task().job_name(), request->task().index())) > 0) {
-    task->registered = true;  // alive, even if its start report was lost: watched from now on
+  const bool outside =
+      outside_.count(TaskName(request->task().job_name(), request->task().index())) > 0;
+  if (outside) task->registered = true;  // alive, even if its start report was lost
+  if (!aborted_.ok() && !outside) {
+    // The AM tells whoever still reaches it: an executor whose NodeManager is gone would
+    // otherwise run its task until its own AM-unreachable timeout after the AM exits.
+    return Reply(ctx, absl::FailedPreconditionError(
+                          absl::StrCat("the job is over (", aborted_.message(), ")")));
   }
   return Reply(ctx, absl::OkStatus());
 }

@@ -563,6 +563,26 @@ TEST_F(BrokerTest, OutsideTaskReportsAndIsWatchedOnceStarted) {
             absl::StatusCode::kNotFound);
 }
 
+// Issue 26: once the job is over, every executor the AM still reaches is told to stop (an
+// executor on a lost node has no NodeManager to kill it); the client outside is not.
+TEST_F(BrokerTest, AfterTheJobIsOverHeartbeatsTellTheExecutorsToStop) {
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 1}};
+  options.outside_tasks = {"client:0"};
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
+  ASSERT_TRUE(client.Register("worker", 0, "127.0.0.1", 6200, absl::Seconds(5)).ok());
+  ASSERT_TRUE(client.Heartbeat("worker", 0, "127.0.0.1:6200").ok());
+  broker.Abort(absl::AbortedError("worker:0 failed"));
+  absl::Status told = client.Heartbeat("worker", 0, "127.0.0.1:6200");
+  EXPECT_EQ(told.code(), absl::StatusCode::kFailedPrecondition) << told;
+  EXPECT_THAT(told.message(), HasSubstr("the job is over (worker:0 failed)"));
+  EXPECT_TRUE(client.Heartbeat("client", 0).ok());
+}
+
 TEST_F(BrokerTest, StopFailsWaitersAndIsIdempotent) {
   StartBroker({{"worker", 2}});
   auto w0 = RegisterAsync("worker", 0, 7000, absl::Seconds(2));
