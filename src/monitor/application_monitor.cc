@@ -202,11 +202,17 @@ void ApplicationMonitor::Impl::Ask(const std::string& id, Followed& f) {
 
 void ApplicationMonitor::Impl::Confirm(
     std::vector<std::pair<std::string, std::shared_ptr<Application>>> confirm) {
+  // The lock was released since `confirm` was made (Ask() calls out without it): an application
+  // unfollowed meanwhile is not confirmed.
   std::vector<uint64_t> generations;
-  for (const auto& [id, app] : confirm) generations.push_back(apps_.at(id).generation);
+  for (const auto& [id, app] : confirm) {
+    auto it = apps_.find(id);
+    generations.push_back(it != apps_.end() && it->second.app == app ? it->second.generation : 0);
+  }
   std::shared_ptr<Inbox> inbox = inbox_;
   inbox_->mu.Unlock();
   for (size_t i = 0; i < confirm.size(); ++i) {
+    if (generations[i] == 0) continue;
     auto deliver = [inbox, id = confirm[i].first,
                     generation = generations[i]](absl::StatusOr<ApplicationStatus> s) {
       absl::MutexLock lock(&inbox->mu);
