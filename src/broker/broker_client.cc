@@ -200,7 +200,15 @@ absl::StatusOr<BrokerClient::VersionedStatus> BrokerClient::WatchStatus(uint64_t
 }
 
 void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
-                                    std::function<void(absl::StatusOr<VersionedStatus>)> done) {
+                                    std::function<void(absl::StatusOr<VersionedStatus>)> done,
+                                    const Cancellation& cancel) {
+  // What a cancellation reaches, from any thread, before or after the answer: the context while
+  // the call runs (gRPC honours a TryCancel made before the call starts).
+  struct Live {
+    absl::Mutex mu;
+    grpc::ClientContext* ctx ABSL_GUARDED_BY(mu) = nullptr;
+    std::unique_ptr<CancelListener> listener ABSL_GUARDED_BY(mu);
+  };
   // Everything the call touches lives until its callback has run.
   struct Call {
     std::shared_ptr<grpc::Channel> channel;
@@ -209,6 +217,7 @@ void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
     StatusResponse response;
     std::function<void(absl::StatusOr<VersionedStatus>)> done;
     absl::Status egress;
+    std::shared_ptr<Live> live = std::make_shared<Live>();
   };
   auto* call = new Call;
   call->channel = channel_;
@@ -217,8 +226,30 @@ void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
   Prepare(&call->ctx, secret_, wait + options_.call_timeout);
   call->request.set_known_version(known_version);
   call->request.set_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(wait)));
+  {
+    absl::MutexLock lock(&call->live->mu);
+    call->live->ctx = &call->ctx;
+  }
+  auto listener =
+      std::make_unique<CancelListener>(cancel, [weak = std::weak_ptr<Live>(call->live)] {
+        if (std::shared_ptr<Live> live = weak.lock()) {
+          absl::MutexLock lock(&live->mu);
+          if (live->ctx != nullptr) live->ctx->TryCancel();
+        }
+      });
+  {
+    absl::MutexLock lock(&call->live->mu);
+    call->live->listener = std::move(listener);
+  }
   stub_->stub->async()->GetStatus(
       &call->ctx, &call->request, &call->response, [call](grpc::Status status) {
+        std::unique_ptr<CancelListener> listener;
+        {
+          absl::MutexLock lock(&call->live->mu);
+          call->live->ctx = nullptr;
+          listener = std::move(call->live->listener);
+        }
+        listener.reset();  // unregistered outside live->mu (a Cancel() may be taking it)
         std::unique_ptr<Call> owned(call);
         absl::Status s = owned->egress.ok() ? FromGrpcStatus(status) : owned->egress;
         if (!s.ok()) {

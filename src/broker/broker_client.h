@@ -83,8 +83,11 @@ class BrokerClient {
                                               absl::Time deadline = absl::InfiniteFuture());
   // The same without blocking: `done` runs once, on a gRPC thread, when the answer is in (it
   // must not block for long). The call keeps what it needs alive; the client may go first.
+  // Cancelling `cancel` ends the call at once (done gets CANCELLED): a waiter that gives up
+  // leaves no long poll in flight.
   void WatchStatusAsync(uint64_t known_version, absl::Duration wait,
-                        std::function<void(absl::StatusOr<VersionedStatus>)> done);
+                        std::function<void(absl::StatusOr<VersionedStatus>)> done,
+                        const Cancellation& cancel = Cancellation());
 
  private:
   class Stub;

@@ -5,7 +5,9 @@
 // deadline, whichever comes first.
 //
 //   std::optional<absl::StatusOr<Reply>> r = AwaitAnswer<absl::StatusOr<Reply>>(
-//       cancel, deadline, [&](auto answer) { client->CallAsync(request, answer); });
+//       cancel, deadline, [&](auto answer, const Cancellation& give_up) {
+//         client->CallAsync(request, answer, give_up);
+//       });
 //   if (!r) return cancel.cancelled() ? Cancelled() : DeadlineExceeded();
 //
 // Thread-safe.
@@ -67,33 +69,43 @@ absl::Status CancelledError(absl::string_view what);
 // Sleeps for `d`; false (at once) when `cancel` is cancelled meanwhile.
 bool SleepUnlessCancelled(const Cancellation& cancel, absl::Duration d);
 
-// Starts an asynchronous call with `start(answer)` and waits for its answer (passed to `answer`
-// on any thread, at most once), a cancellation or `deadline`: the answer, or nullopt. An answer
-// that comes later is dropped.
+// Starts an asynchronous call with `start(answer, give_up)` and waits for its answer (passed to
+// `answer` on any thread, at most once), a cancellation or `deadline`: the answer, or nullopt.
+// `give_up` is cancelled when `cancel` is or when the deadline passes, so that a call that can
+// be cancelled leaves nothing in flight; an answer that comes later is dropped.
 template <typename T>
-std::optional<T> AwaitAnswer(const Cancellation& cancel, absl::Time deadline,
-                             const std::function<void(std::function<void(T)>)>& start) {
+std::optional<T> AwaitAnswer(
+    const Cancellation& cancel, absl::Time deadline,
+    const std::function<void(std::function<void(T)>, const Cancellation&)>& start) {
   struct Slot {
     absl::Mutex mu;
     std::optional<T> value ABSL_GUARDED_BY(mu);
     bool cancelled ABSL_GUARDED_BY(mu) = false;
   };
   auto slot = std::make_shared<Slot>();
+  Cancellation at_deadline;
+  EitherCancellation give_up(cancel, at_deadline);
   CancelListener listener(cancel, [slot] {
     absl::MutexLock lock(&slot->mu);
     slot->cancelled = true;
   });
-  start([slot](T value) {
+  start(
+      [slot](T value) {
+        absl::MutexLock lock(&slot->mu);
+        if (!slot->value) slot->value = std::move(value);
+      },
+      give_up.token());
+  std::optional<T> out;
+  {
     absl::MutexLock lock(&slot->mu);
-    if (!slot->value) slot->value = std::move(value);
-  });
-  absl::MutexLock lock(&slot->mu);
-  auto ready = [&slot]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot->mu) {
-    return slot->value.has_value() || slot->cancelled;
-  };
-  slot->mu.AwaitWithDeadline(absl::Condition(&ready), deadline);
-  if (slot->cancelled) return std::nullopt;
-  return std::move(slot->value);
+    auto ready = [&slot]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot->mu) {
+      return slot->value.has_value() || slot->cancelled;
+    };
+    slot->mu.AwaitWithDeadline(absl::Condition(&ready), deadline);
+    if (!slot->cancelled) out = std::move(slot->value);
+  }
+  if (!out) at_deadline.Cancel();  // outside slot->mu: the call's end may answer into it
+  return out;
 }
 
 }  // namespace tony

@@ -134,9 +134,9 @@ class LocalApplication : public broker::BrokerBackedApplication {
         const absl::Duration wait =
             std::min(kLongPoll, std::max(deadline - absl::Now(), absl::ZeroDuration()));
         using Answer = absl::StatusOr<broker::BrokerClient::VersionedStatus>;
-        std::optional<Answer> w =
-            AwaitAnswer<Answer>(cancel, deadline, [&](std::function<void(Answer)> answer) {
-              client->WatchStatusAsync(version, wait, std::move(answer));
+        std::optional<Answer> w = AwaitAnswer<Answer>(
+            cancel, deadline, [&](std::function<void(Answer)> answer, const Cancellation& give_up) {
+              client->WatchStatusAsync(version, wait, std::move(answer), give_up);
             });
         if (!w && cancel.cancelled()) return CancelledError(absl::StrCat("waiting for ", id_));
         if (!w) {

@@ -311,9 +311,9 @@ class YarnApplication : public broker::BrokerBackedApplication {
     uint64_t version = 0;
     while (absl::Now() < deadline && !cancel.cancelled()) {
       const absl::Duration wait = std::min(kLongPoll, deadline - absl::Now());
-      std::optional<Answer> w =
-          AwaitAnswer<Answer>(cancel, deadline, [&](std::function<void(Answer)> answer) {
-            am.WatchStatusAsync(version, wait, std::move(answer));
+      std::optional<Answer> w = AwaitAnswer<Answer>(
+          cancel, deadline, [&](std::function<void(Answer)> answer, const Cancellation& give_up) {
+            am.WatchStatusAsync(version, wait, std::move(answer), give_up);
           });
       if (!w || !w->ok()) break;
       if ((*w)->version == 0) return AmFollow::kBackOff;  // an AM without long polls

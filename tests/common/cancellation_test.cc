@@ -55,19 +55,29 @@ TEST(CancellationTest, SleepEndsAtOnceWhenCancelledFromAnotherThread) {
 
 TEST(CancellationTest, AwaitAnswerReturnsTheAnswerOrNothingOnCancelOrDeadline) {
   using Answer = std::function<void(int)>;
-  std::optional<int> answered =
-      AwaitAnswer<int>(Cancellation(), absl::InfiniteFuture(),
-                       [](Answer answer) { std::thread([answer] { answer(7); }).detach(); });
+  std::thread answerer;
+  std::optional<int> answered = AwaitAnswer<int>(
+      Cancellation(), absl::InfiniteFuture(),
+      [&](Answer answer, const Cancellation&) { answerer = std::thread([answer] { answer(7); }); });
+  answerer.join();
   EXPECT_EQ(answered, 7);
 
-  // A call that never answers: ended by the token, then by the deadline.
+  // A call that never answers: ended by the token, then by the deadline; either way the call is
+  // told to give up, so that nothing stays in flight.
   Answer kept;
+  Cancellation call_gave_up;
+  auto never_answers = [&](Answer a, const Cancellation& give_up) {
+    kept = a;
+    call_gave_up = give_up;
+  };
   Cancellation token;
   std::thread canceller([token]() mutable { token.Cancel(); });
-  EXPECT_FALSE(AwaitAnswer<int>(token, absl::Now() + kLong, [&](Answer a) { kept = a; }));
+  EXPECT_FALSE(AwaitAnswer<int>(token, absl::Now() + kLong, never_answers));
   canceller.join();
-  EXPECT_FALSE(AwaitAnswer<int>(Cancellation(), absl::Now() + absl::Milliseconds(10),
-                                [&](Answer a) { kept = a; }));
+  EXPECT_TRUE(call_gave_up.cancelled());
+  EXPECT_FALSE(
+      AwaitAnswer<int>(Cancellation(), absl::Now() + absl::Milliseconds(10), never_answers));
+  EXPECT_TRUE(call_gave_up.cancelled());
   kept(8);  // a late answer lands in a slot nobody reads: harmless
 }
 
