@@ -5,8 +5,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "broker/grpc_status.h"
@@ -15,6 +17,7 @@
 #include "broker/wire.h"
 #include "common/cancellation.h"
 #include "common/egress.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "tony/broker.grpc.pb.h"
 
@@ -25,6 +28,107 @@ class BrokerClient::Stub {
   explicit Stub(std::shared_ptr<grpc::Channel> channel)
       : stub(ClusterSpecBroker::NewStub(std::move(channel))) {}
   std::unique_ptr<ClusterSpecBroker::Stub> stub;
+};
+
+// The async calls in flight. A call's context holds a reference to the channel, and gRPC (1.51)
+// must not release a channel on one of its callback threads (the callback queue's threads would
+// join themselves and the queue be freed under them: a crash seen at exit). So the contexts are
+// released only here, on the caller's thread while the client holds its channel (finished calls,
+// as new ones start) or on the destroying thread, after the callbacks have ended.
+struct BrokerClient::InFlight {
+  struct Call {
+    grpc::ClientContext ctx;
+    StatusRequest request;
+    StatusResponse response;
+    std::function<void(absl::StatusOr<VersionedStatus>)> done;
+    std::unique_ptr<CancelListener> listener;
+  };
+  struct Entry {
+    std::shared_ptr<Call> call;
+    enum class Phase { kRunning, kAnswering, kEnded } phase = Phase::kRunning;
+    std::thread::id answering_thread;
+  };
+
+  absl::Mutex mu;
+  uint64_t next_id ABSL_GUARDED_BY(mu) = 0;
+  std::map<uint64_t, Entry> calls ABSL_GUARDED_BY(mu);
+  // A client destroyed from its own callback leaves its channel here (see ~BrokerClient).
+  std::shared_ptr<grpc::Channel> orphaned_channel ABSL_GUARDED_BY(mu);
+
+  // Registers `call`, releasing the contexts of the calls that ended.
+  uint64_t Add(std::shared_ptr<Call> call) {
+    std::vector<std::shared_ptr<Call>> ended;  // released after the lock
+    absl::MutexLock lock(&mu);
+    for (auto it = calls.begin(); it != calls.end();) {
+      if (it->second.phase != Entry::Phase::kEnded) {
+        ++it;
+        continue;
+      }
+      ended.push_back(std::move(it->second.call));
+      it = calls.erase(it);
+    }
+    calls[next_id].call = std::move(call);
+    return next_id++;
+  }
+
+  // TryCancel outside the lock: gRPC may run callbacks on the cancelling thread.
+  void Cancel(uint64_t id) {
+    std::shared_ptr<Call> call;
+    {
+      absl::MutexLock lock(&mu);
+      auto it = calls.find(id);
+      if (it == calls.end() || it->second.phase != Entry::Phase::kRunning) return;
+      call = it->second.call;
+    }
+    call->ctx.TryCancel();
+  }
+  void CancelAll() {
+    std::vector<uint64_t> ids;
+    {
+      absl::MutexLock lock(&mu);
+      for (const auto& [id, entry] : calls) ids.push_back(id);
+    }
+    for (uint64_t id : ids) Cancel(id);
+  }
+
+  std::shared_ptr<Call> Begin(uint64_t id) {
+    absl::MutexLock lock(&mu);
+    Entry& entry = calls[id];
+    entry.phase = Entry::Phase::kAnswering;
+    entry.answering_thread = std::this_thread::get_id();
+    return entry.call;
+  }
+  void End(uint64_t id) {
+    absl::MutexLock lock(&mu);
+    calls[id].phase = Entry::Phase::kEnded;
+  }
+
+  // Waits until every callback has returned (but the calling thread's own) or `deadline`;
+  // true if none is left but the caller's.
+  bool AwaitCallbacks(absl::Time deadline) {
+    absl::MutexLock lock(&mu);
+    auto quiet = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      for (const auto& [id, entry] : calls) {
+        if (entry.phase == Entry::Phase::kRunning) return false;
+        if (entry.phase == Entry::Phase::kAnswering &&
+            entry.answering_thread != std::this_thread::get_id()) {
+          return false;
+        }
+      }
+      return true;
+    };
+    return mu.AwaitWithDeadline(absl::Condition(&quiet), deadline);
+  }
+  bool AnsweringOnThisThread() {
+    absl::MutexLock lock(&mu);
+    for (const auto& [id, entry] : calls) {
+      if (entry.phase == Entry::Phase::kAnswering &&
+          entry.answering_thread == std::this_thread::get_id()) {
+        return true;
+      }
+    }
+    return false;
+  }
 };
 
 namespace {
@@ -77,9 +181,31 @@ BrokerClient::BrokerClient(const std::string& address, std::string secret,
   channel_ =
       grpc::CreateCustomChannel(egress_.ok() ? address : "unix:/nonexistent/refused", creds, args);
   stub_ = std::make_unique<Stub>(channel_);
+  in_flight_ = std::make_shared<InFlight>();
 }
 
-BrokerClient::~BrokerClient() = default;
+BrokerClient::~BrokerClient() {
+  in_flight_->CancelAll();
+  // Cancelled calls answer at once; the bound only keeps a wedged gRPC from hanging the caller.
+  const bool quiet = in_flight_->AwaitCallbacks(absl::Now() + absl::Seconds(10));
+  if (quiet && !in_flight_->AnsweringOnThisThread()) {
+    absl::MutexLock lock(&in_flight_->mu);
+    in_flight_->calls.clear();  // the contexts go here, before the channel
+    return;
+  }
+  // Destroyed from one of its own callbacks (or gRPC did not answer): the channel must not be
+  // released on this thread, so it is kept, with the calls, for the rest of the process.
+  TONY_LOG(WARNING) << "broker client for " << address_
+                    << " destroyed while its calls are answering; its channel is kept";
+  {
+    absl::MutexLock lock(&in_flight_->mu);
+    in_flight_->orphaned_channel = channel_;
+  }
+  ABSL_CONST_INIT static absl::Mutex kept_mu(absl::kConstInit);
+  static auto* kept = new std::vector<std::shared_ptr<InFlight>>();  // never freed
+  absl::MutexLock lock(&kept_mu);
+  kept->push_back(in_flight_);
+}
 
 absl::StatusOr<ClusterSpec> BrokerClient::Register(absl::string_view job_name, int index,
                                                    absl::string_view host, int port,
@@ -202,62 +328,32 @@ absl::StatusOr<BrokerClient::VersionedStatus> BrokerClient::WatchStatus(uint64_t
 void BrokerClient::WatchStatusAsync(uint64_t known_version, absl::Duration wait,
                                     std::function<void(absl::StatusOr<VersionedStatus>)> done,
                                     const Cancellation& cancel) {
-  // What a cancellation reaches, from any thread, before or after the answer: the context while
-  // the call runs (gRPC honours a TryCancel made before the call starts).
-  struct Live {
-    absl::Mutex mu;
-    grpc::ClientContext* ctx ABSL_GUARDED_BY(mu) = nullptr;
-    std::unique_ptr<CancelListener> listener ABSL_GUARDED_BY(mu);
-  };
-  // Everything the call touches lives until its callback has run.
-  struct Call {
-    std::shared_ptr<grpc::Channel> channel;
-    grpc::ClientContext ctx;
-    StatusRequest request;
-    StatusResponse response;
-    std::function<void(absl::StatusOr<VersionedStatus>)> done;
-    absl::Status egress;
-    std::shared_ptr<Live> live = std::make_shared<Live>();
-  };
-  auto* call = new Call;
-  call->channel = channel_;
-  call->egress = egress_;
+  auto call = std::make_shared<InFlight::Call>();
   call->done = std::move(done);
   Prepare(&call->ctx, secret_, wait + options_.call_timeout);
   call->request.set_known_version(known_version);
   call->request.set_wait_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(wait)));
-  {
-    absl::MutexLock lock(&call->live->mu);
-    call->live->ctx = &call->ctx;
-  }
-  auto listener =
-      std::make_unique<CancelListener>(cancel, [weak = std::weak_ptr<Live>(call->live)] {
-        if (std::shared_ptr<Live> live = weak.lock()) {
-          absl::MutexLock lock(&live->mu);
-          if (live->ctx != nullptr) live->ctx->TryCancel();
-        }
+  const uint64_t id = in_flight_->Add(call);
+  // Set before the call starts, so the callback sees it. gRPC honours a TryCancel made before
+  // the call starts.
+  call->listener =
+      std::make_unique<CancelListener>(cancel, [weak = std::weak_ptr<InFlight>(in_flight_), id] {
+        if (std::shared_ptr<InFlight> in_flight = weak.lock()) in_flight->Cancel(id);
       });
-  {
-    absl::MutexLock lock(&call->live->mu);
-    call->live->listener = std::move(listener);
-  }
   stub_->stub->async()->GetStatus(
-      &call->ctx, &call->request, &call->response, [call](grpc::Status status) {
-        std::unique_ptr<CancelListener> listener;
-        {
-          absl::MutexLock lock(&call->live->mu);
-          call->live->ctx = nullptr;
-          listener = std::move(call->live->listener);
-        }
-        listener.reset();  // unregistered outside live->mu (a Cancel() may be taking it)
-        std::unique_ptr<Call> owned(call);
-        absl::Status s = owned->egress.ok() ? FromGrpcStatus(status) : owned->egress;
-        if (!s.ok()) {
-          owned->done(s);
-        } else {
-          owned->done(VersionedStatus{ApplicationStatusFromWire(owned->response),
-                                      owned->response.version()});
-        }
+      &call->ctx, &call->request, &call->response,
+      [in_flight = in_flight_, id, egress = egress_](grpc::Status status) {
+        std::shared_ptr<InFlight::Call> call = in_flight->Begin(id);
+        call->listener.reset();  // unregistered with no lock held (a Cancel() may be taking it)
+        absl::Status s = egress.ok() ? FromGrpcStatus(status) : egress;
+        auto done = std::move(call->done);
+        absl::StatusOr<VersionedStatus> answer =
+            s.ok() ? absl::StatusOr<VersionedStatus>(VersionedStatus{
+                         ApplicationStatusFromWire(call->response), call->response.version()})
+                   : absl::StatusOr<VersionedStatus>(s);
+        call.reset();  // the context stays with in_flight: see InFlight
+        done(std::move(answer));
+        in_flight->End(id);
       });
 }
 

@@ -82,15 +82,16 @@ class BrokerClient {
   absl::StatusOr<VersionedStatus> WatchStatus(uint64_t known_version, absl::Duration wait,
                                               absl::Time deadline = absl::InfiniteFuture());
   // The same without blocking: `done` runs once, on a gRPC thread, when the answer is in (it
-  // must not block for long). The call keeps what it needs alive; the client may go first.
-  // Cancelling `cancel` ends the call at once (done gets CANCELLED): a waiter that gives up
-  // leaves no long poll in flight.
+  // must not block for long, and must not destroy this client). Cancelling `cancel` ends the
+  // call at once (done gets CANCELLED): a waiter that gives up leaves no long poll in flight.
+  // Destroying the client cancels its calls in flight and waits for their `done` to return.
   void WatchStatusAsync(uint64_t known_version, absl::Duration wait,
                         std::function<void(absl::StatusOr<VersionedStatus>)> done,
                         const Cancellation& cancel = Cancellation());
 
  private:
   class Stub;
+  struct InFlight;
   absl::StatusOr<ClusterSpec> LongPoll(const RegisterRequest& request, absl::Duration timeout);
   // Names the broker in a DEADLINE_EXCEEDED of `method`.
   absl::Status Named(absl::Status status, absl::string_view method) const;
@@ -102,6 +103,8 @@ class BrokerClient {
   absl::Status egress_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Stub> stub_;
+  // The async calls in flight (shared with their callbacks).
+  std::shared_ptr<InFlight> in_flight_;
 };
 
 // An Application that reaches its ApplicationMaster through a BrokerClient gets client mode's

@@ -186,6 +186,61 @@ TEST_F(BrokerTest, StatusLongPollAnswersAtTheChangeOrAtTheEndOfItsWait) {
   EXPECT_FALSE(w0.get().ok());
 }
 
+// The client's destructor releases the call contexts (and with them the channel) on its own
+// thread: gRPC must not release a channel on its callback threads.
+TEST_F(BrokerTest, DestroyingTheClientCancelsItsLongPollAndWaitsForItsDone) {
+  StartBroker({{"worker", 1}});
+  auto client = Client();
+  auto first = client->WatchStatus(0, absl::Seconds(10));
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::Notification answered;
+  std::atomic<bool> done_returned = false;
+  absl::Status parked_status;
+  client->WatchStatusAsync(first->version, absl::Seconds(30),
+                           [&](absl::StatusOr<broker::BrokerClient::VersionedStatus> r) {
+                             parked_status = r.status();
+                             answered.Notify();
+                             absl::SleepFor(absl::Milliseconds(100));  // a slow `done`
+                             done_returned = true;
+                           });
+  client.reset();
+  EXPECT_TRUE(answered.HasBeenNotified());
+  EXPECT_TRUE(done_returned);
+  EXPECT_EQ(parked_status.code(), absl::StatusCode::kCancelled) << parked_status;
+
+  // An answered call: its `done` has returned before the destructor does.
+  for (int i = 0; i < 20; ++i) {
+    auto c = Client();
+    absl::Notification got;
+    std::atomic<bool> returned = false;
+    c->WatchStatusAsync(0, absl::Seconds(10),
+                        [&](absl::StatusOr<broker::BrokerClient::VersionedStatus> r) {
+                          EXPECT_TRUE(r.ok()) << r.status();
+                          got.Notify();
+                          absl::SleepFor(absl::Milliseconds(5));
+                          returned = true;
+                        });
+    ASSERT_TRUE(got.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    c.reset();
+    EXPECT_TRUE(returned);
+  }
+}
+
+// A `done` that drops the last reference to its client neither hangs nor crashes.
+TEST_F(BrokerTest, ADoneThatDestroysItsClientIsSurvived) {
+  StartBroker({{"worker", 1}});
+  std::shared_ptr<broker::BrokerClient> client = Client();
+  absl::Notification finished;
+  broker::BrokerClient* raw = client.get();
+  raw->WatchStatusAsync(
+      0, absl::Seconds(10),
+      [&client, &finished](absl::StatusOr<broker::BrokerClient::VersionedStatus>) {
+        client.reset();
+        finished.Notify();
+      });
+  ASSERT_TRUE(finished.WaitForNotificationWithTimeout(absl::Seconds(20)));
+}
+
 TEST_F(BrokerTest, WrongOrMissingSecretIsUnauthenticated) {
   StartBroker({{"worker", 1}});
   auto wrong = Client("fedcba9876543210fedcba9876543210");
