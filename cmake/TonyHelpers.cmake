@@ -111,8 +111,8 @@ function(tony_test name)
   target_compile_options(${name} PRIVATE ${TONY_WARNING_FLAGS})
   # Tests compile at -O1 (after the build type's -O2, so it wins): half the compile time, and
   # they spend their time waiting on processes and clusters, not computing. The library and the
-  # binaries they test keep the build type's flags.
-  if(CMAKE_BUILD_TYPE MATCHES "Rel")
+  # binaries they test keep the build type's flags. (The sanitizer trees build all at -O0.)
+  if(CMAKE_BUILD_TYPE MATCHES "Rel" AND NOT TONY_SANITIZE)
     target_compile_options(${name} PRIVATE -O1)
   endif()
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
