@@ -358,6 +358,39 @@ absl::StatusOr<FileStatus> WebHdfsClient::UploadString(std::string data, absl::s
   return UploadRequest(std::move(request), path, options);
 }
 
+absl::Status WebHdfsClient::AppendString(const std::string& data, absl::string_view path,
+                                         const UploadOptions& options) const {
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  for (int attempt = 1;; ++attempt) {
+    absl::StatusOr<std::string> location = Redirect(http::Method::kPost, p, "APPEND", "");
+    if (absl::IsNotFound(location.status())) {
+      UploadOptions create = options;
+      create.overwrite = false;
+      absl::StatusOr<FileStatus> created = UploadString(data, p, create);
+      // Created meanwhile by another writer: append to it.
+      if (absl::IsAlreadyExists(created.status()) && attempt == 1) continue;
+      return created.status();
+    }
+    if (!location.ok()) return location.status();
+    http::Request request;
+    request.url = *std::move(location);
+    request.method = http::Method::kPost;
+    request.headers = {{"Content-Type", "application/octet-stream"}};
+    request.body = data;
+    request.timeout = options_.request_timeout;
+    request.connect_timeout = options_.connect_timeout;
+    const std::string what =
+        absl::StrCat("WebHDFS APPEND ", p, " (DataNode ", http::RedactUrl(request.url), ")");
+    absl::StatusOr<http::Response> response = http_.Do(request);
+    if (!response.ok()) {
+      return absl::Status(response.status().code(),
+                          absl::StrCat(what, ": ", response.status().message()));
+    }
+    if (response->ok()) return absl::OkStatus();
+    return WebHdfsErrorStatus(response->status, response->body, what);
+  }
+}
+
 absl::StatusOr<FileStatus> WebHdfsClient::ReplaceWithString(std::string data,
                                                             absl::string_view path,
                                                             const UploadOptions& options) const {

@@ -137,6 +137,13 @@ class WebHdfsClient {
   absl::StatusOr<FileStatus> ReplaceWithString(std::string data, absl::string_view path,
                                                const UploadOptions& options = {}) const;
 
+  // Appends `data` to `path` (APPEND: NameNode -> 307 -> DataNode -> 200), creating the file
+  // with `options` (CREATE, never overwriting) when it does not exist. Each call opens and closes
+  // the file: for small, infrequent writes such as the job's event log. A call that failed may
+  // have appended part of `data`.
+  absl::Status AppendString(const std::string& data, absl::string_view path,
+                            const UploadOptions& options = {}) const;
+
   // GETFILESTATUS. NotFound if the path does not exist.
   absl::StatusOr<FileStatus> Stat(absl::string_view path) const;
   absl::StatusOr<bool> Exists(absl::string_view path) const;
