@@ -124,6 +124,12 @@ bool ApplicationMaster::job_restart_allowed() const {
   return job_.job_restart_allowed();
 }
 
+bool ApplicationMaster::NextAttemptFollows() const {
+  absl::MutexLock lock(&mu_);
+  return job_.outcome() == AppState::kFailed && options_.attempt < options_.max_attempts &&
+         job_.job_restart_allowed();
+}
+
 ApplicationStatus ApplicationMaster::Status() const {
   absl::MutexLock lock(&mu_);
   return StatusLocked();
@@ -169,6 +175,20 @@ std::string ApplicationMaster::RenderMetrics() const {
   return RenderPrometheusMetrics(status);
 }
 
+namespace {
+
+// The spec as the event log keeps it: environment values may be credentials (the log is
+// readable by the history directory's group), so only their names are kept.
+JobSpec SpecForTheRecord(JobSpec spec) {
+  for (auto& [name, value] : spec.env) value = "(not recorded)";
+  for (JobTypeSpec& jt : spec.job_types) {
+    for (auto& [name, value] : jt.env) value = "(not recorded)";
+  }
+  return spec;
+}
+
+}  // namespace
+
 absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   std::string host;
   int port = 0;
@@ -176,6 +196,19 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
   if (absl::Status s = StartBackend(host, port); !s.ok()) {
     broker_->Stop();
     return s;
+  }
+  {
+    std::string tracking_url;
+    {
+      absl::MutexLock lock(&mu_);
+      tracking_url = tracking_url_;
+    }
+    EmitRecords({{"am_started",
+                  "",
+                  {{"app_id", options_.app_id},
+                   {"broker", absl::StrCat(host, ":", port)},
+                   {"tracking_url", tracking_url}}},
+                 {"job_spec", "", {{"yaml", JobSpecToYaml(SpecForTheRecord(options_.spec))}}}});
   }
   JobActions actions;
   {
@@ -202,6 +235,9 @@ JobActions ApplicationMaster::StepLocked() {
   while (!events_.empty()) {
     JobEvent e = std::move(events_.front());
     events_.pop_front();
+    if (options_.on_event_lines) {
+      if (std::optional<JobRecord> r = RecordOf(e)) out.records.push_back(*std::move(r));
+    }
     out.Append(job_.On(e, now));
   }
   return out;
@@ -268,7 +304,7 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
     }
     switch (c.kind) {
       case ContainerEvent::Kind::kAllocated:
-        Post(JobEvent::Allocated(*std::move(id)));
+        Post(JobEvent::Allocated(*std::move(id), c.container_id, c.node));
         return;
       case ContainerEvent::Kind::kLaunched:
         TONY_LOG(DEBUG) << c.task_id << ": executor launched in " << c.container_id;
@@ -276,9 +312,12 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
       case ContainerEvent::Kind::kLaunchFailed:
         Post(JobEvent::LaunchFailed(*std::move(id), c.diagnostics));
         return;
-      case ContainerEvent::Kind::kCompleted:
-        Post(JobEvent::Completed(*std::move(id), c.exit_status, c.diagnostics));
+      case ContainerEvent::Kind::kCompleted: {
+        JobEvent e = JobEvent::Completed(*std::move(id), c.exit_status, c.diagnostics);
+        e.container = c.container_id;
+        Post(std::move(e));
         return;
+      }
       case ContainerEvent::Kind::kFatal:
         return;
     }
@@ -287,6 +326,11 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
 
 void ApplicationMaster::Apply(JobActions& a) {
   a.log.Emit();
+  if (options_.on_event_lines) {
+    std::vector<JobRecord> records = std::move(a.records);
+    for (JobRecord& r : ActionRecords(a)) records.push_back(std::move(r));
+    EmitRecords(std::move(records));
+  }
   if (!a.probe_tensorboard.empty() && !tensorboard_probe_.joinable()) {
     // Registered is not yet listening: announced once it answers, so that the tracking URL
     // never leads to a refused connection.
@@ -330,6 +374,18 @@ ApplicationStatus ApplicationMaster::Conclude() {
   }
   // The outcome now shows: clients waiting in a status long poll learn it at once.
   broker_->NotifyStatusChanged();
+  http::Json progress = http::Json::object();
+  for (const auto& [job, p] : final_status.progress) {
+    progress[job] = {{"total", p.total},           {"allocated", p.allocated},
+                     {"registered", p.registered}, {"succeeded", p.succeeded},
+                     {"failed", p.failed},         {"restarts", p.restarts}};
+  }
+  // The job's end, or this attempt's when the next one runs the job again.
+  EmitRecords({{NextAttemptFollows() ? "attempt_finished" : "job_finished",
+                "",
+                {{"state", std::string(AppStateName(final_status.state))},
+                 {"diagnostics", final_status.diagnostics},
+                 {"progress", std::move(progress)}}}});
   if (options_.on_status_changed) options_.on_status_changed();
   TONY_LOG(INFO) << "job " << options_.app_id << " ended " << AppStateName(final_status.state)
                  << (final_status.diagnostics.empty() ? "" : ": " + final_status.diagnostics);
@@ -343,6 +399,17 @@ ApplicationStatus ApplicationMaster::Conclude() {
   // The broker and the status page answer on until the destructor: whoever asks while the
   // backend records the outcome (YARN's unregistration) still learns it from here.
   return final_status;
+}
+
+void ApplicationMaster::EmitRecords(std::vector<JobRecord> records) {
+  if (!options_.on_event_lines || records.empty()) return;
+  const absl::Time now = clock_->Now();
+  std::vector<std::string> lines;
+  lines.reserve(records.size());
+  for (const JobRecord& r : records) {
+    lines.push_back(EventLine(r, now, options_.attempt, ++event_seq_));
+  }
+  options_.on_event_lines(std::move(lines));
 }
 
 void ApplicationMaster::ProbeTensorBoard(const std::string& address) {

@@ -89,9 +89,15 @@ struct ApplicationMasterOptions {
   // wake a thread that follows the launch instead of polling Status(). Must not block.
   // Default: null.
   std::function<void()> on_status_changed;
+  // Receives the job's event log (docs/events.md): JSON objects, one per line, in order, from
+  // Run()'s thread with no lock held. Must not block (history::EventLog buffers). Default: null.
+  std::function<void(std::vector<std::string> lines)> on_event_lines;
   // YARN's attempt of this AM, 1 for the first: restart policies of scope job count the
   // attempts before it as restarts. Default: 1.
   int attempt = 1;
+  // The attempts the backend makes: a failed attempt before the last leaves the job to the next
+  // one (NextAttemptFollows) unless a restart policy found the failure final. Default: 1.
+  int max_attempts = 1;
   // The longest wait between a task's restarts (its backoff doubles each time). Default: 5 min.
   absl::Duration max_backoff = absl::Minutes(5);
   // All-or-nothing allocation: the wait after releasing a partial gang, doubled each time, at
@@ -128,6 +134,8 @@ class ApplicationMaster {
   // After Run(): whether a failed job may run again as a new attempt. False when a restart
   // policy found the failure final (or its whole-job restarts used up).
   bool job_restart_allowed() const;
+  // After the outcome: it is FAILED, and the backend's next attempt runs the job again.
+  bool NextAttemptFollows() const;
   // The broker's port once Run() has started it; 0 before.
   int broker_port() const;
 
@@ -156,6 +164,8 @@ class ApplicationMaster {
   // kTensorBoardListening once it accepts connections. Runs on tensorboard_probe_.
   void ProbeTensorBoard(const std::string& address);
   void StopTensorBoardProbe();
+  // Stamps `records` (time, attempt, sequence) and hands them to on_event_lines.
+  void EmitRecords(std::vector<JobRecord> records);
 
   const ApplicationMasterOptions options_;
   Clock* const clock_;
@@ -173,6 +183,7 @@ class ApplicationMaster {
   bool probe_stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it
   std::unique_ptr<StatusPage> status_page_;
+  int64_t event_seq_ = 0;  // Run()'s thread only
 };
 
 }  // namespace tony::am

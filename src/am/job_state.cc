@@ -55,6 +55,7 @@ void JobActions::Append(JobActions&& o) {
   move_all(relaunches, o.relaunches);
   move_all(kills, o.kills);
   move_all(excuses, o.excuses);
+  move_all(records, o.records);
   if (o.outcome) outcome = o.outcome;
   if (!o.probe_tensorboard.empty()) probe_tensorboard = std::move(o.probe_tensorboard);
   if (o.tensorboard_url) tensorboard_url = std::move(o.tensorboard_url);
@@ -416,6 +417,12 @@ void JobState::TaskFailed(Task& t, int code, const std::string& message, const s
     t.avoid_host = d.avoid_host;
     t.restart_line = diagnostics_.AddRestart(d.line);
     TONY_DEFER_LOG(out->log, WARNING) << message << d.note;
+    out->records.push_back({"task_restart_scheduled",
+                            t.spec.id(),
+                            {{"reason", message + d.note},
+                             {"restart", t.restarts},
+                             {"backoff_ms", absl::ToInt64Milliseconds(d.backoff)},
+                             {"stderr_tail", tail}}});
     return;
   }
   if (d.verdict == RestartDecision::Verdict::kJobRestart) diagnostics_.AddRestart(d.line);
@@ -434,6 +441,11 @@ void JobState::Finish(AppState state, const std::string& cause, JobActions* out)
   outcome_ = state;
   final_diagnostics_ = diagnostics_.Final(cause);
   out->outcome = state;
+  out->records.push_back({"job_outcome",
+                          "",
+                          {{"state", std::string(AppStateName(state))},
+                           {"diagnostics", final_diagnostics_},
+                           {"job_restart_allowed", job_restart_allowed_}}});
   if (state != AppState::kSucceeded) {
     TONY_DEFER_LOG(out->log, WARNING) << "job failing: " << cause;
   }

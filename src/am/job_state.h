@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "am/gang_schedule.h"
 #include "am/job_diagnostics.h"
+#include "am/job_record.h"
 #include "am/task_id.h"
 #include "common/logging.h"
 #include "tony/job_spec.h"
@@ -83,8 +84,15 @@ struct JobEvent {
   int restart = 0;  // kRestarted: which one
   std::string text;
   std::vector<std::string> missing;
+  std::string container;  // kAllocated, kCompleted: its container, where known
+  std::string node;       // kAllocated: its node ("host:port"), where known
 
-  static JobEvent Allocated(TaskId t) { return {Kind::kAllocated, std::move(t)}; }
+  static JobEvent Allocated(TaskId t, std::string container = "", std::string node = "") {
+    JobEvent e{Kind::kAllocated, std::move(t)};
+    e.container = std::move(container);
+    e.node = std::move(node);
+    return e;
+  }
   static JobEvent LaunchFailed(TaskId t, std::string why) {
     return {Kind::kLaunchFailed, std::move(t), 0, 0, std::move(why)};
   }
@@ -137,9 +145,18 @@ struct JobActions {
   // True once the job is over: every container ended, or the stop deadline passed.
   bool done = false;
   DeferredLog log;  // emitted by the driver with no lock held
+  // The event log's entries for the decisions of this step (why a task restarts, a gang
+  // release, the outcome); the driver adds those of the events and actions (RecordOf,
+  // ActionRecords).
+  std::vector<JobRecord> records;
 
   void Append(JobActions&& other);
 };
+
+// The event log's entry for an event the AM core took in, and those for the actions it asked
+// for (containers, relaunches, stops): docs/events.md.
+std::optional<JobRecord> RecordOf(const JobEvent& e);
+std::vector<JobRecord> ActionRecords(const JobActions& a);
 
 struct JobStateOptions {
   JobSpec spec;  // valid

@@ -86,6 +86,10 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
     TONY_DEFER_LOG(out->log, WARNING)
         << "not every container within " << absl::FormatDuration(options_.spec.timeouts.allocation)
         << " (" << pending << "); releasing all, asking again in " << absl::FormatDuration(backoff);
+    out->records.push_back(
+        {"gang_released",
+         "",
+         {{"pending", pending}, {"backoff_ms", absl::ToInt64Milliseconds(backoff)}}});
     for (const TaskId& id : order_) {
       Task& t = tasks_[id];
       if (t.outside) continue;

@@ -35,6 +35,7 @@ struct ContainerEvent {
   std::string container_id;
   int exit_status = 0;
   std::string diagnostics;
+  std::string node;  // kAllocated: the node, "host:port", where known
 };
 
 class ResourceManager {

@@ -2,6 +2,11 @@
 
 #include "local/local_am.h"
 
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "am/application_master.h"
 #include "broker/secret.h"
@@ -9,6 +14,7 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/signal_watcher.h"
+#include "history/event_log.h"
 #include "local/local_resource_manager.h"
 #include "local/process_sweep.h"
 
@@ -70,6 +76,12 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
     absl::Status s = WriteFileAtomically(job_dir + "/" + kAmPortFile, absl::StrCat(port, "\n"));
     if (!s.ok()) TONY_LOG(ERROR) << "cannot publish the AM's port: " << s;
   };
+  // The job's event log (docs/events.md), beside its logs.
+  history::EventLog events(std::make_unique<history::FileEventSink>(job_dir + "/events.jsonl"));
+  events.Start();
+  options.on_event_lines = [&events](std::vector<std::string> lines) {
+    for (std::string& line : lines) events.Add(std::move(line));
+  };
   am::ApplicationMaster am(options, &rm);
 
   signal_watcher.Start([&](int sig) {
@@ -78,6 +90,7 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
   });
   absl::StatusOr<ApplicationStatus> status = am.Run();
   signal_watcher.Stop();
+  if (absl::Status s = events.Stop(); !s.ok()) TONY_LOG(WARNING) << "event log: " << s;
   if (!status.ok()) {
     TONY_LOG(ERROR) << "tony-am: " << status.status();
     ApplicationStatus failed;

@@ -44,6 +44,7 @@
 #include "common/proc.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
+#include "history/hdfs_event_sink.h"
 #include "ipc/kerberos.h"
 #include "spec/python_env.h"
 #include "submit/artifact_cache.h"
@@ -788,6 +789,9 @@ class YarnSubmitter : public Submitter {
     am.environment[kEnvWebProxy] = absl::StrJoin(proxies, ",");
     am.environment[kEnvDefaultFs] = cluster_->hdfs->options().default_fs;
     am.environment[kEnvUser] = cluster_->user;
+    // The job's event log (docs/events.md); an empty tony.history.dir turns it off.
+    TONY_ASSIGN_OR_RETURN(am.environment[history::kEnvHistoryDir],
+                          cluster_->conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir));
     am.environment[kEnvRpcProtection] = std::string(ipc::ProtectionName(cluster_->min_protection));
     am.environment["HADOOP_USER_NAME"] = cluster_->user;
     am.environment[kEnvLocalResources] = EncodeLocalResources(resources);

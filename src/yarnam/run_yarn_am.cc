@@ -3,7 +3,10 @@
 #include "yarnam/run_yarn_am.h"
 
 #include <cstdlib>
+#include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -84,12 +87,21 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.status_page_redirect_url = std::move(guard.redirect_url);
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
+  options.max_attempts = yam.max_attempts();
   // Work-preserving AM restart: executors whose AM went away find the next attempt's broker in
   // the staging directory; the next attempt adopts their containers (YARN kept them).
   const bool work_preserving =
       spec->work_preserving_restart && yam.max_attempts() > 1 && !yam.am_address_dir().empty();
   if (work_preserving) {
     for (auto& [k, v] : yam.AmAddressEnvironment()) options.executor_env[k] = v;
+  }
+  // The job's event log (docs/events.md), continued by every attempt.
+  std::unique_ptr<history::EventLog> events = yam.OpenEventLog();
+  if (events != nullptr) {
+    events->Start();
+    options.on_event_lines = [log = events.get()](std::vector<std::string> lines) {
+      for (std::string& line : lines) log->Add(std::move(line));
+    };
   }
   absl::Status registered = absl::UnknownError("not registered");
   am::ApplicationMaster* core = nullptr;  // set before Run() calls on_broker_started
@@ -145,10 +157,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     // The AM ends once YARN has reported every container completed: ask for that without the
     // idle interval (it was up to a second between the last task's exit and the client's return).
     if (yam.launcher() != nullptr) yam.launcher()->WindDown();
-    if (state == AppState::kFailed && yam.attempt() < yam.max_attempts() &&
-        core->job_restart_allowed()) {
-      return;
-    }
+    if (core->NextAttemptFollows()) return;
     if (yam.Unregister(state, diagnostics).ok()) Phase("unregistered");
   };
   am::ApplicationMaster am(options, &rm);
@@ -205,6 +214,9 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   });
 
   absl::StatusOr<ApplicationStatus> status = am.Run();
+  if (events != nullptr) {
+    if (absl::Status s = events->Stop(); !s.ok()) TONY_LOG(WARNING) << "event log: " << s;
+  }
   changes.Close();
   signal_watcher.Stop();
   monitor.join();
@@ -218,6 +230,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   TONY_LOG(INFO) << "job " << app_id << " " << AppStateName(state)
                  << (diagnostics.empty() ? "" : ": ") << diagnostics;
   TONY_LOG(INFO) << "TONY_RSS am " << PeakRssKb();
+  // (Not NextAttemptFollows(): a job the AM could not start has no outcome, and may run again.)
   if (state == AppState::kFailed && yam.attempt() < yam.max_attempts() &&
       am.job_restart_allowed()) {
     // Whole-job restart: every task has been stopped; the next attempt starts them all again

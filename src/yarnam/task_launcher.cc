@@ -109,7 +109,8 @@ void YarnTaskLauncher::Adopt(const TaskSpec& task, int priority, const yarn::Con
   }
   TONY_LOG(INFO) << "adopted " << container.id.ToString() << " on " << container.node.ToString()
                  << " for " << task.id() << " (an earlier attempt's)";
-  Emit({TaskContainerEvent::Kind::kAllocated, task.id(), container.id.ToString(), 0, ""});
+  Emit({TaskContainerEvent::Kind::kAllocated, task.id(), container.id.ToString(), 0, "",
+        container.node.ToString()});
   Emit({TaskContainerEvent::Kind::kLaunched, task.id(), container.id.ToString(), 0, ""});
 }
 
@@ -271,7 +272,8 @@ void YarnTaskLauncher::HeartbeatLoop() {
         }
         TONY_LOG(INFO) << "allocated " << c.id.ToString() << " on " << c.node.ToString() << " for "
                        << task_id;
-        Emit({TaskContainerEvent::Kind::kAllocated, task_id, c.id.ToString(), 0, ""});
+        Emit({TaskContainerEvent::Kind::kAllocated, task_id, c.id.ToString(), 0, "",
+              c.node.ToString()});
       }
       for (const yarn::ContainerStatus& s : result->completed) {
         std::string task_id;

@@ -45,6 +45,7 @@ struct TaskContainerEvent {
   std::string container_id;
   int exit_status = 0;
   std::string diagnostics;
+  std::string node;  // kAllocated: the container's NodeId, "host:port"
 };
 
 struct TaskLauncherOptions {

@@ -22,6 +22,7 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
+#include "history/hdfs_event_sink.h"
 #include "ipc/credentials.h"
 #include "ipc/sasl.h"
 #include "submit/contract.h"
@@ -265,6 +266,13 @@ absl::Status YarnAm::WriteHistory() {
                      : hdfs_->UploadString(std::move(encoded), path, private_file);
   if (written.ok()) history_written_ = true;
   return written.ok() ? absl::OkStatus() : written.status();
+}
+
+std::unique_ptr<history::EventLog> YarnAm::OpenEventLog() const {
+  const std::string dir = Env(history::kEnvHistoryDir);
+  if (dir.empty() || hdfs_ == nullptr) return nullptr;
+  return std::make_unique<history::EventLog>(
+      std::make_unique<history::HdfsEventSink>(hdfs_.get(), dir, application_id()));
 }
 
 absl::Status YarnAm::WriteFinalProgress(const std::map<std::string, JobTypeProgress>& progress) {

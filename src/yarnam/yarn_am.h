@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "hdfs/webhdfs_client.h"
+#include "history/event_log.h"
 #include "tony/submitter.h"
 #include "yarn/am_rm_client.h"
 #include "yarn/container_environment.h"
@@ -92,6 +93,9 @@ class YarnAm {
   int max_attempts() const { return max_attempts_; }
 
   const yarn::ContainerEnvironment& container() const { return container_; }
+  // The job's event log in tony.history.dir (TONY_HISTORY_DIR, docs/events.md), not started;
+  // null when the client turned it off (or there is no HDFS).
+  std::unique_ptr<history::EventLog> OpenEventLog() const;
   std::string application_id() const {
     return container_.container_id.attempt.application.ToString();
   }

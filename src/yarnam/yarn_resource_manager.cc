@@ -81,6 +81,7 @@ void YarnResourceManager::OnLauncherEvent(const TaskContainerEvent& e) {
   out.container_id = e.container_id;
   out.exit_status = e.exit_status;
   out.diagnostics = e.diagnostics;
+  out.node = e.node;
   switch (e.kind) {
     case TaskContainerEvent::Kind::kAllocated:
       ++allocated_;

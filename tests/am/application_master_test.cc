@@ -24,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "http/client.h"
+#include "http/json.h"
 #include "tests/testing/wait_until.h"
 
 namespace tony::am {
@@ -194,6 +195,79 @@ TEST_F(AmTest, StatusChangesAreAnnouncedSoFollowersNeedNotPoll) {
   absl::MutexLock lock(&mu);
   EXPECT_EQ(seen.state, AppState::kSucceeded);  // the last notice shows the outcome
   EXPECT_GE(notices, 2);
+}
+
+// The event log (docs/events.md): every line a JSON object with the common fields, numbered in
+// order, telling each task's life and the job's end.
+TEST_F(AmTest, TheEventLogTellsEachTasksLifeAndTheJobsEnd) {
+  absl::Mutex mu;
+  std::vector<http::Json> lines;
+  tweak_ = [&](ApplicationMasterOptions& o) {
+    o.attempt = 2;
+    o.max_attempts = 2;
+    o.spec.env["API_TOKEN"] = "s3cr3t-value";
+    o.on_event_lines = [&](std::vector<std::string> batch) {
+      absl::MutexLock lock(&mu);
+      for (const std::string& l : batch) {
+        // Neither the job's secret nor an environment value (a credential, maybe) is recorded.
+        EXPECT_THAT(l, Not(HasSubstr(kSecret)));
+        EXPECT_THAT(l, Not(HasSubstr("s3cr3t-value")));
+        auto j = http::ParseJson(l, "line");
+        lines.push_back(j.ok() ? *j : http::Json());
+      }
+    };
+  };
+  Start({Job("ps", 1), Job("worker", 1)});
+  AllRunning();
+  Exit("worker", 0, 0);
+  EXPECT_EQ(Final().state, AppState::kSucceeded);
+  absl::MutexLock lock(&mu);
+  std::vector<std::string> job, worker;
+  int64_t seq = 0;
+  for (const http::Json& l : lines) {
+    ASSERT_TRUE(l.is_object());
+    EXPECT_EQ(l["v"], 1);
+    EXPECT_EQ(l["attempt"], 2);
+    EXPECT_EQ(l["seq"].get<int64_t>(), seq + 1);
+    seq = l["seq"].get<int64_t>();
+    EXPECT_TRUE(absl::EndsWith(l["time"].get<std::string>(), "Z")) << l.dump();
+    if (!l.contains("task")) job.push_back(l["event"]);
+    if (l.value("task", "") == "worker:0") worker.push_back(l["event"]);
+    if (l["event"] == "task_allocated") {
+      EXPECT_EQ(l["container"], "c_" + l["task"].get<std::string>());
+    }
+  }
+  // (No cluster_spec_published: the test feeds registrations past the broker.)
+  EXPECT_THAT(job, ::testing::ElementsAre("am_started", "job_spec", "job_outcome", "job_finished"));
+  EXPECT_THAT(worker, ::testing::ElementsAre("task_requested", "task_allocated", "task_registered",
+                                             "task_started", "task_exited", "container_completed"));
+  EXPECT_EQ(lines.back()["state"], "SUCCEEDED");
+  EXPECT_EQ(lines.back()["progress"]["worker"]["succeeded"], 1);
+}
+
+// A failed attempt that the next one follows ends its log with attempt_finished, not
+// job_finished.
+TEST_F(AmTest, AFailedAttemptBeforeTheLastEndsItsEventLogAsAnAttempt) {
+  absl::Mutex mu;
+  std::vector<std::string> events;
+  tweak_ = [&](ApplicationMasterOptions& o) {
+    o.max_attempts = 2;
+    o.on_event_lines = [&](std::vector<std::string> batch) {
+      absl::MutexLock lock(&mu);
+      for (const std::string& l : batch) {
+        auto j = http::ParseJson(l, "line");
+        events.push_back(j.ok() ? j->value("event", "") : "?");
+      }
+    };
+  };
+  Start({Job("worker", 1)});
+  AllRunning();
+  Exit("worker", 0, 1);
+  EXPECT_EQ(Final().state, AppState::kFailed);
+  EXPECT_TRUE(am_->NextAttemptFollows());
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(events.back(), "attempt_finished");
+  EXPECT_THAT(events, Not(Contains("job_finished")));
 }
 
 TEST_F(AmTest, FailingTrackedTaskFailsTheJobAndStopsTheRest) {

@@ -28,6 +28,7 @@
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "http/json.h"
 #include "local/process_sweep.h"
 #include "tony/application_monitor.h"
 #include "tony/submitter.h"
@@ -171,9 +172,20 @@ TEST_F(LocalJobTest, PsAndTwoWorkersSucceed) {
   std::string secret(absl::StripAsciiWhitespace(ReadLog(*final, "secret")));
   EXPECT_EQ(secret.size(), 64u);
   for (const char* log : {"am.log", "worker-0/executor.log", "worker-0/stdout", "worker-0/stderr",
-                          "ps-0/executor.log"}) {
+                          "ps-0/executor.log", "events.jsonl"}) {
     EXPECT_THAT(ReadLog(*final, log), Not(HasSubstr(secret))) << log;
   }
+  // The event log (docs/events.md) is complete once the job is.
+  std::vector<std::string> lines =
+      absl::StrSplit(ReadLog(*final, "events.jsonl"), '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 10u);
+  auto first = http::ParseJson(lines.front(), "first line");
+  auto last = http::ParseJson(lines.back(), "last line");
+  ASSERT_TRUE(first.ok() && last.ok()) << lines.front() << "\n" << lines.back();
+  EXPECT_EQ(first->value("event", ""), "am_started");
+  EXPECT_EQ(last->value("event", ""), "job_finished");
+  EXPECT_EQ(last->value("state", ""), "SUCCEEDED");
+  EXPECT_EQ((*last)["progress"]["worker"].value("succeeded", 0), 2);
 }
 
 TEST_F(LocalJobTest, WorkerExitingThreeFailsTheJobAndStopsPs) {

@@ -156,6 +156,20 @@ std::string ContainersStdout(const std::string& app) {
   return out;
 }
 
+// The ApplicationMaster's stderr (its log), from the NodeManagers' log directories (one host).
+std::string AmStderr(const std::string& app) {
+  std::string state = Cluster().conf_dir();
+  state = state.substr(0, state.rfind('/'));
+  std::string out;
+  glob_t g{};
+  if (glob((state + "/data/nm*/logs/" + app + "/container_*_000001/tony-am.stderr").c_str(), 0,
+           nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out += ReadFileToString(g.gl_pathv[i]).value_or("");
+  }
+  globfree(&g);
+  return out;
+}
+
 // The token files the NodeManagers wrote for the containers of `app` (one host), by container id.
 std::map<std::string, ipc::Credentials> ContainerTokenFiles(const std::string& app) {
   std::string state = Cluster().conf_dir();
@@ -219,6 +233,11 @@ TEST(SecureTest, TensorFlowExampleSucceedsAndATaskUsesHdfsWithOnlyTheDelegationT
   const std::string worker_out = ContainersStdout(app);
   EXPECT_THAT(worker_out, HasSubstr("HDFS-LS-OK"));
   EXPECT_THAT(worker_out, HasSubstr("/user/"));
+  // The AM wrote the event log (docs/events.md) with the job's token over HTTPS: it would say
+  // "event log: ..." otherwise.
+  const std::string am_log = AmStderr(app);
+  EXPECT_THAT(am_log, HasSubstr("TONY_PHASE am_started"));
+  EXPECT_THAT(am_log, Not(HasSubstr("event log"))) << am_log;
 
   // ytf logs with the user's ticket: SPNEGO to the NodeManager's web services passes (no 401);
   // the NodeManager then needs Hadoop's native library to open container logs in secure mode

@@ -222,6 +222,28 @@ http::Json HdfsStatus(const std::string& path) {
   return j.ok() && j->contains("FileStatus") ? (*j)["FileStatus"] : http::Json();
 }
 
+std::string HdfsText(const std::string& path) {
+  const harness::HadoopCluster& c = harness::HadoopCluster::Get();
+  http::Client http;
+  http::Request request;
+  request.url =
+      absl::StrCat(c.namenode_web_url(), "/webhdfs/v1", path, "?op=OPEN&user.name=", c.user());
+  request.follow_redirects = true;  // to the DataNode, inside the test bed
+  auto r = http.Do(request);
+  return r.ok() && r->ok() ? r->body : "";
+}
+
+std::vector<http::Json> JobEvents(const std::string& app_id) {
+  std::vector<http::Json> events;
+  for (absl::string_view line :
+       absl::StrSplit(HdfsText(absl::StrCat("/tmp/tony-history/", app_id, ".jsonl")), '\n',
+                      absl::SkipEmpty())) {
+    auto j = http::ParseJson(line, "event line");
+    events.push_back(j.ok() ? *j : http::Json());
+  }
+  return events;
+}
+
 std::string StagingRootOfTheCluster() {
   const harness::HadoopCluster& c = harness::HadoopCluster::Get();
   return submit::StagingRoot(c.user(), submit::ClusterKey(c.conf()));

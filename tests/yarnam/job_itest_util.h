@@ -75,6 +75,13 @@ http::Json HdfsStatus(const std::string& path);
 
 std::string StagingDir(const std::string& app_id);
 
+// The contents of an HDFS file ("" when it cannot be read).
+std::string HdfsText(const std::string& path);
+
+// The job's event log (docs/events.md) in the default history directory, one JSON object per
+// line (null for a line that does not parse).
+std::vector<http::Json> JobEvents(const std::string& app_id);
+
 // The test cluster's staging directory of the test user (one per YARN cluster).
 std::string StagingRootOfTheCluster();
 

@@ -81,6 +81,47 @@ TEST(YarnJobTest, FailingWorkerFailsTheJobWithDiagnosticsAndStopsThePs) {
   EXPECT_THAT(r.err, HasSubstr("something broke in worker one"));
   EXPECT_EQ(WaitForEnd(app), "FINISHED/FAILED");
   ExpectNothingLeft(app);
+
+  // The event log in the history directory tells the same story (docs/events.md).
+  std::vector<http::Json> events;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        events = JobEvents(app);
+        return !events.empty() && events.back().value("event", "") == "job_finished";
+      },
+      absl::Seconds(30)))
+      << events.size() << " lines";
+  std::vector<std::string> worker1;
+  int64_t seq = 0;
+  for (const http::Json& e : events) {
+    ASSERT_TRUE(e.is_object());
+    EXPECT_EQ(e.value("v", 0), 1);
+    EXPECT_EQ(e.value("attempt", 0), 1);
+    EXPECT_GT(e.value("seq", int64_t{0}), seq);  // one writer, in order, nothing twice
+    seq = e.value("seq", int64_t{0});
+    if (e.value("task", "") != "worker:1") continue;
+    worker1.push_back(e.value("event", ""));
+    if (e["event"] == "task_allocated") {
+      EXPECT_THAT(e.value("container", ""), HasSubstr("container_"));
+      EXPECT_THAT(e.value("node", ""), HasSubstr(":"));
+    }
+    if (e["event"] == "task_exited") {
+      EXPECT_EQ(e.value("exit_code", 0), 3);
+      EXPECT_THAT(e.value("stderr_tail", ""), HasSubstr("something broke in worker one"));
+    }
+  }
+  EXPECT_EQ(events.front().value("event", ""), "am_started");
+  EXPECT_THAT(worker1, ::testing::IsSupersetOf({"task_requested", "task_allocated",
+                                                "task_registered", "task_started", "task_exited"}));
+  bool outcome = false;
+  for (const http::Json& e : events) {
+    if (e.value("event", "") != "job_outcome") continue;
+    outcome = true;
+    EXPECT_EQ(e.value("state", ""), "FAILED");
+    EXPECT_THAT(e.value("diagnostics", ""), HasSubstr("worker:1"));
+  }
+  EXPECT_TRUE(outcome);
+  EXPECT_EQ(events.back().value("state", ""), "FAILED");
 }
 
 TEST(YarnJobTest, KillingATaskProcessFromOutsideFailsTheJob) {
@@ -344,6 +385,22 @@ TEST(YarnJobTest, MaxAttemptsRestartsTheWholeJobAfterAFailure) {
   Result first = RunCommand({Ytf(), "logs", app, "--task", "worker:1@1", "--file", "stderr"});
   EXPECT_THAT(first.out, HasSubstr("attempt one breaks"));
   ExpectNothingLeft(app);
+
+  // One event log, continued by the second attempt.
+  std::vector<http::Json> events;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        events = JobEvents(app);
+        return !events.empty() && events.back().value("event", "") == "job_finished";
+      },
+      absl::Seconds(30)));
+  std::vector<int> am_starts;
+  for (const http::Json& e : events) {
+    if (e.value("event", "") == "am_started") am_starts.push_back(e.value("attempt", 0));
+  }
+  EXPECT_THAT(am_starts, ::testing::ElementsAre(1, 2));
+  EXPECT_EQ(events.back().value("attempt", 0), 2);
+  EXPECT_EQ(events.back().value("state", ""), "SUCCEEDED");
 }
 
 }  // namespace
