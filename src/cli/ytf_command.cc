@@ -14,9 +14,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "cli/event_timeline.h"
 #include "cli/submit_command.h"
 #include "common/file_util.h"
 #include "common/utf8.h"
+#include "history/hdfs_event_sink.h"
 #include "http/client.h"
 #include "http/json.h"
 #include "local/local_am.h"
@@ -48,13 +50,20 @@ struct YtfFlag {
 };
 
 constexpr YtfFlag kYtfFlags[] = {
-    {0, "json", false, "status list"}, {0, "all", false, "list"},      {0, "task", true, "logs"},
-    {0, "file", true, "logs"},         {'f', "follow", false, "logs"}, {0, "conf_dir", true, ""},
-    {'D', "define", true, ""},         {'h', "help", false, ""},       {0, "version", false, ""},
-    {0, "principal", true, ""},        {0, "keytab", true, ""},
+    {0, "json", false, "status list events"},
+    {0, "all", false, "list"},
+    {0, "task", true, "logs"},
+    {0, "file", true, "logs"},
+    {'f', "follow", false, "logs"},
+    {0, "conf_dir", true, ""},
+    {'D', "define", true, ""},
+    {'h', "help", false, ""},
+    {0, "version", false, ""},
+    {0, "principal", true, ""},
+    {0, "keytab", true, ""},
 };
 
-constexpr const char* kCommands[] = {"status", "kill", "list", "logs", "clean"};
+constexpr const char* kCommands[] = {"status", "kill", "list", "logs", "events", "clean"};
 
 bool IsCommand(absl::string_view c) {
   return std::find(std::begin(kCommands), std::end(kCommands), c) != std::end(kCommands);
@@ -137,7 +146,7 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
     }
     return out;
   }
-  if (out.command.empty()) return Usage("", "no command; use status, kill, list or logs");
+  if (out.command.empty()) return Usage("", "no command; use status, kill, list, logs or events");
   if (!IsCommand(out.command)) {
     return Usage("", absl::StrCat("unknown command '", out.command, "'"));
   }
@@ -321,6 +330,27 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::Applicat
   }
 }
 
+// The job's event log from the history directory (docs/events.md).
+int Events(submit::YarnCluster& cluster, const std::string& app, bool json, std::ostream& out,
+           std::ostream& err) {
+  auto dir = cluster.conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir);
+  if (!dir.ok() || dir->empty()) {
+    err << "ytf: no history directory (" << history::kHistoryDirKey
+        << " is empty): jobs keep no event log\n";
+    return kExitInternal;
+  }
+  const std::string path = history::EventLogPath(*dir, app);
+  auto text = cluster.hdfs->ReadToString(path);
+  if (!text.ok()) {
+    err << "ytf: no event log for " << app << " at " << path << " (" << text.status().message()
+        << "); jobs submitted with an empty " << history::kHistoryDirKey
+        << " or by a libtony without event logs have none\n";
+    return kExitInternal;
+  }
+  PrintEventTimeline(*text, json, out, err);
+  return kExitOk;
+}
+
 }  // namespace
 
 std::string TerminalSafe(absl::string_view text) {
@@ -414,6 +444,23 @@ Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
 )",
                         kCommon);
   }
+  if (command == "events") {
+    return absl::StrCat(R"(ytf events - a job's event log: what happened to it and its tasks, when
+
+Usage: ytf events APP [--json]
+
+Prints the job's event log (docs/events.md) from the history directory in HDFS
+(tony.history.dir, default /tmp/tony-history), kept after the job: one line per event, with its
+time since the first, the attempt, the task and its facts (containers, nodes, addresses, exit
+codes, stderr tails, restart reasons, the outcome). While the job runs it shows what the
+ApplicationMaster has written so far (it writes every 2 s).
+      --json                the log's lines as they are (JSON objects, schema in docs/events.md)
+A line that is not JSON (the last one, cut short when an AM was killed mid-write) is named on
+stderr and skipped.
+Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable or no event log for the job.
+)",
+                        kCommon);
+  }
   if (command == "logs") {
     return absl::StrCat(R"(ytf logs - task logs from the NodeManagers
 
@@ -438,6 +485,7 @@ Usage: ytf status APP [--json]     state, tracking URL, per-job progress and dia
        ytf list [--all] [--json]   libtony jobs (running ones; --all: finished too)
        ytf logs APP [--task worker:1] [--file stderr] [--follow]
                                    task logs from the NodeManagers (--task am: the AM's)
+       ytf events APP [--json]     the job's event log: each task's life, restarts, the outcome
        ytf clean                   remove the HDFS staging your finished or abandoned jobs left
        ytf <command> --help        a command's options
        ytf --version               print the version
@@ -538,6 +586,8 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
     return kExitOk;
   }
+
+  if (parsed->command == "events") return Events(*cluster, parsed->app, parsed->json, out, err);
 
   auto opened = submit::OpenYarnApplicationById(cluster, parsed->app);
   if (!opened.ok()) {

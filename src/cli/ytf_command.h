@@ -1,6 +1,6 @@
 // Copyright libtony authors.
 //
-// `ytf`: follow and control jobs already on YARN — status, kill, list, logs.
+// `ytf`: follow and control jobs already on YARN — status, kill, list, logs, events.
 
 #ifndef TONY_CLI_YTF_COMMAND_H_
 #define TONY_CLI_YTF_COMMAND_H_
@@ -13,7 +13,7 @@
 
 namespace tony::cli {
 
-// The text of `ytf --help`, or of `ytf <command> --help` for one of status, kill, list, logs.
+// The text of `ytf --help`, or of `ytf <command> --help` for one of its commands.
 std::string YtfUsage(absl::string_view command = "");
 
 // `args` excludes the program name. Returns the exit code (0 ok, 1 the job failed or was

@@ -25,4 +25,6 @@ fail() { echo "completion_test: $*" >&2; exit 1; }
 [[ $(complete_line ytf logs --fol) == --follow ]] || fail "ytf logs --fol"
 [[ $(complete_line ytf list --js) == --json ]] || fail "ytf list --js"
 [[ -z $(complete_line ytf kill --js) ]] || fail "ytf kill has no --json"
+[[ $(complete_line ytf ev) == events ]] || fail "ytf ev"
+[[ $(complete_line ytf events --js) == --json ]] || fail "ytf events --js"
 echo "completion_test: ok"

@@ -122,6 +122,19 @@ TEST(YarnJobTest, FailingWorkerFailsTheJobWithDiagnosticsAndStopsThePs) {
   }
   EXPECT_TRUE(outcome);
   EXPECT_EQ(events.back().value("state", ""), "FAILED");
+
+  // ytf events shows it: a timeline, or the lines as they are.
+  Result timeline = RunCommand({Ytf(), "events", app});
+  EXPECT_EQ(timeline.exit_code, 0) << timeline.err;
+  EXPECT_THAT(timeline.out, HasSubstr("worker:1     task_exited"));
+  EXPECT_THAT(timeline.out, HasSubstr("stderr_tail=\"something broke in worker one\""));
+  Result lines = RunCommand({Ytf(), "events", app, "--json"});
+  EXPECT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_EQ(static_cast<size_t>(std::count(lines.out.begin(), lines.out.end(), '\n')),
+            events.size());
+  Result none = RunCommand({Ytf(), "events", "application_1_0001"});
+  EXPECT_EQ(none.exit_code, 3);
+  EXPECT_THAT(none.err, HasSubstr("no event log for application_1_0001"));
 }
 
 TEST(YarnJobTest, KillingATaskProcessFromOutsideFailsTheJob) {
