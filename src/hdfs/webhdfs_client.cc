@@ -296,6 +296,22 @@ absl::Status WebHdfsClient::Mkdirs(absl::string_view path, std::optional<int> pe
   return absl::OkStatus();
 }
 
+absl::StatusOr<http::Response> WebHdfsClient::SendToDataNode(
+    http::Request& request, http::Method method, absl::Duration timeout, absl::string_view op,
+    const std::string& path, std::string* what) const {
+  request.method = method;
+  request.headers = {{"Content-Type", "application/octet-stream"}};
+  request.timeout = timeout;
+  request.connect_timeout = options_.connect_timeout;
+  *what = absl::StrCat("WebHDFS ", op, " ", path, " (DataNode ", http::RedactUrl(request.url), ")");
+  absl::StatusOr<http::Response> response = http_.Do(request);
+  if (!response.ok()) {
+    return absl::Status(response.status().code(),
+                        absl::StrCat(*what, ": ", response.status().message()));
+  }
+  return response;
+}
+
 absl::StatusOr<FileStatus> WebHdfsClient::UploadRequest(http::Request request,
                                                         absl::string_view path,
                                                         const UploadOptions& options) const {
@@ -310,19 +326,12 @@ absl::StatusOr<FileStatus> WebHdfsClient::UploadRequest(http::Request request,
     // Step 1: the NameNode names a DataNode; no data is sent to the NameNode.
     TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kPut, p, "CREATE", extra));
     // Step 2: the bytes go to the DataNode, which answers 201 Created.
-    request.method = http::Method::kPut;
-    request.headers = {{"Content-Type", "application/octet-stream"}};
-    request.timeout = options_.transfer_timeout;
-    request.connect_timeout = options_.connect_timeout;
-    const std::string what =
-        absl::StrCat("WebHDFS CREATE ", p, " (DataNode ", http::RedactUrl(request.url), ")");
-    absl::StatusOr<http::Response> response = http_.Do(request);
-    if (!response.ok()) {
-      return absl::Status(response.status().code(),
-                          absl::StrCat(what, ": ", response.status().message()));
-    }
-    if (response->status == 201 || response->status == 200) return Stat(p);
-    absl::Status error = WebHdfsErrorStatus(response->status, response->body, what);
+    std::string what;
+    TONY_ASSIGN_OR_RETURN(
+        http::Response response,
+        SendToDataNode(request, http::Method::kPut, options_.transfer_timeout, "CREATE", p, &what));
+    if (response.status == 201 || response.status == 200) return Stat(p);
+    absl::Status error = WebHdfsErrorStatus(response.status, response.body, what);
     // The DataNode's own HDFS client excluded every DataNode after a failed write pipeline
     // (seen once on a busy single-DataNode cluster): the file was created empty by this call,
     // so it is removed and the whole upload tried again, a bounded number of times.
@@ -374,20 +383,13 @@ absl::Status WebHdfsClient::AppendString(const std::string& data, absl::string_v
     if (!location.ok()) return location.status();
     http::Request request;
     request.url = *std::move(location);
-    request.method = http::Method::kPost;
-    request.headers = {{"Content-Type", "application/octet-stream"}};
     request.body = data;
-    request.timeout = options_.request_timeout;
-    request.connect_timeout = options_.connect_timeout;
-    const std::string what =
-        absl::StrCat("WebHDFS APPEND ", p, " (DataNode ", http::RedactUrl(request.url), ")");
-    absl::StatusOr<http::Response> response = http_.Do(request);
-    if (!response.ok()) {
-      return absl::Status(response.status().code(),
-                          absl::StrCat(what, ": ", response.status().message()));
-    }
-    if (response->ok()) return absl::OkStatus();
-    return WebHdfsErrorStatus(response->status, response->body, what);
+    std::string what;
+    TONY_ASSIGN_OR_RETURN(
+        http::Response response,
+        SendToDataNode(request, http::Method::kPost, options_.request_timeout, "APPEND", p, &what));
+    if (response.ok()) return absl::OkStatus();
+    return WebHdfsErrorStatus(response.status, response.body, what);
   }
 }
 

@@ -205,6 +205,11 @@ class WebHdfsClient {
   absl::StatusOr<std::string> Redirect(http::Method method, const std::string& path,
                                        absl::string_view op, absl::string_view extra,
                                        absl::Time deadline = absl::InfiniteFuture()) const;
+  // Sends a file's bytes (request.url: where the NameNode redirected) to the DataNode; `what`
+  // names the operation for the caller's errors. Transport errors come back named.
+  absl::StatusOr<http::Response> SendToDataNode(http::Request& request, http::Method method,
+                                                absl::Duration timeout, absl::string_view op,
+                                                const std::string& path, std::string* what) const;
   absl::StatusOr<FileStatus> UploadRequest(http::Request request, absl::string_view path,
                                            const UploadOptions& options) const;
 

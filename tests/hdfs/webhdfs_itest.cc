@@ -176,6 +176,26 @@ TEST_F(WebHdfsITest, ReplaceWithStringReplacesInOneRenameAndLeavesNoTemporary) {
   EXPECT_EQ(client_->List(base_ + "/r")->size(), 2u);  // no temporary left behind
 }
 
+// The event log's writes (history/hdfs_event_sink.h): the first creates the file with its
+// permission, later ones append, each opening and closing the file.
+TEST_F(WebHdfsITest, AppendStringCreatesTheFileThenAppendsToIt) {
+  ASSERT_TRUE(client_->Mkdirs(base_ + "/a", 0755).ok());
+  const std::string path = base_ + "/a/events.jsonl";
+  UploadOptions options;
+  options.permission = 0640;
+  ASSERT_TRUE(client_->AppendString("{\"seq\":1}\n", path, options).ok());
+  for (int seq = 2; seq <= 4; ++seq) {
+    absl::Status s = client_->AppendString(absl::StrCat("{\"seq\":", seq, "}\n"), path, options);
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  EXPECT_EQ(*client_->ReadToString(path), "{\"seq\":1}\n{\"seq\":2}\n{\"seq\":3}\n{\"seq\":4}\n");
+  EXPECT_EQ(client_->Stat(path)->permission, 0640);
+  // A directory in the way is an error naming the operation.
+  absl::Status onto_dir = client_->AppendString("x", base_ + "/a", options);
+  EXPECT_FALSE(onto_dir.ok());
+  EXPECT_THAT(std::string(onto_dir.message()), ::testing::HasSubstr("APPEND"));
+}
+
 TEST_F(WebHdfsITest, ExtendedAttributesHoldAnyBytesAndAreReplaced) {
   // The artifact cache records each cached file's SHA-256 this way.
   ASSERT_TRUE(client_->Mkdirs(base_ + "/x").ok());
