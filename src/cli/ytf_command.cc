@@ -490,8 +490,8 @@ Usage: ytf status APP [--json]     state, tracking URL, per-job progress and dia
        ytf <command> --help        a command's options
        ytf --version               print the version
 
-Local jobs (ytf-submit --local) are followed by the ytf-submit that runs them; their logs are
-in $TMPDIR/tony-jobs-<uid>/<id>/ (default /tmp).
+Local jobs (ytf-submit --local) are followed by the ytf-submit that runs them; their logs and
+event log (events.jsonl) are in $TMPDIR/tony-jobs-<uid>/<id>/ (default /tmp).
 )",
                       kCommon,
                       "Exit codes: 0 ok, 1 the job failed or was killed (status) or was already "
@@ -518,7 +518,8 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (absl::StartsWith(parsed->app, "local_")) {
     // Local jobs live only as long as their ytf-submit, which shows their progress.
     err << "ytf: " << parsed->app << " is a local job (--local): ytf follows YARN jobs only; "
-        << "its ytf-submit shows its progress and stops it on Ctrl-C, and its logs are in "
+        << "its ytf-submit shows its progress and stops it on Ctrl-C, and its logs and event log "
+           "(events.jsonl) are in "
         << LocalJobDir(parsed->app) << "/\n";
     return kExitUsage;
   }
