@@ -374,7 +374,7 @@ ApplicationStatus ApplicationMaster::Conclude() {
   }
   // The outcome now shows: clients waiting in a status long poll learn it at once.
   broker_->NotifyStatusChanged();
-  http::Json progress = http::Json::object();
+  nlohmann::json progress = nlohmann::json::object();
   for (const auto& [job, p] : final_status.progress) {
     progress[job] = {{"total", p.total},           {"allocated", p.allocated},
                      {"registered", p.registered}, {"succeeded", p.succeeded},

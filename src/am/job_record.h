@@ -11,7 +11,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "http/json.h"
+#include "nlohmann/json.hpp"
 
 namespace tony::am {
 
@@ -21,7 +21,7 @@ inline constexpr int kEventSchemaVersion = 1;
 struct JobRecord {
   std::string event;  // "task_allocated"
   std::string task;   // "worker:0"; empty for the job's own events
-  http::Json fields = http::Json::object();
+  nlohmann::json fields = nlohmann::json::object();
 };
 
 inline bool operator==(const JobRecord& a, const JobRecord& b) {

@@ -12,7 +12,8 @@ namespace tony::am {
 
 namespace {
 
-JobRecord Of(std::string event, const TaskId& task, http::Json fields = http::Json::object()) {
+JobRecord Of(std::string event, const TaskId& task,
+             nlohmann::json fields = nlohmann::json::object()) {
   return {std::move(event), task.job.empty() ? "" : task.ToString(), std::move(fields)};
 }
 

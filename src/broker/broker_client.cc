@@ -103,11 +103,11 @@ struct BrokerClient::InFlight {
     calls[id].phase = Entry::Phase::kEnded;
   }
 
-  // Waits until every callback has returned (but the calling thread's own) or `deadline`;
-  // true if none is left but the caller's.
+  // Waits until every callback but the calling thread's own has returned, or `deadline`;
+  // whether every call has ended (none answering, on this thread or another).
   bool AwaitCallbacks(absl::Time deadline) {
     absl::MutexLock lock(&mu);
-    auto quiet = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto others_quiet = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
       for (const auto& [id, entry] : calls) {
         if (entry.phase == Entry::Phase::kRunning) return false;
         if (entry.phase == Entry::Phase::kAnswering &&
@@ -117,17 +117,11 @@ struct BrokerClient::InFlight {
       }
       return true;
     };
-    return mu.AwaitWithDeadline(absl::Condition(&quiet), deadline);
-  }
-  bool AnsweringOnThisThread() {
-    absl::MutexLock lock(&mu);
+    mu.AwaitWithDeadline(absl::Condition(&others_quiet), deadline);
     for (const auto& [id, entry] : calls) {
-      if (entry.phase == Entry::Phase::kAnswering &&
-          entry.answering_thread == std::this_thread::get_id()) {
-        return true;
-      }
+      if (entry.phase != Entry::Phase::kEnded) return false;
     }
-    return false;
+    return true;
   }
 };
 
@@ -187,8 +181,7 @@ BrokerClient::BrokerClient(const std::string& address, std::string secret,
 BrokerClient::~BrokerClient() {
   in_flight_->CancelAll();
   // Cancelled calls answer at once; the bound only keeps a wedged gRPC from hanging the caller.
-  const bool quiet = in_flight_->AwaitCallbacks(absl::Now() + absl::Seconds(10));
-  if (quiet && !in_flight_->AnsweringOnThisThread()) {
+  if (in_flight_->AwaitCallbacks(absl::Now() + absl::Seconds(10))) {
     absl::MutexLock lock(&in_flight_->mu);
     in_flight_->calls.clear();  // the contexts go here, before the channel
     return;

@@ -58,7 +58,7 @@ TEST(JobRecordTest, EachEventBecomesOneEntryWithItsFacts) {
   for (const Row& row : rows) {
     std::optional<JobRecord> r = RecordOf(row.event);
     ASSERT_TRUE(r.has_value()) << row.expected;
-    http::Json j = r->fields;
+    nlohmann::json j = r->fields;
     j["event"] = r->event;
     if (!r->task.empty()) j["task"] = r->task;
     EXPECT_EQ(j.dump(), row.expected);
