@@ -26,11 +26,14 @@ target_link_options(tony PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmak
 set_target_properties(tony PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
   EXPORT_NAME tony LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/libtony.map)
 
+# Components: runtime (library, tools, runtime bundle; what the wheel carries) and dev (headers,
+# CMake package). The Debian package has both.
 install(TARGETS tony EXPORT tonyTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY include/tony DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(EXPORT tonyTargets NAMESPACE tony:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony)
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+install(DIRECTORY include/tony DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+install(EXPORT tonyTargets NAMESPACE tony:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony
+  COMPONENT dev)
 configure_package_config_file(cmake/tonyConfig.cmake.in
   ${PROJECT_BINARY_DIR}/tonyConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony)
@@ -38,12 +41,12 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/tonyConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tonyConfig.cmake ${PROJECT_BINARY_DIR}/tonyConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/tony_package_location.cc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony)
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tony COMPONENT dev)
 # Bash completion; it reads the options from the programs' --help.
 install(FILES ${PROJECT_SOURCE_DIR}/completion/ytf-submit ${PROJECT_SOURCE_DIR}/completion/ytf
-  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT runtime)
 foreach(tool IN ITEMS ytf-submit ytf tony-am tony-executor)
   if(TARGET ${tool})
-    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
   endif()
 endforeach()

@@ -172,9 +172,9 @@ struct JobSpec {
   std::string am_node_label;   // Default: "" (the queue's default partition)
   JobTimeouts timeouts;
 
-  const JobTypeSpec* FindJobType(absl::string_view name) const;
-  JobTypeSpec* FindJobType(absl::string_view name);
-  int TotalTasks() const;
+  TONY_EXPORT const JobTypeSpec* FindJobType(absl::string_view name) const;
+  TONY_EXPORT JobTypeSpec* FindJobType(absl::string_view name);
+  TONY_EXPORT int TotalTasks() const;
 };
 
 // One task with everything resolved.

@@ -536,10 +536,9 @@ class LocalSubmitter : public Submitter {
     }
     // The directory of jobs is checked (ours alone) whether it is the default or under a given
     // root: the jobs' secrets and specs go below it.
-    std::string root = DefaultWorkRoot();
+    const std::string root = JobsRoot();
     if (!options_.work_root.empty()) {
       if (absl::Status s = MakeDirectories(options_.work_root, 0700); !s.ok()) return s;
-      root = options_.work_root + "/tony-jobs";
     }
     if (absl::Status s = MakePrivateDirectory(root); !s.ok()) return s;
     absl::BitGen gen;
@@ -586,7 +585,49 @@ class LocalSubmitter : public Submitter {
     return std::unique_ptr<Application>(new LocalHandle(std::move(app)));
   }
 
+  // Task logs are files in the job's directory: <job>-<index>/<file>, and am.log for "am".
+  absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
+                                      absl::string_view file, const CallOptions& call) override {
+    if (!absl::StartsWith(id, "local_") || absl::StrContains(id, "/")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", id, "' is not a local application id (local_<millis>_<hex>)"));
+    }
+    if (file.empty() || absl::StrContains(file, "/") || file == "." || file == "..") {
+      return absl::InvalidArgumentError(absl::StrCat("'", file, "' is not a log file name"));
+    }
+    const std::string job_dir = absl::StrCat(JobsRoot(), "/", id);
+    if (::access(job_dir.c_str(), F_OK) != 0) {
+      return absl::NotFoundError(absl::StrCat(id, ": no such local job under ", JobsRoot()));
+    }
+    std::string path;
+    if (task == "am") {
+      path = job_dir + "/am.log";
+    } else {
+      const size_t colon = task.rfind(':');
+      if (colon == absl::string_view::npos || absl::StrContains(task, "/")) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", task, "' is not a task; expected <job>:<index>, e.g. worker:0"));
+      }
+      const std::string task_dir =
+          absl::StrCat(job_dir, "/", task.substr(0, colon), "-", task.substr(colon + 1));
+      if (::access(task_dir.c_str(), F_OK) != 0) {
+        return absl::NotFoundError(absl::StrCat(id, " has no task ", task, " with logs"));
+      }
+      path = absl::StrCat(task_dir, "/", file);
+    }
+    absl::StatusOr<std::string> text = ReadFileToString(path);
+    if (!text.ok() && absl::IsNotFound(text.status())) {
+      return absl::NotFoundError(absl::StrCat(id, ": ", task, " has no log file ", file));
+    }
+    return text;
+  }
+
  private:
+  // The directory of this submitter's jobs.
+  std::string JobsRoot() const {
+    return options_.work_root.empty() ? DefaultWorkRoot() : options_.work_root + "/tony-jobs";
+  }
+
   const LocalSubmitterOptions options_;
   absl::Mutex mu_;
   // Every job submitted here whose handles are not all gone, by id.

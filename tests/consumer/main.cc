@@ -14,5 +14,7 @@ int main() {
     return 1;
   }
   std::printf("consumer: %zu tasks\n", tony::ResolveTasks(spec).size());
+  // JobSpec's member functions are part of the exported API too.
+  if (spec.TotalTasks() != 3 || spec.FindJobType("worker") == nullptr) return 1;
   return tony::ResolveTasks(spec).size() == 3 ? 0 : 1;
 }

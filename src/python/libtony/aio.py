@@ -1,0 +1,91 @@
+"""asyncio: follow many applications from one event loop, on ApplicationMonitor's descriptor.
+
+    async with libtony.aio.AsyncMonitor() as monitor:
+        statuses = await asyncio.gather(*(monitor.wait(app) for app in apps))
+
+Nothing here blocks the loop: events arrive through ``loop.add_reader`` on the monitor's
+eventfd, and stopping the monitor (which joins its thread) runs in the default executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from typing import AsyncIterator, Callable, Dict, Optional, Union
+
+from libtony._tony import Application, ApplicationEvent, ApplicationMonitor, ApplicationStatus
+
+Timeout = Union[datetime.timedelta, float, None]
+
+
+class AsyncMonitor:
+    """An ApplicationMonitor whose events go to the asyncio loop it was started on."""
+
+    def __init__(self, **options) -> None:
+        self._monitor = ApplicationMonitor(**options)
+        self._queues: Dict[str, asyncio.Queue] = {}
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+    async def __aenter__(self) -> "AsyncMonitor":
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    def start(self) -> None:
+        """Starts the monitor's thread and watches its descriptor on the running loop."""
+        self._loop = asyncio.get_running_loop()
+        self._monitor.start()
+        self._loop.add_reader(self._monitor.fileno(), self._dispatch)
+
+    async def close(self) -> None:
+        """Stops following everything (open iterators end) and joins the monitor's thread."""
+        if self._loop is None:
+            return
+        self._loop.remove_reader(self._monitor.fileno())
+        await self._loop.run_in_executor(None, self._monitor.stop)
+        for queue in self._queues.values():
+            queue.put_nowait(None)
+        self._loop = None
+
+    def _dispatch(self) -> None:
+        for event in self._monitor.take_events():
+            queue = self._queues.get(event.id)
+            if queue is not None:
+                queue.put_nowait(event)
+
+    async def events(self, app: Application,
+                     timeout: Timeout = None) -> AsyncIterator[ApplicationEvent]:
+        """Every change of ``app`` until it is final (the last event has ``last`` set)."""
+        if self._loop is None:
+            raise RuntimeError("AsyncMonitor is not started (use `async with`)")
+        if app.id in self._queues:
+            raise RuntimeError(f"{app.id} is followed already")
+        queue: asyncio.Queue = asyncio.Queue()
+        self._queues[app.id] = queue
+        try:
+            self._monitor.follow(app, timeout)
+            while True:
+                event = await queue.get()
+                if event is None:  # closed
+                    return
+                yield event
+                if event.last:
+                    return
+        finally:
+            del self._queues[app.id]
+            self._monitor.unfollow(app.id)
+
+    async def wait(self, app: Application, timeout: Timeout = None,
+                   on_progress: Optional[Callable[[ApplicationStatus], None]] = None
+                   ) -> ApplicationStatus:
+        """The final status of ``app``; raises the TonyError that ended following."""
+        async for event in self.events(app, timeout):
+            if event.error is not None:
+                raise event.error
+            if on_progress is not None and event.status is not None:
+                on_progress(event.status)
+            if event.last:
+                return event.status
+        raise asyncio.CancelledError(f"the monitor was closed while following {app.id}")

@@ -1,0 +1,191 @@
+"""The Python API on the local backend: types, errors, the GIL, Ctrl-C, asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+import ast
+import datetime
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import libtony
+import libtony.aio
+from libtony import errors
+
+
+def test_version_and_console_scripts():
+    assert libtony.__version__.count(".") == 2
+    import subprocess
+    out = subprocess.run(["ytf-submit", "--version"], capture_output=True, text=True, check=True)
+    assert libtony.__version__ in out.stdout
+
+
+def test_jobspec_from_kwargs_edits_in_place():
+    spec = libtony.JobSpec(command="python train.py", job_types={"ps": 1, "worker": 2},
+                           framework="pytorch", env={"A": "1"})
+    assert [(t.name, t.instances) for t in spec.job_types] == [("ps", 1), ("worker", 2)]
+    assert spec.framework == libtony.Framework.PYTORCH
+    spec.env["B"] = "2"
+    spec.job_types.append(libtony.JobTypeSpec("chief", resources=libtony.Resources(gpus=0)))
+    spec.job_types[1].resources.memory_mb = 2048
+    spec.timeouts.job = datetime.timedelta(hours=1)
+    spec.timeouts.registration = 90
+    assert dict(spec.env) == {"A": "1", "B": "2"}
+    assert spec.job_types[2].name == "chief"
+    assert spec.job_types[1].resources.memory_mb == 2048
+    assert spec.timeouts.job == datetime.timedelta(hours=1)
+    assert spec.timeouts.registration == datetime.timedelta(seconds=90)
+    assert libtony.JobSpec().timeouts.job is None  # infinite
+    assert spec.total_tasks() == 4
+    assert [t.id for t in spec.tasks()] == ["ps:0", "worker:0", "worker:1", "chief:0"]
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"job_types": {"worker": "two"}}, "JobSpec.job_types"),
+    ({"env": {"A": 1}}, "JobSpec.env"),
+    ({"max_attempts": "3"}, "JobSpec.max_attempts"),
+    ({"tags": ["a", 2]}, "JobSpec.tags"),
+    ({"commnd": "x"}, "unexpected keyword argument 'commnd'"),
+])
+def test_wrong_type_is_a_type_error_naming_the_field(kwargs, field):
+    with pytest.raises(TypeError, match=field.replace(".", r"\.")):
+        libtony.JobSpec(**kwargs)
+
+
+def test_wrong_value_is_a_value_error_naming_the_field():
+    with pytest.raises(ValueError, match="framework"):
+        libtony.JobSpec(framework="tensorflw")
+    with pytest.raises(ValueError, match="instances") as e:
+        libtony.JobSpec(command="true", job_types={"worker": 0})
+    assert isinstance(e.value, errors.InvalidArgumentError)
+    assert e.value.code == "INVALID_ARGUMENT"
+    with pytest.raises(TypeError, match=r"JobTypeSpec\.instances: expected int, got str"):
+        libtony.JobTypeSpec("worker", instances="two")
+
+
+def test_yaml_round_trip_and_errors_with_line_numbers():
+    spec = libtony.JobSpec(command="echo", job_types={"worker": 2}, tags=["a", "b"])
+    again = libtony.JobSpec.from_yaml(spec.to_yaml())
+    assert again == spec
+    assert "summary:" in spec.to_yaml(libtony.YamlDetail.ROLE_SUMMARY)
+    with pytest.raises(ValueError, match=r"job\.yaml:3:\d+: jobs\.worker\.instances"):
+        libtony.JobSpec.from_yaml("jobs:\n  worker:\n    instances: two\n", "job.yaml")
+
+
+def test_missing_hadoop_configuration_is_one_error_naming_it(monkeypatch, tmp_path):
+    for var in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_HOME", "HADOOP_PREFIX"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(errors.TonyError, match="HADOOP_CONF_DIR"):
+        submitter = libtony.Submitter.yarn()
+        submitter.submit(libtony.JobSpec(command="true", job_types={"worker": 1}))
+    with pytest.raises(errors.TonyError, match=str(tmp_path / "nope")):
+        libtony.Submitter.yarn(conf_dir=str(tmp_path / "nope")).submit(
+            libtony.JobSpec(command="true", job_types={"worker": 1}))
+
+
+def test_local_job_with_progress_logs_and_html(local):
+    spec = libtony.JobSpec(command="echo hello from $DTF_TASK_JOB_NAME:$DTF_TASK_INDEX",
+                           job_types={"worker": 2})
+    app = local.submit(spec)
+    seen = []
+    final = app.wait(timeout=120, on_progress=seen.append)
+    assert final.state == libtony.AppState.SUCCEEDED and final.final
+    assert seen and seen[-1] == final
+    assert all(s.id == app.id for s in seen)
+    assert app.logs("worker:1", "stdout").strip() == "hello from worker:1"
+    with pytest.raises(LookupError, match="no task worker:7"):
+        app.logs("worker:7")
+    html = final._repr_html_()
+    assert "<table>" in html and "<td>worker</td>" in html and "SUCCEEDED" in html
+
+
+def test_failed_task_gives_diagnostics(local):
+    app = local.submit(libtony.JobSpec(command="echo boom >&2; exit 3", job_types={"worker": 1}))
+    final = app.wait(timeout=120)
+    assert final.state == libtony.AppState.FAILED
+    assert "worker:0" in final.diagnostics and "boom" in final.diagnostics
+
+
+def test_wait_releases_the_gil(local):
+    app = local.submit(libtony.JobSpec(command="sleep 2", job_types={"worker": 1}))
+    ticks = 0
+    stop = threading.Event()
+
+    def spin():
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.01)
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        assert app.wait(timeout=120).state == libtony.AppState.SUCCEEDED
+    finally:
+        stop.set()
+        spinner.join()
+    assert ticks > 20  # the other thread ran all along (two seconds: ~200 ticks)
+
+
+def test_ctrl_c_interrupts_wait(local):
+    app = local.submit(libtony.JobSpec(command="sleep 300", job_types={"worker": 1}))
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            app.wait(timeout=240)
+    finally:
+        timer.cancel()
+    app.kill()
+    assert app.status().state == libtony.AppState.KILLED
+
+
+def test_deadline_is_a_timeout_error(local):
+    app = local.submit(libtony.JobSpec(command="sleep 300", job_types={"worker": 1}))
+    with pytest.raises(TimeoutError) as e:
+        app.wait(timeout=0.5)
+    assert e.value.code == "DEADLINE_EXCEEDED"
+    app.kill()
+
+
+def test_unknown_ids_are_errors_with_codes(local):
+    with pytest.raises(errors.NotFoundError):
+        local.open("local_1_abcd")
+    with pytest.raises(errors.InvalidArgumentError):
+        local.open("application_1_0001")
+
+
+def test_asyncio_follows_three_jobs_and_kills_one(local):
+    async def main():
+        apps = [local.submit(libtony.JobSpec(command=c, job_types={"worker": 1}))
+                for c in ("sleep 1", "sleep 2", "sleep 300")]
+        progress = []
+        async with libtony.aio.AsyncMonitor(max_poll_interval=0.2) as monitor:
+            waits = [asyncio.ensure_future(monitor.wait(a, timeout=240, on_progress=progress.append))
+                     for a in apps]
+            done = await asyncio.gather(*waits[:2])
+            assert not waits[2].done()
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, apps[2].kill)
+            killed = await waits[2]
+        return done, killed, progress
+
+    done, killed, progress = asyncio.run(main())
+    assert [s.state for s in done] == [libtony.AppState.SUCCEEDED] * 2
+    assert killed.state == libtony.AppState.KILLED
+    assert any(s.state == libtony.AppState.RUNNING for s in progress)
+
+
+def test_type_stubs_cover_the_module():
+    import libtony._tony as native
+    stub = os.path.join(os.path.dirname(native.__file__), "_tony.pyi")
+    tree = ast.parse(open(stub).read())
+    stubbed = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    stubbed |= {t.id for n in tree.body if isinstance(n, ast.AnnAssign) for t in [n.target]}
+    public = {n for n in dir(native) if n.isidentifier() and not n.startswith("_")}
+    assert public <= stubbed, public - stubbed
+    assert os.path.exists(os.path.join(os.path.dirname(native.__file__), "py.typed"))

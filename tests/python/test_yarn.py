@@ -1,0 +1,82 @@
+"""The Python API on the real test cluster: a TensorFlow job, a PyTorch DDP job, and three jobs
+followed from one asyncio loop. Every address is checked local first (cluster_env)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+import libtony
+import libtony.aio
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def yarn(cluster_env):
+    return libtony.Submitter.yarn(conf_dir=cluster_env["HADOOP_CONF_DIR"])
+
+
+def example(name):
+    source_dir = os.environ.get("TONY_SOURCE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..")
+    return os.path.abspath(os.path.join(source_dir, "examples", name))
+
+
+def test_tensorflow_ps_job(yarn, task_python, tmp_path):
+    spec = libtony.JobSpec(
+        name="python-api-tf", command=f"{task_python} $DTF_TASK_SCRIPT --steps 50",
+        script_file=example("classic_ps_worker.py"), output_path=str(tmp_path),
+        job_types={"ps": 1, "worker": 1}, task_defaults=libtony.Resources(memory_mb=1536))
+    app = yarn.submit(spec)
+    assert app.id.startswith("application_")
+    final = app.wait(timeout=600)
+    assert final.state == libtony.AppState.SUCCEEDED, final.diagnostics
+    assert final.progress["worker"].succeeded == 1
+    assert "worker 0 done" in app.logs("worker:0", "stdout")
+    # Re-attached by id, as another process would.
+    assert yarn.open(app.id).status().state == libtony.AppState.SUCCEEDED
+
+
+def test_pytorch_ddp_job(yarn, task_python):
+    spec = libtony.JobSpec(
+        name="python-api-pytorch", framework="pytorch",
+        command=f"{task_python} $DTF_TASK_SCRIPT", script_file=example("pytorch_ddp.py"),
+        job_types={"worker": 2}, task_defaults=libtony.Resources(memory_mb=1536))
+    app = yarn.submit(spec)
+    final = app.wait(timeout=600)
+    assert final.state == libtony.AppState.SUCCEEDED, final.diagnostics
+    for rank in range(2):
+        assert f"pytorch_ddp done: rank {rank}/2" in app.logs(f"worker:{rank}", "stdout")
+
+
+def test_asyncio_follows_three_yarn_jobs_and_kills_one(yarn):
+    def small(name, command):
+        return libtony.JobSpec(name=name, command=command, job_types={"worker": 1},
+                               task_defaults=libtony.Resources(memory_mb=256), am_memory_mb=256)
+
+    async def main():
+        apps = [yarn.submit(small("python-api-async-1", "sleep 2")),
+                yarn.submit(small("python-api-async-2", "sleep 4")),
+                yarn.submit(small("python-api-async-3", "sleep 600"))]
+        running = asyncio.Event()
+
+        def on_third(status):
+            if status.progress.get("worker") and status.progress["worker"].running:
+                running.set()
+
+        async with libtony.aio.AsyncMonitor() as monitor:
+            first = [asyncio.ensure_future(monitor.wait(a, timeout=480)) for a in apps[:2]]
+            third = asyncio.ensure_future(monitor.wait(apps[2], timeout=480, on_progress=on_third))
+            done = await asyncio.gather(*first)
+            await asyncio.wait_for(running.wait(), 300)
+            await asyncio.get_running_loop().run_in_executor(None, apps[2].kill)
+            killed = await third
+        return apps, done, killed
+
+    apps, done, killed = asyncio.run(main())
+    assert [s.state for s in done] == [libtony.AppState.SUCCEEDED] * 2
+    assert killed.state == libtony.AppState.KILLED
+    listed = {a.id: a.state for a in yarn.list(include_finished=True)}
+    assert listed[apps[2].id] == libtony.AppState.KILLED
