@@ -189,3 +189,15 @@ def test_type_stubs_cover_the_module():
     public = {n for n in dir(native) if n.isidentifier() and not n.startswith("_")}
     assert public <= stubbed, public - stubbed
     assert os.path.exists(os.path.join(os.path.dirname(native.__file__), "py.typed"))
+
+
+def test_readme_python_example_compiles():
+    source_dir = os.environ.get("TONY_SOURCE_DIR") or os.path.join(os.path.dirname(__file__),
+                                                                   "..", "..")
+    readme = open(os.path.join(source_dir, "README.md")).read()
+    block = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    code = compile(block, "README.md", "exec")
+    names = {n for n in code.co_names}
+    assert {"JobSpec", "Resources", "Submitter"} <= names
+    for name in ("JobSpec", "Resources", "Submitter"):
+        assert hasattr(libtony, name)
