@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "cli/tony_conf.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "spec/parse_util.h"
@@ -64,6 +65,17 @@ constexpr FlagDef kFlags[] = {
     {0, "principal", true},
     {0, "keytab", true},
     {'D', "define", true},
+    {0, "tony_conf", true},
+    {0, "tony", true},
+    {0, "executes", true},
+    {0, "task_params", true},
+    {0, "python_binary_path", true},
+    {0, "python_venv", true},
+    {0, "shell_env", true},
+    {0, "container_env", true},
+    {0, "src_dir", true},
+    {0, "conf_file", true},
+    {0, "conf", true},
     {0, "dry-run", false},
     {0, "dry-run-tasks", false},
     {0, "detach", false},
@@ -118,6 +130,18 @@ std::string ShellQuote(const std::string& word) {
   return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
 }
 
+// TonY's client flags (cli/tony_conf.h), which TonY users also write with a single dash.
+constexpr absl::string_view kTonyFlags[] = {"executes",    "task_params", "python_binary_path",
+                                            "python_venv", "shell_env",   "container_env",
+                                            "src_dir",     "conf_file",   "conf"};
+
+bool IsTonyFlag(absl::string_view arg) {
+  if (arg.size() < 3 || arg[0] != '-' || arg[1] == '-') return false;
+  absl::string_view name = arg.substr(
+      1, arg.find('=') == absl::string_view::npos ? absl::string_view::npos : arg.find('=') - 1);
+  return std::find(std::begin(kTonyFlags), std::end(kTonyFlags), name) != std::end(kTonyFlags);
+}
+
 // Splits argv into flags (in order) and the positional task command. `*argv_form` is set when
 // the command came as words after "--".
 absl::Status Tokenize(const std::vector<std::string>& args, std::vector<RawFlag>* flags,
@@ -142,6 +166,14 @@ absl::Status Tokenize(const std::vector<std::string>& args, std::vector<RawFlag>
         return absl::InvalidArgumentError(
             absl::StrCat("unknown option '--", name, "'; see ytf-submit --help"));
       }
+    } else if (IsTonyFlag(arg)) {
+      // TonY's client takes its long options with one dash too (-executes x.py).
+      std::string name = arg.substr(1);
+      if (size_t eq = name.find('='); eq != std::string::npos) {
+        inline_value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      def = FindLong(name);
     } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
       def = FindShort(arg[1]);
       if (def == nullptr) {
@@ -241,6 +273,43 @@ absl::Status LoadSpecFlag(const std::vector<RawFlag>& flags, JobSpec* spec) {
       TONY_ASSIGN_OR_RETURN(*spec, LoadJobSpecFile(f.value));
     }
   }
+  return absl::OkStatus();
+}
+
+// TonY's configuration and client flags (cli/tony_conf.h) as the base spec, like --spec.
+absl::Status LoadTonyFlags(const std::vector<RawFlag>& flags, JobSpec* spec) {
+  TonyInput in;
+  const RawFlag* spec_flag = nullptr;
+  for (const RawFlag& f : flags) {
+    const std::string name = f.def->long_name;
+    if (name == "spec") spec_flag = &f;
+    if (name == "tony_conf" || name == "conf_file") {
+      in.conf_files.push_back(f.value);
+    } else if (name == "tony" || name == "conf") {
+      TONY_ASSIGN_OR_RETURN(auto kv, KeyValue(f));
+      in.settings.push_back(kv);
+    } else if (name == "executes") {
+      in.executes = f.value;
+    } else if (name == "task_params") {
+      in.task_params = f.value;
+    } else if (name == "python_binary_path") {
+      in.python_binary_path = f.value;
+    } else if (name == "python_venv") {
+      in.python_venv = f.value;
+    } else if (name == "shell_env" || name == "container_env") {
+      in.env.push_back(f.value);
+    } else if (name == "src_dir") {
+      return FlagError(*f.def,
+                       "not supported: ship the entry point with --executes and other files "
+                       "with --file or --archive (docs/migrating-from-tony.md)");
+    }
+  }
+  if (in.empty()) return absl::OkStatus();
+  if (spec_flag != nullptr) {
+    return FlagError(*spec_flag->def, "give either --spec or TonY's configuration, not both");
+  }
+  TONY_ASSIGN_OR_RETURN(std::vector<std::string> warnings, ApplyTonyConf(in, spec));
+  for (const std::string& w : warnings) TONY_LOG(WARNING) << w;
   return absl::OkStatus();
 }
 
@@ -425,6 +494,7 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
   if (out.help || out.version) return out;
 
   JobSpec& spec = out.spec;
+  TONY_RETURN_IF_ERROR(LoadTonyFlags(flags, &spec));  // first: it refuses --spec beside it
   TONY_RETURN_IF_ERROR(LoadSpecFlag(flags, &spec));
   TONY_RETURN_IF_ERROR(ApplyClusterRequirements(flags, &spec));
   TONY_RETURN_IF_ERROR(ApplyResourceFlags(flags, &spec));
@@ -501,6 +571,15 @@ Job:
       --spec <file>      read the job from YAML (docs/job-spec.md; '-': standard input);
                          options above override it; relative paths in the file are
                          relative to its directory
+
+TonY's configuration (docs/migrating-from-tony.md), instead of --spec:
+      --tony_conf <tony.xml>   TonY's job configuration (tony.<role>.instances, memory, ...);
+                         repeatable; unsupported keys are named in warnings
+      --tony key=value   one TonY key, over the files; repeatable
+      --executes <entry>, --task_params <args>, --python_venv <zip>,
+      --python_binary_path <path>, --shell_env k=v, --container_env k=v,
+      --conf_file <tony.xml>, --conf key=value
+                         TonY's client flags (also with one dash, as TonY takes them)
 
 Where and how:
       --local            run on this machine as local processes (the default without YARN config)

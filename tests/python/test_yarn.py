@@ -80,3 +80,32 @@ def test_asyncio_follows_three_yarn_jobs_and_kills_one(yarn):
     assert killed.state == libtony.AppState.KILLED
     listed = {a.id: a.state for a in yarn.list(include_finished=True)}
     assert listed[apps[2].id] == libtony.AppState.KILLED
+
+
+def test_tony_xml_runs_unchanged_through_the_wheels_ytf_submit(cluster_env, task_python,
+                                                               tmp_path):
+    """A TonY job as its users write it: tony.xml and TonY's client flags, run by the wheel's
+    ytf-submit console script on the real cluster."""
+    import subprocess
+    conf = tmp_path / "tony.xml"
+    props = {
+        "tony.application.name": "python-api-tony-xml",
+        "tony.ps.instances": "1",
+        "tony.worker.instances": "2",
+        "tony.ps.memory": "1g",
+        "tony.worker.memory": "1536m",
+        "tony.application.untracked.jobtypes": "ps",
+        "tony.task.executor.jvm.opts": "-Xmx1g",  # TonY-only: named in a warning
+    }
+    conf.write_text("<configuration>" + "".join(
+        f"<property><name>{k}</name><value>{v}</value></property>" for k, v in props.items())
+        + "</configuration>")
+    out = subprocess.run(
+        ["ytf-submit", "--yarn", "--conf_dir", cluster_env["HADOOP_CONF_DIR"], "-conf_file",
+         str(conf), "-executes", "classic_ps_worker.py", "-task_params", "--steps 50",
+         "-python_binary_path", task_python, "-o", str(tmp_path)],
+        cwd=os.path.dirname(example("classic_ps_worker.py")), capture_output=True, text=True,
+        timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "tony.task.executor.jvm.opts: ignored" in out.stderr
+    assert "SUCCEEDED" in out.stderr
