@@ -85,8 +85,16 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
   }
 
   void Unfollow(absl::string_view id) {
-    absl::MutexLock lock(&inbox_->mu);
-    apps_.erase(std::string(id));
+    // The application is destroyed after the lock is released: its destructor waits for its
+    // calls in flight, whose callbacks take this lock.
+    std::shared_ptr<Application> app;
+    {
+      absl::MutexLock lock(&inbox_->mu);
+      auto it = apps_.find(std::string(id));
+      if (it == apps_.end()) return;
+      app = std::move(it->second.app);
+      apps_.erase(it);
+    }
   }
 
   int size() const {

@@ -179,7 +179,8 @@ std::shared_ptr<Submitter> NewLocal(std::optional<std::string> work_root,
   return Share(NewLocalSubmitter(o));
 }
 
-PyApplication Submit(const std::shared_ptr<Submitter>& s, const JobSpec& spec) {
+PyApplication Submit(const std::shared_ptr<Submitter>& s, const JobSpec& input) {
+  const JobSpec spec = input;  // another Python thread may edit it while the GIL is released
   absl::StatusOr<std::unique_ptr<Application>> app;
   {
     py::gil_scoped_release release;
@@ -302,7 +303,9 @@ void BindMonitor(py::module_& m) {
             ThrowIfError(mon.Follow(app.app, timeout));
           },
           py::arg("app"), py::arg("timeout") = py::none())
-      .def("unfollow", &ApplicationMonitor::Unfollow, py::arg("id"))
+      .def(
+          "unfollow", [](ApplicationMonitor& mon, const std::string& id) { mon.Unfollow(id); },
+          py::arg("id"), py::call_guard<py::gil_scoped_release>())
       .def("__len__", &ApplicationMonitor::size)
       .def("fileno", &ApplicationMonitor::fd)
       .def("take_events", &TakeEvents);

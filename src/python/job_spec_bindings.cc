@@ -135,7 +135,9 @@ void BindParts(py::module_& m) {
       .def_readwrite("vcores", &Resources::vcores)
       .def_readwrite("memory_mb", &Resources::memory_mb)
       .def_readwrite("gpus", &Resources::gpus)
-      .def("__eq__", [](const Resources& a, const Resources& b) { return a == b; })
+      .def(
+          "__eq__", [](const Resources& a, const Resources& b) { return a == b; },
+          py::is_operator())
       .def("__repr__", &ResourcesRepr);
   py::class_<RestartSpec>(m, "RestartSpec", "What happens when a task of a job type fails.")
       .def(
@@ -145,7 +147,9 @@ void BindParts(py::module_& m) {
       .def_readwrite("backoff", &RestartSpec::backoff)
       .def_readwrite("scope", &RestartSpec::scope)
       .def_readwrite("on_address_change", &RestartSpec::on_address_change)
-      .def("__eq__", [](const RestartSpec& a, const RestartSpec& b) { return a == b; });
+      .def(
+          "__eq__", [](const RestartSpec& a, const RestartSpec& b) { return a == b; },
+          py::is_operator());
   py::class_<JobTimeouts>(m, "JobTimeouts", "Every deadline of a job (None: none).")
       .def(
           py::init([](const py::kwargs& kw) { return FromKwargs<JobTimeouts>("JobTimeouts", kw); }))
@@ -174,7 +178,9 @@ void BindJobType(py::module_& m) {
       .def_readwrite("env", &JobTypeSpec::env)
       .def_readwrite("tracked", &JobTypeSpec::tracked)
       .def_readwrite("restart", &JobTypeSpec::restart)
-      .def("__eq__", [](const JobTypeSpec& a, const JobTypeSpec& b) { return a == b; })
+      .def(
+          "__eq__", [](const JobTypeSpec& a, const JobTypeSpec& b) { return a == b; },
+          py::is_operator())
       .def("__repr__", [](const JobTypeSpec& t) {
         return absl::StrCat("JobTypeSpec('", t.name, "', instances=", t.instances, ")");
       });
@@ -249,7 +255,8 @@ void BindJobSpecClass(py::module_& m) {
              return ResolveTasks(s);
            })
       .def("total_tasks", &JobSpec::TotalTasks)
-      .def("__eq__", [](const JobSpec& a, const JobSpec& b) { return a == b; })
+      .def(
+          "__eq__", [](const JobSpec& a, const JobSpec& b) { return a == b; }, py::is_operator())
       .def("__copy__", [](const JobSpec& s) { return JobSpec(s); })
       .def("__deepcopy__", [](const JobSpec& s, py::dict) { return JobSpec(s); })
       .def("__repr__", [](const JobSpec& s) {

@@ -17,7 +17,10 @@ namespace tony::python {
 
 py::object StatusToException(const absl::Status& status) {
   py::object errors = py::module_::import("libtony.errors");
-  return errors.attr("from_status")(static_cast<int>(status.code()), std::string(status.message()));
+  // Messages may quote bytes from anywhere (paths, HTTP bodies): invalid UTF-8 is replaced.
+  py::object message = py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(
+      status.message().data(), static_cast<Py_ssize_t>(status.message().size()), "replace"));
+  return errors.attr("from_status")(static_cast<int>(status.code()), message);
 }
 
 void ThrowStatus(const absl::Status& status) {
@@ -112,9 +115,11 @@ bool type_caster<absl::Duration>::load(handle src, bool convert) {
     value = absl::InfiniteDuration();
     return true;
   }
-  static const object& kTimedelta = *new object(module_::import("datetime").attr("timedelta"));
+  // Imported per call (a dictionary lookup once loaded): a static initialised under the GIL
+  // could deadlock with another thread waiting on its guard.
+  object timedelta = module_::import("datetime").attr("timedelta");
   double seconds = 0;
-  if (isinstance(src, kTimedelta)) {
+  if (isinstance(src, timedelta)) {
     seconds = src.attr("total_seconds")().cast<double>();
   } else if ((PyFloat_Check(src.ptr()) || PyLong_Check(src.ptr())) && !PyBool_Check(src.ptr())) {
     seconds = PyFloat_AsDouble(src.ptr());

@@ -42,7 +42,9 @@ void BindProgress(py::module_& m) {
       .def_readonly("succeeded", &JobTypeProgress::succeeded)
       .def_readonly("failed", &JobTypeProgress::failed)
       .def_readonly("restarts", &JobTypeProgress::restarts)
-      .def("__eq__", [](const JobTypeProgress& a, const JobTypeProgress& b) { return a == b; })
+      .def(
+          "__eq__", [](const JobTypeProgress& a, const JobTypeProgress& b) { return a == b; },
+          py::is_operator())
       .def("__repr__", &ProgressRepr);
 }
 
@@ -62,7 +64,9 @@ void BindStatus(py::module_& m) {
       .def_readonly("attempt", &ApplicationStatus::attempt)
       .def_readonly("max_attempts", &ApplicationStatus::max_attempts)
       .def_property_readonly("final", [](const ApplicationStatus& s) { return IsFinal(s.state); })
-      .def("__eq__", [](const ApplicationStatus& a, const ApplicationStatus& b) { return a == b; })
+      .def(
+          "__eq__", [](const ApplicationStatus& a, const ApplicationStatus& b) { return a == b; },
+          py::is_operator())
       .def("__repr__", &StatusRepr);
 }
 

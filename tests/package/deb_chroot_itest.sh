@@ -38,7 +38,7 @@ in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root 
 in_root apt-get update -qq
 in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "/tmp/${deb##*/}" >/dev/null
 in_root ytf-submit --version
-in_root ytf --help | head -n 1
+in_root ytf --help | sed -n 1p
 in_root sh -c 'cmake -S /tmp/consumer -B /tmp/consumer/build >/dev/null &&
   cmake --build /tmp/consumer/build >/dev/null && /tmp/consumer/build/consumer'
 test -f "$root/usr/share/tony/tony-runtime.tar.gz"

@@ -13,6 +13,7 @@ import asyncio
 import datetime
 from typing import AsyncIterator, Callable, Dict, Optional, Union
 
+from libtony import errors
 from libtony._tony import Application, ApplicationEvent, ApplicationMonitor, ApplicationStatus
 
 Timeout = Union[datetime.timedelta, float, None]
@@ -43,6 +44,7 @@ class AsyncMonitor:
         """Stops following everything (open iterators end) and joins the monitor's thread."""
         if self._loop is None:
             return
+        self._dispatch()  # events already queued still reach their followers
         self._loop.remove_reader(self._monitor.fileno())
         await self._loop.run_in_executor(None, self._monitor.stop)
         for queue in self._queues.values():
@@ -63,9 +65,9 @@ class AsyncMonitor:
         if app.id in self._queues:
             raise RuntimeError(f"{app.id} is followed already")
         queue: asyncio.Queue = asyncio.Queue()
+        self._monitor.follow(app, timeout)
         self._queues[app.id] = queue
         try:
-            self._monitor.follow(app, timeout)
             while True:
                 event = await queue.get()
                 if event is None:  # closed
@@ -81,11 +83,15 @@ class AsyncMonitor:
                    on_progress: Optional[Callable[[ApplicationStatus], None]] = None
                    ) -> ApplicationStatus:
         """The final status of ``app``; raises the TonyError that ended following."""
-        async for event in self.events(app, timeout):
-            if event.error is not None:
-                raise event.error
-            if on_progress is not None and event.status is not None:
-                on_progress(event.status)
-            if event.last:
-                return event.status
-        raise asyncio.CancelledError(f"the monitor was closed while following {app.id}")
+        events = self.events(app, timeout)
+        try:
+            async for event in events:
+                if event.error is not None:
+                    raise event.error
+                if on_progress is not None and event.status is not None:
+                    on_progress(event.status)
+                if event.last:
+                    return event.status
+        finally:
+            await events.aclose()  # unfollows now, so that app can be followed again at once
+        raise errors.AbortedError(f"the monitor was closed while following {app.id}")
