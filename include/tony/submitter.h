@@ -224,12 +224,17 @@ struct ApplicationSummary {
   std::string user;
   std::string queue;
   std::string name;
-  std::string type;  // the YARN application type ("TENSORFLOW", "PYTORCH", ...)
+  std::string type;               // the YARN application type ("TENSORFLOW", "PYTORCH", ...)
+  std::vector<std::string> tags;  // its YARN application tags (YARN lower-cases them)
 };
 
 struct ListOptions {
   // Finished applications too (as long as the backend remembers them). Default: running ones.
   bool include_finished = false;
+  // Only applications carrying every one of these tags (compared as YARN stores tags, in lower
+  // case), e.g. the tag a scheduler gave its submission, to find it again after a retry.
+  // Default: none (no filter).
+  std::vector<std::string> tags;
 };
 
 class TONY_EXPORT Submitter {

@@ -22,6 +22,7 @@
 #include "http/client.h"
 #include "http/json.h"
 #include "local/local_am.h"
+#include "spec/parse_util.h"
 #include "submit/contract.h"
 #include "submit/yarn_submitter.h"
 #include "tony/version.h"
@@ -35,8 +36,11 @@ struct YtfArgs {
   std::string task;                                       // logs --task
   std::vector<std::string> files = {"stdout", "stderr"};  // logs --file
   bool follow = false;
-  bool all = false;   // list --all
-  bool json = false;  // status, list --json
+  bool all = false;                                        // list --all
+  std::vector<std::string> tags;                           // list --tag
+  bool json = false;                                       // status, list --json
+  bool wait = false;                                       // status --wait
+  absl::Duration wait_timeout = absl::InfiniteDuration();  // status --timeout
   bool help = false;
   bool version = false;
   YarnSubmitterOptions cluster;
@@ -52,6 +56,9 @@ struct YtfFlag {
 constexpr YtfFlag kYtfFlags[] = {
     {0, "json", false, "status list events"},
     {0, "all", false, "list"},
+    {0, "tag", true, "list"},
+    {0, "wait", false, "status"},
+    {0, "timeout", true, "status"},
     {0, "task", true, "logs"},
     {0, "file", true, "logs"},
     {'f', "follow", false, "logs"},
@@ -170,6 +177,14 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
       out.follow = true;
     } else if (name == "all") {
       out.all = true;
+    } else if (name == "tag") {
+      out.tags.push_back(value);
+    } else if (name == "wait") {
+      out.wait = true;
+    } else if (name == "timeout") {
+      absl::StatusOr<absl::Duration> d = spec::ParseTimeout(value);
+      if (!d.ok()) return Usage(out.command, absl::StrCat("--timeout: ", d.status().message()));
+      out.wait_timeout = *d;
     } else if (name == "json") {
       out.json = true;
     } else if (name == "conf_dir") {
@@ -396,12 +411,16 @@ Options take their value as the next word or after '=' (--task=worker:1).
   if (command == "status") {
     return absl::StrCat(R"(ytf status - a job's state
 
-Usage: ytf status APP [--json]
+Usage: ytf status APP [--json] [--wait [--timeout <d>]]
 
 Prints the state, the tracking URL, each job type's tasks (allocated, registered, running,
 succeeded, failed; for a finished job as it ended) and the diagnostics.
       --json                the same as one JSON object
-Exit codes: 0 running or succeeded, 1 failed or killed, 2 bad usage, 3 cluster or job not found.
+      --wait                first wait until the job has ended (ytf-submit --detach, then
+                            this: what a scheduler runs to reap a job)
+      --timeout <d>         stop waiting after this long (10m, 1h; default none): exit 3
+Exit codes: 0 running or succeeded, 1 failed or killed, 2 bad usage, 3 cluster or job not found
+(or, with --wait, still running when --timeout passed).
 )",
                         kCommon);
   }
@@ -434,12 +453,15 @@ Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
   if (command == "list") {
     return absl::StrCat(R"(ytf list - libtony jobs on the cluster
 
-Usage: ytf list [--all] [--json]
+Usage: ytf list [--all] [--tag <tag>]... [--json]
 
 Lists the jobs libtony submitted (every user's, whatever their application type) that are
 still running.
       --all                 finished jobs too
-      --json                one JSON array of {id, state, user, queue, name, type}
+      --tag <tag>           only jobs carrying this YARN application tag (all of those given;
+                            YARN keeps tags in lower case): a scheduler finds its submission
+                            again by the tag it gave it (ytf-submit --tag)
+      --json                one JSON array of {id, state, user, queue, name, type, tags}
 Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
 )",
                         kCommon);
@@ -556,6 +578,7 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (parsed->command == "list") {
     ListOptions options;
     options.include_finished = parsed->all;
+    options.tags = parsed->tags;
     auto found = submit::ListYarnApplications(*cluster, options);
     if (!found.ok()) {
       err << "ytf: " << found.status().message() << "\n";
@@ -569,7 +592,8 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
                         {"user", a.user},
                         {"queue", a.queue},
                         {"name", a.name},
-                        {"type", a.type}});
+                        {"type", a.type},
+                        {"tags", a.tags}});
       }
       // Other users' names may be any bytes: invalid UTF-8 becomes U+FFFD instead of an
       // exception out of the JSON writer.
@@ -596,6 +620,13 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitInternal;
   }
   std::unique_ptr<Application> app = *std::move(opened);
+  if (parsed->command == "status" && parsed->wait) {
+    auto final = app->Wait(parsed->wait_timeout);
+    if (!final.ok()) {
+      err << "ytf: " << parsed->app << ": " << final.status().message() << "\n";
+      return kExitInternal;
+    }
+  }
   if (parsed->command == "status") return Status(std::move(app), parsed->json, out, err);
   if (parsed->command == "kill") {
     auto before = app->Status();

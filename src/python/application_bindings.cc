@@ -214,15 +214,18 @@ void BindSubmitter(py::module_& m) {
       .def("open", &Open, py::arg("id"), py::arg("timeout") = py::none())
       .def(
           "list",
-          [](Submitter& s, bool include_finished, absl::Duration timeout) {
+          [](Submitter& s, bool include_finished, std::vector<std::string> tags,
+             absl::Duration timeout) {
             absl::StatusOr<std::vector<ApplicationSummary>> apps;
             {
               py::gil_scoped_release release;
-              apps = s.List({.include_finished = include_finished}, Limits(timeout));
+              apps = s.List({.include_finished = include_finished, .tags = std::move(tags)},
+                            Limits(timeout));
             }
             return ValueOrThrow(std::move(apps));
           },
-          py::arg("include_finished") = false, py::arg("timeout") = py::none())
+          py::arg("include_finished") = false, py::arg("tags") = std::vector<std::string>(),
+          py::arg("timeout") = py::none())
       .def(
           "read_log",
           [](const std::shared_ptr<Submitter>& s, const std::string& id, const std::string& task,

@@ -78,6 +78,7 @@ void BindSummary(py::module_& m) {
       .def_readonly("queue", &ApplicationSummary::queue)
       .def_readonly("name", &ApplicationSummary::name)
       .def_readonly("type", &ApplicationSummary::type)
+      .def_readonly("tags", &ApplicationSummary::tags)
       .def("__repr__", [](const ApplicationSummary& s) {
         return absl::StrCat("ApplicationSummary(id='", s.id, "', state=", AppStateName(s.state),
                             ", name='", s.name, "')");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -50,10 +51,22 @@ absl::StatusOr<std::unique_ptr<Application>> OpenYarnApplicationById(
 absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnCluster& cluster,
                                                                      const ListOptions& options,
                                                                      absl::Time deadline) {
+  // Tags are lower-cased at submission (older libtony sent them as given), and the
+  // ResourceManager's filter matches any one of the tags it is given, exactly: ask for both
+  // spellings, then keep the applications that carry every tag.
+  std::vector<std::string> wanted, asked;
+  for (const std::string& t : options.tags) {
+    wanted.push_back(absl::AsciiStrToLower(t));
+    asked.push_back(t);
+    if (wanted.back() != t) asked.push_back(wanted.back());
+  }
   std::map<std::string, yarn::ApplicationReport> by_id;
   for (int by_tag = 0; by_tag < 2; ++by_tag) {
     yarn::ApplicationFilter filter;
-    if (by_tag) {
+    if (!wanted.empty()) {
+      if (by_tag) break;  // one question: the tags select the applications
+      filter.tags = asked;
+    } else if (by_tag) {
       filter.tags = {kApplicationTag};
     } else {
       filter.application_types = {"TENSORFLOW", "PYTORCH", "HOROVOD", "TONY"};
@@ -68,7 +81,13 @@ absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnC
   }
   std::vector<ApplicationSummary> out;
   for (const auto& [id, r] : by_id) {
-    out.push_back({id, ToAppState(r), r.user, r.queue, r.name, r.application_type});
+    std::vector<std::string> tags;
+    for (const std::string& t : r.tags) tags.push_back(absl::AsciiStrToLower(t));
+    const bool all = std::all_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+      return std::find(tags.begin(), tags.end(), w) != tags.end();
+    });
+    if (!all) continue;
+    out.push_back({id, ToAppState(r), r.user, r.queue, r.name, r.application_type, tags});
   }
   return out;
 }

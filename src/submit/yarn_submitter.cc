@@ -589,7 +589,9 @@ class YarnSubmitter : public Submitter {
     ctx.name = spec.name;
     ctx.queue = spec.queue;
     ctx.application_type = spec.application_type;
-    ctx.tags = spec.tags;
+    // Java clients lower-case tags before they reach the ResourceManager (YARN's
+    // ApplicationSubmissionContext does), whose tag filter then compares exactly: so do we.
+    for (const std::string& tag : spec.tags) ctx.tags.push_back(absl::AsciiStrToLower(tag));
     if (std::find(ctx.tags.begin(), ctx.tags.end(), kApplicationTag) == ctx.tags.end()) {
       ctx.tags.push_back(kApplicationTag);
     }

@@ -431,6 +431,13 @@ class FakeYarnClient : public YarnClient {
           std::find(filter.states.begin(), filter.states.end(), r.state) == filter.states.end()) {
         continue;
       }
+      // As the ResourceManager: an application carrying any one of the tags.
+      if (!filter.tags.empty() &&
+          std::none_of(filter.tags.begin(), filter.tags.end(), [&](const std::string& t) {
+            return std::find(r.tags.begin(), r.tags.end(), t) != r.tags.end();
+          })) {
+        continue;
+      }
       out.push_back(r);
     }
     return out;

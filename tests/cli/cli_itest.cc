@@ -14,6 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/file_util.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
@@ -185,6 +187,23 @@ TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   Result list = Exec({Ytf(), "list", "--all"});
   EXPECT_THAT(list.out, HasSubstr(app));
+  // A scheduler finds its submission again by its tag (YARN keeps tags in lower case).
+  const std::string tag = absl::StrCat("Cli-Itest-", absl::ToUnixNanos(absl::Now()));
+  Result tagged = Exec({Submit(), "--yarn", "--detach", "-n", "cli-itest-tagged", "--tag", tag,
+                        "-r", "worker:1", "-m", "128m", "true"});
+  ASSERT_EQ(tagged.exit_code, 0) << tagged.err;
+  const std::string tagged_app = AppIdOf(tagged.out);
+  Result by_tag = Exec({Ytf(), "list", "--all", "--json", "--tag", tag});
+  EXPECT_EQ(by_tag.exit_code, 0) << by_tag.err;
+  EXPECT_THAT(by_tag.out, HasSubstr(tagged_app));
+  EXPECT_THAT(by_tag.out, HasSubstr(absl::AsciiStrToLower(tag)));
+  EXPECT_THAT(by_tag.out, Not(HasSubstr(app)));
+  Result none = Exec({Ytf(), "list", "--all", "--tag", tag + "-other"});
+  EXPECT_THAT(none.out, Not(HasSubstr(tagged_app)));
+  // ...and reaps it: status --wait returns once it has ended, with the job's exit code.
+  Result reaped = Exec({Ytf(), "status", tagged_app, "--wait", "--timeout", "5m"});
+  EXPECT_EQ(reaped.exit_code, 0) << reaped.err;
+  EXPECT_THAT(reaped.out, HasSubstr("SUCCEEDED"));
   // Asked by this machine's user: the history is in the job's user's HDFS home.
   Result logs = Exec({Ytf(), "logs", app, "--task", "worker:0", "--file", "stdout"});
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
