@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The Airflow provider with a real Airflow from PyPI (its own venv, SQLite metadata, no web
+# server) on the real test cluster: `airflow dags test` of a DAG running a TensorFlow job then a
+# PyTorch job (each deferred, then resumed by its trigger), of a DAG whose job fails (the task
+# fails and the failed task's stderr is in the Airflow log), and a retried task re-attaching
+# to its earlier try's application.
+#
+#   tests/airflow/run_airflow_itest.sh WHEEL_DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+wheel=$(ls "$1"/libtony-*.whl)
+airflow_version=${TONY_AIRFLOW_VERSION:-3.3.2}
+
+# Airflow's venv is kept between runs (it is large); libtony and the provider are installed
+# afresh into it every time.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/libtony
+venv=$cache/airflow-$airflow_version
+mkdir -p "$cache"
+exec 9>"$cache/airflow.lock"
+flock 9
+if ! "$venv/bin/python" -c "import airflow" 2>/dev/null; then
+  echo "airflow_itest: installing apache-airflow==$airflow_version into $venv" >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "apache-airflow==$airflow_version"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+  "$root/src/python/airflow_provider"
+
+# Test traffic stays on this machine: `env` checks every cluster address is local first.
+eval "$("$root/scripts/hadoop-cluster" env)"
+task_python=$("$root/scripts/python-env")/python
+
+home=$(mktemp -d /tmp/libtony-airflow.XXXXXX)
+trap 'rm -rf "$home"' EXIT
+export AIRFLOW_HOME=$home AIRFLOW__CORE__DAGS_FOLDER=$here/dags
+export AIRFLOW__CORE__LOAD_EXAMPLES=False AIRFLOW__LOGGING__LOGGING_LEVEL=INFO
+export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=sqlite:///$home/airflow.db
+export AIRFLOW_CONN_TONY_DEFAULT="{\"conn_type\": \"tony\", \"extra\": {\"conf_dir\": \"$HADOOP_CONF_DIR\"}}"
+export TONY_EXAMPLES=$root/examples TONY_TASK_PYTHON=$task_python
+PATH=$venv/bin:$PATH
+cd "$home"
+airflow db migrate >/dev/null
+
+check() {  # check WHAT FILE PATTERN
+  if ! grep -qE -- "$3" "$2"; then
+    echo "airflow_itest: $1: no '$3' in the output:" >&2
+    tail -n 80 "$2" >&2
+    exit 1
+  fi
+  echo "airflow_itest: $1: ok"
+}
+
+airflow providers list >"$home/providers.txt" 2>&1
+check "provider registered" "$home/providers.txt" "libtony-airflow"
+
+airflow dags test libtony_tf_then_pytorch >"$home/ok.txt" 2>&1 || true
+check "the jobs were deferred" "$home/ok.txt" "new_state=deferred"
+check "and resumed by their trigger" "$home/ok.txt" "Trigger completed"
+check "TF then PyTorch succeeded" "$home/ok.txt" "application_[0-9_]+ SUCCEEDED"
+[[ $(grep -cE "application_[0-9_]+ SUCCEEDED" "$home/ok.txt") -ge 2 ]] ||
+  check "both jobs succeeded" "$home/ok.txt" "two SUCCEEDED lines"
+check "DAG run succeeded" "$home/ok.txt" "DagRun Finished: .* state=success"
+
+airflow dags test libtony_failing >"$home/fail.txt" 2>&1 || true
+check "failed job fails the task" "$home/fail.txt" "ended FAILED"
+check "and the DAG run" "$home/fail.txt" "DagRun Finished: .* state=failed"
+check "failed task's stderr in the Airflow log" "$home/fail.txt" "libtony-airflow-boom"
+
+python "$here/retry_reattach.py" "$(date +%s%N)"
