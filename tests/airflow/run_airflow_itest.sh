@@ -26,8 +26,11 @@ if ! "$venv/bin/python" -c "import airflow" 2>/dev/null; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check "apache-airflow==$airflow_version"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps \
-  "$root/src/python/airflow_provider"
+# From a copy: setuptools writes build/ and *.egg-info beside the sources it builds.
+provider=$(mktemp -d /tmp/libtony-airflow-provider.XXXXXX)
+cp -r "$root/src/python/airflow_provider/." "$provider/"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$provider"
+rm -rf "$provider"
 
 # Test traffic stays on this machine: `env` checks every cluster address is local first.
 eval "$("$root/scripts/hadoop-cluster" env)"
