@@ -432,9 +432,10 @@ class FakeYarnClient : public YarnClient {
         continue;
       }
       // As the ResourceManager: an application carrying any one of the tags.
+      const std::vector<std::string>& tags = r.tags;  // C++17 lambdas cannot capture bindings
       if (!filter.tags.empty() &&
-          std::none_of(filter.tags.begin(), filter.tags.end(), [&](const std::string& t) {
-            return std::find(r.tags.begin(), r.tags.end(), t) != r.tags.end();
+          std::none_of(filter.tags.begin(), filter.tags.end(), [&tags](const std::string& t) {
+            return std::find(tags.begin(), tags.end(), t) != tags.end();
           })) {
         continue;
       }
