@@ -137,8 +137,8 @@ constexpr absl::string_view kTonyFlags[] = {"executes",    "task_params", "pytho
 
 bool IsTonyFlag(absl::string_view arg) {
   if (arg.size() < 3 || arg[0] != '-' || arg[1] == '-') return false;
-  absl::string_view name = arg.substr(
-      1, arg.find('=') == absl::string_view::npos ? absl::string_view::npos : arg.find('=') - 1);
+  absl::string_view name = arg.substr(1);
+  name = name.substr(0, name.find('='));
   return std::find(std::begin(kTonyFlags), std::end(kTonyFlags), name) != std::end(kTonyFlags);
 }
 
@@ -147,7 +147,8 @@ bool IsTonyFlag(absl::string_view arg) {
 absl::Status Tokenize(const std::vector<std::string>& args, std::vector<RawFlag>* flags,
                       std::vector<std::string>* positional, bool* argv_form) {
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
+    // TonY's client takes its long options with one dash too (-executes x.py).
+    const std::string arg = IsTonyFlag(args[i]) ? "-" + args[i] : args[i];
     if (arg == "--") {
       positional->insert(positional->end(), args.begin() + i + 1, args.end());
       *argv_form = true;
@@ -166,14 +167,6 @@ absl::Status Tokenize(const std::vector<std::string>& args, std::vector<RawFlag>
         return absl::InvalidArgumentError(
             absl::StrCat("unknown option '--", name, "'; see ytf-submit --help"));
       }
-    } else if (IsTonyFlag(arg)) {
-      // TonY's client takes its long options with one dash too (-executes x.py).
-      std::string name = arg.substr(1);
-      if (size_t eq = name.find('='); eq != std::string::npos) {
-        inline_value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-      }
-      def = FindLong(name);
     } else if (arg.size() >= 2 && arg[0] == '-' && arg[1] != '-') {
       def = FindShort(arg[1]);
       if (def == nullptr) {

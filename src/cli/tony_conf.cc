@@ -246,11 +246,10 @@ absl::Status Translator::Tracking() {
 
 absl::Status Translator::Containers() {
   for (const char* key : {"tony.containers.envs", "tony.execution.envs"}) {
-    for (const std::string& kv : List(key)) {
-      size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return Bad(key, absl::StrCat("'", kv, "' is not KEY=VALUE"));
-      spec_->env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    for (const std::string& item : List(key)) {
+      auto kv = conf::Configuration::ParseOverride(item);
+      if (!kv.ok()) return Bad(key, absl::StrCat("'", item, "' is not KEY=VALUE"));
+      spec_->env[kv->first] = kv->second;
     }
   }
   for (const std::string& item : List("tony.containers.resources")) {
@@ -324,13 +323,13 @@ absl::StatusOr<std::vector<std::string>> ApplyTonyConf(const TonyInput& input, J
   spec->name = "TensorFlowApplication";  // TonY's default name
   Translator t(c, spec);
   TONY_ASSIGN_OR_RETURN(std::vector<std::string> warnings, t.Run());
-  for (const std::string& kv : input.env) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
+  for (const std::string& item : input.env) {
+    auto kv = conf::Configuration::ParseOverride(item);
+    if (!kv.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--shell_env/--container_env: '", kv, "' is not KEY=VALUE"));
+          absl::StrCat("--shell_env/--container_env: '", item, "' is not KEY=VALUE"));
     }
-    spec->env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    spec->env[kv->first] = kv->second;
   }
   if (!input.python_venv.empty()) spec->python_env = input.python_venv;
   spec->command = Command(input, spec);
