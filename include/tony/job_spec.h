@@ -95,6 +95,32 @@ struct RestartSpec {
 // YARN's negative container exit status).
 TONY_EXPORT bool IsRetryableExit(RestartPolicy policy, int exit_code);
 
+// When a role's tasks start, relative to another role (docs/job-spec.md, "Dependencies").
+enum class DependencyCondition {
+  kRegistered,  // once every task of the other role registered: an order of container requests;
+                // both roles are in the one cluster spec and start together
+  kRunning,     // once every task of the other role runs its command; this role joins later
+  kFinished,    // once every task of the other role exited 0 (a preparation stage)
+};
+// "registered", "running", "finished".
+TONY_EXPORT absl::string_view DependencyConditionName(DependencyCondition condition);
+
+// A role that depends on another (TonY's tony.<role>.depends-on). Its tasks are not asked for
+// until `when` holds for `role`; a role that joins later (running, finished) gets the cluster
+// spec's next version, listing it and every task not yet exited, while the tasks already
+// running keep theirs.
+struct RoleDependency {
+  std::string role;
+  DependencyCondition when = DependencyCondition::kFinished;  // Default: finished
+  // Waiting longer than this, from when `role` was asked for, fails the job naming both roles.
+  // Default: 30 minutes.
+  absl::Duration timeout = absl::Minutes(30);
+
+  friend bool operator==(const RoleDependency& a, const RoleDependency& b) {
+    return a.role == b.role && a.when == b.when && a.timeout == b.timeout;
+  }
+};
+
 // One job type (a TensorFlow "job"): a role with `instances` identical tasks.
 struct JobTypeSpec {
   std::string name;  // [a-z][a-z0-9_]*, unique within the JobSpec
@@ -111,6 +137,14 @@ struct JobTypeSpec {
   // Default: unset, today's behaviour: a failure fails the attempt (YARN retries the whole job
   // while max_attempts allows).
   std::optional<RestartSpec> restart;
+  // Roles whose tasks must be registered, running or finished before this role's start. No
+  // cycles. Default: none.
+  std::vector<RoleDependency> depends_on;
+  // Untracked roles only: once the tracked tasks are done, this role's tasks may run on this
+  // long to end by themselves (an evaluator evaluating the last checkpoint) and are stopped
+  // after it, the job still succeeding with a warning; one that fails meanwhile fails the job.
+  // Default: 0 (stopped at once).
+  absl::Duration linger = absl::ZeroDuration();
 };
 
 struct JobTimeouts {

@@ -22,6 +22,8 @@ bool IsSidecar(const TaskSpec& spec) { return spec.job_name == kTensorBoardJobNa
 
 absl::string_view TaskPhaseName(TaskPhase phase) {
   switch (phase) {
+    case TaskPhase::kBlocked:
+      return "BLOCKED";
     case TaskPhase::kWaiting:
       return "WAITING";
     case TaskPhase::kAllocated:
@@ -55,6 +57,7 @@ void JobActions::Append(JobActions&& o) {
   move_all(relaunches, o.relaunches);
   move_all(kills, o.kills);
   move_all(excuses, o.excuses);
+  move_all(admit, o.admit);
   move_all(records, o.records);
   if (o.outcome) outcome = o.outcome;
   if (!o.probe_tensorboard.empty()) probe_tensorboard = std::move(o.probe_tensorboard);
@@ -75,6 +78,7 @@ std::optional<absl::Time> JobState::Task::NextDeadline() const {
   if (phase == TaskPhase::kRestartPending && container_ended) consider(relaunch_at);
   if (register_by) consider(*register_by);
   if (phase == TaskPhase::kExitHeld) consider(held_until);
+  if (linger_until && phase != TaskPhase::kStopping && !finished()) consider(*linger_until);
   return next;
 }
 
@@ -106,6 +110,13 @@ JobState::JobState(JobStateOptions options)
     // Nothing would ever decide success: every task counts (TensorBoard never ends by itself).
     for (auto& [id, t] : tasks_) t.spec.tracked = !IsSidecar(t.spec);
   }
+  ComputeRounds();
+  for (auto& [id, t] : tasks_) {
+    const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+    if (jt == nullptr || jt->depends_on.empty()) continue;
+    t.phase = TaskPhase::kBlocked;
+    t.container_ended = true;  // it has none
+  }
 }
 
 JobActions JobState::Start(absl::Time now) {
@@ -116,7 +127,10 @@ JobActions JobState::Start(absl::Time now) {
   }
   gang_.Asked(now);
   for (const TaskId& id : order_) {
-    if (!tasks_[id].outside) out.requests.push_back(tasks_[id].spec);
+    const Task& t = tasks_[id];
+    if (t.outside || t.phase == TaskPhase::kBlocked) continue;
+    out.requests.push_back(t.spec);
+    asked_at_.emplace(t.spec.job_name, now);
   }
   return out;
 }
@@ -344,6 +358,7 @@ void JobState::TaskEnded(Task& t, int code, const std::string& tail, EndKind how
   if (outcome_ || t.phase == TaskPhase::kStopping) {
     t.phase = TaskPhase::kStopped;
     TONY_DEFER_LOG(out->log, INFO) << id << " stopped (exit code " << code << ")";
+    if (tracked_done_ && !outcome_) CheckSuccess(now, out);  // the last lingering one is gone
     return;
   }
   t.phase = TaskPhase::kEnded;
@@ -364,15 +379,18 @@ void JobState::TaskEnded(Task& t, int code, const std::string& tail, EndKind how
     TaskFailed(t, code, absl::StrCat(id, " exited with code ", code, " before registering"), tail,
                from_container, now, out);
   } else if (t.spec.tracked && code == 0) {
-    CheckSuccess(out);
+    CheckSuccess(now, out);
   } else if (t.spec.tracked) {
     TaskFailed(t, code, absl::StrCat(id, " failed with exit code ", code), tail, from_container,
                now, out);
   } else if (code != 0) {
     TaskFailed(t, code,
                absl::StrCat(id, " (untracked) died with exit code ", code,
-                            " before the tracked tasks finished"),
+                            tracked_done_ ? " while lingering after the tracked tasks finished"
+                                          : " before the tracked tasks finished"),
                tail, from_container, now, out);
+  } else if (tracked_done_) {
+    CheckSuccess(now, out);  // a lingering task ended by itself
   }
 }
 
@@ -429,11 +447,49 @@ void JobState::TaskFailed(Task& t, int code, const std::string& message, const s
   Finish(AppState::kFailed, diagnostics_.WithTail(message + d.note, tail, from_container), out);
 }
 
-void JobState::CheckSuccess(JobActions* out) {
+void JobState::CheckSuccess(absl::Time now, JobActions* out) {
   for (const auto& [id, t] : tasks_) {
     if (t.spec.tracked && !(t.phase == TaskPhase::kEnded && t.exit_code == 0)) return;
   }
+  if (!LingerDone(now, out)) return;
   Finish(AppState::kSucceeded, "", out);
+}
+
+// Untracked roles without a linger stop now; those with one run on until it passes
+// (CheckLinger). Done once none of them is still running.
+bool JobState::LingerDone(absl::Time now, JobActions* out) {
+  const bool first = !tracked_done_;
+  tracked_done_ = true;
+  bool lingering = false;
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (t.spec.tracked || t.outside || t.container_ended || t.finished() ||
+        t.phase == TaskPhase::kStopping) {
+      continue;
+    }
+    const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+    const absl::Duration linger = jt == nullptr ? absl::ZeroDuration() : jt->linger;
+    if (linger <= absl::ZeroDuration()) {
+      if (!first) continue;  // stopped by Finish, with the rest
+      t.linger_until = now;  // stopped below unless another role lingers
+      continue;
+    }
+    if (first) {
+      t.linger_until = now + linger;
+      TONY_DEFER_LOG(out->log, INFO)
+          << id.ToString() << " may run on for " << absl::FormatDuration(linger) << " (linger)";
+    }
+    lingering = true;
+  }
+  if (!lingering) return true;
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (first && t.linger_until == now && !t.container_ended && !t.finished()) {
+      t.phase = TaskPhase::kStopping;
+      out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
+    }
+  }
+  return false;
 }
 
 void JobState::Finish(AppState state, const std::string& cause, JobActions* out) {

@@ -16,6 +16,11 @@
 //     KILLED.
 //   - Restart policies (restart_policy.h) turn a failure into a relaunch of the task or a new
 //     attempt; all-or-nothing allocation (gang_schedule.h) releases a partial gang and asks again.
+//   - A role with depends_on is asked for once its dependencies hold (registered, running,
+//     finished); waiting past a dependency's timeout FAILS the job. Roles that need another
+//     role running or finished form a later round the broker publishes separately.
+//   - Once the tracked tasks are done, untracked roles with a linger may run on for it; the job
+//     SUCCEEDS once they ended (one failing fails it) or were stopped at its end.
 //   - Once decided, every task still running is stopped; the job is over when every container
 //     has ended, or the stop deadline has passed.
 //
@@ -45,6 +50,7 @@ namespace tony::am {
 // Where one task is. The facts of its current incarnation (allocated, registered, started) are
 // kept beside it: a stopped task may or may not have started.
 enum class TaskPhase {
+  kBlocked,         // not asked for yet: its role waits for the roles it depends on
   kWaiting,         // asked for; no container yet
   kAllocated,       // has a container; its executor has not registered
   kRegistered,      // registered its address; its command has not started
@@ -136,6 +142,9 @@ struct JobActions {
   std::vector<Relaunch> relaunches;  // ask for a container again (restart policy)
   std::vector<std::pair<TaskId, absl::Duration>> kills;  // stop, SIGKILL after the grace
   std::vector<TaskId> excuses;  // the broker stops waiting for them (dead sidecars)
+  // Roles that join the cluster spec later (depends_on running/finished) and are now asked
+  // for: the broker expects them and publishes the spec's next version once they registered.
+  std::vector<std::string> admit;
   // The outcome, decided by this step: the broker aborts with `diagnostics`, the backend hears.
   std::optional<AppState> outcome;
   // TensorBoard registered at this address: probe it until it listens.
@@ -243,7 +252,11 @@ class JobState {
     int held_code = 0;
     std::string held_tail;
 
+    std::optional<absl::Time> linger_until;  // lingering after the tracked tasks finished
+
     bool finished() const;
+    // Whether it is (or was, exiting 0) `when`, for the roles that depend on its role.
+    bool Reached(DependencyCondition when) const;
     std::optional<absl::Time> NextDeadline() const;
   };
   enum class EndKind { kExited, kContainerEnded };
@@ -260,7 +273,9 @@ class JobState {
                     JobActions* out);
   void TaskFailed(Task& t, int code, const std::string& message, const std::string& tail,
                   bool from_container, absl::Time now, JobActions* out);
-  void CheckSuccess(JobActions* out);
+  void CheckSuccess(absl::Time now, JobActions* out);
+  // Once the tracked tasks are done: false while untracked tasks may still linger.
+  bool LingerDone(absl::Time now, JobActions* out);
   void Finish(AppState state, const std::string& cause, JobActions* out);
 
   // Tick()'s rules.
@@ -269,6 +284,22 @@ class JobState {
   void DueRelaunches(absl::Time now, JobActions* out);
   void ReleaseHeldExits(absl::Time now, JobActions* out);
   void CheckRelaunchedRegistrations(absl::Time now, JobActions* out);
+  void CheckLinger(absl::Time now, JobActions* out);
+
+  // Role dependencies (job_state_dependencies.cc).
+  // Each role's round: 0 unless it needs a role running or finished (then one more than it).
+  void ComputeRounds();
+  // Whether every task of `role` is (or was) `when`.
+  bool RoleReached(const std::string& role, DependencyCondition when) const;
+  bool RoleReady(const JobTypeSpec& jt, bool registered_too) const;
+  // Admits the next round when it may start; asks for blocked roles whose dependencies hold;
+  // fails the job for a dependency past its timeout.
+  void CheckDependencies(absl::Time now, JobActions* out);
+  void AskForRole(const std::string& role, absl::Time now, JobActions* out);
+  // When each waiting role's unmet dependency times out.
+  std::vector<std::pair<absl::Time, std::string>> DependencyDeadlines() const;
+  // "; worker waits for prep to be finished" for the pending line.
+  std::string WaitingNote() const;
   void StopEverything(absl::Time now, JobActions* out);
   // "2 × <8192 MB, 1 vcore> (worker:0-1) pending; queue headroom ...", "" when nothing is.
   std::string Pending(absl::Time now) const;
@@ -285,8 +316,12 @@ class JobState {
   std::optional<absl::Time> client_start_deadline_;
   GangSchedule gang_;
   JobDiagnostics diagnostics_;
-  std::string tensorboard_address_;  // as registered
-  std::string tensorboard_url_;      // once it listens
+  std::string tensorboard_address_;   // as registered
+  std::string tensorboard_url_;       // once it listens
+  std::map<std::string, int> round_;  // by role
+  int admitted_round_ = 0;
+  std::map<std::string, absl::Time> asked_at_;  // by role: when its tasks were first asked for
+  bool tracked_done_ = false;                   // every tracked task exited 0
 };
 
 }  // namespace tony::am

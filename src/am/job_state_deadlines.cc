@@ -17,6 +17,8 @@ JobActions JobState::Tick(absl::Time now) {
   DueRelaunches(now, &out);
   ReleaseHeldExits(now, &out);
   CheckRelaunchedRegistrations(now, &out);
+  CheckDependencies(now, &out);
+  CheckLinger(now, &out);
   if (!outcome_ && now >= job_deadline_) {
     Finish(AppState::kFailed,
            absl::StrCat("the job timeout of ", absl::FormatDuration(options_.spec.timeouts.job),
@@ -37,7 +39,7 @@ JobActions JobState::Tick(absl::Time now) {
 void JobState::StopEverything(absl::Time now, JobActions* out) {
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
-    if (t.container_ended || t.finished()) continue;
+    if (t.container_ended || t.finished() || t.phase == TaskPhase::kStopping) continue;
     t.phase = TaskPhase::kStopping;
     out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
   }
@@ -52,6 +54,9 @@ absl::Time JobState::NextWake() const {
   }
   for (const auto& [id, t] : tasks_) {
     if (std::optional<absl::Time> d = t.NextDeadline()) wake = std::min(wake, *d);
+  }
+  if (!outcome_) {
+    for (const auto& [when, role] : DependencyDeadlines()) wake = std::min(wake, when);
   }
   return wake;
 }
@@ -76,7 +81,9 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
   if (outcome_) return;
   if (gang_.ReleaseDue(now)) {
     bool partial = false;
-    for (const auto& [id, t] : tasks_) partial |= !t.outside && !t.allocated;
+    for (const auto& [id, t] : tasks_) {
+      partial |= !t.outside && !t.allocated && t.phase != TaskPhase::kBlocked;
+    }
     if (!partial) {
       gang_.Settle();
       return;
@@ -92,7 +99,7 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
          {{"pending", pending}, {"backoff_ms", absl::ToInt64Milliseconds(backoff)}}});
     for (const TaskId& id : order_) {
       Task& t = tasks_[id];
-      if (t.outside) continue;
+      if (t.outside || t.phase == TaskPhase::kBlocked) continue;
       t.phase = TaskPhase::kReleased;
       if (!t.container_ended) out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
     }
@@ -111,6 +118,15 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
     fresh.in_place_restarts = t.in_place_restarts;
     t = std::move(fresh);
     out->reopen.push_back(id);  // its earlier registration no longer counts
+    const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+    if (jt != nullptr && !jt->depends_on.empty()) {
+      // Its dependencies start afresh too: asked for again once they hold.
+      t.phase = TaskPhase::kBlocked;
+      t.container_ended = true;
+      asked_at_.erase(t.spec.job_name);
+      continue;
+    }
+    asked_at_[t.spec.job_name] = now;
     out->requests.push_back(t.spec);
   }
   gang_.Asked(now);
@@ -162,10 +178,34 @@ void JobState::CheckRelaunchedRegistrations(absl::Time now, JobActions* out) {
     } else if (now >= *t.register_by) {
       t.register_by.reset();
       Finish(AppState::kFailed,
-             absl::StrCat(id.ToString(), " was relaunched but did not register within ",
+             absl::StrCat(id.ToString(),
+                          t.restarts > 0 ? " was relaunched" : " joined later (depends_on)",
+                          " but did not register within ",
                           absl::FormatDuration(options_.spec.timeouts.registration)),
              out);
     }
+  }
+}
+
+// A lingering task whose time is up is stopped; the job succeeds once the last one ended.
+void JobState::CheckLinger(absl::Time now, JobActions* out) {
+  if (outcome_ || !tracked_done_) return;
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (!t.linger_until || now < *t.linger_until || t.finished() || t.container_ended ||
+        t.phase == TaskPhase::kStopping) {
+      continue;
+    }
+    const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+    std::string warning = absl::StrCat(
+        "warning: ", id.ToString(), " still ran ",
+        absl::FormatDuration(jt == nullptr ? absl::ZeroDuration() : jt->linger),
+        " after the tracked tasks finished; stopped (jobs.", t.spec.job_name, ".linger)");
+    TONY_DEFER_LOG(out->log, WARNING) << warning;
+    diagnostics_.AddWarning(std::move(warning));
+    out->records.push_back({"task_linger_expired", id.ToString(), {}});
+    t.phase = TaskPhase::kStopping;
+    out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
   }
 }
 

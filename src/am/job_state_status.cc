@@ -75,7 +75,10 @@ std::string JobState::Pending(absl::Time now) const {
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
   for (const TaskId& id : order_) {
     const Task& t = tasks_.at(id);
-    if (t.outside || t.allocated || t.finished() || t.phase == TaskPhase::kStopping) continue;
+    if (t.outside || t.allocated || t.finished() || t.phase == TaskPhase::kStopping ||
+        t.phase == TaskPhase::kBlocked) {
+      continue;
+    }
     const TaskSpec& spec = t.spec;
     std::string shape = absl::StrCat("<", spec.memory_mb, " MB, ", spec.vcores,
                                      spec.vcores == 1 ? " vcore" : " vcores");
@@ -87,7 +90,10 @@ std::string JobState::Pending(absl::Time now) const {
     if (it == groups.end()) it = groups.insert(groups.end(), {shape, {}});
     it->second.push_back(id.ToString());
   }
-  if (groups.empty()) return "";
+  if (groups.empty()) {
+    std::string waiting = WaitingNote();
+    return waiting.empty() ? "" : waiting.substr(2);  // without its "; "
+  }
   std::vector<std::string> parts;
   for (const auto& [shape, ids] : groups) {
     parts.push_back(
@@ -97,7 +103,7 @@ std::string JobState::Pending(absl::Time now) const {
   if (std::string headroom = options_.headroom ? options_.headroom() : ""; !headroom.empty()) {
     absl::StrAppend(&out, "; queue headroom ", headroom);
   }
-  return out + gang_.PendingNote(now);
+  return out + gang_.PendingNote(now) + WaitingNote();
 }
 
 }  // namespace tony::am

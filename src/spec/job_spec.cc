@@ -85,6 +85,18 @@ absl::string_view AddressChangeName(AddressChange change) {
   return "fail";
 }
 
+absl::string_view DependencyConditionName(DependencyCondition condition) {
+  switch (condition) {
+    case DependencyCondition::kRegistered:
+      return "registered";
+    case DependencyCondition::kRunning:
+      return "running";
+    case DependencyCondition::kFinished:
+      return "finished";
+  }
+  return "finished";
+}
+
 bool IsRetryableExit(RestartPolicy policy, int exit_code) {
   if (exit_code == 0) return false;
   switch (policy) {

@@ -313,4 +313,36 @@ absl::StatusOr<std::pair<std::string, RestartSpec>> ParseRestartFlag(absl::strin
   return std::make_pair(std::move(job), r);
 }
 
+absl::StatusOr<RoleDependency> ParseDependency(absl::string_view text) {
+  constexpr char kForm[] =
+      "use <role>[:registered|running|finished[:<timeout>]], e.g. prep:finished";
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
+  RoleDependency d;
+  d.role = std::string(absl::StripAsciiWhitespace(parts[0]));
+  if (parts.size() > 3 || !IsValidJobName(d.role)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is not a dependency; ", kForm));
+  }
+  if (parts.size() >= 2) {
+    absl::string_view when = absl::StripAsciiWhitespace(parts[1]);
+    bool known = false;
+    for (DependencyCondition c : {DependencyCondition::kRegistered, DependencyCondition::kRunning,
+                                  DependencyCondition::kFinished}) {
+      if (when == DependencyConditionName(c)) {
+        d.when = c;
+        known = true;
+      }
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", when, "' is not a condition; use registered, running or finished"));
+    }
+  }
+  if (parts.size() == 3) {
+    absl::StatusOr<absl::Duration> timeout = ParseTimeout(absl::StripAsciiWhitespace(parts[2]));
+    if (!timeout.ok()) return timeout.status();
+    d.timeout = *timeout;
+  }
+  return d;
+}
+
 }  // namespace tony::spec

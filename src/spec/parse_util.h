@@ -65,6 +65,10 @@ inline constexpr absl::string_view kRestartKeys[] = {"policy", "max_restarts", "
 absl::StatusOr<std::pair<std::string, RestartSpec>> ParseRestartFlag(
     absl::string_view text, const RestartSpec* base = nullptr);
 
+// One dependency, "<role>[:<when>[:<timeout>]]" with when registered, running or finished
+// (Default: finished) and a duration (Default: RoleDependency's): "prep", "ps:running:10m".
+absl::StatusOr<RoleDependency> ParseDependency(absl::string_view text);
+
 }  // namespace tony::spec
 
 #endif  // TONY_SPEC_PARSE_UTIL_H_

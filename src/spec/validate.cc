@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -159,6 +161,60 @@ absl::Status CheckTimeout(absl::Duration d, absl::string_view key) {
   return absl::OkStatus();
 }
 
+// Known roles, no role depending on itself, no cycle; linger only where it can apply.
+absl::Status CheckDependencies(const JobSpec& spec) {
+  std::map<std::string, std::vector<std::string>> edges;
+  for (const JobTypeSpec& jt : spec.job_types) {
+    const std::string key = absl::StrCat("jobs.", jt.name, ".depends_on");
+    for (const RoleDependency& d : jt.depends_on) {
+      if (d.role == jt.name) return Invalid(key, "--depends_on", "a role cannot depend on itself");
+      if (spec.FindJobType(d.role) == nullptr) {
+        return Invalid(key, "--depends_on",
+                       absl::StrCat("names '", d.role, "', which is no job type of this job"));
+      }
+      if (d.timeout <= absl::ZeroDuration()) {
+        return Invalid(key, "--depends_on", "the timeout must be more than 0 (or none)");
+      }
+      edges[jt.name].push_back(d.role);
+    }
+    if (jt.linger > absl::ZeroDuration() &&
+        jt.tracked.value_or(IsTrackedByDefault(spec, jt.name))) {
+      return Invalid(absl::StrCat("jobs.", jt.name, ".linger"), "--linger",
+                     "applies to untracked roles (ps, evaluator, or tracked: false); the job "
+                     "waits for a tracked role anyway");
+    }
+  }
+  // Depth-first search; `path` holds the roles on the current chain.
+  std::map<std::string, int> state;  // 1 on the chain, 2 done
+  std::vector<std::string> path;
+  std::function<absl::Status(const std::string&)> visit = [&](const std::string& role) {
+    state[role] = 1;
+    path.push_back(role);
+    for (const std::string& next : edges[role]) {
+      if (state[next] == 1) {
+        auto from = std::find(path.begin(), path.end(), next);
+        std::vector<std::string> cycle(from, path.end());
+        cycle.push_back(next);
+        return Invalid(absl::StrCat("jobs.", role, ".depends_on"), "--depends_on",
+                       absl::StrCat("dependency cycle ", absl::StrJoin(cycle, " -> "),
+                                    "; no role could ever start"));
+      }
+      if (state[next] == 0) {
+        if (absl::Status s = visit(next); !s.ok()) return s;
+      }
+    }
+    path.pop_back();
+    state[role] = 2;
+    return absl::OkStatus();
+  };
+  for (const JobTypeSpec& jt : spec.job_types) {
+    if (state[jt.name] == 0) {
+      if (absl::Status s = visit(jt.name); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateJobSpec(const JobSpec& spec) {
@@ -255,6 +311,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
                                   "'python train.py'"));
     }
   }
+  if (auto s = CheckDependencies(spec); !s.ok()) return s;
   if (auto s = CheckResources(spec.task_defaults, "defaults"); !s.ok()) return s;
   if (auto s = CheckEnv(spec.env, "env"); !s.ok()) return s;
   if (auto s = CheckAllText(spec); !s.ok()) return s;

@@ -139,6 +139,42 @@ class Reader {
   std::string source_;
 };
 
+// "prep", ["prep", "ps:running"], or maps {role, when, timeout}; a single item needs no list.
+absl::StatusOr<std::vector<RoleDependency>> DependenciesFrom(const Reader& r,
+                                                             const std::string& key,
+                                                             const YAML::Node& n) {
+  std::vector<RoleDependency> out;
+  std::vector<YAML::Node> items;
+  if (n.IsSequence()) {
+    for (const YAML::Node& item : n) items.push_back(item);
+  } else {
+    items.push_back(n);
+  }
+  for (const YAML::Node& item : items) {
+    std::string text;
+    if (item.IsMap()) {
+      TONY_RETURN_IF_ERROR(r.CheckKeys(item, key, {"role", "when", "timeout"}));
+      if (!item["role"]) return r.Error(item, key, "names no role; add role: <job type>");
+      TONY_ASSIGN_OR_RETURN(text, r.String(item["role"], key + ".role"));
+      for (const char* field : {"when", "timeout"}) {
+        std::string value = "finished";
+        if (item[field]) {
+          TONY_ASSIGN_OR_RETURN(value, r.String(item[field], absl::StrCat(key, ".", field)));
+        } else if (std::string(field) == "timeout") {
+          value = spec::FormatTimeout(RoleDependency{}.timeout);
+        }
+        absl::StrAppend(&text, ":", value);
+      }
+    } else {
+      TONY_ASSIGN_OR_RETURN(text, r.String(item, key));
+    }
+    absl::StatusOr<RoleDependency> d = spec::ParseDependency(text);
+    if (!d.ok()) return r.Error(item, key, d.status().message());
+    out.push_back(*std::move(d));
+  }
+  return out;
+}
+
 absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name,
                                         const YAML::Node& n) {
   std::string key = absl::StrCat("jobs.", name);
@@ -148,7 +184,7 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   TONY_RETURN_IF_ERROR(
       r.CheckKeys(n, key,
                   {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command",
-                   "env", "tracked", "tasks", "restart"}));
+                   "env", "tracked", "tasks", "restart", "depends_on", "linger"}));
   if (n["instances"]) {
     TONY_ASSIGN_OR_RETURN(
         jt.instances, r.Parsed<int>(n["instances"], key + ".instances", spec::ParsePositiveInt));
@@ -189,6 +225,15 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
       }
     }
     jt.restart = spec;
+  }
+  if (const YAML::Node deps = n["depends_on"]) {
+    TONY_ASSIGN_OR_RETURN(jt.depends_on, DependenciesFrom(r, key + ".depends_on", deps));
+  }
+  if (n["linger"]) {
+    TONY_ASSIGN_OR_RETURN(std::string text, r.String(n["linger"], key + ".linger"));
+    absl::StatusOr<absl::Duration> d = spec::ParseTimeout(text);
+    if (!d.ok()) return r.Error(n["linger"], key + ".linger", d.status().message());
+    jt.linger = *d;
   }
   if (const YAML::Node tasks = n["tasks"]) {
     if (!tasks.IsMap())
@@ -554,6 +599,20 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
       out << YAML::Key << "on_address_change" << YAML::Value
           << std::string(AddressChangeName(rs.on_address_change));
       out << YAML::EndMap;
+    }
+    if (!jt.depends_on.empty()) {
+      out << YAML::Key << "depends_on" << YAML::Value << YAML::BeginSeq;
+      for (const RoleDependency& d : jt.depends_on) {
+        out << YAML::Flow << YAML::BeginMap;
+        out << YAML::Key << "role" << YAML::Value << d.role;
+        out << YAML::Key << "when" << YAML::Value << std::string(DependencyConditionName(d.when));
+        out << YAML::Key << "timeout" << YAML::Value << spec::FormatTimeout(d.timeout);
+        out << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    if (jt.linger > absl::ZeroDuration()) {
+      out << YAML::Key << "linger" << YAML::Value << spec::FormatTimeout(jt.linger);
     }
     if (!jt.task_resources.empty()) {
       out << YAML::Key << "tasks" << YAML::Value << YAML::BeginMap;

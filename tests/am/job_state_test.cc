@@ -35,6 +35,7 @@ std::string Describe(const JobActions& a) {
   if (!a.reopen.empty()) {
     parts.push_back("reopen " + ids(a.reopen, [](const TaskId& t) { return t.ToString(); }));
   }
+  if (!a.admit.empty()) parts.push_back("admit " + absl::StrJoin(a.admit, " "));
   if (!a.requests.empty()) {
     parts.push_back("request " + ids(a.requests, [](const TaskSpec& t) { return t.id(); }));
   }
@@ -563,6 +564,134 @@ TEST(TaskIdTest, ParsesOnlyJobColonIndex) {
     EXPECT_EQ(TaskId::Parse(bad), std::nullopt) << bad;
   }
   EXPECT_LT((TaskId{"ps", 9}), (TaskId{"worker", 0}));
+}
+
+JobTypeSpec After(JobTypeSpec jt, std::string role, DependencyCondition when,
+                  absl::Duration timeout = absl::Minutes(30)) {
+  jt.depends_on.push_back({std::move(role), when, timeout});
+  return jt;
+}
+
+TEST(JobStateDependenciesTest, ARoleAfterAFinishedOneIsAskedForAndAdmittedOnlyThen) {
+  JobState state(
+      Options({Job("prep", 1), After(Job("worker", 2), "prep", DependencyCondition::kFinished)}));
+  EXPECT_EQ(Describe(state.Start(kStart)), "request prep:0");
+  EXPECT_EQ(state.Status(kStart).pending,
+            "1 \u00d7 <8192 MB, 1 vcore> (prep:0) pending; worker waits for prep to be finished");
+  RunTable(state,
+           Then(AllRunning({"prep:0"}, absl::Seconds(1)),
+                {
+                    {absl::Seconds(2), std::nullopt, "", "worker:0=BLOCKED worker:1=BLOCKED"},
+                    // prep succeeding is no success of the job: the worker has yet to run.
+                    {absl::Seconds(9), JobEvent::Exited(T("prep:0"), 0),
+                     "admit worker; request worker:0 worker:1", "prep:0=EXITED worker:0=WAITING"},
+                    {absl::Seconds(10), JobEvent::Completed(T("prep:0"), 0), ""},
+                }));
+  EXPECT_EQ(state.Status(kStart + absl::Seconds(10)).pending,
+            "2 \u00d7 <8192 MB, 1 vcore> (worker:0-1 (2 tasks)) pending");
+  RunTable(state,
+           Then(AllRunning({"worker:0", "worker:1"}, absl::Seconds(20)),
+                {
+                    {absl::Seconds(30), JobEvent::Exited(T("worker:0"), 0), ""},
+                    {absl::Seconds(31), JobEvent::Exited(T("worker:1"), 0), "outcome SUCCEEDED"},
+                }));
+}
+
+TEST(JobStateDependenciesTest, ALaterRoundMustRegisterInTime) {
+  JobState state(
+      Options({Job("prep", 1), After(Job("worker", 1), "prep", DependencyCondition::kFinished)}));
+  state.Start(kStart);
+  RunTable(state, Then(AllRunning({"prep:0"}, absl::Seconds(1)),
+                       {
+                           {absl::Seconds(9), JobEvent::Exited(T("prep:0"), 0),
+                            "admit worker; request worker:0"},
+                           {absl::Seconds(10), JobEvent::Completed(T("prep:0"), 0), ""},
+                           {absl::Seconds(9) + absl::Minutes(10), std::nullopt,
+                            "kill worker:0; outcome FAILED"},
+                       }));
+  EXPECT_EQ(state.final_diagnostics(),
+            "worker:0 joined later (depends_on) but did not register within 10m");
+}
+
+TEST(JobStateDependenciesTest, WaitingPastTheTimeoutFailsTheJobNamingBothRoles) {
+  JobState state(
+      Options({Job("prep", 2),
+               After(Job("worker", 1), "prep", DependencyCondition::kFinished, absl::Minutes(5))}));
+  state.Start(kStart);
+  EXPECT_EQ(state.NextWake(), kStart + absl::Minutes(2));  // the gang's deadline first
+  RunTable(state, Then(AllRunning({"prep:0", "prep:1"}, absl::Seconds(1)),
+                       {
+                           {absl::Seconds(30), JobEvent::Exited(T("prep:0"), 0), ""},
+                       }));
+  EXPECT_EQ(state.NextWake(), kStart + absl::Minutes(5));
+  RunTable(state, {{absl::Minutes(5), std::nullopt, "kill prep:1; outcome FAILED"}});
+  EXPECT_EQ(state.final_diagnostics(),
+            "worker waited longer than 5m for prep to be finished (jobs.worker.depends_on); 1 of "
+            "2 prep tasks are not");
+}
+
+TEST(JobStateDependenciesTest, ARegisteredDependencyOrdersTheRequestsOfOneRound) {
+  JobState state(
+      Options({Job("ps", 1), After(Job("worker", 1), "ps", DependencyCondition::kRegistered)}));
+  EXPECT_EQ(Describe(state.Start(kStart)), "request ps:0");
+  RunTable(state, {
+                      {absl::Seconds(1), JobEvent::Allocated(T("ps:0")), ""},
+                      {absl::Seconds(2), JobEvent::Registered(T("ps:0"), "h:1"), "request worker:0",
+                       "worker:0=WAITING"},
+                      {absl::Seconds(3), JobEvent::Allocated(T("worker:0")), ""},
+                      {absl::Seconds(4), JobEvent::Registered(T("worker:0"), "h:2"), ""},
+                      {absl::Seconds(4), JobEvent::Published(), ""},
+                  });
+}
+
+TEST(JobStateDependenciesTest, ARunningDependencyAdmitsTheNextRoundOnceEveryTaskRuns) {
+  JobState state(Options(
+      {Job("server", 2), After(Job("worker", 1), "server", DependencyCondition::kRunning)}));
+  state.Start(kStart);
+  std::vector<Row> rows = AllRunning({"server:0", "server:1"}, absl::Seconds(1));
+  rows.back().actions = "admit worker; request worker:0";  // the second server's start
+  RunTable(state, rows);
+}
+
+TEST(JobStateLingerTest, AnEvaluatorMayFinishAfterTheChiefAndIsStoppedAfterItsLinger) {
+  JobTypeSpec evaluator = Job("evaluator", 1);
+  evaluator.linger = absl::Minutes(10);
+  JobState state(Options({Job("chief", 1), Job("ps", 1), evaluator}));
+  state.Start(kStart);
+  RunTable(
+      state,
+      Then(AllRunning({"chief:0", "ps:0", "evaluator:0"}, absl::Seconds(1)),
+           {
+               // ps stops at once; the evaluator may run on.
+               {absl::Minutes(1), JobEvent::Exited(T("chief:0"), 0), "kill ps:0",
+                "ps:0=STOPPING evaluator:0=RUNNING"},
+               {absl::Minutes(1), JobEvent::Exited(T("ps:0"), 143), "", "ps:0=STOPPED"},
+               {absl::Minutes(5), std::nullopt, ""},
+               {absl::Minutes(11), std::nullopt, "kill evaluator:0", "evaluator:0=STOPPING"},
+               {absl::Minutes(11), JobEvent::Exited(T("evaluator:0"), 143), "outcome SUCCEEDED"},
+           }));
+  EXPECT_THAT(state.final_diagnostics(),
+              HasSubstr("evaluator:0 still ran 10m after the tracked tasks finished; stopped "
+                        "(jobs.evaluator.linger)"));
+}
+
+TEST(JobStateLingerTest, ALingeringTaskEndingByItselfEndsTheJobAndFailingFailsIt) {
+  for (int code : {0, 1}) {
+    JobTypeSpec evaluator = Job("evaluator", 1);
+    evaluator.linger = absl::Minutes(10);
+    JobState state(Options({Job("chief", 1), evaluator}));
+    state.Start(kStart);
+    RunTable(state, Then(AllRunning({"chief:0", "evaluator:0"}, absl::Seconds(1)),
+                         {
+                             {absl::Minutes(1), JobEvent::Exited(T("chief:0"), 0), ""},
+                             {absl::Minutes(2), JobEvent::Exited(T("evaluator:0"), code),
+                              code == 0 ? "outcome SUCCEEDED" : "outcome FAILED"},
+                         }));
+    if (code != 0) {
+      EXPECT_THAT(state.final_diagnostics(),
+                  HasSubstr("evaluator:0 (untracked) died with exit code 1 while lingering"));
+    }
+  }
 }
 
 }  // namespace

@@ -357,6 +357,97 @@ jobs:
   }
 }
 
+TEST(YamlTest, DependenciesAndLingerParseRoundTripAndNameTheirKey) {
+  auto spec = ParseJobSpecYaml(R"(
+command: python train.py
+jobs:
+  prep: {}
+  chief:
+    depends_on: prep
+  ps:
+    depends_on: ["prep:finished"]
+  worker:
+    instances: 2
+    depends_on:
+      - ps:registered
+      - {role: prep, timeout: 1h}
+  evaluator:
+    depends_on: chief:running:5m
+    linger: 10m
+)",
+                               "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(ValidateJobSpec(*spec).ok()) << ValidateJobSpec(*spec);
+  const JobTypeSpec* worker = spec->FindJobType("worker");
+  ASSERT_EQ(worker->depends_on.size(), 2u);
+  EXPECT_EQ(worker->depends_on[0], (RoleDependency{"ps", DependencyCondition::kRegistered}));
+  EXPECT_EQ(worker->depends_on[1],
+            (RoleDependency{"prep", DependencyCondition::kFinished, absl::Hours(1)}));
+  const JobTypeSpec* evaluator = spec->FindJobType("evaluator");
+  EXPECT_EQ(evaluator->depends_on[0],
+            (RoleDependency{"chief", DependencyCondition::kRunning, absl::Minutes(5)}));
+  EXPECT_EQ(evaluator->linger, absl::Minutes(10));
+  EXPECT_EQ(spec->FindJobType("chief")->depends_on[0].when, DependencyCondition::kFinished);
+
+  auto again = ParseJobSpecYaml(JobSpecToYaml(*spec), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(JobSpecToYaml(*again), JobSpecToYaml(*spec));
+  EXPECT_EQ(again->FindJobType("worker")->depends_on, worker->depends_on);
+  EXPECT_EQ(again->FindJobType("evaluator")->linger, absl::Minutes(10));
+
+  struct Case {
+    const char* jobs;
+    const char* expected;
+  } cases[] = {
+      {"  a: {depends_on: 'b:soon'}\n  b: {}\n", "jobs.a.depends_on: 'soon' is not a condition"},
+      {"  a: {depends_on: {when: running}}\n", "jobs.a.depends_on: names no role"},
+      {"  a: {depends_on: {role: b, after: 1}}\n  b: {}\n", "jobs.a.depends_on"},
+      {"  a: {linger: soon}\n", "jobs.a.linger: 'soon' is not a duration"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseJobSpecYaml(absl::StrCat("command: x\njobs:\n", c.jobs), "job.yaml");
+    ASSERT_FALSE(r.ok()) << c.jobs;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.expected)) << c.jobs;
+  }
+}
+
+TEST(ValidateJobSpecTest, DependenciesNeedKnownRolesNoCycleAndLingerAnUntrackedRole) {
+  struct Case {
+    const char* what;
+    void (*mutate)(JobSpec*);
+    const char* expected;
+  } cases[] = {
+      {"unknown", [](JobSpec* s) { s->job_types[1].depends_on = {{"prep"}}; },
+       "jobs.worker.depends_on (--depends_on): names 'prep', which is no job type"},
+      {"itself", [](JobSpec* s) { s->job_types[1].depends_on = {{"worker"}}; },
+       "a role cannot depend on itself"},
+      {"cycle",
+       [](JobSpec* s) {
+         s->job_types[0].depends_on = {{"worker", DependencyCondition::kRegistered}};
+         s->job_types[1].depends_on = {{"ps", DependencyCondition::kRunning}};
+       },
+       "dependency cycle ps -> worker -> ps"},
+      {"zero timeout",
+       [](JobSpec* s) {
+         s->job_types[1].depends_on = {{"ps", DependencyCondition::kRunning, absl::ZeroDuration()}};
+       },
+       "the timeout must be more than 0"},
+      {"tracked linger", [](JobSpec* s) { s->job_types[1].linger = absl::Minutes(1); },
+       "jobs.worker.linger (--linger): applies to untracked roles"},
+  };
+  for (const Case& c : cases) {
+    JobSpec spec = PsWorker();
+    c.mutate(&spec);
+    absl::Status s = ValidateJobSpec(spec);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.what;
+  }
+  JobSpec ok = PsWorker();
+  ok.job_types[0].linger = absl::Minutes(3);  // ps is untracked
+  ok.job_types[1].depends_on = {{"ps", DependencyCondition::kRegistered}};
+  EXPECT_TRUE(ValidateJobSpec(ok).ok()) << ValidateJobSpec(ok);
+}
+
 TEST(RestartPolicyTest, ExitCodeSemanticsFollowKubeflowAndYarn) {
   for (int code : {1, 2, 127, -1, -103, -104, -105}) {
     EXPECT_FALSE(IsRetryableExit(RestartPolicy::kExitCode, code)) << code;

@@ -1,0 +1,161 @@
+// Copyright libtony authors.
+//
+// JobState's role dependencies (depends_on, docs/job-spec.md "Dependencies"): which round each
+// role starts in, when a blocked role is asked for, and when waiting fails the job.
+//
+// A role that needs another role registered starts in that role's round (the broker publishes
+// one spec for both); one that needs another running or finished cannot be in its spec (the
+// other's tasks start only once the spec is out), so it starts a round later. The broker
+// expects round 0 at its start and each later round once it is admitted.
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "am/job_state.h"
+
+namespace tony::am {
+
+void JobState::ComputeRounds() {
+  // Validation rules out cycles: at most one pass per role settles every round.
+  for (const JobTypeSpec& jt : options_.spec.job_types) round_[jt.name] = 0;
+  for (size_t pass = 0; pass < options_.spec.job_types.size(); ++pass) {
+    for (const JobTypeSpec& jt : options_.spec.job_types) {
+      int r = 0;
+      for (const RoleDependency& d : jt.depends_on) {
+        const int after = d.when == DependencyCondition::kRegistered ? 0 : 1;
+        r = std::max(r, round_[d.role] + after);
+      }
+      round_[jt.name] = r;
+    }
+  }
+}
+
+bool JobState::Task::Reached(DependencyCondition when) const {
+  if (phase == TaskPhase::kEnded && exit_code == 0) return true;
+  switch (when) {
+    case DependencyCondition::kRegistered:
+      return registered;
+    case DependencyCondition::kRunning:
+      return started && !finished();
+    case DependencyCondition::kFinished:
+      return false;
+  }
+  return false;
+}
+
+bool JobState::RoleReached(const std::string& role, DependencyCondition when) const {
+  bool any = false;
+  for (const auto& [id, t] : tasks_) {
+    if (t.spec.job_name != role) continue;
+    if (!t.Reached(when)) return false;
+    any = true;
+  }
+  return any;
+}
+
+// Whether `jt`'s dependencies that decide its round hold (and with `registered_too`, those
+// that only order its container requests as well).
+bool JobState::RoleReady(const JobTypeSpec& jt, bool registered_too) const {
+  for (const RoleDependency& d : jt.depends_on) {
+    if (d.when == DependencyCondition::kRegistered && !registered_too) continue;
+    if (!RoleReached(d.role, d.when)) return false;
+  }
+  return true;
+}
+
+void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* out) {
+  const bool later_round = round_[role] > 0;
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    if (t.spec.job_name != role || t.phase != TaskPhase::kBlocked) continue;
+    t.phase = TaskPhase::kWaiting;
+    t.container_ended = false;
+    // The broker's own registration deadline covers round 0 only.
+    if (later_round) t.register_by = now + options_.spec.timeouts.registration;
+    out->requests.push_back(t.spec);
+  }
+  asked_at_.emplace(role, now);
+  TONY_DEFER_LOG(out->log, INFO) << "its dependencies hold: asking for " << role;
+  out->records.push_back({"role_dependencies_met", role, {{"round", round_[role]}}});
+}
+
+void JobState::CheckDependencies(absl::Time now, JobActions* out) {
+  if (outcome_ || !started_) return;
+  // The next round starts once each of its roles may (registered-only waits come below).
+  const int last_round =
+      round_.empty()
+          ? 0
+          : std::max_element(round_.begin(), round_.end(), [](const auto& a, const auto& b) {
+              return a.second < b.second;
+            })->second;
+  while (admitted_round_ < last_round) {
+    const int next = admitted_round_ + 1;
+    bool ready = true;
+    std::vector<std::string> roles;
+    for (const JobTypeSpec& jt : options_.spec.job_types) {
+      if (round_[jt.name] != next) continue;
+      roles.push_back(jt.name);
+      ready = ready && RoleReady(jt, /*registered_too=*/false);
+    }
+    if (!ready) break;
+    admitted_round_ = next;
+    for (std::string& role : roles) out->admit.push_back(std::move(role));
+  }
+  for (const JobTypeSpec& jt : options_.spec.job_types) {
+    if (round_[jt.name] > admitted_round_ || asked_at_.count(jt.name) > 0) continue;
+    if (RoleReady(jt, /*registered_too=*/true)) AskForRole(jt.name, now, out);
+  }
+  for (const auto& [deadline, message] : DependencyDeadlines()) {
+    if (now >= deadline) {
+      Finish(AppState::kFailed, message, out);
+      return;
+    }
+  }
+}
+
+// For each role not yet asked for, its first unmet dependency whose role was asked for: the
+// time it fails the job, and the message.
+std::vector<std::pair<absl::Time, std::string>> JobState::DependencyDeadlines() const {
+  std::vector<std::pair<absl::Time, std::string>> out;
+  for (const JobTypeSpec& jt : options_.spec.job_types) {
+    if (asked_at_.count(jt.name) > 0) continue;
+    for (const RoleDependency& d : jt.depends_on) {
+      auto asked = asked_at_.find(d.role);
+      if (asked == asked_at_.end() || RoleReached(d.role, d.when)) continue;
+      int total = 0;
+      int missing = 0;
+      for (const auto& [id, t] : tasks_) {
+        if (t.spec.job_name != d.role) continue;
+        ++total;
+        missing += !t.Reached(d.when);
+      }
+      out.emplace_back(
+          asked->second + d.timeout,
+          absl::StrCat(jt.name, " waited longer than ", absl::FormatDuration(d.timeout), " for ",
+                       d.role, " to be ", DependencyConditionName(d.when), " (jobs.", jt.name,
+                       ".depends_on); ", missing, " of ", total, " ", d.role, " tasks are not"));
+      break;
+    }
+  }
+  return out;
+}
+
+std::string JobState::WaitingNote() const {
+  std::vector<std::string> waits;
+  for (const JobTypeSpec& jt : options_.spec.job_types) {
+    if (asked_at_.count(jt.name) > 0 || jt.depends_on.empty()) continue;
+    std::vector<std::string> deps;
+    for (const RoleDependency& d : jt.depends_on) {
+      if (!RoleReached(d.role, d.when)) {
+        deps.push_back(absl::StrCat(d.role, " to be ", DependencyConditionName(d.when)));
+      }
+    }
+    if (!deps.empty()) {
+      waits.push_back(absl::StrCat(jt.name, " waits for ", absl::StrJoin(deps, " and ")));
+    }
+  }
+  return waits.empty() ? "" : absl::StrCat("; ", absl::StrJoin(waits, "; "));
+}
+
+}  // namespace tony::am
