@@ -40,7 +40,7 @@ using ::tony::testing::WaitUntil;
 
 constexpr char kSecret[] = "am-test-secret-0123456789abcdef";
 
-JobTypeSpec Job(const std::string& name, int instances) {
+JobTypeSpec AmJob(const std::string& name, int instances) {
   JobTypeSpec jt;
   jt.name = name;
   jt.instances = instances;
@@ -122,7 +122,7 @@ class AmTest : public ::testing::Test {
 };
 
 TEST_F(AmTest, SucceedsWhenEveryTrackedTaskExitsZeroAndStopsPs) {
-  Start({Job("ps", 1), Job("worker", 2)});
+  Start({AmJob("ps", 1), AmJob("worker", 2)});
   EXPECT_THAT(rm_.requested(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
   EXPECT_EQ(rm_.env()["TONY_AM_ADDRESS"], absl::StrCat("127.0.0.1:", am_->broker_port()));
   EXPECT_EQ(rm_.env()["TONY_SPEC_FILE"], "/x/job.yaml");
@@ -156,7 +156,7 @@ TEST_F(AmTest, TheOutcomeIsAnnouncedOnceAsSoonAsItIsDecided) {
       EXPECT_EQ(diagnostics, "");
     };
   };
-  Start({Job("ps", 1), Job("worker", 1)});
+  Start({AmJob("ps", 1), AmJob("worker", 1)});
   AllRunning();
   Exit("worker", 0, 0);
   ApplicationStatus s = Final();  // ps:0's container never completes: after the stop deadline
@@ -180,7 +180,7 @@ TEST_F(AmTest, StatusChangesAreAnnouncedSoFollowersNeedNotPoll) {
       seen = std::move(now);
     };
   };
-  Start({Job("ps", 1), Job("worker", 2)});
+  Start({AmJob("ps", 1), AmJob("worker", 2)});
   AllRunning();
   auto running = [&](const std::string& job) {
     absl::MutexLock lock(&mu);
@@ -217,7 +217,7 @@ TEST_F(AmTest, TheEventLogTellsEachTasksLifeAndTheJobsEnd) {
       }
     };
   };
-  Start({Job("ps", 1), Job("worker", 1)});
+  Start({AmJob("ps", 1), AmJob("worker", 1)});
   AllRunning();
   Exit("worker", 0, 0);
   EXPECT_EQ(Final().state, AppState::kSucceeded);
@@ -260,7 +260,7 @@ TEST_F(AmTest, AFailedAttemptBeforeTheLastEndsItsEventLogAsAnAttempt) {
       }
     };
   };
-  Start({Job("worker", 1)});
+  Start({AmJob("worker", 1)});
   AllRunning();
   Exit("worker", 0, 1);
   EXPECT_EQ(Final().state, AppState::kFailed);
@@ -271,7 +271,7 @@ TEST_F(AmTest, AFailedAttemptBeforeTheLastEndsItsEventLogAsAnAttempt) {
 }
 
 TEST_F(AmTest, FailingTrackedTaskFailsTheJobAndStopsTheRest) {
-  Start({Job("ps", 1), Job("worker", 3)});
+  Start({AmJob("ps", 1), AmJob("worker", 3)});
   AllRunning();
   Exit("worker", 1, 3, "Traceback (most recent call last):\nValueError: bad input");
   ApplicationStatus s = Final();
@@ -284,7 +284,7 @@ TEST_F(AmTest, FailingTrackedTaskFailsTheJobAndStopsTheRest) {
 }
 
 TEST_F(AmTest, ADeadTensorBoardNeverFailsTrainingButIsReported) {
-  Start({Job("worker", 1), Job("tensorboard", 1)});
+  Start({AmJob("worker", 1), AmJob("tensorboard", 1)});
   AllRunning();
   Exit("tensorboard", 0, 127, "/bin/bash: line 1: tensorboard: command not found");
   ASSERT_TRUE(Eventually(
@@ -302,7 +302,7 @@ TEST_F(AmTest, TheStatusPageQuotesNoStderrWhereTheDiagnosticsDo) {
   tweak_ = [&](ApplicationMasterOptions& o) {
     o.on_broker_started = [&url](int, const std::string& u) { url = u; };
   };
-  Start({Job("worker", 1), Job("tensorboard", 1)});
+  Start({AmJob("worker", 1), AmJob("tensorboard", 1)});
   AllRunning();
   Exit("tensorboard", 0, 127, "token=s3cr3t-from-stderr");
   ASSERT_TRUE(Eventually(
@@ -316,7 +316,7 @@ TEST_F(AmTest, TheStatusPageQuotesNoStderrWhereTheDiagnosticsDo) {
 }
 
 TEST_F(AmTest, TensorBoardRestartsShowInProgressAndDiagnosticsWhileTrainingGoesOn) {
-  Start({Job("worker", 1), Job("tensorboard", 1)});
+  Start({AmJob("worker", 1), AmJob("tensorboard", 1)});
   AllRunning();
   events()->OnTaskRestarted("tensorboard", 0, 1, 1, "OSError: [Errno 98] Address in use");
   events()->OnTaskRestarted("tensorboard", 0, 2, 1, "OSError: [Errno 98] Address in use");
@@ -340,7 +340,7 @@ TEST_F(AmTest, TensorBoardRestartsShowInProgressAndDiagnosticsWhileTrainingGoesO
 }
 
 TEST_F(AmTest, ATensorBoardDyingBeforeRegisteringNeitherFailsNorHoldsTheJob) {
-  Start({Job("worker", 1), Job("tensorboard", 1)}, absl::Minutes(10));
+  Start({AmJob("worker", 1), AmJob("tensorboard", 1)}, absl::Minutes(10));
   rm_.Allocate("tensorboard:0");
   rm_.Complete("tensorboard:0", 1);  // its executor died before registering
   rm_.Allocate("worker:0");
@@ -354,7 +354,7 @@ TEST_F(AmTest, ATensorBoardDyingBeforeRegisteringNeitherFailsNorHoldsTheJob) {
 }
 
 TEST_F(AmTest, ATensorBoardThatCannotBeLaunchedIsAWarning) {
-  Start({Job("worker", 1), Job("tensorboard", 1)});
+  Start({AmJob("worker", 1), AmJob("tensorboard", 1)});
   rm_.Emit({ContainerEvent::Kind::kLaunchFailed, "tensorboard:0", "c1", 0, "no such image"});
   rm_.Allocate("worker:0");
   events()->OnRegistered("worker", 0, "127.0.0.1:1000");
@@ -366,7 +366,7 @@ TEST_F(AmTest, ATensorBoardThatCannotBeLaunchedIsAWarning) {
 }
 
 TEST_F(AmTest, TaskEndingBeforeRegisteringFailsAtOnce) {
-  Start({Job("ps", 1), Job("worker", 2)}, absl::Minutes(10));
+  Start({AmJob("ps", 1), AmJob("worker", 2)}, absl::Minutes(10));
   rm_.Allocate("worker:1");
   events()->OnRegistered("ps", 0, "127.0.0.1:1000");
   absl::Time start = absl::Now();
@@ -379,7 +379,7 @@ TEST_F(AmTest, TaskEndingBeforeRegisteringFailsAtOnce) {
 }
 
 TEST_F(AmTest, UntrackedTaskDyingEarlyFailsTheJob) {
-  Start({Job("ps", 1), Job("worker", 2)});
+  Start({AmJob("ps", 1), AmJob("worker", 2)});
   AllRunning();
   Exit("ps", 0, 134, "Aborted (core dumped)");
   ApplicationStatus s = Final();
@@ -390,7 +390,7 @@ TEST_F(AmTest, UntrackedTaskDyingEarlyFailsTheJob) {
 }
 
 TEST_F(AmTest, EvaluatorExitingZeroDoesNotEndTheJob) {
-  Start({Job("worker", 1), Job("evaluator", 1)});
+  Start({AmJob("worker", 1), AmJob("evaluator", 1)});
   AllRunning();
   Exit("evaluator", 0, 0);
   ASSERT_TRUE(Eventually([&] { return am_->Status().progress["evaluator"].succeeded == 1; }));
@@ -403,7 +403,7 @@ TEST_F(AmTest, EvaluatorExitingZeroDoesNotEndTheJob) {
 
 TEST_F(AmTest, WithAChiefOnlyTheChiefDecides) {
   // Default tracking: with a chief job, only the chief is tracked (docs/job-spec.md).
-  Start({Job("chief", 1), Job("worker", 2), Job("ps", 1)});
+  Start({AmJob("chief", 1), AmJob("worker", 2), AmJob("ps", 1)});
   AllRunning();
   Exit("chief", 0, 0);
   ApplicationStatus s = Final();
@@ -412,7 +412,7 @@ TEST_F(AmTest, WithAChiefOnlyTheChiefDecides) {
 }
 
 TEST_F(AmTest, RegistrationDeadlineNamesTheMissingTasks) {
-  Start({Job("ps", 1), Job("worker", 2)}, absl::Milliseconds(500));
+  Start({AmJob("ps", 1), AmJob("worker", 2)}, absl::Milliseconds(500));
   for (const std::string& id : rm_.requested()) rm_.Allocate(id);
   // Real registrations through the broker, for ps:0 and worker:1 only.
   std::string address = absl::StrCat("127.0.0.1:", am_->broker_port());
@@ -434,7 +434,7 @@ TEST_F(AmTest, RegistrationDeadlineNamesTheMissingTasks) {
 }
 
 TEST_F(AmTest, KillEndsKilled) {
-  Start({Job("ps", 1), Job("worker", 1)});
+  Start({AmJob("ps", 1), AmJob("worker", 1)});
   AllRunning();
   broker::BrokerClient client(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
   ASSERT_TRUE(client.Kill("user request").ok());
@@ -445,7 +445,7 @@ TEST_F(AmTest, KillEndsKilled) {
 }
 
 TEST_F(AmTest, LaunchFailureFailsTheJob) {
-  Start({Job("worker", 2)});
+  Start({AmJob("worker", 2)});
   rm_.Emit({ContainerEvent::Kind::kLaunchFailed, "worker:0", "c1", 0, "no such file"});
   ApplicationStatus s = Final();
   EXPECT_EQ(s.state, AppState::kFailed);
@@ -454,7 +454,7 @@ TEST_F(AmTest, LaunchFailureFailsTheJob) {
 }
 
 TEST_F(AmTest, BackendFailureFailsTheJob) {
-  Start({Job("worker", 1)});
+  Start({AmJob("worker", 1)});
   rm_.Emit({ContainerEvent::Kind::kFatal, "", "", 0, "scheduler unreachable"});
   ApplicationStatus s = Final();
   EXPECT_EQ(s.state, AppState::kFailed);
@@ -462,7 +462,7 @@ TEST_F(AmTest, BackendFailureFailsTheJob) {
 }
 
 TEST_F(AmTest, SilentTaskFailsTheJob) {
-  Start({Job("worker", 2)});
+  Start({AmJob("worker", 2)});
   AllRunning();
   events()->OnHeartbeatTimeout("worker", 1);
   ApplicationStatus s = Final();
@@ -471,7 +471,7 @@ TEST_F(AmTest, SilentTaskFailsTheJob) {
 }
 
 TEST_F(AmTest, JobTimeoutFailsTheJob) {
-  Start({Job("worker", 1)}, absl::Seconds(30), absl::Milliseconds(300));
+  Start({AmJob("worker", 1)}, absl::Seconds(30), absl::Milliseconds(300));
   AllRunning();
   ApplicationStatus s = Final();
   EXPECT_EQ(s.state, AppState::kFailed);
@@ -481,7 +481,7 @@ TEST_F(AmTest, JobTimeoutFailsTheJob) {
 
 TEST_F(AmTest, WaitsForStoppedTasksBeforeReturning) {
   rm_.set_complete_on_kill(false);
-  Start({Job("ps", 1), Job("worker", 1)});
+  Start({AmJob("ps", 1), AmJob("worker", 1)});
   AllRunning();
   Exit("worker", 0, 0);
   ASSERT_TRUE(Eventually([&] { return !rm_.killed().empty(); }));
@@ -495,7 +495,7 @@ TEST_F(AmTest, WaitsForStoppedTasksBeforeReturning) {
 
 TEST_F(AmTest, GivesUpOnTasksThatDoNotStop) {
   rm_.set_complete_on_kill(false);
-  Start({Job("ps", 1), Job("worker", 1)});
+  Start({AmJob("ps", 1), AmJob("worker", 1)});
   AllRunning();
   absl::Time start = absl::Now();
   Exit("worker", 0, 0);
@@ -506,7 +506,7 @@ TEST_F(AmTest, GivesUpOnTasksThatDoNotStop) {
 }
 
 TEST_F(AmTest, ProgressCountsPerJobType) {
-  Start({Job("ps", 1), Job("worker", 2)});
+  Start({AmJob("ps", 1), AmJob("worker", 2)});
   rm_.Allocate("ps:0");
   rm_.Allocate("worker:0");
   events()->OnRegistered("ps", 0, "127.0.0.1:1");
@@ -542,7 +542,7 @@ TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
       tensorboard_url = url;
     };
   };
-  Start({Job("worker", 1)});
+  Start({AmJob("worker", 1)});
   EXPECT_THAT(rm_.requested(), UnorderedElementsAre("worker:0", "tensorboard:0"));
   std::string url;
   {
@@ -728,7 +728,7 @@ TEST(StatusPageTest, AFloodIsShedNotQueuedWithoutBound) {
 
 TEST_F(AmTest, InClientModeTheClientDecides) {
   tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
-  Start({Job("ps", 1), Job("worker", 2)});
+  Start({AmJob("ps", 1), AmJob("worker", 2)});
   // The client runs where ytf-submit runs: nothing is requested for it.
   EXPECT_THAT(rm_.requested(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
   AllRunning();
@@ -746,7 +746,7 @@ TEST_F(AmTest, InClientModeTheClientDecides) {
 
 TEST_F(AmTest, InClientModeAFailingClientFailsTheJob) {
   tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
-  Start({Job("ps", 1), Job("worker", 1)});
+  Start({AmJob("ps", 1), AmJob("worker", 1)});
   AllRunning();
   events()->OnTaskStarted("client", 0);
   events()->OnTaskExited("client", 0, 4, "");
@@ -758,7 +758,7 @@ TEST_F(AmTest, InClientModeAFailingClientFailsTheJob) {
 
 TEST_F(AmTest, InClientModeAClientThatNeverStartsFailsTheJob) {
   tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
-  Start({Job("worker", 1)}, absl::Seconds(2));  // also the client's start deadline
+  Start({AmJob("worker", 1)}, absl::Seconds(2));  // also the client's start deadline
   rm_.Allocate("worker:0");
   // A real registration, so that the broker publishes the spec.
   broker::BrokerClient worker(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
@@ -771,7 +771,7 @@ TEST_F(AmTest, InClientModeAClientThatNeverStartsFailsTheJob) {
 
 TEST_F(AmTest, InClientModeAnExitReportWithoutStartStillCounts) {
   tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
-  Start({Job("worker", 1)});
+  Start({AmJob("worker", 1)});
   AllRunning();
   events()->OnClusterSpecPublished(ClusterSpec{});
   events()->OnTaskExited("client", 0, 0, "");  // its start report was lost
@@ -781,7 +781,7 @@ TEST_F(AmTest, InClientModeAnExitReportWithoutStartStillCounts) {
 
 TEST_F(AmTest, InClientModeASilentClientFailsTheJobNamingItsYtfSubmit) {
   tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
-  Start({Job("worker", 1)});
+  Start({AmJob("worker", 1)});
   AllRunning();
   events()->OnTaskStarted("client", 0);
   events()->OnHeartbeatTimeout("client", 0);  // ytf-submit was SIGKILLed
@@ -798,7 +798,7 @@ TEST_F(AmTest, InClientModeASilentClientFailsTheJobNamingItsYtfSubmit) {
 // at once, without a start. The job goes on and their exits decide it.
 TEST_F(AmTest, ASecondAttemptRunsOnWithTasksThatRegisterAgain) {
   tweak_ = [](ApplicationMasterOptions& o) { o.attempt = 2; };
-  Start({Job("ps", 1), Job("worker", 2)});
+  Start({AmJob("ps", 1), AmJob("worker", 2)});
   for (const std::string& id : rm_.requested()) {
     rm_.Allocate(id);
     rm_.Emit({ContainerEvent::Kind::kLaunched, id, "c_" + id});
@@ -822,7 +822,7 @@ TEST(AmStartTest, BackendThatCannotStartIsAnError) {
   rm.set_start_status(absl::UnavailableError("no backend"));
   ApplicationMasterOptions o;
   o.spec.command = "true";
-  o.spec.job_types = {Job("worker", 1)};
+  o.spec.job_types = {AmJob("worker", 1)};
   o.secret = kSecret;
   o.broker_listen_address = "127.0.0.1:0";
   ApplicationMaster am(o, &rm);
@@ -852,8 +852,8 @@ JobTypeSpec Restarting(JobTypeSpec jt, RestartSpec r) {
 }
 
 TEST_F(AmTest, TaskScopeRelaunchesOnlyTheKilledWorkerAtItsOldAddressAndTheJobSucceeds) {
-  Start({Job("chief", 1), Job("ps", 1),
-         Restarting(Job("worker", 2), TaskScope(RestartPolicy::kExitCode))});
+  Start({AmJob("chief", 1), AmJob("ps", 1),
+         Restarting(AmJob("worker", 2), TaskScope(RestartPolicy::kExitCode))});
   AllRunning();
   Exit("worker", 1, 137, "Killed");
   ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
@@ -879,7 +879,7 @@ TEST_F(AmTest, TaskScopeRelaunchesOnlyTheKilledWorkerAtItsOldAddressAndTheJobSuc
 }
 
 TEST_F(AmTest, ExitCodePolicyTreatsCodesBelow128AsFinal) {
-  Start({Job("chief", 1), Restarting(Job("worker", 2), TaskScope(RestartPolicy::kExitCode))});
+  Start({AmJob("chief", 1), Restarting(AmJob("worker", 2), TaskScope(RestartPolicy::kExitCode))});
   AllRunning();
   Exit("worker", 0, 3, "ValueError: bad input");
   ApplicationStatus s = Final();
@@ -893,7 +893,7 @@ TEST_F(AmTest, ExitCodePolicyTreatsCodesBelow128AsFinal) {
 }
 
 TEST_F(AmTest, LostNodePreemptionAndRmKillAreRetriedUnderExitCode) {
-  Start({Job("chief", 1), Restarting(Job("worker", 3), TaskScope(RestartPolicy::kExitCode))});
+  Start({AmJob("chief", 1), Restarting(AmJob("worker", 3), TaskScope(RestartPolicy::kExitCode))});
   AllRunning();
   // No exit report: the container is gone with its node, preempted, or killed by the RM.
   rm_.Complete("worker:0", -100);
@@ -914,7 +914,7 @@ TEST_F(AmTest, LostNodePreemptionAndRmKillAreRetriedUnderExitCode) {
 // YARN ends a container it preempts with SIGTERM: the executor's report (143) comes before the
 // RM's completion (-102); the AM waits for the latter, so the restart names the preemption.
 TEST_F(AmTest, ASigtermEndWaitsForTheContainersCompletionToLearnOfAPreemption) {
-  Start({Job("chief", 1), Restarting(Job("worker", 2), TaskScope(RestartPolicy::kOnFailure))});
+  Start({AmJob("chief", 1), Restarting(AmJob("worker", 2), TaskScope(RestartPolicy::kOnFailure))});
   AllRunning();
   // Held for the container's completion (JobStateTest.ASigtermEndWaitsForTheContainerToSayWhy
   // shows that nothing happens meanwhile).
@@ -932,7 +932,7 @@ TEST_F(AmTest, ASigtermEndWaitsForTheContainersCompletionToLearnOfAPreemption) {
 // Without word from YARN within exit_cause_wait, the executor's report stands.
 TEST_F(AmTest, ASigtermEndWithoutTheContainersCompletionKeepsTheExecutorsCode) {
   tweak_ = [](ApplicationMasterOptions& o) { o.exit_cause_wait = absl::Milliseconds(50); };
-  Start({Job("chief", 1), Restarting(Job("worker", 2), TaskScope(RestartPolicy::kOnFailure))});
+  Start({AmJob("chief", 1), Restarting(AmJob("worker", 2), TaskScope(RestartPolicy::kOnFailure))});
   AllRunning();
   events()->OnTaskExited("worker", 1, 143, "Terminated");
   std::string diagnostics;
@@ -949,7 +949,8 @@ TEST_F(AmTest, ASigtermEndWithoutTheContainersCompletionKeepsTheExecutorsCode) {
 }
 
 TEST_F(AmTest, NeverPolicyAndUsedUpRestartsFailTheJob) {
-  Start({Job("chief", 1), Restarting(Job("worker", 1), TaskScope(RestartPolicy::kOnFailure, 1))});
+  Start(
+      {AmJob("chief", 1), Restarting(AmJob("worker", 1), TaskScope(RestartPolicy::kOnFailure, 1))});
   AllRunning();
   Exit("worker", 0, 1);
   ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
@@ -971,7 +972,7 @@ TEST_F(AmTest, ARelaunchedTaskAtANewAddressFailsOrEscalatesAsItsPolicySays) {
     o.spec.command = "true";
     RestartSpec r = TaskScope(RestartPolicy::kOnFailure);
     r.on_address_change = change;
-    o.spec.job_types = {Job("chief", 1), Restarting(Job("worker", 1), r)};
+    o.spec.job_types = {AmJob("chief", 1), Restarting(AmJob("worker", 1), r)};
     o.spec.timeouts.stop_grace = absl::Seconds(1);
     o.secret = kSecret;
     o.broker_listen_address = "127.0.0.1:0";
@@ -1011,7 +1012,7 @@ TEST_F(AmTest, JobScopeEndsTheAttemptForTheNextOneUntilMaxRestarts) {
     r.scope = RestartScope::kJob;
     r.max_restarts = 1;
     o.spec.max_attempts = 2;
-    o.spec.job_types = {Restarting(Job("worker", 1), r)};
+    o.spec.job_types = {Restarting(AmJob("worker", 1), r)};
     o.spec.timeouts.stop_grace = absl::Seconds(1);
     o.secret = kSecret;
     o.broker_listen_address = "127.0.0.1:0";
@@ -1043,7 +1044,7 @@ TEST_F(AmTest, JobScopeEndsTheAttemptForTheNextOneUntilMaxRestarts) {
 }
 
 TEST_F(AmTest, ARelaunchedTaskThatNeverRegistersFailsTheJobAtTheDeadline) {
-  Start({Job("chief", 1), Restarting(Job("worker", 1), TaskScope(RestartPolicy::kOnFailure))},
+  Start({AmJob("chief", 1), Restarting(AmJob("worker", 1), TaskScope(RestartPolicy::kOnFailure))},
         absl::Seconds(2));
   // Registered with the broker itself, so that its own deadline is over once the spec is out.
   auto chief = std::async(std::launch::async, [this] {
@@ -1068,7 +1069,7 @@ TEST_F(AmTest, APartialGangIsReleasedAndAskedForAgainThenTheJobRuns) {
     o.spec.timeouts.allocation = absl::Milliseconds(300);
     o.allocation_backoff = absl::Milliseconds(300);
   };
-  Start({Job("ps", 1), Job("worker", 2)});
+  Start({AmJob("ps", 1), AmJob("worker", 2)});
   // Only ps:0 and worker:0 get containers; worker:0's executor even registers.
   rm_.Allocate("ps:0");
   rm_.Allocate("worker:0");

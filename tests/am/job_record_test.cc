@@ -18,38 +18,38 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const absl::Time kStart = absl::UnixEpoch() + absl::Hours(1000);
+const absl::Time kRecordsStart = absl::UnixEpoch() + absl::Hours(1000);
 
-TaskId T(absl::string_view id) { return *TaskId::Parse(id); }
+TaskId RecordTask(absl::string_view id) { return *TaskId::Parse(id); }
 
 TEST(JobRecordTest, EachEventBecomesOneEntryWithItsFacts) {
-  JobEvent restarted = JobEvent::Restarted(T("tensorboard:0"), 2, 1, "oops");
-  JobEvent completed = JobEvent::Completed(T("worker:1"), -100, "lost node");
+  JobEvent restarted = JobEvent::Restarted(RecordTask("tensorboard:0"), 2, 1, "oops");
+  JobEvent completed = JobEvent::Completed(RecordTask("worker:1"), -100, "lost node");
   completed.container = "c1";
   struct Row {
     JobEvent event;
     std::string expected;  // event, task and fields as JSON
   };
   const std::vector<Row> rows = {
-      {JobEvent::Allocated(T("worker:0"), "c0", "nm1:8041"),
+      {JobEvent::Allocated(RecordTask("worker:0"), "c0", "nm1:8041"),
        R"({"container":"c0","event":"task_allocated","node":"nm1:8041","task":"worker:0"})"},
-      {JobEvent::LaunchFailed(T("worker:0"), "no such file"),
+      {JobEvent::LaunchFailed(RecordTask("worker:0"), "no such file"),
        R"({"event":"task_launch_failed","reason":"no such file","task":"worker:0"})"},
       {completed, R"({"container":"c1","diagnostics":"lost node","event":"container_completed",)"
                   R"("exit_status":-100,"task":"worker:1"})"},
       {JobEvent::BackendFailed("RM gone"), R"({"event":"backend_failed","reason":"RM gone"})"},
-      {JobEvent::Registered(T("ps:0"), "h:2222"),
+      {JobEvent::Registered(RecordTask("ps:0"), "h:2222"),
        R"({"address":"h:2222","event":"task_registered","task":"ps:0"})"},
       {JobEvent::Published(), R"({"event":"cluster_spec_published"})"},
-      {JobEvent::Started(T("ps:0")), R"({"event":"task_started","task":"ps:0"})"},
+      {JobEvent::Started(RecordTask("ps:0")), R"({"event":"task_started","task":"ps:0"})"},
       {restarted,
        R"({"event":"task_restarted_in_place","exit_code":1,"restart":2,"stderr_tail":"oops",)"
        R"("task":"tensorboard:0"})"},
-      {JobEvent::Exited(T("worker:0"), 3, "boom"),
+      {JobEvent::Exited(RecordTask("worker:0"), 3, "boom"),
        R"({"event":"task_exited","exit_code":3,"stderr_tail":"boom","task":"worker:0"})"},
       {JobEvent::RegistrationTimeout({"worker:1"}),
        R"({"event":"registration_deadline_passed","missing":["worker:1"]})"},
-      {JobEvent::HeartbeatTimeout(T("worker:0")),
+      {JobEvent::HeartbeatTimeout(RecordTask("worker:0")),
        R"({"event":"heartbeat_timeout","task":"worker:0"})"},
       {JobEvent::Kill("by user"), R"({"event":"kill_requested","reason":"by user"})"},
       {JobEvent::TensorBoardListening("http://h:6006/"),
@@ -74,7 +74,7 @@ TEST(JobRecordTest, ActionsBecomeRequestsRelaunchesAndStops) {
   w.gpus = 1;
   a.requests.push_back(w);
   a.relaunches.push_back({w, "nm2", 4000});
-  a.kills.emplace_back(T("ps:0"), absl::Seconds(10));
+  a.kills.emplace_back(RecordTask("ps:0"), absl::Seconds(10));
   std::vector<std::string> out;
   for (const JobRecord& r : ActionRecords(a)) out.push_back(r.event + " " + r.fields.dump());
   EXPECT_THAT(out, ElementsAre(R"(task_requested {"gpus":1,"memory_mb":2048,"node_label":"",)"
@@ -97,11 +97,11 @@ TEST(JobRecordTest, DecisionsSayWhy) {
   jt.restart = restart;
   o.spec.job_types = {jt};
   JobState state(o);
-  state.Start(kStart);
-  state.On(JobEvent::Allocated(T("worker:0")), kStart);
-  state.On(JobEvent::Registered(T("worker:0"), "h:1"), kStart);
-  state.On(JobEvent::Started(T("worker:0")), kStart);
-  JobActions a = state.On(JobEvent::Exited(T("worker:0"), 2, "disk full"), kStart);
+  state.Start(kRecordsStart);
+  state.On(JobEvent::Allocated(RecordTask("worker:0")), kRecordsStart);
+  state.On(JobEvent::Registered(RecordTask("worker:0"), "h:1"), kRecordsStart);
+  state.On(JobEvent::Started(RecordTask("worker:0")), kRecordsStart);
+  JobActions a = state.On(JobEvent::Exited(RecordTask("worker:0"), 2, "disk full"), kRecordsStart);
   ASSERT_EQ(a.records.size(), 1u);
   EXPECT_EQ(a.records[0].event, "task_restart_scheduled");
   EXPECT_EQ(a.records[0].task, "worker:0");
@@ -110,7 +110,7 @@ TEST(JobRecordTest, DecisionsSayWhy) {
   EXPECT_EQ(a.records[0].fields["backoff_ms"], 10000);
   EXPECT_EQ(a.records[0].fields["stderr_tail"], "disk full");
 
-  JobActions kill = state.On(JobEvent::Kill("stop it"), kStart + absl::Seconds(1));
+  JobActions kill = state.On(JobEvent::Kill("stop it"), kRecordsStart + absl::Seconds(1));
   ASSERT_EQ(kill.records.size(), 1u);
   EXPECT_EQ(kill.records[0].event, "job_outcome");
   EXPECT_EQ(kill.records[0].fields["state"], "KILLED");

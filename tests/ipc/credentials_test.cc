@@ -14,7 +14,7 @@
 namespace tony::ipc {
 namespace {
 
-std::string Bytes(std::initializer_list<int> bytes) {
+std::string CredentialBytes(std::initializer_list<int> bytes) {
   std::string s;
   for (int b : bytes) s.push_back(static_cast<char>(b));
   return s;
@@ -28,15 +28,15 @@ std::string VLong(int64_t v) {
 
 TEST(WritableTest, VLongGoldenBytes) {
   // WritableUtils.writeVLong: one byte for -112..127, else a length marker and big-endian bytes.
-  EXPECT_EQ(VLong(0), Bytes({0x00}));
-  EXPECT_EQ(VLong(127), Bytes({0x7f}));
-  EXPECT_EQ(VLong(-1), Bytes({0xff}));
-  EXPECT_EQ(VLong(-112), Bytes({0x90}));
-  EXPECT_EQ(VLong(128), Bytes({0x8f, 0x80}));  // -113: one positive byte
-  EXPECT_EQ(VLong(255), Bytes({0x8f, 0xff}));
-  EXPECT_EQ(VLong(256), Bytes({0x8e, 0x01, 0x00}));
-  EXPECT_EQ(VLong(-113), Bytes({0x87, 0x70}));  // -121: one negative byte, ~(-113) = 112
-  EXPECT_EQ(VLong(int64_t{1} << 31), Bytes({0x8c, 0x80, 0x00, 0x00, 0x00}));
+  EXPECT_EQ(VLong(0), CredentialBytes({0x00}));
+  EXPECT_EQ(VLong(127), CredentialBytes({0x7f}));
+  EXPECT_EQ(VLong(-1), CredentialBytes({0xff}));
+  EXPECT_EQ(VLong(-112), CredentialBytes({0x90}));
+  EXPECT_EQ(VLong(128), CredentialBytes({0x8f, 0x80}));  // -113: one positive byte
+  EXPECT_EQ(VLong(255), CredentialBytes({0x8f, 0xff}));
+  EXPECT_EQ(VLong(256), CredentialBytes({0x8e, 0x01, 0x00}));
+  EXPECT_EQ(VLong(-113), CredentialBytes({0x87, 0x70}));  // -121: one negative byte, ~(-113) = 112
+  EXPECT_EQ(VLong(int64_t{1} << 31), CredentialBytes({0x8c, 0x80, 0x00, 0x00, 0x00}));
 }
 
 TEST(WritableTest, VLongRoundTrip) {
@@ -52,10 +52,10 @@ TEST(WritableTest, VLongRoundTrip) {
 }
 
 TEST(WritableTest, TruncatedIsDataLoss) {
-  std::string short_vlong = Bytes({0x8e, 0x01});
+  std::string short_vlong = CredentialBytes({0x8e, 0x01});
   WritableReader r(short_vlong);
   EXPECT_EQ(r.ReadVLong().status().code(), absl::StatusCode::kDataLoss);
-  std::string short_text = Bytes({0x05, 'a', 'b'});
+  std::string short_text = CredentialBytes({0x05, 'a', 'b'});
   WritableReader t(short_text);
   EXPECT_EQ(t.ReadText().status().code(), absl::StatusCode::kDataLoss);
 }
@@ -85,12 +85,12 @@ TEST(CredentialsTest, WritableGoldenBytes) {
   Credentials c;
   c.AddToken("a", Token{"id", "pw", "K", "s:1"});
   c.AddSecret("k", "v");
-  std::string want = std::string("HDTS") + Bytes({0}) +   // magic, format 0
-                     Bytes({1}) +                         // one token
-                     Bytes({1, 'a'}) +                    // alias
-                     Bytes({2, 'i', 'd', 2, 'p', 'w'}) +  // identifier, password
-                     Bytes({1, 'K', 3, 's', ':', '1'}) +  // kind, service
-                     Bytes({1, 1, 'k', 1, 'v'});          // one secret
+  std::string want = std::string("HDTS") + CredentialBytes({0}) +   // magic, format 0
+                     CredentialBytes({1}) +                         // one token
+                     CredentialBytes({1, 'a'}) +                    // alias
+                     CredentialBytes({2, 'i', 'd', 2, 'p', 'w'}) +  // identifier, password
+                     CredentialBytes({1, 'K', 3, 's', ':', '1'}) +  // kind, service
+                     CredentialBytes({1, 1, 'k', 1, 'v'});          // one secret
   EXPECT_EQ(c.Serialize(Credentials::Format::kWritable), want);
   auto parsed = Credentials::Parse(want);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -101,10 +101,11 @@ TEST(CredentialsTest, ProtobufGoldenBytes) {
   Credentials c;
   c.AddToken("a", Token{"i", "p", "K", ""});
   // HDTS 01, then a delimited CredentialsProto{tokens {alias "a" token {i, p, K, ""}}}.
-  std::string token = Bytes({0x0a, 1, 'i', 0x12, 1, 'p', 0x1a, 1, 'K', 0x22, 0});
-  std::string kv = Bytes({0x0a, 1, 'a', 0x12, static_cast<int>(token.size())}) + token;
-  std::string body = Bytes({0x0a, static_cast<int>(kv.size())}) + kv;
-  std::string want = std::string("HDTS") + Bytes({1, static_cast<int>(body.size())}) + body;
+  std::string token = CredentialBytes({0x0a, 1, 'i', 0x12, 1, 'p', 0x1a, 1, 'K', 0x22, 0});
+  std::string kv = CredentialBytes({0x0a, 1, 'a', 0x12, static_cast<int>(token.size())}) + token;
+  std::string body = CredentialBytes({0x0a, static_cast<int>(kv.size())}) + kv;
+  std::string want =
+      std::string("HDTS") + CredentialBytes({1, static_cast<int>(body.size())}) + body;
   EXPECT_EQ(c.Serialize(Credentials::Format::kProtobuf), want);
 }
 
@@ -138,19 +139,19 @@ TEST(CredentialsTest, FileRoundTripAndEnvironment) {
 
 TEST(CredentialsTest, RejectsGarbage) {
   EXPECT_EQ(Credentials::Parse("nope").status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(Credentials::Parse(std::string("HDTS") + Bytes({7})).status().code(),
+  EXPECT_EQ(Credentials::Parse(std::string("HDTS") + CredentialBytes({7})).status().code(),
             absl::StatusCode::kUnimplemented);
   std::string truncated = Sample().Serialize();
   truncated.resize(truncated.size() - 3);
   EXPECT_EQ(Credentials::Parse(truncated).status().code(), absl::StatusCode::kDataLoss);
-  std::string bad_proto = std::string("HDTS") + Bytes({1, 5, 0xff, 0xff});
+  std::string bad_proto = std::string("HDTS") + CredentialBytes({1, 5, 0xff, 0xff});
   EXPECT_EQ(Credentials::Parse(bad_proto).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(CredentialsTest, EmptyCredentials) {
   Credentials c;
   EXPECT_TRUE(c.empty());
-  EXPECT_EQ(c.Serialize(), std::string("HDTS") + Bytes({0, 0, 0}));
+  EXPECT_EQ(c.Serialize(), std::string("HDTS") + CredentialBytes({0, 0, 0}));
   auto parsed = Credentials::Parse(c.Serialize(Credentials::Format::kProtobuf));
   ASSERT_TRUE(parsed.ok());
   EXPECT_TRUE(parsed->empty());
