@@ -94,6 +94,10 @@ struct ClusterSpecBrokerOptions {
   // Number of tasks per job type; the spec is published when all of them have registered.
   // Required, not empty.
   std::map<std::string, int> expected_tasks;
+  // Job types (of expected_tasks) not expected until Admit(): roles that start after others
+  // run or finish (JobTypeSpec::depends_on). The first spec is published without them.
+  // Default: none.
+  std::vector<std::string> deferred_job_types;
   // Tasks that run outside the cluster, as "job:index" (ytf-submit --client's "client:0"): they
   // never register and are no part of the spec, but may report their start and exit, and wait
   // for the spec as observers. Default: none.
@@ -178,6 +182,12 @@ class TONY_EXPORT ClusterSpecBroker {
   // No-op for a registered or unknown task, after publication or an abort.
   void Excuse(absl::string_view job_name, int index);
 
+  // The tasks of these deferred job types are now expected. Before the first publication they
+  // join it; after it, their registrations wait until every admitted task has registered, and
+  // then all of them get the spec's next version: every job type with a task not yet exited
+  // (tasks that registered earlier keep theirs). Their heartbeats are watched from then on.
+  // Unknown or already admitted job types are ignored.
+  void Admit(const std::vector<std::string>& job_names);
   // The published spec, once every task has registered.
   std::optional<ClusterSpec> cluster_spec() const;
   bool IsRegistered(absl::string_view job_name, int index) const;

@@ -251,6 +251,7 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
   bo.tls_cert_pem = options_.tls_cert_pem;
   for (const TaskSpec& t : ResolveTasks(options_.spec)) ++bo.expected_tasks[t.job_name];
   if (options_.spec.client_mode) bo.outside_tasks.push_back(ResolveClientTask(options_.spec).id());
+  bo.deferred_job_types = LaterRoundRoles(options_.spec);
   bo.registration_timeout = options_.spec.timeouts.registration;
   bo.heartbeat_timeout = options_.heartbeat_timeout;
   bo.observer = broker_events_.get();
@@ -350,6 +351,7 @@ void ApplicationMaster::Apply(JobActions& a) {
   if (a.outcome) {
     broker_->Abort(absl::AbortedError(diagnostics.empty() ? "the job is over" : diagnostics));
   }
+  if (!a.admit.empty()) broker_->Admit(a.admit);  // before their executors register
   for (const TaskId& id : a.reopen) broker_->ReopenTask(id.job, id.index);
   for (const TaskSpec& t : a.requests) rm_->Request(t);
   for (const JobActions::Relaunch& r : a.relaunches) rm_->Relaunch(r.spec, r.host, r.port);

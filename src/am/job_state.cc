@@ -110,7 +110,7 @@ JobState::JobState(JobStateOptions options)
     // Nothing would ever decide success: every task counts (TensorBoard never ends by itself).
     for (auto& [id, t] : tasks_) t.spec.tracked = !IsSidecar(t.spec);
   }
-  ComputeRounds();
+  round_ = DependencyRounds(options_.spec);
   for (auto& [id, t] : tasks_) {
     const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
     if (jt == nullptr || jt->depends_on.empty()) continue;

@@ -167,6 +167,12 @@ struct JobActions {
 std::optional<JobRecord> RecordOf(const JobEvent& e);
 std::vector<JobRecord> ActionRecords(const JobActions& a);
 
+// Each role's round (depends_on): 0 unless it needs a role running or finished, then one more
+// than that role's; a registered dependency keeps the round of the role it waits for.
+std::map<std::string, int> DependencyRounds(const JobSpec& spec);
+// The roles of round 1 and later: the broker's deferred job types.
+std::vector<std::string> LaterRoundRoles(const JobSpec& spec);
+
 struct JobStateOptions {
   JobSpec spec;  // valid
   // YARN's attempt of this AM, 1 for the first: restarts of scope job count those before it.
@@ -287,8 +293,6 @@ class JobState {
   void CheckLinger(absl::Time now, JobActions* out);
 
   // Role dependencies (job_state_dependencies.cc).
-  // Each role's round: 0 unless it needs a role running or finished (then one more than it).
-  void ComputeRounds();
   // Whether every task of `role` is (or was) `when`.
   bool RoleReached(const std::string& role, DependencyCondition when) const;
   bool RoleReady(const JobTypeSpec& jt, bool registered_too) const;

@@ -16,19 +16,29 @@
 
 namespace tony::am {
 
-void JobState::ComputeRounds() {
-  // Validation rules out cycles: at most one pass per role settles every round.
-  for (const JobTypeSpec& jt : options_.spec.job_types) round_[jt.name] = 0;
-  for (size_t pass = 0; pass < options_.spec.job_types.size(); ++pass) {
-    for (const JobTypeSpec& jt : options_.spec.job_types) {
+std::map<std::string, int> DependencyRounds(const JobSpec& spec) {
+  std::map<std::string, int> round;
+  for (const JobTypeSpec& jt : spec.job_types) round[jt.name] = 0;
+  // Validation rules out cycles: one pass per role settles every round.
+  for (size_t pass = 0; pass < spec.job_types.size(); ++pass) {
+    for (const JobTypeSpec& jt : spec.job_types) {
       int r = 0;
       for (const RoleDependency& d : jt.depends_on) {
         const int after = d.when == DependencyCondition::kRegistered ? 0 : 1;
-        r = std::max(r, round_[d.role] + after);
+        r = std::max(r, round[d.role] + after);
       }
-      round_[jt.name] = r;
+      round[jt.name] = r;
     }
   }
+  return round;
+}
+
+std::vector<std::string> LaterRoundRoles(const JobSpec& spec) {
+  std::vector<std::string> out;
+  for (const auto& [role, round] : DependencyRounds(spec)) {
+    if (round > 0) out.push_back(role);
+  }
+  return out;
 }
 
 bool JobState::Task::Reached(DependencyCondition when) const {
@@ -77,7 +87,7 @@ void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* o
   }
   asked_at_.emplace(role, now);
   TONY_DEFER_LOG(out->log, INFO) << "its dependencies hold: asking for " << role;
-  out->records.push_back({"role_dependencies_met", role, {{"round", round_[role]}}});
+  out->records.push_back({"role_dependencies_met", "", {{"role", role}, {"round", round_[role]}}});
 }
 
 void JobState::CheckDependencies(absl::Time now, JobActions* out) {

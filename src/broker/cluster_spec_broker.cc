@@ -54,6 +54,15 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
       tasks_[name].resize(count > 0 ? count : 0);
       total_tasks_ += count > 0 ? count : 0;
     }
+    for (const std::string& name : options_.deferred_job_types) {
+      auto it = tasks_.find(name);
+      if (it == tasks_.end()) continue;
+      for (TaskState& t : it->second) {
+        // Not expected until admitted: counted as if excused.
+        t.deferred = t.registered = t.excused = t.exited = true;
+        ++registered_count_;
+      }
+    }
   }
 
   ~Impl() override { Stop(); }
@@ -65,6 +74,7 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   void Abort(const absl::Status& reason);
   void NotifyStatusChanged();
   void Excuse(absl::string_view job, int index);
+  void Admit(const std::vector<std::string>& job_names);
 
   int port() const { return port_.load(); }
   std::optional<ClusterSpec> cluster_spec() const {
@@ -76,6 +86,10 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
     TaskState* task = FindLocked(job, index);
     if (task == nullptr) return;
     task->reopened = true;
+    if (task->joining && task->registered) {
+      task->registered = false;  // its round waits for the new executor
+      ++joining_unregistered_;
+    }
     if (!published_ && task->registered) {
       // Its earlier executor is gone: the spec must wait for the new one.
       task->registered = false;
@@ -151,6 +165,8 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
     bool exited = false;
     bool reopened = false;  // relaunched by the AM, not registered again yet
     bool excused = false;   // will never register (Excuse): no part of the published spec
+    bool deferred = false;  // of a job type not expected until Admit()
+    bool joining = false;   // admitted after publication: waits for its round's spec
     std::string address;
     absl::Time last_seen;
   };
@@ -188,6 +204,14 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
                                std::optional<ClusterSpec>* published,
                                grpc::ByteBuffer* published_response, absl::Status* status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A task admitted after publication registers: parked until every admitted task has, then
+  // the spec's next version goes to all of them (`to_finish` set once that is due).
+  void JoinLocked(TaskState* task, const std::string& address, RegisterReactor* reactor,
+                  std::vector<RegisterReactor*>* to_finish, grpc::ByteBuffer* response,
+                  absl::Status* status, DeferredLog* log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The spec's next version from the tasks' addresses: job types not admitted or excused are
+  // left out, and with `without_exited` those whose every task exited.
+  ClusterSpec NextSpecLocked(bool without_exited) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CancelWaiter(RegisterReactor* reactor);
   void CancelStatusWaiter(StatusReactor* reactor);
   // The status as the provider (or the broker itself) sees it. Takes mu_ in the latter case.
@@ -214,6 +238,7 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   std::map<std::string, std::vector<TaskState>, std::less<>> tasks_ ABSL_GUARDED_BY(mu_);
   int total_tasks_ = 0;
   int registered_count_ ABSL_GUARDED_BY(mu_) = 0;
+  int joining_unregistered_ ABSL_GUARDED_BY(mu_) = 0;  // admitted tasks not registered yet
   bool published_ ABSL_GUARDED_BY(mu_) = false;
   ClusterSpec spec_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer published_response_ ABSL_GUARDED_BY(mu_);  // serialized RegisterResponse
@@ -508,6 +533,78 @@ void ClusterSpecBroker::Impl::Excuse(absl::string_view job, int index) {
   }
 }
 
+ClusterSpec ClusterSpecBroker::Impl::NextSpecLocked(bool without_exited) const {
+  ClusterSpec next;
+  next.version = spec_.version + 1;
+  for (const auto& [name, tasks] : tasks_) {
+    bool live = false;
+    std::vector<std::string> addresses;
+    for (const TaskState& t : tasks) {
+      live = live || (!t.deferred && !t.excused && !(without_exited && t.exited));
+      addresses.push_back(t.address);
+    }
+    if (live) next.jobs[name] = std::move(addresses);
+  }
+  return next;
+}
+
+void ClusterSpecBroker::Impl::Admit(const std::vector<std::string>& job_names) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& name : job_names) {
+    auto it = tasks_.find(name);
+    if (it == tasks_.end()) continue;
+    for (TaskState& t : it->second) {
+      if (!t.deferred) continue;
+      t.deferred = t.excused = t.exited = t.registered = false;
+      if (published_) {
+        t.joining = true;
+        ++joining_unregistered_;
+      } else {
+        --registered_count_;  // one more for the first publication to wait for
+      }
+    }
+  }
+}
+
+void ClusterSpecBroker::Impl::JoinLocked(TaskState* task, const std::string& address,
+                                         RegisterReactor* reactor,
+                                         std::vector<RegisterReactor*>* to_finish,
+                                         grpc::ByteBuffer* response, absl::Status* status,
+                                         DeferredLog* log) {
+  if (!task->registered) --joining_unregistered_;
+  task->registered = true;
+  task->reopened = false;
+  task->address = address;
+  waiters_.insert(reactor);
+  if (joining_unregistered_ > 0) return;
+  // The next version: every job type with a task not yet exited (a finished preparation stage
+  // is gone; indices within a job type stay as they were).
+  ClusterSpec next = NextSpecLocked(/*without_exited=*/true);
+  absl::StatusOr<pb::ClusterSpecWire> w = broker::ClusterSpecToWire(next);
+  to_finish->assign(waiters_.begin(), waiters_.end());
+  waiters_.clear();
+  if (!w.ok()) {
+    *status = w.status();
+    return;
+  }
+  spec_ = std::move(next);
+  pb::RegisterResponse message;
+  *message.mutable_cluster() = *std::move(w);
+  grpc::Slice slice(message.SerializeAsString());
+  published_response_ = grpc::ByteBuffer(&slice, 1);
+  *response = published_response_;
+  const absl::Time now = absl::Now();
+  for (auto& [name, tasks] : tasks_) {
+    for (TaskState& t : tasks) {
+      if (!t.joining) continue;
+      t.joining = false;
+      t.last_seen = now;
+    }
+  }
+  TONY_DEFER_LOG(*log, INFO) << "the admitted tasks registered: cluster spec version "
+                             << spec_.version << " published";
+}
+
 std::vector<std::string> ClusterSpecBroker::Impl::UnregisteredLocked() const {
   std::vector<std::string> out;
   for (const auto& [name, tasks] : tasks_) {
@@ -578,6 +675,10 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       status = absl::AbortedError(aborted_.message());
     } else if (stopping_) {
       status = absl::UnavailableError("the broker is stopping");
+    } else if (published_ && task->joining) {
+      newly_registered = !task->registered || task->address != address;
+      JoinLocked(task, address, reactor, &to_finish, &published_response, &status, &log);
+      if (!to_finish.empty() && status.ok()) published = spec_;
     } else if (published_ && task->reopened) {
       // A relaunched task: welcome back, wherever it is.
       task->reopened = false;
@@ -586,13 +687,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       newly_registered = true;
       if (task->address != address) {
         task->address = address;
-        ClusterSpec next = spec_;
-        for (auto& [name, tasks] : tasks_) {
-          std::vector<std::string>& addresses = next.jobs[name];
-          addresses.clear();
-          for (const TaskState& t : tasks) addresses.push_back(t.address);
-        }
-        ++next.version;
+        ClusterSpec next = NextSpecLocked(/*without_exited=*/false);
         absl::StatusOr<pb::ClusterSpecWire> w = broker::ClusterSpecToWire(next);
         if (w.ok()) {
           spec_ = std::move(next);
@@ -873,7 +968,7 @@ void ClusterSpecBroker::Impl::TimerLoop() {
           TaskState& t = tasks[i];
           // Before publication a registered task is waiting on its Register call, not
           // heartbeating; a dead one is YARN's news (its container completes).
-          if (published_ && t.registered && !t.exited && !t.reopened &&
+          if (published_ && t.registered && !t.exited && !t.reopened && !t.joining &&
               now - t.last_seen > options_.heartbeat_timeout) {
             lost.emplace_back(name, static_cast<int>(i));
             t.last_seen = now;  // report once per timeout period
@@ -914,6 +1009,10 @@ void ClusterSpecBroker::Excuse(absl::string_view job_name, int index) {
   impl_->Excuse(job_name, index);
 }
 std::optional<ClusterSpec> ClusterSpecBroker::cluster_spec() const { return impl_->cluster_spec(); }
+void ClusterSpecBroker::Admit(const std::vector<std::string>& job_names) {
+  impl_->Admit(job_names);
+}
+
 void ClusterSpecBroker::ReopenTask(absl::string_view job_name, int index) {
   impl_->ReopenTask(job_name, index);
 }

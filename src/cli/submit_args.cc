@@ -51,6 +51,8 @@ constexpr FlagDef kFlags[] = {
     {0, "archive", true},
     {0, "node_label", true},
     {0, "restart", true},
+    {0, "depends_on", true},
+    {0, "linger", true},
     {0, "tag", true},
     {0, "max_attempts", true},
     {0, "am_memory", true},
@@ -351,6 +353,28 @@ absl::Status ApplyResourceFlags(const std::vector<RawFlag>& flags, JobSpec* spec
 }
 
 // Every other flag, in command-line order: a field of the job spec or of the submission.
+// --depends_on <job>=<dependency> and --linger <job>=<duration>.
+absl::Status ApplyRoleFlag(const RawFlag& f, JobSpec* spec) {
+  const bool linger = f.def->long_name == absl::string_view("linger");
+  std::vector<std::string> parts = absl::StrSplit(f.value, absl::MaxSplits('=', 1));
+  JobTypeSpec* jt = parts.size() == 2 ? spec->FindJobType(parts[0]) : nullptr;
+  if (jt == nullptr) {
+    return FlagError(*f.def, absl::StrCat("'", f.value, "' is not <job>=",
+                                          linger ? "<duration>" : "<role>[:<when>[:<timeout>]]",
+                                          " for a job of -r"));
+  }
+  if (linger) {
+    auto d = spec::ParseTimeout(parts[1]);
+    if (!d.ok()) return FlagError(*f.def, d.status().message());
+    jt->linger = *d;
+    return absl::OkStatus();
+  }
+  auto d = spec::ParseDependency(parts[1]);
+  if (!d.ok()) return FlagError(*f.def, d.status().message());
+  jt->depends_on.push_back(*std::move(d));
+  return absl::OkStatus();
+}
+
 absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
   const std::string name = f.def->long_name;
   if (name == "input") {
@@ -406,6 +430,8 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     auto r = spec::ParseRestartFlag(f.value, jt->restart ? &*jt->restart : nullptr);
     if (!r.ok()) return FlagError(*f.def, r.status().message());
     jt->restart = r->second;
+  } else if (name == "depends_on" || name == "linger") {
+    return ApplyRoleFlag(f, spec);
   } else if (name == "tag") {
     spec->tags.push_back(f.value);
   } else if (name == "max_attempts") {
@@ -550,6 +576,12 @@ Job:
                          scope (task: relaunch just the task; job: a whole-job attempt),
                          on_address_change (fail, restart-job, accept); repeatable (see
                          docs/job-spec.md, "Restart policy")
+      --depends_on <job>=<role>[:<when>[:<timeout>]]   start a job's tasks once every task of
+                         <role> is registered, running or finished (default), failing the job
+                         after <timeout> (30m) of waiting; repeatable (docs/job-spec.md,
+                         "Dependencies")
+      --linger <job>=<duration>   an untracked job's tasks may run on this long after the
+                         tracked ones finished (an evaluator's last evaluation), then stop
       --tag <tag>        YARN application tag; repeatable
       --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
                          n-1 times, within the cluster's AM attempt limit (default 1)

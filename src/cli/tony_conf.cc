@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -149,8 +150,12 @@ absl::Status Translator::Role(JobTypeSpec* t) {
   if (auto v = Value(p + "node-label")) t->node_label = *v;
   if (auto v = Value(absl::StrCat("tony.docker.", t->name, ".image"))) t->docker_image = *v;
   if (auto v = Value(p + "depends-on")) {
-    warnings_.push_back(
-        absl::StrCat(p, "depends-on=", *v, ": ignored, libtony starts every role together"));
+    // TonY's roles start once those they depend on finished (a preparation stage).
+    for (absl::string_view role : absl::StrSplit(*v, ',', absl::SkipWhitespace())) {
+      absl::StatusOr<RoleDependency> d = spec::ParseDependency(absl::StripAsciiWhitespace(role));
+      if (!d.ok()) return Bad(p + "depends-on", d.status().message());
+      t->depends_on.push_back(*std::move(d));
+    }
   }
   for (const char* what : {"resources", "max-instances", "timeout"}) {
     if (auto v = Value(p + what)) {

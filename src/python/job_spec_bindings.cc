@@ -58,6 +58,10 @@ void BindEnums(py::module_& m) {
                           {{"FAIL", AddressChange::kFail},
                            {"RESTART_JOB", AddressChange::kRestartJob},
                            {"ACCEPT", AddressChange::kAccept}});
+  BindEnum<DependencyCondition>(m, "DependencyCondition", &DependencyConditionName,
+                                {{"REGISTERED", DependencyCondition::kRegistered},
+                                 {"RUNNING", DependencyCondition::kRunning},
+                                 {"FINISHED", DependencyCondition::kFinished}});
   py::enum_<YamlDetail>(m, "YamlDetail")
       .value("SPEC", YamlDetail::kSpec)
       .value("ROLE_SUMMARY", YamlDetail::kRoleSummary)
@@ -150,6 +154,21 @@ void BindParts(py::module_& m) {
       .def(
           "__eq__", [](const RestartSpec& a, const RestartSpec& b) { return a == b; },
           py::is_operator());
+  py::class_<RoleDependency>(m, "RoleDependency",
+                             "A role starting once every task of `role` is registered, running "
+                             "or finished (the default); `timeout` bounds the wait.")
+      .def(py::init(
+          [](const py::kwargs& kw) { return FromKwargs<RoleDependency>("RoleDependency", kw); }))
+      .def_readwrite("role", &RoleDependency::role)
+      .def_readwrite("when", &RoleDependency::when)
+      .def_readwrite("timeout", &RoleDependency::timeout)
+      .def(
+          "__eq__", [](const RoleDependency& a, const RoleDependency& b) { return a == b; },
+          py::is_operator())
+      .def("__repr__", [](const RoleDependency& d) {
+        return absl::StrCat("RoleDependency(role='", d.role, "', when='",
+                            DependencyConditionName(d.when), "')");
+      });
   py::class_<JobTimeouts>(m, "JobTimeouts", "Every deadline of a job (None: none).")
       .def(
           py::init([](const py::kwargs& kw) { return FromKwargs<JobTimeouts>("JobTimeouts", kw); }))
@@ -178,6 +197,9 @@ void BindJobType(py::module_& m) {
       .def_readwrite("env", &JobTypeSpec::env)
       .def_readwrite("tracked", &JobTypeSpec::tracked)
       .def_readwrite("restart", &JobTypeSpec::restart)
+      .def_readwrite("depends_on", &JobTypeSpec::depends_on,
+                     "A list (a copy: assign a new list to change it).")
+      .def_readwrite("linger", &JobTypeSpec::linger)
       .def(
           "__eq__", [](const JobTypeSpec& a, const JobTypeSpec& b) { return a == b; },
           py::is_operator())

@@ -203,7 +203,8 @@ bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {
   return a.name == b.name && a.instances == b.instances && a.resources == b.resources &&
          a.task_resources == b.task_resources && a.node_label == b.node_label &&
          a.docker_image == b.docker_image && a.command == b.command && a.env == b.env &&
-         a.tracked == b.tracked && a.restart == b.restart;
+         a.tracked == b.tracked && a.restart == b.restart && a.depends_on == b.depends_on &&
+         a.linger == b.linger;
 }
 
 bool operator==(const JobSpec& a, const JobSpec& b) {

@@ -76,6 +76,9 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
 
   std::vector<std::pair<std::string, std::vector<std::string>>> all;
   for (const auto& [name, instances] : job_types) {
+    // A published spec leaves out roles that start in a later round or finished before it
+    // (depends_on): they are no part of this task's cluster.
+    if (cluster != nullptr && cluster->jobs.count(name) == 0) continue;
     all.emplace_back(name, AddressesOf(name, instances, cluster));
   }
 

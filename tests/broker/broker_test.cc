@@ -97,10 +97,12 @@ class BrokerTest : public ::testing::Test {
     options.registration_timeout = registration_timeout;
     options.heartbeat_timeout = heartbeat_timeout;
     options.observer = &observer_;
+    options.deferred_job_types = deferred_;
     broker_ = std::make_unique<ClusterSpecBroker>(options);
     ASSERT_TRUE(broker_->Start().ok());
     address_ = absl::StrCat("127.0.0.1:", broker_->port());
   }
+  std::vector<std::string> deferred_;  // for StartBroker
   std::unique_ptr<broker::BrokerClient> Client(const std::string& secret = kSecret) {
     return std::make_unique<broker::BrokerClient>(address_, secret);
   }
@@ -457,6 +459,53 @@ TEST_F(BrokerTest, AnExcusedSidecarNeitherHoldsTheBarrierNorJoinsTheSpec) {
   EXPECT_TRUE(broker_->UnregisteredTasks().empty());
   broker_->Excuse("worker", 0);  // registered: no effect
   EXPECT_EQ(broker_->cluster_spec(), expected);
+}
+
+TEST_F(BrokerTest, ADeferredRoleJoinsInTheNextVersionOnceAllOfItRegistered) {
+  deferred_ = {"worker", "evaluator"};
+  StartBroker({{"prep", 1}, {"ps", 1}, {"worker", 2}, {"evaluator", 1}});
+  // The first round: prep and ps, without the deferred roles.
+  auto ps = RegisterAsync("ps", 0, 7000);
+  auto prep = Client()->Register("prep", 0, "127.0.0.1", 7001, absl::Seconds(10));
+  ASSERT_TRUE(prep.ok()) << prep.status();
+  ClusterSpec first;
+  first.jobs = {{"prep", {"127.0.0.1:7001"}}, {"ps", {"127.0.0.1:7000"}}};
+  EXPECT_EQ(*prep, first);
+  EXPECT_EQ(*ps.get(), first);
+  auto early = Client()->Register("worker", 0, "127.0.0.1", 7002, absl::Seconds(5));
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kAlreadyExists) << early.status();
+
+  // prep finishes; the workers are admitted and wait for each other.
+  ASSERT_TRUE(Client()->ReportExit("prep", 0, 0, "").ok());
+  broker_->Admit({"worker"});
+  auto w0 = RegisterAsync("worker", 0, 7002);
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:7002", absl::Seconds(10)));
+  EXPECT_EQ(w0.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  auto w1 = Client()->Register("worker", 1, "127.0.0.1", 7003, absl::Seconds(10));
+  ASSERT_TRUE(w1.ok()) << w1.status();
+  ClusterSpec second;
+  second.version = 2;
+  second.jobs = {{"ps", {"127.0.0.1:7000"}}, {"worker", {"127.0.0.1:7002", "127.0.0.1:7003"}}};
+  EXPECT_EQ(*w1, second);
+  EXPECT_EQ(*w0.get(), second);
+  EXPECT_EQ(broker_->cluster_spec(), second);
+  EXPECT_TRUE(broker_->IsRegistered("worker", 1));
+  // Registering again at the same address gets the same spec.
+  auto again = Client()->Register("worker", 1, "127.0.0.1", 7003, absl::Seconds(5));
+  EXPECT_EQ(*again, second);
+}
+
+TEST_F(BrokerTest, ARoleAdmittedBeforeTheFirstPublicationJoinsIt) {
+  deferred_ = {"worker"};
+  StartBroker({{"ps", 1}, {"worker", 1}});
+  broker_->Admit({"worker", "nosuch"});
+  auto ps = RegisterAsync("ps", 0, 7100);
+  ASSERT_TRUE(observer_.WaitFor("registered ps:0 127.0.0.1:7100", absl::Seconds(10)));
+  EXPECT_EQ(ps.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  auto w = Client()->Register("worker", 0, "127.0.0.1", 7101, absl::Seconds(10));
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->version, 1);
+  EXPECT_EQ(w->jobs.size(), 2u);
 }
 
 TEST_F(BrokerTest, ARestartReachesTheObserverWithThePreviousExit) {

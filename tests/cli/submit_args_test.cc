@@ -397,6 +397,31 @@ TEST(SubmitArgsTest, RestartPolicyPerJobAndItsBadInput) {
                   .ok());
 }
 
+TEST(SubmitArgsTest, DependenciesLingerAndTheirBadInput) {
+  auto r = Parse({"-r", "prep:1,chief:1,evaluator:1", "--depends_on", "chief=prep", "--depends_on",
+                  "evaluator=chief:running:5m", "--linger", "evaluator=10m", "cmd"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->spec.FindJobType("chief")->depends_on[0],
+            (RoleDependency{"prep", DependencyCondition::kFinished}));
+  EXPECT_EQ(r->spec.FindJobType("evaluator")->depends_on[0],
+            (RoleDependency{"chief", DependencyCondition::kRunning, absl::Minutes(5)}));
+  EXPECT_EQ(r->spec.FindJobType("evaluator")->linger, absl::Minutes(10));
+
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--depends_on", "worker", "cmd"}),
+              HasSubstr("--depends_on: 'worker' is not <job>=<role>"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--depends_on", "worker=ps", "cmd"}),
+              HasSubstr("jobs.worker.depends_on (--depends_on): names 'ps'"));
+  EXPECT_THAT(ErrorOf({"-r", "ps:1,worker:2", "--depends_on", "worker=ps:later", "cmd"}),
+              HasSubstr("'later' is not a condition"));
+  EXPECT_THAT(ErrorOf({"-r", "ps:1,worker:2", "--depends_on", "worker=ps", "--depends_on",
+                       "ps=worker:registered", "cmd"}),
+              HasSubstr("dependency cycle"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--linger", "worker=1m", "cmd"}),
+              HasSubstr("applies to untracked roles"));
+  EXPECT_THAT(ErrorOf({"-r", "ps:1,worker:2", "--linger", "ps=soon", "cmd"}),
+              HasSubstr("--linger: 'soon' is not a duration"));
+}
+
 TEST(SubmitArgsTest, TaskScopeOnMultiWorkerMirroredWorkersWarnsButIsAccepted) {
   std::vector<std::string> lines;
   SetLogSink([&](LogSeverity severity, absl::string_view, int, absl::string_view line) {

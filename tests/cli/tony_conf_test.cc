@@ -134,19 +134,36 @@ TEST(TonyConfTest, ContainersEnvResourcesAndDocker) {
 TEST(TonyConfTest, UnsupportedKeysAreNamedOncePerKey) {
   JobSpec spec;
   auto warnings = Apply({{"tony.worker.instances", "1"},
-                         {"tony.worker.depends-on", "ps"},
                          {"tony.task.executor.jvm.opts", "-Xmx1g"},
                          {"tony.history.location", "/h"},
                          {"tony.application.distributed-mode", "FCFS"},
                          {"tony.made.up", "1"}},
                         &spec);
   ASSERT_TRUE(warnings.ok()) << warnings.status();
-  ASSERT_EQ(warnings->size(), 5u) << ::testing::PrintToString(*warnings);
+  ASSERT_EQ(warnings->size(), 4u) << ::testing::PrintToString(*warnings);
   std::string all = ::testing::PrintToString(*warnings);
-  for (const char* key : {"tony.worker.depends-on", "tony.task.executor.jvm.opts",
-                          "tony.history.location", "distributed-mode", "tony.made.up"}) {
+  for (const char* key : {"tony.task.executor.jvm.opts", "tony.history.location",
+                          "distributed-mode", "tony.made.up"}) {
     EXPECT_THAT(all, HasSubstr(key));
   }
+}
+
+TEST(TonyConfTest, DependsOnBecomesRoleDependenciesOnFinishedRoles) {
+  JobSpec spec;
+  auto warnings = Apply({{"tony.prep.instances", "1"},
+                         {"tony.ps.instances", "1"},
+                         {"tony.worker.instances", "2"},
+                         {"tony.worker.depends-on", "prep, ps:running"}},
+                        &spec);
+  ASSERT_TRUE(warnings.ok()) << warnings.status();
+  EXPECT_TRUE(warnings->empty()) << ::testing::PrintToString(*warnings);
+  const JobTypeSpec* worker = spec.FindJobType("worker");
+  ASSERT_NE(worker, nullptr);
+  ASSERT_EQ(worker->depends_on.size(), 2u);
+  EXPECT_EQ(worker->depends_on[0], (RoleDependency{"prep", DependencyCondition::kFinished}));
+  EXPECT_EQ(worker->depends_on[1], (RoleDependency{"ps", DependencyCondition::kRunning}));
+  auto bad = Apply({{"tony.worker.instances", "1"}, {"tony.worker.depends-on", "ps:soon"}}, &spec);
+  EXPECT_THAT(bad.status().message(), HasSubstr("tony.worker.depends-on"));
 }
 
 TEST(TonyConfTest, SettingsThatWouldChangeTheJobAreRefused) {

@@ -44,6 +44,19 @@ def test_jobspec_from_kwargs_edits_in_place():
     assert [t.id for t in spec.tasks()] == ["ps:0", "worker:0", "worker:1", "chief:0"]
 
 
+def test_role_dependencies_and_linger_round_trip_through_yaml():
+    spec = libtony.JobSpec(command="x", job_types={"prep": 1, "worker": 2, "evaluator": 1})
+    spec.job_types[1].depends_on = [libtony.RoleDependency(role="prep")]
+    spec.job_types[2].depends_on = [libtony.RoleDependency(
+        role="worker", when="running", timeout=datetime.timedelta(minutes=5))]
+    spec.job_types[2].linger = datetime.timedelta(minutes=10)
+    again = libtony.JobSpec.from_yaml(spec.to_yaml())
+    assert again == spec
+    assert again.job_types[1].depends_on[0].when == libtony.DependencyCondition.FINISHED
+    assert again.job_types[2].depends_on[0].timeout == datetime.timedelta(minutes=5)
+    assert again.job_types[2].linger == datetime.timedelta(minutes=10)
+
+
 @pytest.mark.parametrize("kwargs, field", [
     ({"job_types": {"worker": "two"}}, "JobSpec.job_types"),
     ({"env": {"A": 1}}, "JobSpec.env"),

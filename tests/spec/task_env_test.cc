@@ -88,6 +88,17 @@ TEST(TaskEnvTest, TfConfigLeavesEvaluatorOutOfOthersCluster) {
   EXPECT_EQ(tf_eval["task"]["type"], "evaluator");
 }
 
+TEST(TaskEnvTest, RolesOutsideThePublishedSpecAreNoPartOfTheTasksCluster) {
+  PsWorkerFixture f;
+  f.spec.job_types.insert(f.spec.job_types.begin(), Job("prep", 1));
+  f.spec.job_types[2].depends_on = {{"prep"}};  // the workers start once prep finished
+  auto worker = BuildTaskEnvironment(f.spec, FindTask(f.spec, "worker", 1), &f.cluster);
+  EXPECT_FALSE(nlohmann::json::parse(worker["TF_CONFIG"])["cluster"].contains("prep"));
+  EXPECT_FALSE(nlohmann::json::parse(worker["CLUSTER_SPEC"]).contains("prep"));
+  EXPECT_EQ(worker.count("DTF_PREP_HOSTS"), 0u);
+  EXPECT_EQ(worker["TASK_NUM"], "4");
+}
+
 TEST(TaskEnvTest, TensorBoardIsNoTaskOfTheCluster) {
   PsWorkerFixture f;
   f.spec.tensorboard = true;

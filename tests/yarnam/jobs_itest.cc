@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -188,6 +189,52 @@ TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
   Result list = RunCommand({Ytf(), "list", "--all"});
   EXPECT_THAT(list.out, HasSubstr(app));
+  ExpectNothingLeft(app);
+}
+
+// prep runs first and alone; the workers, which depend on it finishing, start after it with a
+// cluster spec of their own; the evaluator, lingering 5 s after the workers are done, is stopped.
+TEST(YarnJobTest, RolesStartInDependencyOrderAndALingeringEvaluatorIsStopped) {
+  const std::string command =
+      "case $JOB_NAME in "
+      "prep) sleep 3; echo prep-done-at $(date +%s%N) ;; "
+      "worker) echo worker-start-at $(date +%s%N); echo \"spec=$CLUSTER_SPEC\"; sleep 2 ;; "
+      "*) exec sleep 600 ;; esac";
+  const absl::Time t0 = absl::Now();
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-depends-on", "-r", "prep:1,worker:2,evaluator:1", "-m",
+       "256m", "--depends_on", "worker=prep:finished:5m", "--linger", "evaluator=5s", command},
+      absl::Minutes(5));
+  std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  std::cout << "[ figure ] prep, then 2 workers, then a 5 s linger: "
+            << absl::FormatDuration(absl::Trunc(absl::Now() - t0, absl::Milliseconds(100)))
+            << " from submission to the end\n";
+  auto stamp = [&](const std::string& task, const std::string& key) -> int64_t {
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", task});
+    std::smatch m;
+    if (!std::regex_search(logs.out, m, std::regex(key + " ([0-9]+)"))) return -1;
+    return std::stoll(m[1]);
+  };
+  const int64_t prep_done = stamp("prep:0", "prep-done-at");
+  ASSERT_GT(prep_done, 0);
+  for (const char* w : {"worker:0", "worker:1"}) {
+    EXPECT_GT(stamp(w, "worker-start-at"), prep_done) << w << " started before prep finished";
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", w});
+    // The second round's spec: the workers and the evaluator, not the finished prep.
+    EXPECT_THAT(logs.out, HasSubstr("\"worker\""));
+    EXPECT_THAT(logs.out, Not(HasSubstr("\"prep\"")));
+  }
+  std::vector<std::string> kinds;
+  for (const http::Json& e : JobEvents(app)) {
+    if (e.is_object() && e.contains("event")) kinds.push_back(e["event"].get<std::string>());
+  }
+  EXPECT_THAT(kinds, testing::Contains("role_dependencies_met"));
+  EXPECT_THAT(kinds, testing::Contains("task_linger_expired"));
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out + status.err,
+              HasSubstr("evaluator:0 still ran 5s after the tracked tasks finished; stopped"));
   ExpectNothingLeft(app);
 }
 

@@ -17,17 +17,19 @@ import html as _html
 
 from libtony import errors
 from libtony._tony import (AddressChange, Application, ApplicationEvent, ApplicationMonitor,
-                           ApplicationStatus, ApplicationSummary, AppState, Framework,
-                           JobSpec, JobTimeouts, JobTypeProgress, JobTypeSpec, Resources,
-                           RestartPolicy, RestartScope, RestartSpec, Submitter, TaskSpec,
+                           ApplicationStatus, ApplicationSummary, AppState,
+                           DependencyCondition, Framework, JobSpec, JobTimeouts, JobTypeProgress, JobTypeSpec, Resources,
+                           RestartPolicy, RestartScope, RestartSpec, RoleDependency,
+                           Submitter, TaskSpec,
                            YamlDetail, __version__)
 from libtony.errors import TonyError
 
 __all__ = [
     "AddressChange", "Application", "ApplicationEvent", "ApplicationMonitor",
-    "ApplicationStatus", "ApplicationSummary", "AppState", "Framework", "JobSpec",
+    "ApplicationStatus", "ApplicationSummary", "AppState", "DependencyCondition", "Framework",
+    "JobSpec",
     "JobTimeouts", "JobTypeProgress", "JobTypeSpec", "Resources", "RestartPolicy",
-    "RestartScope", "RestartSpec", "Submitter", "TaskSpec", "TonyError", "YamlDetail",
+    "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskSpec", "TonyError", "YamlDetail",
     "errors", "__version__",
 ]
 

@@ -2,7 +2,7 @@
 # that every public name of the module has an entry here.
 import datetime
 import enum
-from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 Duration = Union[datetime.timedelta, float, None]  # None or float("inf"): no limit
 
@@ -83,6 +83,21 @@ class AddressChange(enum.Enum):
     @property
     def text(self) -> str: ...
 
+class DependencyCondition(enum.Enum):
+    REGISTERED = ...
+    RUNNING = ...
+    FINISHED = ...
+    def __init__(self, text: str) -> None: ...
+    @property
+    def text(self) -> str: ...
+
+class RoleDependency:
+    role: str
+    when: DependencyCondition
+    timeout: datetime.timedelta
+    def __init__(self, *, role: str = ..., when: Union[DependencyCondition, str] = ...,
+                 timeout: datetime.timedelta = ...) -> None: ...
+
 class YamlDetail(enum.Enum):
     SPEC = ...
     ROLE_SUMMARY = ...
@@ -138,11 +153,16 @@ class JobTypeSpec:
     env: StringMap
     tracked: Optional[bool]
     restart: Optional[RestartSpec]
+    # A copy when read: assign a new list to change it.
+    depends_on: List[RoleDependency]
+    linger: datetime.timedelta
     def __init__(self, name: Optional[str] = None, *, instances: int = ...,
                  resources: Resources = ..., task_resources: Mapping[int, Resources] = ...,
                  node_label: str = ..., docker_image: str = ..., command: str = ...,
                  env: Mapping[str, str] = ..., tracked: Optional[bool] = ...,
-                 restart: Optional[RestartSpec] = ...) -> None: ...
+                 restart: Optional[RestartSpec] = ...,
+                 depends_on: Sequence[RoleDependency] = ...,
+                 linger: datetime.timedelta = ...) -> None: ...
 
 class TaskSpec:
     job_name: str
