@@ -98,6 +98,10 @@ struct ClusterSpecBrokerOptions {
   // run or finish (JobTypeSpec::depends_on). The first spec is published without them.
   // Default: none.
   std::vector<std::string> deferred_job_types;
+  // Deferred job types whose tasks come and go (an elastic role, JobTypeSpec::elastic): once
+  // admitted, each task gets the published spec as it registers, never waits for the others
+  // and is no part of the spec (torchrun's rendezvous finds its peers). Default: none.
+  std::vector<std::string> elastic_job_types;
   // Tasks that run outside the cluster, as "job:index" (ytf-submit --client's "client:0"): they
   // never register and are no part of the spec, but may report their start and exit, and wait
   // for the spec as observers. Default: none.

@@ -121,6 +121,17 @@ struct RoleDependency {
   }
 };
 
+// An elastic role (PyTorch, docs/elastic.md): its tasks run under torchrun's elastic agent,
+// which trains with whichever of them are up, from `min` to `max` (JobTypeSpec::instances).
+struct ElasticRange {
+  int min = 1;
+  int max = 1;
+
+  friend bool operator==(const ElasticRange& a, const ElasticRange& b) {
+    return a.min == b.min && a.max == b.max;
+  }
+};
+
 // One job type (a TensorFlow "job"): a role with `instances` identical tasks.
 struct JobTypeSpec {
   std::string name;  // [a-z][a-z0-9_]*, unique within the JobSpec
@@ -145,6 +156,10 @@ struct JobTypeSpec {
   // after it, the job still succeeding with a warning; one that fails meanwhile fails the job.
   // Default: 0 (stopped at once).
   absl::Duration linger = absl::ZeroDuration();
+  // PyTorch only, one role per job: the job trains once `min` of its tasks run, grows to `max`
+  // (= instances) as containers come, and survives losing tasks (they are asked for again).
+  // Default: unset (every task is needed).
+  std::optional<ElasticRange> elastic;
 };
 
 struct JobTimeouts {
@@ -239,6 +254,15 @@ TONY_EXPORT bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_n
 inline constexpr char kClientJobName[] = "client";
 // The job type of the TensorBoard sidecar (`-t`): untracked, and its death never fails the job.
 inline constexpr char kTensorBoardJobName[] = "tensorboard";
+// The job type ExpandElastic adds: one untracked task hosting torch's c10d store, the
+// rendezvous of the elastic role's agents, so that it dies with none of them.
+inline constexpr char kRendezvousJobName[] = "rendezvous";
+
+// The spec a valid job runs with: unchanged without an elastic role. With one, adds the
+// rendezvous role (unless the spec has one), makes the elastic role depend on it running,
+// relaunch lost tasks (restart policy on-failure, scope task, accept address changes, unless
+// set) and sets torchrun's PET_* variables (docs/elastic.md). Idempotent.
+TONY_EXPORT JobSpec ExpandElastic(const JobSpec& spec);
 
 // The client task "client:0" of a spec in client mode: the job's command and environment.
 TONY_EXPORT TaskSpec ResolveClientTask(const JobSpec& spec);

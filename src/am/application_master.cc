@@ -252,6 +252,9 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
   for (const TaskSpec& t : ResolveTasks(options_.spec)) ++bo.expected_tasks[t.job_name];
   if (options_.spec.client_mode) bo.outside_tasks.push_back(ResolveClientTask(options_.spec).id());
   bo.deferred_job_types = LaterRoundRoles(options_.spec);
+  for (const JobTypeSpec& jt : options_.spec.job_types) {
+    if (jt.elastic) bo.elastic_job_types.push_back(jt.name);
+  }
   bo.registration_timeout = options_.spec.timeouts.registration;
   bo.heartbeat_timeout = options_.heartbeat_timeout;
   bo.observer = broker_events_.get();

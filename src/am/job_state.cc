@@ -449,7 +449,9 @@ void JobState::TaskFailed(Task& t, int code, const std::string& message, const s
 
 void JobState::CheckSuccess(absl::Time now, JobActions* out) {
   for (const auto& [id, t] : tasks_) {
-    if (t.spec.tracked && !(t.phase == TaskPhase::kEnded && t.exit_code == 0)) return;
+    if (t.spec.tracked && !(t.phase == TaskPhase::kEnded && t.exit_code == 0) && !ElasticDone(t)) {
+      return;
+    }
   }
   if (!LingerDone(now, out)) return;
   Finish(AppState::kSucceeded, "", out);

@@ -302,6 +302,13 @@ class JobState {
   void AskForRole(const std::string& role, absl::Time now, JobActions* out);
   // When each waiting role's unmet dependency times out.
   std::vector<std::pair<absl::Time, std::string>> DependencyDeadlines() const;
+  // An elastic role (docs/elastic.md): its tasks come and go, with no deadline to register;
+  // fewer than `min` registered within the registration timeout of its request fails the job.
+  const ElasticRange* ElasticOf(const TaskSpec& spec) const;
+  void CheckElasticStart(absl::Time now, JobActions* out);
+  // Whether the tracked task `t` no longer holds the job's success back: an elastic task that
+  // never started once another of its role finished training.
+  bool ElasticDone(const Task& t) const;
   // "; worker waits for prep to be finished" for the pending line.
   std::string WaitingNote() const;
   void StopEverything(absl::Time now, JobActions* out);
@@ -326,6 +333,7 @@ class JobState {
   int admitted_round_ = 0;
   std::map<std::string, absl::Time> asked_at_;  // by role: when its tasks were first asked for
   bool tracked_done_ = false;                   // every tracked task exited 0
+  std::optional<absl::Time> elastic_start_by_;  // min elastic tasks registered by then
 };
 
 }  // namespace tony::am

@@ -18,6 +18,7 @@ JobActions JobState::Tick(absl::Time now) {
   ReleaseHeldExits(now, &out);
   CheckRelaunchedRegistrations(now, &out);
   CheckDependencies(now, &out);
+  CheckElasticStart(now, &out);
   CheckLinger(now, &out);
   if (!outcome_ && now >= job_deadline_) {
     Finish(AppState::kFailed,
@@ -57,6 +58,7 @@ absl::Time JobState::NextWake() const {
   }
   if (!outcome_) {
     for (const auto& [when, role] : DependencyDeadlines()) wake = std::min(wake, when);
+    if (elastic_start_by_) wake = std::min(wake, *elastic_start_by_);
   }
   return wake;
 }
@@ -150,7 +152,8 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
     t.allocated = t.registered = t.started = t.container_ended = false;
     t.exit_code = 0;
     t.address.clear();
-    t.register_by = now + options_.spec.timeouts.registration;
+    // An elastic task comes back when YARN has room; the others train on meanwhile.
+    if (ElasticOf(t.spec) == nullptr) t.register_by = now + options_.spec.timeouts.registration;
     TONY_DEFER_LOG(out->log, INFO)
         << "relaunching " << id.ToString()
         << (r.host.empty() ? "" : absl::StrCat(", preferably at ", t.previous_address));

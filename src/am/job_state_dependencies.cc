@@ -81,11 +81,16 @@ void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* o
     if (t.spec.job_name != role || t.phase != TaskPhase::kBlocked) continue;
     t.phase = TaskPhase::kWaiting;
     t.container_ended = false;
-    // The broker's own registration deadline covers round 0 only.
-    if (later_round) t.register_by = now + options_.spec.timeouts.registration;
+    // The broker's own registration deadline covers round 0 only; elastic tasks have none.
+    if (later_round && ElasticOf(t.spec) == nullptr) {
+      t.register_by = now + options_.spec.timeouts.registration;
+    }
     out->requests.push_back(t.spec);
   }
   asked_at_.emplace(role, now);
+  if (const JobTypeSpec* jt = options_.spec.FindJobType(role); jt != nullptr && jt->elastic) {
+    elastic_start_by_ = now + options_.spec.timeouts.registration;
+  }
   TONY_DEFER_LOG(out->log, INFO) << "its dependencies hold: asking for " << role;
   out->records.push_back({"role_dependencies_met", "", {{"role", role}, {"round", round_[role]}}});
 }
@@ -166,6 +171,48 @@ std::string JobState::WaitingNote() const {
     }
   }
   return waits.empty() ? "" : absl::StrCat("; ", absl::StrJoin(waits, "; "));
+}
+
+const ElasticRange* JobState::ElasticOf(const TaskSpec& spec) const {
+  const JobTypeSpec* jt = options_.spec.FindJobType(spec.job_name);
+  return jt != nullptr && jt->elastic ? &*jt->elastic : nullptr;
+}
+
+void JobState::CheckElasticStart(absl::Time now, JobActions* out) {
+  if (!elastic_start_by_ || outcome_) return;
+  for (const JobTypeSpec& jt : options_.spec.job_types) {
+    if (!jt.elastic) continue;
+    int registered = 0;
+    for (const auto& [id, t] : tasks_) {
+      registered += t.spec.job_name == jt.name && (t.registered || t.finished());
+    }
+    if (registered >= jt.elastic->min) {
+      elastic_start_by_.reset();  // training runs: from now on tasks may come and go
+    } else if (now >= *elastic_start_by_) {
+      Finish(AppState::kFailed,
+             absl::StrCat("only ", registered, " of at least ", jt.elastic->min, " ", jt.name,
+                          " tasks (elastic ", jt.elastic->min, "-", jt.elastic->max,
+                          ") registered within ",
+                          absl::FormatDuration(options_.spec.timeouts.registration)),
+             out);
+    }
+  }
+}
+
+bool JobState::ElasticDone(const Task& t) const {
+  // A running agent finishes with the others; one not running (waiting for a container,
+  // registering, or failed and waiting for its relaunch) would only join a finished rendezvous.
+  if (ElasticOf(t.spec) == nullptr || t.phase == TaskPhase::kRunning ||
+      t.phase == TaskPhase::kExitHeld) {
+    return false;
+  }
+  for (const auto& [id, other] : tasks_) {
+    if (other.spec.job_name == t.spec.job_name && other.phase == TaskPhase::kEnded &&
+        other.exit_code == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace tony::am

@@ -54,6 +54,11 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
       tasks_[name].resize(count > 0 ? count : 0);
       total_tasks_ += count > 0 ? count : 0;
     }
+    for (const std::string& name : options_.elastic_job_types) {
+      auto it = tasks_.find(name);
+      if (it == tasks_.end()) continue;
+      for (TaskState& t : it->second) t.elastic = true;
+    }
     for (const std::string& name : options_.deferred_job_types) {
       auto it = tasks_.find(name);
       if (it == tasks_.end()) continue;
@@ -167,6 +172,7 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
     bool excused = false;   // will never register (Excuse): no part of the published spec
     bool deferred = false;  // of a job type not expected until Admit()
     bool joining = false;   // admitted after publication: waits for its round's spec
+    bool elastic = false;   // never waited for, no part of the spec: gets it as it registers
     std::string address;
     absl::Time last_seen;
   };
@@ -540,7 +546,7 @@ ClusterSpec ClusterSpecBroker::Impl::NextSpecLocked(bool without_exited) const {
     bool live = false;
     std::vector<std::string> addresses;
     for (const TaskState& t : tasks) {
-      live = live || (!t.deferred && !t.excused && !(without_exited && t.exited));
+      live = live || (!t.deferred && !t.excused && !t.elastic && !(without_exited && t.exited));
       addresses.push_back(t.address);
     }
     if (live) next.jobs[name] = std::move(addresses);
@@ -556,6 +562,10 @@ void ClusterSpecBroker::Impl::Admit(const std::vector<std::string>& job_names) {
     for (TaskState& t : it->second) {
       if (!t.deferred) continue;
       t.deferred = t.excused = t.exited = t.registered = false;
+      if (t.elastic) {
+        if (!published_) t.registered = t.excused = true;  // the first spec will not wait
+        continue;
+      }
       if (published_) {
         t.joining = true;
         ++joining_unregistered_;
@@ -675,6 +685,15 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       status = absl::AbortedError(aborted_.message());
     } else if (stopping_) {
       status = absl::UnavailableError("the broker is stopping");
+    } else if (published_ && task->elastic && !task->deferred) {
+      // A relaunched task is news even back at its old address.
+      newly_registered = !task->registered || task->address != address || task->reopened;
+      task->registered = true;
+      task->reopened = task->exited = false;
+      task->address = address;
+      task->last_seen = absl::Now();
+      *response = published_response_;
+      reply_now = true;
     } else if (published_ && task->joining) {
       newly_registered = !task->registered || task->address != address;
       JoinLocked(task, address, reactor, &to_finish, &published_response, &status, &log);

@@ -53,6 +53,7 @@ constexpr FlagDef kFlags[] = {
     {0, "restart", true},
     {0, "depends_on", true},
     {0, "linger", true},
+    {0, "elastic", true},
     {0, "tag", true},
     {0, "max_attempts", true},
     {0, "am_memory", true},
@@ -355,13 +356,28 @@ absl::Status ApplyResourceFlags(const std::vector<RawFlag>& flags, JobSpec* spec
 // Every other flag, in command-line order: a field of the job spec or of the submission.
 // --depends_on <job>=<dependency> and --linger <job>=<duration>.
 absl::Status ApplyRoleFlag(const RawFlag& f, JobSpec* spec) {
-  const bool linger = f.def->long_name == absl::string_view("linger");
+  const absl::string_view flag = f.def->long_name;
+  const bool linger = flag == "linger";
   std::vector<std::string> parts = absl::StrSplit(f.value, absl::MaxSplits('=', 1));
   JobTypeSpec* jt = parts.size() == 2 ? spec->FindJobType(parts[0]) : nullptr;
   if (jt == nullptr) {
     return FlagError(*f.def, absl::StrCat("'", f.value, "' is not <job>=",
-                                          linger ? "<duration>" : "<role>[:<when>[:<timeout>]]",
+                                          linger              ? "<duration>"
+                                          : flag == "elastic" ? "<min>:<max>"
+                                                              : "<role>[:<when>[:<timeout>]]",
                                           " for a job of -r"));
+  }
+  if (flag == "elastic") {
+    std::vector<std::string> range = absl::StrSplit(parts[1], ':');
+    absl::StatusOr<int> min = spec::ParsePositiveInt(range[0]);
+    absl::StatusOr<int> max =
+        range.size() == 2 ? spec::ParsePositiveInt(range[1]) : absl::StatusOr<int>(0);
+    if (range.size() != 2 || !min.ok() || !max.ok()) {
+      return FlagError(*f.def, absl::StrCat("'", parts[1], "' is not <min>:<max>, e.g. 2:4"));
+    }
+    jt->elastic = ElasticRange{*min, *max};
+    jt->instances = *max;
+    return absl::OkStatus();
   }
   if (linger) {
     auto d = spec::ParseTimeout(parts[1]);
@@ -430,7 +446,7 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     auto r = spec::ParseRestartFlag(f.value, jt->restart ? &*jt->restart : nullptr);
     if (!r.ok()) return FlagError(*f.def, r.status().message());
     jt->restart = r->second;
-  } else if (name == "depends_on" || name == "linger") {
+  } else if (name == "depends_on" || name == "linger" || name == "elastic") {
     return ApplyRoleFlag(f, spec);
   } else if (name == "tag") {
     spec->tags.push_back(f.value);
@@ -580,6 +596,9 @@ Job:
                          <role> is registered, running or finished (default), failing the job
                          after <timeout> (30m) of waiting; repeatable (docs/job-spec.md,
                          "Dependencies")
+      --elastic <job>=<min>:<max>   PyTorch: the job's tasks run under torchrun's elastic
+                         agent; training starts once <min> run, grows to <max>, and lost
+                         tasks are asked for again (docs/elastic.md)
       --linger <job>=<duration>   an untracked job's tasks may run on this long after the
                          tracked ones finished (an evaluator's last evaluation), then stop
       --tag <tag>        YARN application tag; repeatable

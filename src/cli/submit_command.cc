@@ -62,7 +62,8 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
         return ExitCodeFor(env.status());
       }
     }
-    out << JobSpecToYaml(args.spec,
+    // As it would run: with an elastic role's rendezvous.
+    out << JobSpecToYaml(ExpandElastic(args.spec),
                          args.dry_run_tasks ? YamlDetail::kEveryTask : YamlDetail::kRoleSummary);
     return kExitOk;
   }

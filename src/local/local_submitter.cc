@@ -503,7 +503,7 @@ class LocalSubmitter : public Submitter {
             "processes); submit to YARN (its Docker runtime) or drop --docker_image"));
       }
     }
-    JobSpec spec = input;
+    JobSpec spec = ExpandElastic(input);
     // Tasks run in their own directories: ship files by absolute path.
     spec.script_file = Absolute(spec.script_file);
     for (std::string& f : spec.files) f = Absolute(f);

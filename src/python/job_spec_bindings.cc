@@ -169,6 +169,18 @@ void BindParts(py::module_& m) {
         return absl::StrCat("RoleDependency(role='", d.role, "', when='",
                             DependencyConditionName(d.when), "')");
       });
+  py::class_<ElasticRange>(m, "ElasticRange",
+                           "An elastic role's size: trains with `min` to `max` tasks (PyTorch).")
+      .def(py::init(
+          [](const py::kwargs& kw) { return FromKwargs<ElasticRange>("ElasticRange", kw); }))
+      .def_readwrite("min", &ElasticRange::min)
+      .def_readwrite("max", &ElasticRange::max)
+      .def(
+          "__eq__", [](const ElasticRange& a, const ElasticRange& b) { return a == b; },
+          py::is_operator())
+      .def("__repr__", [](const ElasticRange& e) {
+        return absl::StrCat("ElasticRange(min=", e.min, ", max=", e.max, ")");
+      });
   py::class_<JobTimeouts>(m, "JobTimeouts", "Every deadline of a job (None: none).")
       .def(
           py::init([](const py::kwargs& kw) { return FromKwargs<JobTimeouts>("JobTimeouts", kw); }))
@@ -200,6 +212,7 @@ void BindJobType(py::module_& m) {
       .def_readwrite("depends_on", &JobTypeSpec::depends_on,
                      "A list (a copy: assign a new list to change it).")
       .def_readwrite("linger", &JobTypeSpec::linger)
+      .def_readwrite("elastic", &JobTypeSpec::elastic)
       .def(
           "__eq__", [](const JobTypeSpec& a, const JobTypeSpec& b) { return a == b; },
           py::is_operator())

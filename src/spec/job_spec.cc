@@ -2,6 +2,9 @@
 
 #include "tony/job_spec.h"
 
+#include <algorithm>
+#include <map>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -54,7 +57,8 @@ int JobSpec::TotalTasks() const {
 bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name) {
   if (spec.client_mode) return job_name == kClientJobName;
   if (spec.FindJobType("chief") != nullptr) return job_name == "chief";
-  return job_name != "ps" && job_name != "tensorboard" && job_name != "evaluator";
+  return job_name != "ps" && job_name != "tensorboard" && job_name != "evaluator" &&
+         job_name != kRendezvousJobName;
 }
 
 absl::string_view RestartPolicyName(RestartPolicy policy) {
@@ -186,6 +190,71 @@ std::vector<TaskSpec> ResolveTasks(const JobSpec& spec) {
   return tasks;
 }
 
+namespace {
+
+// Hosts torch's TCPStore on the port the executor reserved, for as long as the job runs.
+constexpr char kRendezvousCommand[] =
+    "exec \"${TONY_RENDEZVOUS_PYTHON:-python}\" -c 'import os, time; "
+    "import torch.distributed as d; "
+    "port = int(os.environ[\"TONY_TASK_PORT\"]); "
+    "store = d.TCPStore(\"0.0.0.0\", port, is_master=True, wait_for_workers=False, "
+    "multi_tenant=True); "
+    "print(\"libtony rendezvous: c10d store on port\", port, flush=True); "
+    "time.sleep(10 ** 9)'";
+
+}  // namespace
+
+JobSpec ExpandElastic(const JobSpec& input) {
+  JobSpec spec = input;
+  JobTypeSpec* elastic = nullptr;
+  for (JobTypeSpec& jt : spec.job_types) {
+    if (jt.elastic) elastic = &jt;
+  }
+  if (elastic == nullptr) return spec;
+  const bool needs_depends =
+      std::none_of(elastic->depends_on.begin(), elastic->depends_on.end(),
+                   [](const RoleDependency& d) { return d.role == kRendezvousJobName; });
+  if (needs_depends) {
+    elastic->depends_on.push_back(
+        {kRendezvousJobName, DependencyCondition::kRunning, spec.timeouts.registration});
+  }
+  if (!elastic->restart) {
+    RestartSpec r;
+    r.policy = RestartPolicy::kOnFailure;
+    r.scope = RestartScope::kTask;
+    r.max_restarts = 5;
+    r.backoff = absl::Seconds(2);
+    r.on_address_change = AddressChange::kAccept;
+    elastic->restart = r;
+  }
+  // torchrun reads its options from PET_<OPTION>; the endpoint comes with the cluster spec
+  // (BuildTaskEnvironment). The store serves this job alone: one run id is enough.
+  const std::map<std::string, std::string> pet = {
+      {"PET_NNODES", absl::StrCat(elastic->elastic->min, ":", elastic->elastic->max)},
+      {"PET_NPROC_PER_NODE", "1"},
+      {"PET_RDZV_BACKEND", "c10d"},
+      {"PET_RDZV_ID", "libtony"},
+      {"PET_RDZV_CONF", "is_host=false,last_call_timeout=5"},
+      {"PET_MAX_RESTARTS", "100"},
+      // torch >= 2.4 caches each agent's view of the store it shares between rounds, so an
+      // agent joining a running group (a grown or replaced task) waits forever for a key the
+      // others never write again; per-round stores avoid that.
+      {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1"},
+  };
+  for (const auto& [k, v] : pet) elastic->env.emplace(k, v);  // the user's win
+  if (spec.FindJobType(kRendezvousJobName) == nullptr) {
+    JobTypeSpec r;
+    r.name = kRendezvousJobName;
+    r.resources.vcores = 1;
+    r.resources.memory_mb = 512;
+    r.resources.gpus = 0;
+    r.command = kRendezvousCommand;
+    r.tracked = false;
+    spec.job_types.insert(spec.job_types.begin(), std::move(r));
+  }
+  return spec;
+}
+
 TaskSpec ResolveClientTask(const JobSpec& spec) {
   TaskSpec t;
   t.job_name = kClientJobName;
@@ -204,7 +273,7 @@ bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {
          a.task_resources == b.task_resources && a.node_label == b.node_label &&
          a.docker_image == b.docker_image && a.command == b.command && a.env == b.env &&
          a.tracked == b.tracked && a.restart == b.restart && a.depends_on == b.depends_on &&
-         a.linger == b.linger;
+         a.linger == b.linger && a.elastic == b.elastic;
 }
 
 bool operator==(const JobSpec& a, const JobSpec& b) {

@@ -62,7 +62,7 @@ nlohmann::ordered_json ClusterJson(
 // Job types that join a PyTorch process group: all but the TensorFlow-only roles; the chief
 // (rank 0) first.
 bool InProcessGroup(absl::string_view job) {
-  return job != "ps" && job != "evaluator" && job != "tensorboard";
+  return job != "ps" && job != "evaluator" && job != "tensorboard" && job != kRendezvousJobName;
 }
 
 }  // namespace
@@ -141,13 +141,24 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
     task_num += static_cast<int>(addresses.size());
     if ((name == "chief" || name == "master") && !addresses.empty()) chief_job = name;
   }
+  const JobTypeSpec* own_type = spec.FindJobType(task.job_name);
+  const bool elastic = own_type != nullptr && own_type->elastic.has_value();
   env["CLUSTER_SPEC"] = ClusterJson(full_cluster).dump();
+  // An elastic role's agents find each other through the rendezvous task's store.
+  if (elastic) {
+    for (const auto& [name, addresses] : all) {
+      if (name == kRendezvousJobName && !addresses.empty()) {
+        env["PET_RDZV_ENDPOINT"] = addresses[0];
+      }
+    }
+  }
   env["JOB_NAME"] = task.job_name;
   env["TASK_INDEX"] = std::to_string(task.index);
   env["TASK_NUM"] = std::to_string(task_num);
   env["IS_CHIEF"] = (task.job_name == chief_job && task.index == 0) ? "true" : "false";
 
-  if (spec.framework == Framework::kPyTorch) {
+  // An elastic role's ranks and master come from torchrun's rendezvous, not from here.
+  if (spec.framework == Framework::kPyTorch && !elastic) {
     std::string master = kUnassigned;
     int world_size = 0;
     int rank = -1;

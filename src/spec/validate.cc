@@ -215,6 +215,47 @@ absl::Status CheckDependencies(const JobSpec& spec) {
   return absl::OkStatus();
 }
 
+// One elastic role, of a PyTorch job, with 1 <= min <= max = instances.
+absl::Status CheckElastic(const JobSpec& spec) {
+  const JobTypeSpec* elastic = nullptr;
+  for (const JobTypeSpec& jt : spec.job_types) {
+    if (!jt.elastic) continue;
+    const std::string key = absl::StrCat("jobs.", jt.name, ".elastic");
+    if (elastic != nullptr) {
+      return Invalid(key, "--elastic",
+                     absl::StrCat("one elastic role per job; ", elastic->name, " is one already"));
+    }
+    elastic = &jt;
+    if (spec.framework != Framework::kPyTorch) {
+      return Invalid(key, "--elastic",
+                     absl::StrCat("needs --framework pytorch (torchrun's elastic agent); ",
+                                  FrameworkName(spec.framework), " jobs cannot change size"));
+    }
+    if (jt.elastic->min < 1) return Invalid(key, "--elastic", "min must be at least 1");
+    if (jt.elastic->min > jt.elastic->max) {
+      return Invalid(key, "--elastic",
+                     absl::StrCat("min ", jt.elastic->min, " is more than max ", jt.elastic->max));
+    }
+    if (jt.instances != jt.elastic->max) {
+      return Invalid(absl::StrCat("jobs.", jt.name, ".instances"), "--elastic",
+                     absl::StrCat("an elastic role has elastic.max tasks (", jt.elastic->max,
+                                  "), not ", jt.instances));
+    }
+    if (jt.restart && jt.restart->policy != RestartPolicy::kNever &&
+        jt.restart->scope == RestartScope::kJob) {
+      return Invalid(absl::StrCat("jobs.", jt.name, ".restart.scope"), "--restart",
+                     "an elastic role relaunches lost tasks itself; use scope task");
+    }
+    if (jt.name == kRendezvousJobName) {
+      return Invalid(key, "--elastic",
+                     absl::StrCat("'", kRendezvousJobName,
+                                  "' hosts the elastic rendezvous; "
+                                  "name the elastic role otherwise"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateJobSpec(const JobSpec& spec) {
@@ -312,6 +353,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
     }
   }
   if (auto s = CheckDependencies(spec); !s.ok()) return s;
+  if (auto s = CheckElastic(spec); !s.ok()) return s;
   if (auto s = CheckResources(spec.task_defaults, "defaults"); !s.ok()) return s;
   if (auto s = CheckEnv(spec.env, "env"); !s.ok()) return s;
   if (auto s = CheckAllText(spec); !s.ok()) return s;

@@ -184,7 +184,7 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   TONY_RETURN_IF_ERROR(
       r.CheckKeys(n, key,
                   {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command",
-                   "env", "tracked", "tasks", "restart", "depends_on", "linger"}));
+                   "env", "tracked", "tasks", "restart", "depends_on", "linger", "elastic"}));
   if (n["instances"]) {
     TONY_ASSIGN_OR_RETURN(
         jt.instances, r.Parsed<int>(n["instances"], key + ".instances", spec::ParsePositiveInt));
@@ -228,6 +228,18 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   }
   if (const YAML::Node deps = n["depends_on"]) {
     TONY_ASSIGN_OR_RETURN(jt.depends_on, DependenciesFrom(r, key + ".depends_on", deps));
+  }
+  if (const YAML::Node e = n["elastic"]) {
+    const std::string ekey = key + ".elastic";
+    TONY_RETURN_IF_ERROR(r.CheckKeys(e, ekey, {"min", "max"}));
+    if (!e["min"] || !e["max"]) return r.Error(e, ekey, "needs min and max, e.g. {min: 2, max: 4}");
+    ElasticRange range;
+    TONY_ASSIGN_OR_RETURN(range.min,
+                          r.Parsed<int>(e["min"], ekey + ".min", spec::ParsePositiveInt));
+    TONY_ASSIGN_OR_RETURN(range.max,
+                          r.Parsed<int>(e["max"], ekey + ".max", spec::ParsePositiveInt));
+    jt.elastic = range;
+    if (!n["instances"]) jt.instances = range.max;
   }
   if (n["linger"]) {
     TONY_ASSIGN_OR_RETURN(std::string text, r.String(n["linger"], key + ".linger"));
@@ -610,6 +622,12 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
         out << YAML::EndMap;
       }
       out << YAML::EndSeq;
+    }
+    if (jt.elastic) {
+      out << YAML::Key << "elastic" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "min" << YAML::Value << jt.elastic->min;
+      out << YAML::Key << "max" << YAML::Value << jt.elastic->max;
+      out << YAML::EndMap;
     }
     if (jt.linger > absl::ZeroDuration()) {
       out << YAML::Key << "linger" << YAML::Value << spec::FormatTimeout(jt.linger);

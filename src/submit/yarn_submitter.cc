@@ -555,8 +555,9 @@ class YarnSubmitter : public Submitter {
     return ReadYarnTaskLog(*cluster_, id, task, file, CallDeadline(call));
   }
 
-  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) override {
-    TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
+  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
+    TONY_RETURN_IF_ERROR(ValidateJobSpec(input));
+    const JobSpec spec = ExpandElastic(input);
     TONY_ASSIGN_OR_RETURN(std::string bundle, FindRuntimeBundle(bin_dir_));
     std::optional<PythonEnvArchive> python_env;
     if (!spec.python_env.empty()) {

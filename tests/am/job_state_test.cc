@@ -694,5 +694,60 @@ TEST(JobStateLingerTest, ALingeringTaskEndingByItselfEndsTheJobAndFailingFailsIt
   }
 }
 
+JobStateOptions ElasticOptions(int min, int max) {
+  JobTypeSpec worker = Job("worker", max);
+  worker.elastic = ElasticRange{min, max};
+  JobStateOptions o = Options({worker});
+  o.spec.framework = Framework::kPyTorch;
+  o.spec = ExpandElastic(o.spec);
+  return o;
+}
+
+TEST(JobStateElasticTest, AnElasticRoleStartsAfterItsRendezvousAndAbsorbsALoss) {
+  JobState state(ElasticOptions(2, 3));
+  EXPECT_EQ(Describe(state.Start(kStart)), "request rendezvous:0");
+  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
+  rows.back().actions = "admit worker; request worker:0 worker:1 worker:2";
+  RunTable(state, rows);
+  RunTable(
+      state,
+      {
+          // Two agents come up; the third container never does (the queue is full).
+          {absl::Seconds(5), JobEvent::Allocated(T("worker:0")), ""},
+          {absl::Seconds(5), JobEvent::Allocated(T("worker:1")), ""},
+          {absl::Seconds(6), JobEvent::Registered(T("worker:0"), "h0:100"), ""},
+          {absl::Seconds(6), JobEvent::Registered(T("worker:1"), "h1:100"), ""},
+          {absl::Seconds(7), JobEvent::Started(T("worker:0")), ""},
+          {absl::Seconds(7), JobEvent::Started(T("worker:1")), ""},
+          // No registration deadline holds them: the job trains with two.
+          {absl::Minutes(20), std::nullopt, "", "worker:2=WAITING"},
+          // A lost agent is asked for again, preferably where it ran.
+          {absl::Minutes(21), JobEvent::Exited(T("worker:1"), 137), "", "worker:1=EXIT_HELD"},
+          {absl::Minutes(21), JobEvent::Completed(T("worker:1"), -100), "", "worker:1=RESTARTING"},
+          {absl::Minutes(21) + absl::Seconds(2), std::nullopt,
+           "reopen worker:1; relaunch worker:1@:100", "worker:1=WAITING"},
+          // Training ends with the agents running: the rest are no longer needed.
+          {absl::Minutes(30), JobEvent::Exited(T("worker:0"), 0),
+           "kill rendezvous:0 worker:1 worker:2; outcome SUCCEEDED"},
+      });
+  EXPECT_THAT(state.final_diagnostics(), HasSubstr("worker:1: exit status -100"));
+}
+
+TEST(JobStateElasticTest, FewerThanMinRegisteredInTimeFailsTheJob) {
+  JobState state(ElasticOptions(2, 3));
+  state.Start(kStart);
+  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
+  rows.back().actions = "admit worker; request worker:0 worker:1 worker:2";
+  RunTable(state, rows);
+  RunTable(state, {
+                      {absl::Seconds(5), JobEvent::Allocated(T("worker:0")), ""},
+                      {absl::Seconds(6), JobEvent::Registered(T("worker:0"), "h0:100"), ""},
+                      {absl::Seconds(1) + absl::Minutes(10), std::nullopt,
+                       "kill rendezvous:0 worker:0 worker:1 worker:2; outcome FAILED"},
+                  });
+  EXPECT_THAT(state.final_diagnostics(),
+              HasSubstr("only 1 of at least 2 worker tasks (elastic 2-3) registered within 10m"));
+}
+
 }  // namespace
 }  // namespace tony::am

@@ -98,11 +98,13 @@ class BrokerTest : public ::testing::Test {
     options.heartbeat_timeout = heartbeat_timeout;
     options.observer = &observer_;
     options.deferred_job_types = deferred_;
+    options.elastic_job_types = elastic_;
     broker_ = std::make_unique<ClusterSpecBroker>(options);
     ASSERT_TRUE(broker_->Start().ok());
     address_ = absl::StrCat("127.0.0.1:", broker_->port());
   }
   std::vector<std::string> deferred_;  // for StartBroker
+  std::vector<std::string> elastic_;
   std::unique_ptr<broker::BrokerClient> Client(const std::string& secret = kSecret) {
     return std::make_unique<broker::BrokerClient>(address_, secret);
   }
@@ -493,6 +495,28 @@ TEST_F(BrokerTest, ADeferredRoleJoinsInTheNextVersionOnceAllOfItRegistered) {
   // Registering again at the same address gets the same spec.
   auto again = Client()->Register("worker", 1, "127.0.0.1", 7003, absl::Seconds(5));
   EXPECT_EQ(*again, second);
+}
+
+TEST_F(BrokerTest, AnElasticRoleNeverWaitsAndIsNoPartOfTheSpec) {
+  deferred_ = {"worker"};
+  elastic_ = {"worker"};
+  StartBroker({{"rendezvous", 1}, {"worker", 3}});
+  auto r = Client()->Register("rendezvous", 0, "127.0.0.1", 7200, absl::Seconds(10));
+  ASSERT_TRUE(r.ok()) << r.status();
+  broker_->Admit({"worker"});
+  // Each gets the spec at once, without the others (two of three ever come).
+  for (int i : {0, 2}) {
+    auto w = Client()->Register("worker", i, "127.0.0.1", 7201 + i, absl::Seconds(10));
+    ASSERT_TRUE(w.ok()) << w.status();
+    EXPECT_EQ(*w, *r);
+  }
+  ASSERT_TRUE(observer_.WaitFor("registered worker:2 127.0.0.1:7203", absl::Seconds(10)));
+  // Relaunched at its old address: the observer hears of it again.
+  broker_->ReopenTask("worker", 0);
+  auto again = Client()->Register("worker", 0, "127.0.0.1", 7201, absl::Seconds(10));
+  ASSERT_TRUE(again.ok()) << again.status();
+  const std::vector<std::string> events = observer_.events();
+  EXPECT_EQ(std::count(events.begin(), events.end(), "registered worker:0 127.0.0.1:7201"), 2);
 }
 
 TEST_F(BrokerTest, ARoleAdmittedBeforeTheFirstPublicationJoinsIt) {

@@ -416,6 +416,18 @@ TEST(SubmitArgsTest, DependenciesLingerAndTheirBadInput) {
   EXPECT_THAT(ErrorOf({"-r", "ps:1,worker:2", "--depends_on", "worker=ps", "--depends_on",
                        "ps=worker:registered", "cmd"}),
               HasSubstr("dependency cycle"));
+  auto elastic =
+      Parse({"-r", "worker:2", "--framework", "pytorch", "--elastic", "worker=2:4", "cmd"});
+  ASSERT_TRUE(elastic.ok()) << elastic.status();
+  EXPECT_EQ(elastic->spec.job_types[0].instances, 4);
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--elastic", "worker=2:4", "cmd"}),
+              HasSubstr("needs --framework pytorch"));
+  EXPECT_THAT(
+      ErrorOf({"-r", "worker:2", "--framework", "pytorch", "--elastic", "worker=3:2", "cmd"}),
+      HasSubstr("min 3 is more than max 2"));
+  EXPECT_THAT(
+      ErrorOf({"-r", "worker:2", "--framework", "pytorch", "--elastic", "worker=two", "cmd"}),
+      HasSubstr("--elastic: 'two' is not <min>:<max>"));
   EXPECT_THAT(ErrorOf({"-r", "worker:2", "--linger", "worker=1m", "cmd"}),
               HasSubstr("applies to untracked roles"));
   EXPECT_THAT(ErrorOf({"-r", "ps:1,worker:2", "--linger", "ps=soon", "cmd"}),

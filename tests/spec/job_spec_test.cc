@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/task_env.h"
 
 namespace tony {
 namespace {
@@ -446,6 +447,96 @@ TEST(ValidateJobSpecTest, DependenciesNeedKnownRolesNoCycleAndLingerAnUntrackedR
   ok.job_types[0].linger = absl::Minutes(3);  // ps is untracked
   ok.job_types[1].depends_on = {{"ps", DependencyCondition::kRegistered}};
   EXPECT_TRUE(ValidateJobSpec(ok).ok()) << ValidateJobSpec(ok);
+}
+
+TEST(ElasticTest, YamlRoundTripsAndValidationNamesEachProblem) {
+  auto spec = ParseJobSpecYaml(R"(
+command: torchrun train.py
+framework: pytorch
+jobs:
+  worker:
+    elastic: {min: 2, max: 4}
+)",
+                               "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const JobTypeSpec* worker = spec->FindJobType("worker");
+  EXPECT_EQ(worker->instances, 4);  // max
+  EXPECT_EQ(worker->elastic, (ElasticRange{2, 4}));
+  ASSERT_TRUE(ValidateJobSpec(*spec).ok()) << ValidateJobSpec(*spec);
+  auto again = ParseJobSpecYaml(JobSpecToYaml(*spec), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *spec);
+
+  struct Case {
+    const char* what;
+    void (*mutate)(JobSpec*);
+    const char* expected;
+  } cases[] = {
+      {"tensorflow", [](JobSpec* s) { s->framework = Framework::kTensorFlow; },
+       "jobs.worker.elastic (--elastic): needs --framework pytorch"},
+      {"min > max",
+       [](JobSpec* s) {
+         s->job_types[0].elastic = ElasticRange{5, 4};
+       },
+       "min 5 is more than max 4"},
+      {"instances", [](JobSpec* s) { s->job_types[0].instances = 3; },
+       "jobs.worker.instances (--elastic): an elastic role has elastic.max tasks (4), not 3"},
+      {"two roles",
+       [](JobSpec* s) {
+         s->job_types.push_back(s->job_types[0]);
+         s->job_types[1].name = "trainer";
+       },
+       "one elastic role per job"},
+      {"scope job",
+       [](JobSpec* s) {
+         s->max_attempts = 5;
+         s->job_types[0].restart = RestartSpec{RestartPolicy::kOnFailure};
+       },
+       "an elastic role relaunches lost tasks itself; use scope task"},
+  };
+  for (const Case& c : cases) {
+    JobSpec bad = *spec;
+    c.mutate(&bad);
+    absl::Status st = ValidateJobSpec(bad);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_THAT(std::string(st.message()), HasSubstr(c.expected)) << c.what;
+  }
+}
+
+TEST(ElasticTest, ExpandAddsTheRendezvousAndTorchrunsOptionsOnce) {
+  JobSpec spec;
+  spec.command = "torchrun train.py";
+  spec.framework = Framework::kPyTorch;
+  spec.job_types.push_back({.name = "worker", .instances = 3});
+  spec.job_types[0].elastic = ElasticRange{2, 3};
+  spec.job_types[0].env["PET_NPROC_PER_NODE"] = "2";  // the user's win
+  JobSpec expanded = ExpandElastic(spec);
+  ASSERT_TRUE(ValidateJobSpec(expanded).ok()) << ValidateJobSpec(expanded);
+  EXPECT_EQ(ExpandElastic(expanded), expanded);
+  ASSERT_EQ(expanded.job_types.size(), 2u);
+  const JobTypeSpec& rendezvous = expanded.job_types[0];
+  EXPECT_EQ(rendezvous.name, kRendezvousJobName);
+  EXPECT_EQ(rendezvous.tracked, false);
+  EXPECT_THAT(rendezvous.command, HasSubstr("TCPStore"));
+  const JobTypeSpec* worker = expanded.FindJobType("worker");
+  EXPECT_EQ(worker->depends_on.at(0),
+            (RoleDependency{kRendezvousJobName, DependencyCondition::kRunning, absl::Minutes(10)}));
+  EXPECT_EQ(worker->restart->scope, RestartScope::kTask);
+  EXPECT_EQ(worker->restart->on_address_change, AddressChange::kAccept);
+  EXPECT_EQ(worker->env.at("PET_NNODES"), "2:3");
+  EXPECT_EQ(worker->env.at("PET_NPROC_PER_NODE"), "2");
+  EXPECT_EQ(worker->env.at("PET_RDZV_BACKEND"), "c10d");
+  EXPECT_EQ(worker->env.at("TORCH_DISABLE_SHARE_RDZV_TCP_STORE"), "1");
+
+  // In a task's environment: the rendezvous endpoint, no static ranks.
+  ClusterSpec cluster;
+  cluster.jobs[kRendezvousJobName] = {"h0:29400"};
+  TaskSpec task = ResolveTasks(expanded)[2];
+  ASSERT_EQ(task.id(), "worker:1");
+  auto env = BuildTaskEnvironment(expanded, task, &cluster);
+  EXPECT_EQ(env.at("PET_RDZV_ENDPOINT"), "h0:29400");
+  EXPECT_EQ(env.count("RANK"), 0u);
+  EXPECT_EQ(env.count("MASTER_ADDR"), 0u);
 }
 
 TEST(RestartPolicyTest, ExitCodeSemanticsFollowKubeflowAndYarn) {

@@ -18,19 +18,18 @@ import html as _html
 from libtony import errors
 from libtony._tony import (AddressChange, Application, ApplicationEvent, ApplicationMonitor,
                            ApplicationStatus, ApplicationSummary, AppState,
-                           DependencyCondition, Framework, JobSpec, JobTimeouts, JobTypeProgress, JobTypeSpec, Resources,
-                           RestartPolicy, RestartScope, RestartSpec, RoleDependency,
-                           Submitter, TaskSpec,
-                           YamlDetail, __version__)
+                           DependencyCondition, ElasticRange, Framework, JobSpec, JobTimeouts,
+                           JobTypeProgress, JobTypeSpec, Resources, RestartPolicy, RestartScope,
+                           RestartSpec, RoleDependency, Submitter, TaskSpec, YamlDetail,
+                           __version__)
 from libtony.errors import TonyError
 
 __all__ = [
     "AddressChange", "Application", "ApplicationEvent", "ApplicationMonitor",
-    "ApplicationStatus", "ApplicationSummary", "AppState", "DependencyCondition", "Framework",
-    "JobSpec",
-    "JobTimeouts", "JobTypeProgress", "JobTypeSpec", "Resources", "RestartPolicy",
-    "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskSpec", "TonyError", "YamlDetail",
-    "errors", "__version__",
+    "ApplicationStatus", "ApplicationSummary", "AppState", "DependencyCondition", "ElasticRange",
+    "Framework", "JobSpec", "JobTimeouts", "JobTypeProgress", "JobTypeSpec", "Resources",
+    "RestartPolicy", "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskSpec",
+    "TonyError", "YamlDetail", "errors", "__version__",
 ]
 
 _COLUMNS = ("total", "allocated", "registered", "running", "succeeded", "failed", "restarts")

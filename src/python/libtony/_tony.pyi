@@ -91,6 +91,11 @@ class DependencyCondition(enum.Enum):
     @property
     def text(self) -> str: ...
 
+class ElasticRange:
+    min: int
+    max: int
+    def __init__(self, *, min: int = ..., max: int = ...) -> None: ...
+
 class RoleDependency:
     role: str
     when: DependencyCondition
@@ -156,13 +161,15 @@ class JobTypeSpec:
     # A copy when read: assign a new list to change it.
     depends_on: List[RoleDependency]
     linger: datetime.timedelta
+    elastic: Optional[ElasticRange]
     def __init__(self, name: Optional[str] = None, *, instances: int = ...,
                  resources: Resources = ..., task_resources: Mapping[int, Resources] = ...,
                  node_label: str = ..., docker_image: str = ..., command: str = ...,
                  env: Mapping[str, str] = ..., tracked: Optional[bool] = ...,
                  restart: Optional[RestartSpec] = ...,
                  depends_on: Sequence[RoleDependency] = ...,
-                 linger: datetime.timedelta = ...) -> None: ...
+                 linger: datetime.timedelta = ...,
+                 elastic: Optional[ElasticRange] = ...) -> None: ...
 
 class TaskSpec:
     job_name: str

@@ -1,0 +1,185 @@
+// Copyright libtony authors.
+//
+// Elastic PyTorch on the real test YARN (docs/elastic.md): torchrun's agents find each other
+// through the rendezvous task libtony adds, train with whichever of them run, and the job
+// absorbs the loss of one (its whole container's process tree SIGKILLed). The model must come
+// out as a single process computes it. After every test no container or process remains.
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "common/file_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "http/json.h"
+#include "tests/harness/hadoop_cluster.h"
+
+#include "tests/yarnam/job_itest_util.h"
+
+namespace tony::itest {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Progress {
+  int step = -1;
+  int world = 0;
+};
+
+// What rank 0 of examples/elastic_ddp.py last wrote: "<step> <world size> <time>".
+Progress ReadProgress(const std::string& dir) {
+  std::ifstream in(dir + "/progress");
+  Progress p;
+  in >> p.step >> p.world;
+  return in ? p : Progress{};
+}
+
+std::string ReadLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return std::string(absl::StripAsciiWhitespace(line));
+}
+
+std::string MakeTempDir() {
+  char tmpl[] = "/tmp/tony-elastic-XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  return dir == nullptr ? "" : dir;
+}
+
+// examples/elastic_ddp.py's final weights after `steps`, trained by one process here.
+std::string ReferenceWeights(const std::string& script, const std::string& steps) {
+  const std::string dir = MakeTempDir();
+  Result ref =
+      RunCommand({Python(), script, "--steps", steps, "--checkpoint", dir, "--step-seconds", "0"});
+  EXPECT_EQ(ref.exit_code, 0) << ref.out << ref.err;
+  return ReadLine(dir + "/final");
+}
+
+TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerAndEndsWithTheRightModel) {
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  const std::string script = src + "/examples/elastic_ddp.py";
+  const std::string shared = MakeTempDir();  // the tasks' shared checkpoint directory
+  ASSERT_FALSE(shared.empty());
+  const std::string steps = "250";
+  const std::string expected = ReferenceWeights(script, steps);
+  ASSERT_FALSE(expected.empty());
+
+  Result r =
+      RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-elastic", "--framework", "pytorch",
+                  "-r", "worker:3", "--elastic", "worker=2:3", "-m", "1g", "-s", script, "-e",
+                  "TONY_RENDEZVOUS_PYTHON=" + Python(),
+                  absl::StrCat(Python(), " -m torch.distributed.run ${DTF_TASK_SCRIPT} ",
+                               "--steps ", steps, " --step-seconds 0.2 --checkpoint ", shared)});
+  const std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const absl::Time submitted = absl::Now();
+
+  // It trains, and with all three once YARN granted them.
+  ASSERT_TRUE(WaitUntil([&] { return ReadProgress(shared).world == 3; }, absl::Minutes(3)))
+      << "never trained with 3 workers; progress: " << ReadProgress(shared).step << " steps, "
+      << ReadProgress(shared).world << " workers";
+  std::cout << "[ figure ] submission to training with 3 workers: "
+            << absl::FormatDuration(absl::Trunc(absl::Now() - submitted, absl::Milliseconds(100)))
+            << "\n";
+
+  // SIGKILL worker:1's whole container: its executor, torchrun's agent and its trainer.
+  const int agent = WaitForTaskProcess(app, "worker", 1);
+  ASSERT_GT(agent, 0);
+  const std::string container = ContainerOf(agent);
+  ASSERT_FALSE(container.empty());
+  const int step_at_kill = ReadProgress(shared).step;
+  for (int pid : ProcessesOf(app)) {
+    if (ContainerOf(pid) == container) kill(pid, SIGKILL);
+  }
+  const absl::Time killed = absl::Now();
+  // Training goes on past the step it had reached (the others re-rendezvous and resume from
+  // the checkpoint), then the lost worker is back (its container asked for again).
+  ASSERT_TRUE(
+      WaitUntil([&] { return ReadProgress(shared).step > step_at_kill + 5; }, absl::Minutes(3)))
+      << "training never resumed after the loss";
+  std::cout << "[ figure ] SIGKILL of a worker's container to training again: "
+            << absl::FormatDuration(absl::Trunc(absl::Now() - killed, absl::Milliseconds(100)))
+            << "\n";
+  const bool full = WaitUntil(
+      [&] {
+        Progress p = ReadProgress(shared);
+        return p.world == 3 || p.step >= std::stoi(steps);
+      },
+      absl::Minutes(3));
+  if (full && ReadProgress(shared).world == 3) {
+    std::cout << "[ figure ] SIGKILL to 3 workers again: "
+              << absl::FormatDuration(absl::Trunc(absl::Now() - killed, absl::Milliseconds(100)))
+              << "\n";
+  }
+
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(ReadLine(shared + "/final"), expected);
+  int restarts = 0;
+  for (const http::Json& e : JobEvents(app)) {
+    if (e.is_object() && e["event"] == "task_restart_scheduled" && e["task"] == "worker:1") {
+      ++restarts;
+    }
+  }
+  EXPECT_EQ(restarts, 1) << "the loss is not in the job's events";
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("worker:1"));
+  ExpectNothingLeft(app);
+}
+
+// With the cluster to itself (two 8 GB nodes in the default partition): a job holding 5 GB of
+// one node leaves room for two 3 GB workers of three; the elastic job trains with two and grows
+// to three once that job ends.
+TEST(YarnElasticExclusiveTest, AJobStartedWithTwoGrowsToThreeWhenACompetingJobEnds) {
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  const std::string script = src + "/examples/elastic_ddp.py";
+  const std::string shared = MakeTempDir();
+  ASSERT_FALSE(shared.empty());
+  const std::string expected = ReferenceWeights(script, "300");
+  Result hog = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-elastic-hog", "-r", "hog:1",
+                           "-m", "5g", "exec sleep 600"});
+  const std::string hog_app = AppIdOf(hog);
+  ASSERT_EQ(hog.exit_code, 0) << hog.out << hog.err;
+  ASSERT_GT(WaitForTaskProcess(hog_app, "hog", 0), 0);
+
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-elastic-grow", "--framework",
+                         "pytorch", "-r", "worker:3", "--elastic", "worker=2:3", "-m", "3g", "-s",
+                         script, "-e", "TONY_RENDEZVOUS_PYTHON=" + Python(),
+                         absl::StrCat(Python(), " -m torch.distributed.run ${DTF_TASK_SCRIPT} ",
+                                      "--steps 300 --step-seconds 0.1 --checkpoint ", shared)});
+  const std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        Progress p = ReadProgress(shared);
+        return p.world == 2 && p.step > 10;
+      },
+      absl::Minutes(3)))
+      << "never trained with 2 workers";
+  EXPECT_EQ(TaskProcess(app, "worker", 2), -1);  // no room for it yet
+  Result kill = RunCommand({Ytf(), "kill", hog_app});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  const absl::Time freed = absl::Now();
+  ASSERT_TRUE(WaitUntil([&] { return ReadProgress(shared).world == 3; }, absl::Minutes(3)))
+      << "never grew to 3 workers";
+  std::cout << "[ figure ] competing job killed to training with 3 workers: "
+            << absl::FormatDuration(absl::Trunc(absl::Now() - freed, absl::Milliseconds(100)))
+            << "\n";
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  EXPECT_EQ(ReadLine(shared + "/final"), expected);
+  ExpectNothingLeft(app);
+  ExpectNothingLeft(hog_app);
+}
+
+}  // namespace
+}  // namespace tony::itest
