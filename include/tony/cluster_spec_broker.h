@@ -117,6 +117,9 @@ struct ClusterSpecBrokerOptions {
   // notifier's, one call at a time. Default: null (the broker answers
   // with its own view: RUNNING, and per job type how many tasks registered and exited).
   std::function<ApplicationStatus()> status_provider;
+  // Answers the Scale call (ytf scale: an elastic role's new number of tasks), on gRPC's
+  // threads; must not block. Default: null (the call fails UNIMPLEMENTED).
+  std::function<absl::Status(absl::string_view job_name, int tasks)> scale_handler;
 
   // Limits that keep a flood of connections from exhausting the process (the AM's container is
   // small). A connection that has not completed gRPC's handshake this long after it was accepted

@@ -162,6 +162,14 @@ class TONY_EXPORT Application {
   // `options`' limits: the stop may still be under way (Wait, or Kill again, follows it).
   absl::Status Kill(const CallOptions& options = {}) { return DoKill(options); }
 
+  // Asks for an elastic role (JobTypeSpec::elastic) to have `tasks` tasks from now on: tasks
+  // beyond it are stopped, those within it asked for again. OK once the ApplicationMaster took
+  // the request; InvalidArgument outside the role's range, FailedPrecondition for a role that
+  // is not elastic or a job that is over, Unimplemented for a backend that cannot.
+  absl::Status Scale(absl::string_view job_name, int tasks, const CallOptions& options = {}) {
+    return DoScale(job_name, tasks, options);
+  }
+
   // The async twins: each returns at once and calls `done` exactly once, on a thread the
   // Application owns (never the caller's), with what the blocking call would have returned;
   // `on_progress` runs on that thread too. Destroying the Application cancels its waits and
@@ -176,6 +184,10 @@ class TONY_EXPORT Application {
   }
   void KillAsync(const CallOptions& options, DoneCallback done) {
     DoKillAsync(options, std::move(done));
+  }
+  void ScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
+                  DoneCallback done) {
+    DoScaleAsync(job_name, tasks, options, std::move(done));
   }
 
   // Client mode (JobSpec::client_mode), for whoever runs the client task "client:0" on the
@@ -204,6 +216,10 @@ class TONY_EXPORT Application {
   virtual void DoWaitAsync(absl::Duration timeout, ProgressCallback on_progress,
                            StatusCallback done, const Cancellation& cancel);
   virtual void DoKillAsync(const CallOptions& options, DoneCallback done);
+  // Defaults: Unimplemented; the blocking hook, inline.
+  virtual absl::Status DoScale(absl::string_view job_name, int tasks, const CallOptions& options);
+  virtual void DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
+                            DoneCallback done);
 
   // For ApplicationMonitor: calls `done` once, on some thread (possibly inline, never blocking
   // the caller), with the status once it differs from the one of `known_version` or after

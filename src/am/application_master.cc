@@ -108,6 +108,13 @@ void ApplicationMaster::Post(JobEvent event) {
 
 void ApplicationMaster::Kill(const std::string& reason) { Post(JobEvent::Kill(reason)); }
 
+absl::Status ApplicationMaster::Scale(const std::string& role, int tasks) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = job_.CheckScaleRequest(role, tasks); !s.ok()) return s;
+  events_.push_back(JobEvent::Scale(role, tasks));
+  return absl::OkStatus();
+}
+
 void ApplicationMaster::AddWarning(std::string warning) {
   TONY_LOG(WARNING) << warning;
   absl::MutexLock lock(&mu_);
@@ -259,6 +266,9 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
   bo.heartbeat_timeout = options_.heartbeat_timeout;
   bo.observer = broker_events_.get();
   bo.status_provider = [this] { return StatusForBroker(); };
+  bo.scale_handler = [this](absl::string_view role, int tasks) {
+    return Scale(std::string(role), tasks);
+  };
   broker_ = std::make_unique<ClusterSpecBroker>(bo);
   if (absl::Status s = broker_->Start(); !s.ok()) return s;
   *port = broker_->port();

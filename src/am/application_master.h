@@ -139,6 +139,10 @@ class ApplicationMaster {
   // The broker's port once Run() has started it; 0 before.
   int broker_port() const;
 
+  // Asks for elastic `role` to have `tasks` tasks: the refusal at once (JobState::
+  // CheckScaleRequest), or OK and the change follows on the AM's loop. Thread-safe.
+  absl::Status Scale(const std::string& role, int tasks);
+
   // The sink of executor events (what the broker learns). Embedders with their own transport
   // and tests feed events here directly.
   ClusterSpecBrokerObserver* executor_events();

@@ -214,6 +214,14 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
     case Kind::kTensorBoardListening:
       OnTensorBoardListening(e.text, &out);
       break;
+    case Kind::kScale:
+      if (absl::Status s = CheckScaleRequest(e.task.job, e.code); !s.ok()) {
+        TONY_DEFER_LOG(out.log, WARNING) << "scale refused: " << s.message();
+        break;
+      }
+      TONY_DEFER_LOG(out.log, INFO) << "scaling " << e.task.job << " to " << e.code << " tasks";
+      scale_target_[e.task.job] = e.code;
+      break;
   }
   out.Append(Tick(now));
   return out;

@@ -83,6 +83,7 @@ struct JobEvent {
     // From the AM.
     kKill,                  // text: the reason
     kTensorBoardListening,  // text: its URL
+    kScale,                 // task.job: an elastic role; code: its new number of tasks
   };
   Kind kind = Kind::kKill;
   TaskId task;
@@ -126,6 +127,9 @@ struct JobEvent {
   }
   static JobEvent HeartbeatTimeout(TaskId t) { return {Kind::kHeartbeatTimeout, std::move(t)}; }
   static JobEvent Kill(std::string reason) { return {Kind::kKill, {}, 0, 0, std::move(reason)}; }
+  static JobEvent Scale(std::string role, int tasks) {
+    return {Kind::kScale, TaskId{std::move(role), 0}, tasks};
+  }
   static JobEvent TensorBoardListening(std::string url) {
     return {Kind::kTensorBoardListening, {}, 0, 0, std::move(url)};
   }
@@ -230,6 +234,11 @@ class JobState {
   void BackendStopped();
   void AddWarning(std::string warning) { diagnostics_.AddWarning(std::move(warning)); }
 
+  // OK if elastic `role` may have `tasks` tasks now (JobEvent::Scale); the refusal otherwise
+  // (InvalidArgument outside its range, FailedPrecondition for a role that is not elastic or
+  // a job that is over), naming the range.
+  absl::Status CheckScaleRequest(const std::string& role, int tasks) const;
+
   // The state of one task, for tests. Null if unknown.
   const TaskPhase* PhaseOf(const TaskId& task) const;
 
@@ -259,6 +268,7 @@ class JobState {
     std::string held_tail;
 
     std::optional<absl::Time> linger_until;  // lingering after the tracked tasks finished
+    bool scaled_down = false;                // stopped by Scale: no failure, revived by it
 
     bool finished() const;
     // Whether it is (or was, exiting 0) `when`, for the roles that depend on its role.
@@ -306,6 +316,9 @@ class JobState {
   // fewer than `min` registered within the registration timeout of its request fails the job.
   const ElasticRange* ElasticOf(const TaskSpec& spec) const;
   void CheckElasticStart(absl::Time now, JobActions* out);
+  // Stops an elastic role's tasks beyond its target (Scale) and revives those within it.
+  void CheckScale(absl::Time now, JobActions* out);
+
   // Whether the tracked task `t` no longer holds the job's success back: an elastic task that
   // never started once another of its role finished training.
   bool ElasticDone(const Task& t) const;
@@ -334,6 +347,7 @@ class JobState {
   std::map<std::string, absl::Time> asked_at_;  // by role: when its tasks were first asked for
   bool tracked_done_ = false;                   // every tracked task exited 0
   std::optional<absl::Time> elastic_start_by_;  // min elastic tasks registered by then
+  std::map<std::string, int> scale_target_;     // elastic roles scaled: their number of tasks
 };
 
 }  // namespace tony::am

@@ -215,4 +215,58 @@ bool JobState::ElasticDone(const Task& t) const {
   return false;
 }
 
+absl::Status JobState::CheckScaleRequest(const std::string& role, int tasks) const {
+  const JobTypeSpec* jt = options_.spec.FindJobType(role);
+  if (jt == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("the job has no role '", role, "'"));
+  }
+  if (!jt->elastic) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(role, " is not elastic: its ", jt->instances,
+                     " tasks are all needed (--elastic makes a PyTorch role elastic)"));
+  }
+  if (tasks < jt->elastic->min || tasks > jt->elastic->max) {
+    return absl::InvalidArgumentError(absl::StrCat(role, " may have ", jt->elastic->min, " to ",
+                                                   jt->elastic->max, " tasks, not ", tasks));
+  }
+  if (outcome_) return absl::FailedPreconditionError("the job is over");
+  return absl::OkStatus();
+}
+
+void JobState::CheckScale(absl::Time now, JobActions* out) {
+  if (outcome_) return;
+  for (const TaskId& id : order_) {
+    Task& t = tasks_[id];
+    auto target = scale_target_.find(t.spec.job_name);
+    if (target == scale_target_.end()) continue;
+    if (t.spec.index >= target->second && !t.scaled_down) {
+      t.scaled_down = true;
+      if (t.phase == TaskPhase::kStopping || t.phase == TaskPhase::kStopped ||
+          t.phase == TaskPhase::kEnded) {
+        continue;
+      }
+      const bool live = t.allocated && !t.container_ended;
+      out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
+      t.register_by.reset();
+      if (live) {
+        t.phase = TaskPhase::kStopping;  // stopped when its container ends
+      } else {
+        t.phase = TaskPhase::kStopped;  // its request is withdrawn; nothing comes back
+        t.container_ended = true;
+      }
+      TONY_DEFER_LOG(out->log, INFO) << "scaled down: stopping " << id.ToString();
+    } else if (t.spec.index < target->second && t.scaled_down && t.phase == TaskPhase::kStopped &&
+               t.container_ended) {
+      Task fresh;
+      fresh.spec = std::move(t.spec);
+      fresh.restarts = t.restarts;
+      t = std::move(fresh);
+      out->reopen.push_back(id);
+      out->requests.push_back(t.spec);
+      TONY_DEFER_LOG(out->log, INFO) << "scaled up: asking for " << id.ToString();
+    }
+  }
+  (void)now;
+}
+
 }  // namespace tony::am

@@ -50,6 +50,8 @@ std::optional<JobRecord> RecordOf(const JobEvent& e) {
       return Of("kill_requested", e.task, {{"reason", e.text}});
     case Kind::kTensorBoardListening:
       return Of("tensorboard_listening", e.task, {{"url", e.text}});
+    case Kind::kScale:
+      return JobRecord{"role_scaled", "", {{"role", e.task.job}, {"tasks", e.code}}};
   }
   return std::nullopt;
 }

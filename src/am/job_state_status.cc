@@ -38,6 +38,7 @@ ApplicationStatus JobState::Status(absl::Time now) const {
     s.diagnostics = diagnostics_.Running();
   }
   for (const auto& [id, t] : tasks_) {
+    if (t.scaled_down) continue;  // no longer part of the job (Scale)
     JobTypeProgress& p = s.progress[t.spec.job_name];
     ++p.total;
     p.allocated += t.allocated;

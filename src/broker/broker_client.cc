@@ -2,6 +2,8 @@
 
 #include "broker/broker_client.h"
 
+#include "common/call_deadline.h"
+
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -360,6 +362,17 @@ absl::Status BrokerClient::Kill(absl::string_view reason, absl::Time deadline) {
   return Named(FromGrpcStatus(stub_->stub->Kill(&ctx, request, &response)), "Kill");
 }
 
+absl::Status BrokerClient::Scale(absl::string_view job_name, int tasks, absl::Time deadline) {
+  TONY_RETURN_IF_ERROR(egress_);
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout, deadline);
+  ScaleRequest request;
+  request.set_job_name(std::string(job_name));
+  request.set_tasks(tasks);
+  ScaleResponse response;
+  return Named(FromGrpcStatus(stub_->stub->Scale(&ctx, request, &response)), "Scale");
+}
+
 absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
     const std::function<absl::StatusOr<std::shared_ptr<BrokerClient>>()>& broker_of,
     absl::Duration timeout) {
@@ -423,6 +436,22 @@ void BrokerBackedApplication::DoWaitAsync(absl::Duration timeout, ProgressCallba
         (*shared)(DoWait(timeout, on_progress, either.token()));
       });
   if (!started) (*shared)(CancelledError(id()));
+}
+
+absl::Status BrokerBackedApplication::DoScale(absl::string_view job_name, int tasks,
+                                              const CallOptions& options) {
+  TONY_ASSIGN_OR_RETURN(std::shared_ptr<BrokerClient> am, Broker());
+  return am->Scale(job_name, tasks, CallDeadline(options));
+}
+
+void BrokerBackedApplication::DoScaleAsync(absl::string_view job_name, int tasks,
+                                           const CallOptions& options, DoneCallback done) {
+  auto shared = std::make_shared<DoneCallback>(std::move(done));
+  if (!RunAsync([this, job = std::string(job_name), tasks, options, shared] {
+        (*shared)(DoScale(job, tasks, options));
+      })) {
+    (*shared)(CancelledError(id()));
+  }
 }
 
 void BrokerBackedApplication::DoKillAsync(const CallOptions& options, DoneCallback done) {

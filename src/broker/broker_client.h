@@ -70,6 +70,8 @@ class BrokerClient {
   // GetStatus and Kill end by `deadline` too (DEADLINE_EXCEEDED naming the broker's address).
   absl::StatusOr<ApplicationStatus> GetStatus(absl::Time deadline = absl::InfiniteFuture());
   absl::Status Kill(absl::string_view reason, absl::Time deadline = absl::InfiniteFuture());
+  absl::Status Scale(absl::string_view job_name, int tasks,
+                     absl::Time deadline = absl::InfiniteFuture());
 
   // The AM's status and its version (which grows with every change).
   struct VersionedStatus {
@@ -123,6 +125,9 @@ class BrokerBackedApplication : public Application {
   void DoWaitAsync(absl::Duration timeout, ProgressCallback on_progress, StatusCallback done,
                    const Cancellation& cancel) override;
   void DoKillAsync(const CallOptions& options, DoneCallback done) override;
+  absl::Status DoScale(absl::string_view job_name, int tasks, const CallOptions& options) override;
+  void DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
+                    DoneCallback done) override;
 
   // Cancels the waits in flight and joins the calls' threads (see above). Idempotent.
   void StopAsyncCalls() { calls_.Stop(); }

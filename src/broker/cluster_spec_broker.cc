@@ -163,6 +163,8 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
                                       pb::StatusResponse* response) override;
   grpc::ServerUnaryReactor* Kill(grpc::CallbackServerContext* ctx, const pb::KillRequest* request,
                                  pb::KillResponse* response) override;
+  grpc::ServerUnaryReactor* Scale(grpc::CallbackServerContext* ctx, const pb::ScaleRequest* request,
+                                  pb::ScaleResponse* response) override;
 
  private:
   struct TaskState {
@@ -932,6 +934,19 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Kill(grpc::CallbackServerCont
                  << (request->reason().empty() ? "" : ": " + request->reason());
   if (options_.observer != nullptr) options_.observer->OnKillRequested(request->reason());
   return Reply(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Scale(grpc::CallbackServerContext* ctx,
+                                                         const pb::ScaleRequest* request,
+                                                         pb::ScaleResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  if (!options_.scale_handler) {
+    return Reply(ctx, absl::UnimplementedError("this ApplicationMaster cannot scale a role"));
+  }
+  absl::Status s = options_.scale_handler(request->job_name(), request->tasks());
+  TONY_LOG(INFO) << "scale " << request->job_name() << " to " << request->tasks()
+                 << " requested by the client: " << (s.ok() ? "accepted" : s.ToString());
+  return Reply(ctx, s);
 }
 
 void ClusterSpecBroker::Impl::TimerLoop() {

@@ -34,6 +34,16 @@ void Application::DoKillAsync(const CallOptions& options, DoneCallback done) {
   done(DoKill(options));
 }
 
+absl::Status Application::DoScale(absl::string_view job_name, int tasks,
+                                  const CallOptions& options) {
+  return absl::UnimplementedError("this backend cannot scale a role");
+}
+
+void Application::DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
+                               DoneCallback done) {
+  done(DoScale(job_name, tasks, options));
+}
+
 void Application::DoWatchAsync(uint64_t /*known_version*/, absl::Duration /*max_wait*/,
                                WatchCallback done) {
   DoStatusAsync(CallOptions(), [done = std::move(done)](absl::StatusOr<ApplicationStatus> s) {

@@ -749,5 +749,38 @@ TEST(JobStateElasticTest, FewerThanMinRegisteredInTimeFailsTheJob) {
               HasSubstr("only 1 of at least 2 worker tasks (elastic 2-3) registered within 10m"));
 }
 
+TEST(JobStateElasticTest, ScaleStopsTasksBeyondTheTargetAndAsksForThemAgainWithinIt) {
+  JobState state(ElasticOptions(1, 3));
+  state.Start(kStart);
+  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
+  rows.back().actions = "admit worker; request worker:0 worker:1 worker:2";
+  RunTable(state, rows);
+  EXPECT_EQ(state.CheckScaleRequest("worker", 4).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(state.CheckScaleRequest("rendezvous", 1).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(state.CheckScaleRequest("worker", 1).ok());
+  RunTable(
+      state,
+      {
+          {absl::Seconds(5), JobEvent::Allocated(T("worker:0")), ""},
+          {absl::Seconds(5), JobEvent::Allocated(T("worker:1")), ""},
+          {absl::Seconds(6), JobEvent::Registered(T("worker:0"), "h0:100"), ""},
+          {absl::Seconds(6), JobEvent::Registered(T("worker:1"), "h1:100"), ""},
+          {absl::Seconds(7), JobEvent::Started(T("worker:0")), ""},
+          {absl::Seconds(7), JobEvent::Started(T("worker:1")), ""},
+          // Down to 1: the running worker:1 is stopped, the pending worker:2 withdrawn.
+          {absl::Seconds(10), JobEvent::Scale("worker", 1), "kill worker:1 worker:2",
+           "worker:1=STOPPING worker:2=STOPPED"},
+          {absl::Seconds(11), JobEvent::Exited(T("worker:1"), 143), "", "worker:1=STOPPED"},
+          {absl::Seconds(11), JobEvent::Completed(T("worker:1"), -105), "", "worker:1=STOPPED"},
+          // Up to 3: both are asked for afresh.
+          {absl::Seconds(20), JobEvent::Scale("worker", 3),
+           "reopen worker:1 worker:2; request worker:1 worker:2",
+           "worker:1=WAITING worker:2=WAITING"},
+          {absl::Seconds(30), JobEvent::Exited(T("worker:0"), 0),
+           "kill rendezvous:0 worker:1 worker:2; outcome SUCCEEDED"},
+      });
+  EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 3);
+}
+
 }  // namespace
 }  // namespace tony::am

@@ -519,6 +519,29 @@ TEST_F(BrokerTest, AnElasticRoleNeverWaitsAndIsNoPartOfTheSpec) {
   EXPECT_EQ(std::count(events.begin(), events.end(), "registered worker:0 127.0.0.1:7201"), 2);
 }
 
+TEST(BrokerScaleTest, AScaleCallReachesTheHandlerAndItsRefusalTheClient) {
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 2}};
+  std::vector<std::string> asked;
+  options.scale_handler = [&asked](absl::string_view job, int tasks) {
+    asked.push_back(absl::StrCat(job, "=", tasks));
+    return tasks > 2 ? absl::InvalidArgumentError("worker may have 1 to 2 tasks, not 3")
+                     : absl::OkStatus();
+  };
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
+  EXPECT_TRUE(client.Scale("worker", 1).ok());
+  absl::Status refused = client.Scale("worker", 3);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("not 3"));
+  EXPECT_THAT(asked, ElementsAre("worker=1", "worker=3"));
+  broker::BrokerClient wrong(absl::StrCat("127.0.0.1:", broker.port()), "wrong-secret-0123456789");
+  EXPECT_EQ(wrong.Scale("worker", 1).code(), absl::StatusCode::kUnauthenticated);
+}
+
 TEST_F(BrokerTest, ARoleAdmittedBeforeTheFirstPublicationJoinsIt) {
   deferred_ = {"worker"};
   StartBroker({{"ps", 1}, {"worker", 1}});

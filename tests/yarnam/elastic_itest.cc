@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -137,24 +138,46 @@ TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerAndEndsWithTheRightMode
   ExpectNothingLeft(app);
 }
 
-// With the cluster to itself (two 8 GB nodes in the default partition): a job holding 5 GB of
-// one node leaves room for two 3 GB workers of three; the elastic job trains with two and grows
-// to three once that job ends.
+// The memory of each running node of the default partition (no label), MB.
+std::vector<int64_t> DefaultPartitionNodesMb() {
+  std::vector<int64_t> out;
+  http::Json nodes = Rm("/ws/v1/cluster/nodes");
+  if (!nodes.is_object() || !nodes["nodes"].is_object()) return out;
+  for (const http::Json& n : nodes["nodes"]["node"]) {
+    if (n["state"] != "RUNNING" || (n.contains("nodeLabels") && !n["nodeLabels"].empty())) {
+      continue;
+    }
+    out.push_back(n["availMemoryMB"].get<int64_t>() + n["usedMemoryMB"].get<int64_t>());
+  }
+  return out;
+}
+
+// With the cluster to itself: a job holding most of one node leaves room for two workers of
+// three on the other (each 40 % of a node); the elastic job trains with two and grows to three
+// once that job ends. Sized from the nodes the test cluster has.
 TEST(YarnElasticExclusiveTest, AJobStartedWithTwoGrowsToThreeWhenACompetingJobEnds) {
+  const std::vector<int64_t> nodes = DefaultPartitionNodesMb();
+  if (nodes.size() != 2 || nodes[0] != nodes[1] || nodes[0] < 4096) {
+    GTEST_SKIP() << "needs two equal nodes of at least 4 GB in the default partition";
+  }
+  const int64_t node = nodes[0];
+  const int64_t worker = node * 2 / 5 / 512 * 512;  // two fit a node with the AM, three do not
+  const int64_t hog_mb = node - worker + 512;       // leaves less than a worker beside it
   const std::string src = harness::HadoopCluster::Get().source_dir();
   const std::string script = src + "/examples/elastic_ddp.py";
   const std::string shared = MakeTempDir();
   ASSERT_FALSE(shared.empty());
   const std::string expected = ReferenceWeights(script, "300");
   Result hog = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-elastic-hog", "-r", "hog:1",
-                           "-m", "5g", "exec sleep 600"});
+                           "-m", absl::StrCat(hog_mb, "m"), "exec sleep 600"});
   const std::string hog_app = AppIdOf(hog);
   ASSERT_EQ(hog.exit_code, 0) << hog.out << hog.err;
   ASSERT_GT(WaitForTaskProcess(hog_app, "hog", 0), 0);
 
   Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-elastic-grow", "--framework",
-                         "pytorch", "-r", "worker:3", "--elastic", "worker=2:3", "-m", "3g", "-s",
-                         script, "-e", "TONY_RENDEZVOUS_PYTHON=" + Python(),
+                         "pytorch", "-r", "worker:3", "--elastic", "worker=2:3", "-m",
+                         absl::StrCat(worker, "m"), "-s", script, "-e",
+                         "TONY_RENDEZVOUS_PYTHON=" + Python(),
                          absl::StrCat(Python(), " -m torch.distributed.run ${DTF_TASK_SCRIPT} ",
                                       "--steps 300 --step-seconds 0.1 --checkpoint ", shared)});
   const std::string app = AppIdOf(r);
