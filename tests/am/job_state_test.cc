@@ -694,6 +694,26 @@ TEST(JobStateLingerTest, ALingeringTaskEndingByItselfEndsTheJobAndFailingFailsIt
   }
 }
 
+// The rendezvous task runs: the elastic role (three tasks) is admitted and asked for.
+std::vector<Row> RendezvousRuns() {
+  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
+  rows.back().actions = "admit worker; request worker:0 worker:1 worker:2";
+  return rows;
+}
+
+// worker:0 and worker:1 get containers, register and start; worker:2 waits.
+std::vector<Row> TwoAgentsRun() {
+  std::vector<Row> rows;
+  for (const char* id : {"worker:0", "worker:1"}) {
+    rows.push_back({absl::Seconds(5), JobEvent::Allocated(T(id)), ""});
+    rows.push_back({absl::Seconds(6),
+                    JobEvent::Registered(T(id), absl::StrCat("h", std::string(1, id[7]), ":100")),
+                    ""});
+    rows.push_back({absl::Seconds(7), JobEvent::Started(T(id)), ""});
+  }
+  return rows;
+}
+
 JobStateOptions ElasticOptions(int min, int max) {
   JobTypeSpec worker = Job("worker", max);
   worker.elastic = ElasticRange{min, max};
@@ -706,19 +726,12 @@ JobStateOptions ElasticOptions(int min, int max) {
 TEST(JobStateElasticTest, AnElasticRoleStartsAfterItsRendezvousAndAbsorbsALoss) {
   JobState state(ElasticOptions(2, 3));
   EXPECT_EQ(Describe(state.Start(kStart)), "request rendezvous:0");
-  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
-  rows.back().actions = "admit worker; request worker:0 worker:1 worker:2";
-  RunTable(state, rows);
+  RunTable(state, RendezvousRuns());
+  // Two agents come up; the third container never does (the queue is full).
+  RunTable(state, TwoAgentsRun());
   RunTable(
       state,
       {
-          // Two agents come up; the third container never does (the queue is full).
-          {absl::Seconds(5), JobEvent::Allocated(T("worker:0")), ""},
-          {absl::Seconds(5), JobEvent::Allocated(T("worker:1")), ""},
-          {absl::Seconds(6), JobEvent::Registered(T("worker:0"), "h0:100"), ""},
-          {absl::Seconds(6), JobEvent::Registered(T("worker:1"), "h1:100"), ""},
-          {absl::Seconds(7), JobEvent::Started(T("worker:0")), ""},
-          {absl::Seconds(7), JobEvent::Started(T("worker:1")), ""},
           // No registration deadline holds them: the job trains with two.
           {absl::Minutes(20), std::nullopt, "", "worker:2=WAITING"},
           // A lost agent is asked for again, preferably where it ran.
@@ -736,9 +749,7 @@ TEST(JobStateElasticTest, AnElasticRoleStartsAfterItsRendezvousAndAbsorbsALoss) 
 TEST(JobStateElasticTest, FewerThanMinRegisteredInTimeFailsTheJob) {
   JobState state(ElasticOptions(2, 3));
   state.Start(kStart);
-  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
-  rows.back().actions = "admit worker; request worker:0 worker:1 worker:2";
-  RunTable(state, rows);
+  RunTable(state, RendezvousRuns());
   RunTable(state, {
                       {absl::Seconds(5), JobEvent::Allocated(T("worker:0")), ""},
                       {absl::Seconds(6), JobEvent::Registered(T("worker:0"), "h0:100"), ""},
@@ -752,21 +763,14 @@ TEST(JobStateElasticTest, FewerThanMinRegisteredInTimeFailsTheJob) {
 TEST(JobStateElasticTest, ScaleStopsTasksBeyondTheTargetAndAsksForThemAgainWithinIt) {
   JobState state(ElasticOptions(1, 3));
   state.Start(kStart);
-  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
-  rows.back().actions = "admit worker; request worker:0 worker:1 worker:2";
-  RunTable(state, rows);
+  RunTable(state, RendezvousRuns());
   EXPECT_EQ(state.CheckScaleRequest("worker", 4).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(state.CheckScaleRequest("rendezvous", 1).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(state.CheckScaleRequest("worker", 1).ok());
+  RunTable(state, TwoAgentsRun());
   RunTable(
       state,
       {
-          {absl::Seconds(5), JobEvent::Allocated(T("worker:0")), ""},
-          {absl::Seconds(5), JobEvent::Allocated(T("worker:1")), ""},
-          {absl::Seconds(6), JobEvent::Registered(T("worker:0"), "h0:100"), ""},
-          {absl::Seconds(6), JobEvent::Registered(T("worker:1"), "h1:100"), ""},
-          {absl::Seconds(7), JobEvent::Started(T("worker:0")), ""},
-          {absl::Seconds(7), JobEvent::Started(T("worker:1")), ""},
           // Down to 1: the running worker:1 is stopped, the pending worker:2 withdrawn.
           {absl::Seconds(10), JobEvent::Scale("worker", 1), "kill worker:1 worker:2",
            "worker:1=STOPPING worker:2=STOPPED"},
