@@ -317,7 +317,7 @@ class JobState {
   const ElasticRange* ElasticOf(const TaskSpec& spec) const;
   void CheckElasticStart(absl::Time now, JobActions* out);
   // Stops an elastic role's tasks beyond its target (Scale) and revives those within it.
-  void CheckScale(absl::Time now, JobActions* out);
+  void CheckScale(JobActions* out);
 
   // Whether the tracked task `t` no longer holds the job's success back: an elastic task that
   // never started once another of its role finished training.

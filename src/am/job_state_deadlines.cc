@@ -19,7 +19,7 @@ JobActions JobState::Tick(absl::Time now) {
   CheckRelaunchedRegistrations(now, &out);
   CheckDependencies(now, &out);
   CheckElasticStart(now, &out);
-  CheckScale(now, &out);
+  CheckScale(&out);
   CheckLinger(now, &out);
   if (!outcome_ && now >= job_deadline_) {
     Finish(AppState::kFailed,

@@ -233,7 +233,7 @@ absl::Status JobState::CheckScaleRequest(const std::string& role, int tasks) con
   return absl::OkStatus();
 }
 
-void JobState::CheckScale(absl::Time now, JobActions* out) {
+void JobState::CheckScale(JobActions* out) {
   if (outcome_) return;
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
@@ -266,7 +266,6 @@ void JobState::CheckScale(absl::Time now, JobActions* out) {
       TONY_DEFER_LOG(out->log, INFO) << "scaled up: asking for " << id.ToString();
     }
   }
-  (void)now;
 }
 
 }  // namespace tony::am

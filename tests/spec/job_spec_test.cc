@@ -24,6 +24,22 @@ JobSpec PsWorker() {
   return spec;
 }
 
+// Each case changes a copy of `base`; validation must refuse it naming `expected`.
+struct Rejection {
+  const char* what;
+  void (*mutate)(JobSpec*);
+  const char* expected;
+};
+void ExpectEachRejected(const JobSpec& base, std::initializer_list<Rejection> cases) {
+  for (const Rejection& c : cases) {
+    JobSpec spec = base;
+    c.mutate(&spec);
+    absl::Status s = ValidateJobSpec(spec);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.what;
+  }
+}
+
 TEST(ResolveTasksTest, TaskOverridesJobOverridesGeneralOverridesDefault) {
   JobSpec spec = PsWorker();
   spec.task_defaults.memory_mb = 2048;
@@ -88,38 +104,30 @@ TEST(ResolveTasksTest, TrackedDefaultsAndOverride) {
 TEST(ValidateJobSpecTest, AcceptsMinimalSpec) { EXPECT_TRUE(ValidateJobSpec(PsWorker()).ok()); }
 
 TEST(ValidateJobSpecTest, RejectsEachProblemNamingTheField) {
-  struct Case {
-    const char* what;
-    void (*mutate)(JobSpec*);
-    const char* expected;
-  } cases[] = {
-      {"no jobs", [](JobSpec* s) { s->job_types.clear(); }, "-r/--cluster_requirement"},
-      {"zero instances", [](JobSpec* s) { s->job_types[1].instances = 0; },
-       "jobs.worker.instances"},
-      {"duplicate", [](JobSpec* s) { s->job_types[1].name = "ps"; }, "appears twice"},
-      {"bad name", [](JobSpec* s) { s->job_types[1].name = "Work er"; }, "not a job name"},
-      {"zero vcores", [](JobSpec* s) { s->job_types[1].resources.vcores = 0; },
-       "jobs.worker.vcores (-c/--task_vcores)"},
-      {"negative memory", [](JobSpec* s) { s->task_defaults.memory_mb = -5; },
-       "defaults.memory (-m/--task_memory)"},
-      {"index out of range", [](JobSpec* s) { s->job_types[1].task_resources[3].vcores = 2; },
-       "task index 3 is out of range"},
-      {"no command", [](JobSpec* s) { s->command.clear(); }, "no task command"},
-      {"tensorboard without output", [](JobSpec* s) { s->tensorboard = true; }, "-t/--tensorboard"},
-      {"unreadable script", [](JobSpec* s) { s->script_file = "/nonexistent/train.py"; },
-       "script (-s/--script): cannot read '/nonexistent/train.py'"},
-      {"bad env name", [](JobSpec* s) { s->env["A-B"] = "x"; }, "env: 'A-B'"},
-      {"empty queue", [](JobSpec* s) { s->queue.clear(); }, "-q/--queue"},
-      {"zero timeout", [](JobSpec* s) { s->timeouts.registration = absl::ZeroDuration(); },
-       "timeouts.registration"},
-  };
-  for (const Case& c : cases) {
-    JobSpec spec = PsWorker();
-    c.mutate(&spec);
-    absl::Status s = ValidateJobSpec(spec);
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
-    EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.what;
-  }
+  ExpectEachRejected(
+      PsWorker(),
+      {
+          {"no jobs", [](JobSpec* s) { s->job_types.clear(); }, "-r/--cluster_requirement"},
+          {"zero instances", [](JobSpec* s) { s->job_types[1].instances = 0; },
+           "jobs.worker.instances"},
+          {"duplicate", [](JobSpec* s) { s->job_types[1].name = "ps"; }, "appears twice"},
+          {"bad name", [](JobSpec* s) { s->job_types[1].name = "Work er"; }, "not a job name"},
+          {"zero vcores", [](JobSpec* s) { s->job_types[1].resources.vcores = 0; },
+           "jobs.worker.vcores (-c/--task_vcores)"},
+          {"negative memory", [](JobSpec* s) { s->task_defaults.memory_mb = -5; },
+           "defaults.memory (-m/--task_memory)"},
+          {"index out of range", [](JobSpec* s) { s->job_types[1].task_resources[3].vcores = 2; },
+           "task index 3 is out of range"},
+          {"no command", [](JobSpec* s) { s->command.clear(); }, "no task command"},
+          {"tensorboard without output", [](JobSpec* s) { s->tensorboard = true; },
+           "-t/--tensorboard"},
+          {"unreadable script", [](JobSpec* s) { s->script_file = "/nonexistent/train.py"; },
+           "script (-s/--script): cannot read '/nonexistent/train.py'"},
+          {"bad env name", [](JobSpec* s) { s->env["A-B"] = "x"; }, "env: 'A-B'"},
+          {"empty queue", [](JobSpec* s) { s->queue.clear(); }, "-q/--queue"},
+          {"zero timeout", [](JobSpec* s) { s->timeouts.registration = absl::ZeroDuration(); },
+           "timeouts.registration"},
+      });
 }
 
 TEST(YamlTest, ParsesFullExample) {
@@ -413,36 +421,28 @@ jobs:
 }
 
 TEST(ValidateJobSpecTest, DependenciesNeedKnownRolesNoCycleAndLingerAnUntrackedRole) {
-  struct Case {
-    const char* what;
-    void (*mutate)(JobSpec*);
-    const char* expected;
-  } cases[] = {
-      {"unknown", [](JobSpec* s) { s->job_types[1].depends_on = {{"prep"}}; },
-       "jobs.worker.depends_on (--depends_on): names 'prep', which is no job type"},
-      {"itself", [](JobSpec* s) { s->job_types[1].depends_on = {{"worker"}}; },
-       "a role cannot depend on itself"},
-      {"cycle",
-       [](JobSpec* s) {
-         s->job_types[0].depends_on = {{"worker", DependencyCondition::kRegistered}};
-         s->job_types[1].depends_on = {{"ps", DependencyCondition::kRunning}};
-       },
-       "dependency cycle ps -> worker -> ps"},
-      {"zero timeout",
-       [](JobSpec* s) {
-         s->job_types[1].depends_on = {{"ps", DependencyCondition::kRunning, absl::ZeroDuration()}};
-       },
-       "the timeout must be more than 0"},
-      {"tracked linger", [](JobSpec* s) { s->job_types[1].linger = absl::Minutes(1); },
-       "jobs.worker.linger (--linger): applies to untracked roles"},
-  };
-  for (const Case& c : cases) {
-    JobSpec spec = PsWorker();
-    c.mutate(&spec);
-    absl::Status s = ValidateJobSpec(spec);
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.what;
-    EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.what;
-  }
+  ExpectEachRejected(
+      PsWorker(),
+      {
+          {"unknown", [](JobSpec* s) { s->job_types[1].depends_on = {{"prep"}}; },
+           "jobs.worker.depends_on (--depends_on): names 'prep', which is no job type"},
+          {"itself", [](JobSpec* s) { s->job_types[1].depends_on = {{"worker"}}; },
+           "a role cannot depend on itself"},
+          {"cycle",
+           [](JobSpec* s) {
+             s->job_types[0].depends_on = {{"worker", DependencyCondition::kRegistered}};
+             s->job_types[1].depends_on = {{"ps", DependencyCondition::kRunning}};
+           },
+           "dependency cycle ps -> worker -> ps"},
+          {"zero timeout",
+           [](JobSpec* s) {
+             s->job_types[1].depends_on = {
+                 {"ps", DependencyCondition::kRunning, absl::ZeroDuration()}};
+           },
+           "the timeout must be more than 0"},
+          {"tracked linger", [](JobSpec* s) { s->job_types[1].linger = absl::Minutes(1); },
+           "jobs.worker.linger (--linger): applies to untracked roles"},
+      });
   JobSpec ok = PsWorker();
   ok.job_types[0].linger = absl::Minutes(3);  // ps is untracked
   ok.job_types[1].depends_on = {{"ps", DependencyCondition::kRegistered}};
@@ -467,40 +467,31 @@ jobs:
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(*again, *spec);
 
-  struct Case {
-    const char* what;
-    void (*mutate)(JobSpec*);
-    const char* expected;
-  } cases[] = {
-      {"tensorflow", [](JobSpec* s) { s->framework = Framework::kTensorFlow; },
-       "jobs.worker.elastic (--elastic): needs --framework pytorch"},
-      {"min > max",
-       [](JobSpec* s) {
-         s->job_types[0].elastic = ElasticRange{5, 4};
-       },
-       "min 5 is more than max 4"},
-      {"instances", [](JobSpec* s) { s->job_types[0].instances = 3; },
-       "jobs.worker.instances (--elastic): an elastic role has elastic.max tasks (4), not 3"},
-      {"two roles",
-       [](JobSpec* s) {
-         s->job_types.push_back(s->job_types[0]);
-         s->job_types[1].name = "trainer";
-       },
-       "one elastic role per job"},
-      {"scope job",
-       [](JobSpec* s) {
-         s->max_attempts = 5;
-         s->job_types[0].restart = RestartSpec{RestartPolicy::kOnFailure};
-       },
-       "an elastic role relaunches lost tasks itself; use scope task"},
-  };
-  for (const Case& c : cases) {
-    JobSpec bad = *spec;
-    c.mutate(&bad);
-    absl::Status st = ValidateJobSpec(bad);
-    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.what;
-    EXPECT_THAT(std::string(st.message()), HasSubstr(c.expected)) << c.what;
-  }
+  ExpectEachRejected(
+      *spec,
+      {
+          {"tensorflow", [](JobSpec* s) { s->framework = Framework::kTensorFlow; },
+           "jobs.worker.elastic (--elastic): needs --framework pytorch"},
+          {"min > max",
+           [](JobSpec* s) {
+             s->job_types[0].elastic = ElasticRange{5, 4};
+           },
+           "min 5 is more than max 4"},
+          {"instances", [](JobSpec* s) { s->job_types[0].instances = 3; },
+           "jobs.worker.instances (--elastic): an elastic role has elastic.max tasks (4), not 3"},
+          {"two roles",
+           [](JobSpec* s) {
+             s->job_types.push_back(s->job_types[0]);
+             s->job_types[1].name = "trainer";
+           },
+           "one elastic role per job"},
+          {"scope job",
+           [](JobSpec* s) {
+             s->max_attempts = 5;
+             s->job_types[0].restart = RestartSpec{RestartPolicy::kOnFailure};
+           },
+           "an elastic role relaunches lost tasks itself; use scope task"},
+      });
 }
 
 TEST(ElasticTest, ExpandAddsTheRendezvousAndTorchrunsOptionsOnce) {
