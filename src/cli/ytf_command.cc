@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -17,6 +18,7 @@
 #include "cli/event_timeline.h"
 #include "cli/submit_command.h"
 #include "common/file_util.h"
+#include "common/status_macros.h"
 #include "common/utf8.h"
 #include "history/hdfs_event_sink.h"
 #include "http/client.h"
@@ -39,8 +41,10 @@ struct YtfArgs {
   bool all = false;                                        // list --all
   std::vector<std::string> tags;                           // list --tag
   bool json = false;                                       // status, list --json
-  bool wait = false;                                       // status --wait
-  absl::Duration wait_timeout = absl::InfiniteDuration();  // status --timeout
+  bool wait = false;                                       // status, scale --wait
+  absl::Duration wait_timeout = absl::InfiniteDuration();  // status, scale --timeout
+  std::string scale_role;                                  // scale ROLE=N
+  int scale_tasks = 0;
   bool help = false;
   bool version = false;
   YarnSubmitterOptions cluster;
@@ -57,8 +61,8 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "json", false, "status list events"},
     {0, "all", false, "list"},
     {0, "tag", true, "list"},
-    {0, "wait", false, "status"},
-    {0, "timeout", true, "status"},
+    {0, "wait", false, "status scale"},
+    {0, "timeout", true, "status scale"},
     {0, "task", true, "logs"},
     {0, "file", true, "logs"},
     {'f', "follow", false, "logs"},
@@ -70,7 +74,7 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "keytab", true, ""},
 };
 
-constexpr const char* kCommands[] = {"status", "kill", "list", "logs", "events", "clean"};
+constexpr const char* kCommands[] = {"status", "kill", "scale", "list", "logs", "events", "clean"};
 
 bool IsCommand(absl::string_view c) {
   return std::find(std::begin(kCommands), std::end(kCommands), c) != std::end(kCommands);
@@ -94,6 +98,21 @@ const YtfFlag* FindYtfFlag(absl::string_view long_name, char short_name) {
     }
   }
   return nullptr;
+}
+
+// ytf scale's ROLE=N.
+absl::Status ParseScaleTarget(absl::string_view arg, YtfArgs* out) {
+  const size_t eq = arg.find('=');
+  int tasks = 0;
+  if (eq == absl::string_view::npos || eq == 0 || !absl::SimpleAtoi(arg.substr(eq + 1), &tasks) ||
+      tasks < 0) {
+    return Usage("scale", absl::StrCat("'", arg,
+                                       "' is not ROLE=N (a role and its new number of tasks, "
+                                       "e.g. worker=4)"));
+  }
+  out->scale_role = std::string(arg.substr(0, eq));
+  out->scale_tasks = tasks;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
@@ -153,7 +172,9 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
     }
     return out;
   }
-  if (out.command.empty()) return Usage("", "no command; use status, kill, list, logs or events");
+  if (out.command.empty()) {
+    return Usage("", "no command; use status, kill, scale, list, logs or events");
+  }
   if (!IsCommand(out.command)) {
     return Usage("", absl::StrCat("unknown command '", out.command, "'"));
   }
@@ -212,10 +233,17 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
                                            " needs an application id, e.g. "
                                            "application_1700000000000_0001"));
   }
+  out.app = positional[0];
+  if (out.command == "scale") {
+    if (positional.size() < 2) {
+      return Usage(out.command, "scale needs the role and its new number of tasks, e.g. worker=4");
+    }
+    TONY_RETURN_IF_ERROR(ParseScaleTarget(positional[1], &out));
+    positional.erase(positional.begin() + 1);
+  }
   if (positional.size() > 1) {
     return Usage(out.command, absl::StrCat("unexpected argument '", positional[1], "'"));
   }
-  out.app = positional[0];
   return out;
 }
 
@@ -270,6 +298,62 @@ int Status(std::unique_ptr<Application> app, bool json, std::ostream& out, std::
     PrintStatus(*s, out);
   }
   return s->state == AppState::kFailed || s->state == AppState::kKilled ? kExitJobFailed : kExitOk;
+}
+
+// Scale's refusals for what was asked (a role that is not elastic, a number outside its range)
+// are bad usage; the rest (the AM unreachable) not.
+int ScaleExit(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s) ? kExitUsage : kExitInternal;
+}
+
+// Until `role` runs `tasks` tasks and no others (scale --wait), printing each change.
+int WaitForScale(const YtfArgs& args, Application& app, std::ostream& out, std::ostream& err) {
+  Cancellation reached;
+  std::string last;
+  auto final = app.Wait(
+      args.wait_timeout,
+      [&](const ApplicationStatus& s) {
+        auto p = s.progress.find(args.scale_role);
+        if (p == s.progress.end()) return;
+        const std::string line = absl::StrFormat("%s: %d of %d tasks running", args.scale_role,
+                                                 p->second.running, p->second.total);
+        if (line != last) out << line << "\n" << std::flush;
+        last = line;
+        if (p->second.total == args.scale_tasks && p->second.running == args.scale_tasks) {
+          reached.Cancel();
+        }
+      },
+      reached);
+  if (reached.cancelled()) return kExitOk;
+  if (final.ok()) {
+    err << "ytf: " << args.app << " ended (" << AppStateName(final->state) << ") before "
+        << args.scale_role << " ran " << args.scale_tasks << " tasks\n";
+    return kExitJobFailed;
+  }
+  err << "ytf: " << args.app << ": " << final.status().message() << "\n";
+  return kExitInternal;
+}
+
+int Scale(const YtfArgs& args, Application& app, std::ostream& out, std::ostream& err) {
+  auto before = app.Status();
+  if (!before.ok()) {
+    err << "ytf: scale " << args.app << ": " << before.status().message() << "\n";
+    return kExitInternal;
+  }
+  if (IsFinal(before->state)) {
+    err << "ytf: " << args.app << " had already finished: " << AppStateName(before->state) << "\n";
+    return kExitJobFailed;
+  }
+  if (absl::Status s = app.Scale(args.scale_role, args.scale_tasks); !s.ok()) {
+    err << "ytf: scale " << args.app << ": " << s.message() << "\n";
+    return ScaleExit(s);
+  }
+  auto p = before->progress.find(args.scale_role);
+  out << args.app << " " << args.scale_role << ": " << args.scale_tasks << " tasks asked for"
+      << (p == before->progress.end() ? std::string()
+                                      : absl::StrCat(" (it had ", p->second.total, ")"))
+      << "\n";
+  return args.wait ? WaitForScale(args, app, out, err) : kExitOk;
 }
 
 // The ApplicationMaster's own files are tony-am.stdout/tony-am.stderr (its launch command
@@ -435,6 +519,23 @@ printed), 2 bad usage, 3 cluster or job not found.
 )",
                         kCommon);
   }
+  if (command == "scale") {
+    return absl::StrCat(R"(ytf scale - change the number of tasks of an elastic role
+
+Usage: ytf scale APP ROLE=N [--wait [--timeout <d>]]
+
+Asks the ApplicationMaster for ROLE, an elastic role (ytf-submit --elastic worker=2:4), to have
+N tasks from now on, within its range: tasks numbered N and above are stopped (not a failure),
+those below it that are not running are asked for again. ytf status and ytf-submit's progress
+line show the role's tasks as they follow; the event log records role_scaled.
+      --wait                then wait until the role runs exactly N tasks, printing each change
+      --timeout <d>         stop waiting after this long (10m, 1h; default none): exit 3
+Exit codes: 0 the request was taken (with --wait: N tasks run), 1 the job had already finished
+(or ended while waiting), 2 bad usage (not ROLE=N, a role that is not elastic, N outside its
+range), 3 cluster or job not found (or, with --wait, not reached before --timeout).
+)",
+                        kCommon);
+  }
   if (command == "clean") {
     return absl::StrCat(R"(ytf clean - remove what your finished or abandoned jobs left in HDFS
 
@@ -504,6 +605,7 @@ are printed), or the cluster or job not found.
 
 Usage: ytf status APP [--json]     state, tracking URL, per-job progress and diagnostics
        ytf kill APP                stop the job (it ends KILLED)
+       ytf scale APP worker=4      an elastic role's new number of tasks
        ytf list [--all] [--json]   libtony jobs (running ones; --all: finished too)
        ytf logs APP [--task worker:1] [--file stderr] [--follow]
                                    task logs from the NodeManagers (--task am: the AM's)
@@ -628,6 +730,7 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
   }
   if (parsed->command == "status") return Status(std::move(app), parsed->json, out, err);
+  if (parsed->command == "scale") return Scale(*parsed, *app, out, err);
   if (parsed->command == "kill") {
     auto before = app->Status();
     if (!before.ok()) {

@@ -26,5 +26,7 @@ fail() { echo "completion_test: $*" >&2; exit 1; }
 [[ $(complete_line ytf list --js) == --json ]] || fail "ytf list --js"
 [[ -z $(complete_line ytf kill --js) ]] || fail "ytf kill has no --json"
 [[ $(complete_line ytf ev) == events ]] || fail "ytf ev"
+[[ $(complete_line ytf sc) == scale ]] || fail "ytf sc"
+[[ $(complete_line ytf scale --ti) == --timeout ]] || fail "ytf scale --ti"
 [[ $(complete_line ytf events --js) == --json ]] || fail "ytf events --js"
 echo "completion_test: ok"

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/log_sink.h"
 #include "cli/submit_command.h"
 #include "cli/ytf_command.h"
@@ -326,7 +327,7 @@ TEST(YtfCommandTest, VersionAndPerCommandHelp) {
   YtfRun v = Ytf({"--version"});
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.out, std::string("ytf ") + TONY_VERSION + "\n");
-  for (const char* c : {"status", "kill", "list", "logs"}) {
+  for (const char* c : {"status", "kill", "scale", "list", "logs"}) {
     YtfRun h = Ytf({c, "--help"});
     EXPECT_EQ(h.code, 0) << c;
     EXPECT_THAT(h.out, HasSubstr(std::string("Usage: ytf ") + c)) << c;
@@ -349,6 +350,31 @@ TEST(YtfCommandTest, OptionsTakeEqualsAndBelongToTheirCommands) {
   EXPECT_THAT(Ytf({"status"}).err, HasSubstr("needs an application id"));
   EXPECT_THAT(Ytf({"frobnicate"}).err, HasSubstr("unknown command 'frobnicate'"));
   EXPECT_THAT(Ytf({"status", "-Dx", "a"}).err, HasSubstr("-D/--define: 'x' is not key=value"));
+}
+
+TEST(YtfCommandTest, ScaleTakesOneRoleEqualsACount) {
+  // A well-formed request gets as far as the local-job answer (nothing touches a cluster).
+  YtfRun ok = Ytf({"scale", "local_1_ab", "worker=3", "--wait", "--timeout", "5m"});
+  EXPECT_EQ(ok.code, 2);
+  EXPECT_THAT(ok.err, HasSubstr("local_1_ab is a local job"));
+  const struct {
+    std::vector<std::string> args;
+    std::string error;
+  } kBad[] = {
+      {{"scale", "application_1_1"}, "scale needs the role and its new number of tasks"},
+      {{"scale", "application_1_1", "worker"}, "'worker' is not ROLE=N"},
+      {{"scale", "application_1_1", "=3"}, "'=3' is not ROLE=N"},
+      {{"scale", "application_1_1", "worker=-1"}, "'worker=-1' is not ROLE=N"},
+      {{"scale", "application_1_1", "worker=two"}, "'worker=two' is not ROLE=N"},
+      {{"scale", "application_1_1", "worker=2", "ps=1"}, "unexpected argument 'ps=1'"},
+      {{"scale", "--json", "application_1_1", "worker=2"}, "--json is not an option of ytf scale"},
+  };
+  for (const auto& bad : kBad) {
+    YtfRun r = Ytf(bad.args);
+    EXPECT_EQ(r.code, 2) << absl::StrJoin(bad.args, " ");
+    EXPECT_THAT(r.err, HasSubstr(bad.error)) << absl::StrJoin(bad.args, " ");
+    EXPECT_THAT(r.err, HasSubstr("(see ytf scale --help)")) << absl::StrJoin(bad.args, " ");
+  }
 }
 
 TEST(SubmitArgsTest, SpecFromStandardInput) {

@@ -67,12 +67,13 @@ std::string ReferenceWeights(const std::string& script, const std::string& steps
   return ReadLine(dir + "/final");
 }
 
-TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerAndEndsWithTheRightModel) {
+// Also scaled by hand (ytf scale) down to two and back to three while it trains.
+TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerIsScaledAndEndsWithTheRightModel) {
   const std::string src = harness::HadoopCluster::Get().source_dir();
   const std::string script = src + "/examples/elastic_ddp.py";
   const std::string shared = MakeTempDir();  // the tasks' shared checkpoint directory
   ASSERT_FALSE(shared.empty());
-  const std::string steps = "250";
+  const std::string steps = "400";
   const std::string expected = ReferenceWeights(script, steps);
   ASSERT_FALSE(expected.empty());
 
@@ -124,15 +125,55 @@ TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerAndEndsWithTheRightMode
               << "\n";
   }
 
+  // ytf scale: refused outside the range and for a role that is not elastic, then down to two
+  // (worker:2 stopped, not a failure) and back to three, training on throughout.
+  Result over = RunCommand({Ytf(), "scale", app, "worker=4"});
+  EXPECT_EQ(over.exit_code, 2) << over.out << over.err;
+  EXPECT_THAT(over.err, HasSubstr("worker may have 2 to 3 tasks, not 4"));
+  Result fixed = RunCommand({Ytf(), "scale", app, "rendezvous=2"});
+  EXPECT_EQ(fixed.exit_code, 2) << fixed.out << fixed.err;
+  EXPECT_THAT(fixed.err, HasSubstr("rendezvous is not elastic"));
+  for (int tasks : {2, 3}) {
+    const absl::Time asked = absl::Now();
+    Result scaled = RunCommand(
+        {Ytf(), "scale", app, absl::StrCat("worker=", tasks), "--wait", "--timeout", "3m"},
+        absl::Minutes(4));
+    EXPECT_EQ(scaled.exit_code, 0) << scaled.out << scaled.err;
+    EXPECT_THAT(scaled.out, HasSubstr(absl::StrCat("worker: ", tasks, " tasks asked for")));
+    EXPECT_THAT(scaled.out,
+                HasSubstr(absl::StrCat("worker: ", tasks, " of ", tasks, " tasks running")));
+    const bool trains = WaitUntil(
+        [&] {
+          Progress p = ReadProgress(shared);
+          return p.world == tasks || p.step >= std::stoi(steps);
+        },
+        absl::Minutes(3));
+    EXPECT_TRUE(trains && ReadProgress(shared).world == tasks)
+        << "never trained with " << tasks << " workers after ytf scale";
+    std::cout << "[ figure ] ytf scale worker=" << tasks << " to training with " << tasks
+              << " workers: "
+              << absl::FormatDuration(absl::Trunc(absl::Now() - asked, absl::Milliseconds(100)))
+              << "\n";
+    if (tasks == 2) {
+      Result status = RunCommand({Ytf(), "status", app});
+      EXPECT_THAT(status.out, HasSubstr("worker       2 tasks")) << status.out;
+    }
+  }
+
   EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   EXPECT_EQ(ReadLine(shared + "/final"), expected);
   int restarts = 0;
+  std::vector<int> scaled;
   for (const http::Json& e : JobEvents(app)) {
     if (e.is_object() && e["event"] == "task_restart_scheduled" && e["task"] == "worker:1") {
       ++restarts;
     }
+    if (e.is_object() && e["event"] == "role_scaled" && e["role"] == "worker") {
+      scaled.push_back(e["tasks"].get<int>());
+    }
   }
   EXPECT_EQ(restarts, 1) << "the loss is not in the job's events";
+  EXPECT_EQ(scaled, std::vector<int>({2, 3})) << "ytf scale is not in the job's events";
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_THAT(status.out, HasSubstr("worker:1"));
   ExpectNothingLeft(app);
