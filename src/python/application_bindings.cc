@@ -126,6 +126,14 @@ struct PyApplication {
     });
     ThrowIfError(call->Await(py::none(), Cancellation()).status());
   }
+  void Scale(const std::string& role, int tasks, absl::Duration timeout) {
+    auto call = std::make_shared<PendingCall>();
+    app->ScaleAsync(role, tasks, Limits(timeout), [call](absl::Status s) {
+      call->Finish(s.ok() ? absl::StatusOr<ApplicationStatus>(ApplicationStatus())
+                          : absl::StatusOr<ApplicationStatus>(s));
+    });
+    ThrowIfError(call->Await(py::none(), Cancellation()).status());
+  }
   py::str Logs(const std::string& task, const std::string& file, absl::Duration timeout) {
     absl::StatusOr<std::string> text;
     {
@@ -248,6 +256,11 @@ void BindApplication(py::module_& m) {
       .def("wait", &PyApplication::Wait, py::arg("timeout") = py::none(),
            py::arg("on_progress") = py::none())
       .def("kill", &PyApplication::Kill, py::arg("timeout") = py::none())
+      .def("scale", &PyApplication::Scale, py::arg("role"), py::arg("tasks"),
+           py::arg("timeout") = py::none(),
+           "Asks for the elastic role `role` to have `tasks` tasks from now on: "
+           "InvalidArgumentError (a ValueError) outside its range, FailedPreconditionError for "
+           "a role that is not elastic or a job that is over.")
       .def("logs", &PyApplication::Logs, py::arg("task"), py::arg("file") = "stderr",
            py::arg("timeout") = py::none())
       .def("__repr__", [](const PyApplication& a) { return "Application('" + a.app->id() + "')"; });

@@ -169,6 +169,20 @@ def test_deadline_is_a_timeout_error(local):
     app.kill()
 
 
+def test_scale_refuses_a_role_that_is_not_elastic(local):
+    app = local.submit(libtony.JobSpec(command="sleep 300", job_types={"worker": 1}))
+    try:
+        deadline = time.monotonic() + 60
+        while app.status().state != libtony.AppState.RUNNING and time.monotonic() < deadline:
+            time.sleep(0.2)
+        with pytest.raises(errors.FailedPreconditionError, match="worker is not elastic"):
+            app.scale("worker", 2)
+        with pytest.raises(ValueError, match="the job has no role 'evaluator'"):
+            app.scale("evaluator", 1)
+    finally:
+        app.kill()
+
+
 def test_unknown_ids_are_errors_with_codes(local):
     with pytest.raises(errors.NotFoundError):
         local.open("local_1_abcd")

@@ -232,6 +232,10 @@ class Application:
              on_progress: Optional[Callable[[ApplicationStatus], None]] = None
              ) -> ApplicationStatus: ...
     def kill(self, timeout: Duration = None) -> None: ...
+    def scale(self, role: str, tasks: int, timeout: Duration = None) -> None:
+        """Asks for the elastic role `role` to have `tasks` tasks from now on:
+        InvalidArgumentError (a ValueError) outside its range, FailedPreconditionError for a
+        role that is not elastic or a job that is over."""
     def logs(self, task: str, file: str = "stderr", timeout: Duration = None) -> str: ...
 
 class Submitter:
