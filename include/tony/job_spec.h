@@ -187,6 +187,11 @@ struct JobSpec {
   std::vector<std::string> tags;
   std::string application_type = "TENSORFLOW";
   int max_attempts = 1;  // YARN AM attempts
+  // YARN application priority: within a queue, the scheduler serves higher numbers first. The
+  // ResourceManager caps it at yarn.cluster.max-application-priority (0 unless a platform team
+  // raised it; ytf-submit warns when it was capped) and a queue's ACL may refuse it. YAML:
+  // priority. Default: unset (the queue's default-application-priority).
+  std::optional<int> priority;
   // With max_attempts >= 2, an AM that crashes leaves the tasks running: YARN keeps their
   // containers, the next attempt adopts them and the executors re-register with it (work-
   // preserving AM restart, docs/yarn-protocol.md). False: every attempt starts every task

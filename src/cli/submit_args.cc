@@ -56,6 +56,7 @@ constexpr FlagDef kFlags[] = {
     {0, "elastic", true},
     {0, "tag", true},
     {0, "max_attempts", true},
+    {0, "priority", true},
     {0, "am_memory", true},
     {0, "am_node_label", true},
     {0, "registration_timeout", true},
@@ -454,6 +455,10 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     auto v = spec::ParsePositiveInt(f.value);
     if (!v.ok()) return FlagError(*f.def, v.status().message());
     spec->max_attempts = *v;
+  } else if (name == "priority") {
+    auto v = spec::ParseNonNegativeInt(f.value);
+    if (!v.ok()) return FlagError(*f.def, v.status().message());
+    spec->priority = *v;
   } else if (name == "am_memory") {
     auto v = spec::ParseMemoryMb(f.value);
     if (!v.ok()) return FlagError(*f.def, v.status().message());
@@ -604,6 +609,9 @@ Job:
       --tag <tag>        YARN application tag; repeatable
       --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
                          n-1 times, within the cluster's AM attempt limit (default 1)
+      --priority <n>     YARN application priority: higher runs first within the queue,
+                         capped at the cluster's yarn.cluster.max-application-priority
+                         (default: the queue's default priority)
       --am_memory <mb>   ApplicationMaster memory (default 256)
       --am_node_label <label>   YARN node label for the ApplicationMaster's container
       --registration_timeout <d>   fail if tasks have not registered by then (default 10m)

@@ -279,6 +279,9 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
     return s;
   }
   if (spec.max_attempts < 1) return Invalid("max_attempts", "", "must be at least 1");
+  if (spec.priority && *spec.priority < 0) {
+    return Invalid("priority", "--priority", "must be 0 or more (higher runs first)");
+  }
   if (spec.am_vcores < 1) return Invalid("am.vcores", "", "must be at least 1");
   if (spec.am_memory_mb < 1) return Invalid("am.memory", "", "must be more than 0 MB");
   if (spec.job_types.empty()) {

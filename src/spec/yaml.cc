@@ -265,13 +265,32 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
 absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   JobSpec spec;
   if (root.IsNull()) return r.Error(root, "(document)", "is empty; see docs/job-spec.md");
-  TONY_RETURN_IF_ERROR(
-      r.CheckKeys(root, "", {"name",         "queue",     "tags",        "application_type",
-                             "max_attempts", "framework", "command",     "env",
-                             "docker_image", "input",     "output",      "script",
-                             "files",        "archives",  "tensorboard", "tensorboard_command",
-                             "python_env",   "client",    "am",          "timeouts",
-                             "defaults",     "jobs",      "resolved",    "summary"}));
+  TONY_RETURN_IF_ERROR(r.CheckKeys(root, "",
+                                   {"name",
+                                    "queue",
+                                    "tags",
+                                    "application_type",
+                                    "max_attempts",
+                                    "priority",
+                                    "framework",
+                                    "command",
+                                    "env",
+                                    "docker_image",
+                                    "input",
+                                    "output",
+                                    "script",
+                                    "files",
+                                    "archives",
+                                    "tensorboard",
+                                    "tensorboard_command",
+                                    "python_env",
+                                    "client",
+                                    "am",
+                                    "timeouts",
+                                    "defaults",
+                                    "jobs",
+                                    "resolved",
+                                    "summary"}));
   if (root["name"]) {
     TONY_ASSIGN_OR_RETURN(spec.name, r.String(root["name"], "name"));
   }
@@ -288,6 +307,10 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   if (root["max_attempts"]) {
     TONY_ASSIGN_OR_RETURN(spec.max_attempts, r.Parsed<int>(root["max_attempts"], "max_attempts",
                                                            spec::ParsePositiveInt));
+  }
+  if (root["priority"]) {
+    TONY_ASSIGN_OR_RETURN(spec.priority,
+                          r.Parsed<int>(root["priority"], "priority", spec::ParseNonNegativeInt));
   }
   if (root["framework"]) {
     TONY_ASSIGN_OR_RETURN(spec.framework,
@@ -540,6 +563,7 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   out << YAML::Key << "application_type" << YAML::Value << YAML::DoubleQuoted
       << spec.application_type;
   out << YAML::Key << "max_attempts" << YAML::Value << spec.max_attempts;
+  if (spec.priority) out << YAML::Key << "priority" << YAML::Value << *spec.priority;
   out << YAML::Key << "framework" << YAML::Value << std::string(FrameworkName(spec.framework));
   out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << spec.command;
   out << YAML::Key << "env" << YAML::Value;

@@ -590,6 +590,7 @@ class YarnSubmitter : public Submitter {
     ctx.name = spec.name;
     ctx.queue = spec.queue;
     ctx.application_type = spec.application_type;
+    ctx.priority = spec.priority;
     // Java clients lower-case tags before they reach the ResourceManager (YARN's
     // ApplicationSubmissionContext does), whose tag filter then compares exactly: so do we.
     for (const std::string& tag : spec.tags) ctx.tags.push_back(absl::AsciiStrToLower(tag));
@@ -646,6 +647,7 @@ class YarnSubmitter : public Submitter {
       (void)WriteFileAtomically(local_dir + "/staging", staging, 0600);
     }
     TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
+    if (spec.priority) WarnIfPriorityCapped(*spec.priority, app.id);
     StartSweep(id);
     return OpenYarnApplication(cluster_, app.id, secret, staging, ctx.max_app_attempts,
                                tls.cert_pem);
@@ -656,6 +658,17 @@ class YarnSubmitter : public Submitter {
   }
 
  private:
+  // The ResourceManager caps a priority above yarn.cluster.max-application-priority without a
+  // word (the client's configuration need not know the cluster's maximum): say so.
+  void WarnIfPriorityCapped(int asked, const yarn::ApplicationId& id) {
+    auto report = cluster_->yarn->GetApplicationReport(id, absl::Now() + absl::Seconds(10));
+    if (!report.ok() || !report->priority || *report->priority >= asked) return;
+    TONY_LOG(WARNING) << "priority " << asked
+                      << " is more than this cluster allows (yarn.cluster.max-application-"
+                         "priority): the job runs at priority "
+                      << *report->priority;
+  }
+
   absl::StatusOr<yarn::LocalResource> Resource(const std::string& path,
                                                yarn::LocalResourceType type,
                                                const hdfs::FileStatus& st) {

@@ -145,6 +145,7 @@ ApplicationReport FromProto(const pb::ApplicationReportProto& p) {
   r.start_time_ms = p.starttime();
   r.launch_time_ms = p.launchtime();
   r.finish_time_ms = p.finishtime();
+  if (p.has_priority()) r.priority = p.priority().priority();
   return r;
 }
 
@@ -243,7 +244,8 @@ absl::StatusOr<pb::ApplicationSubmissionContextProto> ToProto(
   p.set_queue(ctx.queue);
   p.set_applicationtype(ctx.application_type);
   for (const auto& t : ctx.tags) p.add_applicationtags(t);
-  p.mutable_priority()->set_priority(ctx.priority);
+  // Unset, the queue's default-application-priority applies (an explicit 0 would override it).
+  if (ctx.priority) p.mutable_priority()->set_priority(*ctx.priority);
   TONY_ASSIGN_OR_RETURN(*p.mutable_am_container_spec(), ToProto(ctx.am_container));
   p.set_maxappattempts(ctx.max_app_attempts);
   p.set_keep_containers_across_application_attempts(ctx.keep_containers_across_attempts);

@@ -159,6 +159,7 @@ struct ApplicationReport {
   int64_t start_time_ms = 0;
   int64_t launch_time_ms = 0;
   int64_t finish_time_ms = 0;
+  std::optional<int32_t> priority;  // as the scheduler set it (capped, or the queue's default)
 };
 
 enum class NodeState {
@@ -236,7 +237,7 @@ struct ApplicationSubmissionContext {
   std::string queue = "default";
   std::string application_type = "YARN";
   std::vector<std::string> tags;
-  int32_t priority = 0;
+  std::optional<int32_t> priority;  // unset: the queue's default
   Resource am_resource;
   ContainerLaunchContext am_container;
   // 0: the cluster's yarn.resourcemanager.am.max-attempts.

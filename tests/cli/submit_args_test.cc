@@ -82,6 +82,8 @@ TEST(SubmitArgsTest, AllScalarOptionsLongAndShort) {
                   "t1",
                   "--max_attempts",
                   "2",
+                  "--priority",
+                  "7",
                   "--am_memory",
                   "1g",
                   "--am_node_label",
@@ -112,6 +114,7 @@ TEST(SubmitArgsTest, AllScalarOptionsLongAndShort) {
   EXPECT_EQ(s.env.at("B"), "x=y");
   EXPECT_EQ(s.tags, std::vector<std::string>{"t1"});
   EXPECT_EQ(s.max_attempts, 2);
+  EXPECT_EQ(s.priority, 7);
   EXPECT_EQ(s.am_memory_mb, 1024);
   EXPECT_EQ(s.am_node_label, "gpu");
   EXPECT_EQ(s.timeouts.registration, absl::Minutes(2));
@@ -161,6 +164,9 @@ TEST(SubmitArgsTest, BadInputNamesTheFlag) {
   EXPECT_THAT(ErrorOf({"-r", "worker:0", "cmd"}), HasSubstr("at least 1"));
   EXPECT_THAT(ErrorOf({"-r", "worker:-2", "cmd"}), HasSubstr("negative"));
   EXPECT_THAT(ErrorOf({"-r", "worker:abc", "cmd"}), HasSubstr("-r/--cluster_requirement"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--priority", "-1", "cmd"}), HasSubstr("--priority: "));
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--priority", "high", "cmd"}),
+              HasSubstr("--priority: 'high' is not a non-negative integer"));
   EXPECT_THAT(ErrorOf({"-r", "worker:2", "-c", "0", "cmd"}), HasSubstr("-c/--task_vcores"));
   EXPECT_THAT(ErrorOf({"-r", "worker:2", "-c", "two", "cmd"}), HasSubstr("-c/--task_vcores"));
   EXPECT_THAT(ErrorOf({"-r", "worker:2", "-m", "-1", "cmd"}), HasSubstr("-m/--task_memory"));

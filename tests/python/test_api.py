@@ -40,6 +40,8 @@ def test_jobspec_from_kwargs_edits_in_place():
     assert spec.timeouts.job == datetime.timedelta(hours=1)
     assert spec.timeouts.registration == datetime.timedelta(seconds=90)
     assert libtony.JobSpec().timeouts.job is None  # infinite
+    assert libtony.JobSpec().priority is None  # the queue's default
+    assert libtony.JobSpec(priority=3).priority == 3
     assert spec.total_tasks() == 4
     assert [t.id for t in spec.tasks()] == ["ps:0", "worker:0", "worker:1", "chief:0"]
 

@@ -224,11 +224,14 @@ TEST(YamlTest, RoundTripIsExact) {
   spec.work_preserving_restart = false;
   spec.python_env = "envs/tf.tar.gz";
   spec.tensorboard_command = "python -m tensorboard.main";
+  spec.priority = 0;  // given, unlike unset (the queue's default)
   std::string yaml = JobSpecToYaml(spec);
   auto back = ParseJobSpecYaml(yaml, "roundtrip");
   ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;
   EXPECT_TRUE(*back == spec) << yaml;
   EXPECT_EQ(JobSpecToYaml(*back), yaml);
+  auto negative = ParseJobSpecYaml("priority: -1\ncommand: x\njobs: {worker: 1}\n", "p.yaml");
+  EXPECT_THAT(negative.status().message(), HasSubstr("priority"));
 }
 
 // Found by fuzz/spec_yaml: bytes that are not UTF-8 (a Latin-1 spec file, a command line in a

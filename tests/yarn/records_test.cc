@@ -155,6 +155,10 @@ TEST(ProtoConvertTest, SubmissionContext) {
   EXPECT_EQ(p->am_container_resource_request(0).resource_name(), "*");
   ASSERT_EQ(p->application_timeouts_size(), 1);
   EXPECT_EQ(p->application_timeouts(0).timeout(), 600);
+  // No priority given: none sent, so that the queue's default applies (0 would override it).
+  EXPECT_FALSE(p->has_priority());
+  ctx.priority = 4;
+  EXPECT_EQ(ToProto(ctx)->priority().priority(), 4);
 }
 
 TEST(ProtoConvertTest, ContainerAndReports) {
@@ -170,7 +174,10 @@ TEST(ProtoConvertTest, ContainerAndReports) {
   ar.set_yarn_application_state(pb::KILLED);
   ar.set_final_application_status(pb::APP_KILLED);
   ar.mutable_currentapplicationattemptid()->set_attemptid(1);
+  EXPECT_FALSE(FromProto(ar).priority.has_value());
+  ar.mutable_priority()->set_priority(10);
   ApplicationReport r = FromProto(ar);
+  EXPECT_EQ(r.priority, 10);
   EXPECT_EQ(r.state, YarnApplicationState::kKilled);
   EXPECT_EQ(r.final_status, FinalApplicationStatus::kKilled);
   ASSERT_TRUE(r.current_attempt.has_value());

@@ -192,6 +192,28 @@ TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   ExpectNothingLeft(app);
 }
 
+// --priority reaches YARN as given; above the cluster's maximum (10 on the test cluster) YARN
+// caps it without a word, and ytf-submit says so.
+TEST(YarnJobTest, APriorityReachesYarnAndOneAboveTheClustersMaximumIsNamedCapped) {
+  for (int asked : {4, 50}) {
+    Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-priority", "--priority",
+                           std::to_string(asked), "-r", "worker:1", "-m", "128m", "true"});
+    const std::string app = AppIdOf(r);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    http::Json report = Rm("/ws/v1/cluster/apps/" + app);
+    ASSERT_TRUE(report.is_object() && report["app"].is_object()) << report.dump();
+    EXPECT_EQ(report["app"]["priority"], std::min(asked, 10)) << report.dump();
+    if (asked > 10) {
+      EXPECT_THAT(r.err, HasSubstr("priority 50 is more than this cluster allows "
+                                   "(yarn.cluster.max-application-priority): the job runs at "
+                                   "priority 10"));
+    } else {
+      EXPECT_THAT(r.err, testing::Not(HasSubstr("more than this cluster allows")));
+    }
+    EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  }
+}
+
 // prep runs first and alone; the workers, which depend on it finishing, start after it with a
 // cluster spec of their own; the evaluator, lingering 5 s after the workers are done, is stopped.
 TEST(YarnJobTest, RolesStartInDependencyOrderAndALingeringEvaluatorIsStopped) {

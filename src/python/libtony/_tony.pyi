@@ -191,6 +191,7 @@ class JobSpec:
     tags: StringList
     application_type: str
     max_attempts: int
+    priority: Optional[int]
     work_preserving_restart: bool
     framework: Framework
     job_types: JobTypeList
