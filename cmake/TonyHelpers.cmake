@@ -5,6 +5,11 @@ include(GoogleTest)
 # one concern does not rebuild or break unrelated test binaries.
 
 set(TONY_WARNING_FLAGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers)
+# clang checks the lock annotations (ABSL_GUARDED_BY, ...) as it compiles; GCC ignores them, and
+# a GCC build runs scripts/check-thread-safety instead (the test thread_safety_check).
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  list(APPEND TONY_WARNING_FLAGS -Wthread-safety)
+endif()
 if(TONY_WERROR)
   list(APPEND TONY_WARNING_FLAGS -Werror)
 endif()

@@ -67,7 +67,9 @@ class FakeResourceManager : public ResourceManager {
   }
   bool WaitForRequests(size_t n, absl::Duration timeout = absl::Seconds(10)) {
     absl::MutexLock lock(&mu_);
-    auto ready = [&] { return requested_.size() >= n && on_event_ != nullptr; };
+    auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return requested_.size() >= n && on_event_ != nullptr;
+    };
     mu_.AwaitWithTimeout(absl::Condition(&ready), timeout);
     return ready();
   }

@@ -252,8 +252,8 @@ class FakeAmRmClient : public AmRmClient {
   }
 
   absl::StatusOr<AllocateResult> Allocate(float) override {
-    absl::MutexLock lock(&cluster_->mu_);
     FakeYarnCluster& c = *cluster_;
+    absl::MutexLock lock(&c.mu_);  // c.mu_, not cluster_->mu_: the analysis follows names
     ++c.allocate_calls_;
     if (!c.allocate_error_.ok()) return c.allocate_error_;
     if (!c.registered_) {

@@ -71,7 +71,9 @@ class RecordingObserver : public ClusterSpecBrokerObserver {
   }
   bool WaitFor(const std::string& event, absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
-    auto has = [&] { return std::find(events_.begin(), events_.end(), event) != events_.end(); };
+    auto has = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return std::find(events_.begin(), events_.end(), event) != events_.end();
+    };
     mu_.AwaitWithTimeout(absl::Condition(&has), timeout);
     return has();
   }
@@ -903,7 +905,9 @@ class BoundedListenerTest : public ::testing::Test {
   }
   bool WaitAccepted(int n) {
     absl::MutexLock lock(&mu_);
-    auto enough = [&] { return static_cast<int>(accepted_.size()) >= n; };
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return static_cast<int>(accepted_.size()) >= n;
+    };
     return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
   }
   void TearDown() override {

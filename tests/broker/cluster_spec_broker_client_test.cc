@@ -37,7 +37,9 @@ class Events : public ClusterSpecBrokerObserver {
 
   bool WaitFor(const std::string& event) {
     absl::MutexLock lock(&mu_);
-    auto has = [&] { return std::find(events_.begin(), events_.end(), event) != events_.end(); };
+    auto has = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return std::find(events_.begin(), events_.end(), event) != events_.end();
+    };
     mu_.AwaitWithTimeout(absl::Condition(&has), absl::Seconds(10));
     return has();
   }

@@ -60,7 +60,9 @@ class Events : public ClusterSpecBrokerObserver {
   }
   bool WaitFor(const std::string& e, absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
-    auto has = [&] { return std::find(events_.begin(), events_.end(), e) != events_.end(); };
+    auto has = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return std::find(events_.begin(), events_.end(), e) != events_.end();
+    };
     mu_.AwaitWithTimeout(absl::Condition(&has), timeout);
     return has();
   }

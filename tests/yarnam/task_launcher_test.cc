@@ -56,7 +56,7 @@ class TaskLauncherTest : public ::testing::Test {
 
   bool WaitForEvents(size_t n) {
     absl::MutexLock lock(&mu_);
-    auto enough = [&] { return events_.size() >= n; };
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return events_.size() >= n; };
     return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
   }
 
