@@ -160,6 +160,12 @@ struct JobTypeSpec {
   // (= instances) as containers come, and survives losing tasks (they are asked for again).
   // Default: unset (every task is needed).
   std::optional<ElasticRange> elastic;
+  // At most one task of this role per node (YARN placement constraint, anti-affinity to the
+  // role's own allocation tag): a worker's node failing takes one worker with it, and tasks
+  // do not share a node's network and disks. Needs a ResourceManager with
+  // yarn.resourcemanager.placement-constraints.handler=scheduler; a role may then wait for as
+  // many nodes as it has tasks. YAML: anti_affinity: true. Default: false.
+  bool anti_affinity = false;
 };
 
 struct JobTimeouts {
@@ -243,6 +249,7 @@ struct TaskSpec {
   std::string command;
   std::map<std::string, std::string> env;
   bool tracked = true;
+  bool anti_affinity = false;  // JobTypeSpec::anti_affinity
 
   std::string id() const { return job_name + ":" + std::to_string(index); }
 };

@@ -53,6 +53,7 @@ constexpr FlagDef kFlags[] = {
     {0, "restart", true},
     {0, "depends_on", true},
     {0, "linger", true},
+    {0, "anti_affinity", true},
     {0, "elastic", true},
     {0, "tag", true},
     {0, "max_attempts", true},
@@ -449,6 +450,10 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     jt->restart = r->second;
   } else if (name == "depends_on" || name == "linger" || name == "elastic") {
     return ApplyRoleFlag(f, spec);
+  } else if (name == "anti_affinity") {
+    JobTypeSpec* jt = spec->FindJobType(f.value);
+    if (jt == nullptr) return FlagError(*f.def, absl::StrCat("'", f.value, "' is not a job of -r"));
+    jt->anti_affinity = true;
   } else if (name == "tag") {
     spec->tags.push_back(f.value);
   } else if (name == "max_attempts") {
@@ -604,6 +609,9 @@ Job:
       --elastic <job>=<min>:<max>   PyTorch: the job's tasks run under torchrun's elastic
                          agent; training starts once <min> run, grows to <max>, and lost
                          tasks are asked for again (docs/elastic.md)
+      --anti_affinity <job>   at most one of the job's tasks per node (YARN placement
+                         constraint; the cluster needs yarn.resourcemanager.placement-
+                         constraints.handler=scheduler); repeatable
       --linger <job>=<duration>   an untracked job's tasks may run on this long after the
                          tracked ones finished (an evaluator's last evaluation), then stop
       --tag <tag>        YARN application tag; repeatable

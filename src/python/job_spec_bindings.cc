@@ -213,6 +213,7 @@ void BindJobType(py::module_& m) {
                      "A list (a copy: assign a new list to change it).")
       .def_readwrite("linger", &JobTypeSpec::linger)
       .def_readwrite("elastic", &JobTypeSpec::elastic)
+      .def_readwrite("anti_affinity", &JobTypeSpec::anti_affinity)
       .def(
           "__eq__", [](const JobTypeSpec& a, const JobTypeSpec& b) { return a == b; },
           py::is_operator())
@@ -230,6 +231,7 @@ void BindJobType(py::module_& m) {
       .def_readonly("command", &TaskSpec::command)
       .def_readonly("env", &TaskSpec::env)
       .def_readonly("tracked", &TaskSpec::tracked)
+      .def_readonly("anti_affinity", &TaskSpec::anti_affinity)
       .def_property_readonly("id", &TaskSpec::id);
 }
 

@@ -279,6 +279,12 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
     return s;
   }
   if (spec.max_attempts < 1) return Invalid("max_attempts", "", "must be at least 1");
+  for (const JobTypeSpec& jt : spec.job_types) {
+    if (jt.anti_affinity && !jt.node_label.empty()) {
+      return Invalid(absl::StrCat("jobs.", jt.name, ".anti_affinity"), "--anti_affinity",
+                     "not with a node label yet (a placement constraint's partition); drop one");
+    }
+  }
   if (spec.priority && *spec.priority < 0) {
     return Invalid("priority", "--priority", "must be 0 or more (higher runs first)");
   }

@@ -181,10 +181,10 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   JobTypeSpec jt;
   jt.name = name;
   if (n.IsNull()) return jt;
-  TONY_RETURN_IF_ERROR(
-      r.CheckKeys(n, key,
-                  {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command",
-                   "env", "tracked", "tasks", "restart", "depends_on", "linger", "elastic"}));
+  TONY_RETURN_IF_ERROR(r.CheckKeys(
+      n, key,
+      {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command", "env",
+       "tracked", "tasks", "restart", "depends_on", "linger", "elastic", "anti_affinity"}));
   if (n["instances"]) {
     TONY_ASSIGN_OR_RETURN(
         jt.instances, r.Parsed<int>(n["instances"], key + ".instances", spec::ParsePositiveInt));
@@ -240,6 +240,9 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
                           r.Parsed<int>(e["max"], ekey + ".max", spec::ParsePositiveInt));
     jt.elastic = range;
     if (!n["instances"]) jt.instances = range.max;
+  }
+  if (n["anti_affinity"]) {
+    TONY_ASSIGN_OR_RETURN(jt.anti_affinity, r.Bool(n["anti_affinity"], key + ".anti_affinity"));
   }
   if (n["linger"]) {
     TONY_ASSIGN_OR_RETURN(std::string text, r.String(n["linger"], key + ".linger"));
@@ -656,6 +659,7 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
     if (jt.linger > absl::ZeroDuration()) {
       out << YAML::Key << "linger" << YAML::Value << spec::FormatTimeout(jt.linger);
     }
+    if (jt.anti_affinity) out << YAML::Key << "anti_affinity" << YAML::Value << true;
     if (!jt.task_resources.empty()) {
       out << YAML::Key << "tasks" << YAML::Value << YAML::BeginMap;
       for (const auto& [index, r] : jt.task_resources) {

@@ -3,6 +3,7 @@
 #include "submit/cluster_checks.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -85,6 +86,35 @@ absl::StatusOr<yarn::QueueInfo> CheckQueue(const JobSpec& spec, yarn::YarnClient
   return *chosen;
 }
 
+// An anti-affinity role's tasks (an elastic one's minimum) each need a node of the default
+// partition that can hold one: with fewer running nodes the job would wait forever.
+absl::Status CheckAntiAffinity(const JobSpec& spec, const std::vector<yarn::NodeReport>& nodes) {
+  std::map<std::string, TaskSpec> largest;  // per anti-affinity role
+  for (const TaskSpec& t : ResolveTasks(spec)) {
+    if (!t.anti_affinity) continue;
+    auto [it, fresh] = largest.emplace(t.job_name, t);
+    if (!fresh && t.memory_mb > it->second.memory_mb) it->second = t;
+  }
+  for (const auto& [role, t] : largest) {
+    const JobTypeSpec* jt = spec.FindJobType(role);
+    const int needed = jt->elastic ? jt->elastic->min : jt->instances;
+    int room = 0;
+    for (const yarn::NodeReport& n : nodes) {
+      const yarn::Resource& c = n.capability;
+      room += n.labels.empty() && c.memory_mb >= t.memory_mb && c.vcores >= t.vcores &&
+              Gpus(c) >= t.gpus;
+    }
+    if (room < needed) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          role, " has anti_affinity (--anti_affinity): its ", needed,
+          " tasks need a node each, but ", room,
+          " running node(s) of the default partition can hold one; lower its instances or "
+          "drop anti_affinity"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckNodes(const JobSpec& spec, const yarn::QueueInfo& queue, yarn::YarnClient& yarn) {
   std::vector<Placement> placements;
   for (const TaskSpec& t : ResolveTasks(spec)) {
@@ -165,6 +195,7 @@ absl::Status CheckNodes(const JobSpec& spec, const yarn::QueueInfo& queue, yarn:
         p.who, " asks for ", what, " but no node in ", where, " has that much; the largest is ",
         largest->id.ToString(), " with ", largest->capability.ToString(), "; ", fix));
   }
+  TONY_RETURN_IF_ERROR(CheckAntiAffinity(spec, nodes));
   // Each container fits somewhere; can they all run at once (submit/gang_fit.h)?
   std::vector<GangItem> containers, gang_nodes;
   for (const Placement& p : placements) {

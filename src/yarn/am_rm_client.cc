@@ -194,6 +194,52 @@ class RpcAmRmClient : public AmRmClient {
     add(kAnyResource, r.relax_locality, true);
   }
 
+  // A SchedulingRequest: the same container, at most one per node with the tag among this
+  // application's containers ("self" namespace, at most 0 others on the node).
+  static void AddSchedulingRequest(int64_t id, const Ask& ask, pb::AllocateRequestProto* req) {
+    const ContainerRequest& r = ask.request;
+    pb::SchedulingRequestProto* sr = req->add_scheduling_requests();
+    sr->set_allocationrequestid(id);
+    sr->mutable_priority()->set_priority(r.priority);
+    sr->mutable_executiontype()->set_execution_type(pb::GUARANTEED);
+    sr->add_allocationtags(r.anti_affinity_tag);
+    sr->mutable_resourcesizing()->set_numallocations(ask.outstanding);
+    *sr->mutable_resourcesizing()->mutable_resources() = ToProto(r.capability);
+    pb::SimplePlacementConstraintProto* c =
+        sr->mutable_placementconstraint()->mutable_simpleconstraint();
+    c->set_scope("node");
+    c->set_mincardinality(0);
+    c->set_maxcardinality(0);
+    pb::PlacementConstraintTargetProto* t = c->add_targetexpressions();
+    t->set_targettype(pb::PlacementConstraintTargetProto::ALLOCATION_TAG);
+    t->set_targetkey("self");
+    t->add_targetvalues(r.anti_affinity_tag);
+  }
+
+  // The dirty requests for the next exchange. The CapacityScheduler skips a call's
+  // SchedulingRequests when the same call changed its ResourceRequests (one `||` in
+  // CapacityScheduler#allocate), so a call carries one kind only: asks first.
+  std::vector<int64_t> TakeDirtyLocked(pb::AllocateRequestProto* req)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    bool any_asks = false;
+    for (const auto& [id, ask] : asks_) {
+      any_asks = any_asks || (ask.dirty && ask.request.anti_affinity_tag.empty());
+    }
+    std::vector<int64_t> sent;
+    for (auto& [id, ask] : asks_) {
+      const bool scheduling = !ask.request.anti_affinity_tag.empty();
+      if (!ask.dirty || (any_asks && scheduling)) continue;
+      if (scheduling) {
+        AddSchedulingRequest(id, ask, req);
+      } else {
+        AddAsks(id, ask, req);
+      }
+      ask.dirty = false;
+      sent.push_back(id);
+    }
+    return sent;
+  }
+
   absl::StatusOr<AllocateResult> AllocateOnce(float progress)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(exchange_mu_) {
     pb::AllocateRequestProto req;
@@ -206,12 +252,7 @@ class RpcAmRmClient : public AmRmClient {
       req.set_progress(progress);
       if (tracking_url_dirty_) req.set_tracking_url(tracking_url_);
       tracking_url_dirty_ = false;
-      for (auto& [id, ask] : asks_) {
-        if (!ask.dirty) continue;
-        AddAsks(id, ask, &req);
-        ask.dirty = false;
-        sent.push_back(id);
-      }
+      sent = TakeDirtyLocked(&req);
       released.swap(releases_);
       for (const auto& c : released) *req.add_release() = ToProto(c);
     }
@@ -259,6 +300,14 @@ class RpcAmRmClient : public AmRmClient {
     }
     for (const auto& st : resp.completed_container_statuses()) {
       out.completed.push_back(FromProto(st));
+    }
+    for (const auto& rejected : resp.rejected_scheduling_requests()) {
+      const int64_t id = rejected.request().allocationrequestid();
+      if (auto it = asks_.find(id); it != asks_.end()) {
+        it->second.outstanding = 0;
+        it->second.dirty = false;
+      }
+      out.rejected.emplace_back(id, pb::RejectionReasonProto_Name(rejected.reason()));
     }
     for (const auto& n : resp.updated_nodes()) out.updated_nodes.push_back(FromProto(n));
     out.headroom = FromProto(resp.limit());

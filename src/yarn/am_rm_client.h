@@ -50,6 +50,9 @@ struct AllocateResult {
   Resource headroom;
   int32_t num_cluster_nodes = 0;
   AmCommand command = AmCommand::kNone;
+  // Requests the scheduler gave up placing (anti-affinity it cannot meet): their ids and why.
+  // They are withdrawn; nothing comes for them.
+  std::vector<std::pair<int64_t, std::string>> rejected;
 };
 
 // Thread-safe. Allocate/Register/Unregister exchanges are serialized; requests and releases may

@@ -39,6 +39,7 @@ class FakeYarnCluster {
   struct FakeContainer {
     Container container;
     ContainerStatus status;
+    std::string anti_affinity_tag;  // ContainerRequest::anti_affinity_tag
     bool started = false;
     std::optional<ContainerLaunchContext> context;
   };
@@ -269,6 +270,14 @@ class FakeAmRmClient : public AmRmClient {
           bool allowed =
               req.relax_locality || req.nodes.empty() ||
               std::find(req.nodes.begin(), req.nodes.end(), n.id.host) != req.nodes.end();
+          // Anti-affinity, as the CapacityScheduler's SchedulingRequests: no live container
+          // with the tag on the node.
+          for (const auto& [cid, other] : c.containers_) {
+            allowed = allowed && !(!req.anti_affinity_tag.empty() &&
+                                   other.anti_affinity_tag == req.anti_affinity_tag &&
+                                   other.container.node == n.id &&
+                                   other.status.state != ContainerState::kComplete);
+          }
           if (allowed && FakeYarnCluster::Fits(req.capability, n)) {
             node = &n;
             break;
@@ -283,6 +292,7 @@ class FakeAmRmClient : public AmRmClient {
         fc.container.resource = req.capability;
         fc.container.priority = req.priority;
         fc.container.allocation_request_id = id;
+        fc.anti_affinity_tag = req.anti_affinity_tag;
         fc.container.token = ipc::Token{"fake", "fake", ipc::kContainerTokenKind, ""};
         fc.status.id = fc.container.id;
         fc.status.state = ContainerState::kNew;

@@ -263,6 +263,10 @@ struct ContainerRequest {
   std::vector<std::string> nodes;
   std::vector<std::string> racks;
   bool relax_locality = true;
+  // Non-empty: at most one container carrying this allocation tag per node, among this
+  // application's (anti-affinity). Sent as a SchedulingRequest, which has no locality
+  // preference: nodes, racks and node_label_expression are not used.
+  std::string anti_affinity_tag;
 };
 
 }  // namespace tony::yarn

@@ -53,6 +53,8 @@ yarn::ContainerRequest ContainerRequestFor(const TaskSpec& task, int priority) {
   req.priority = priority;
   req.count = 1;
   req.node_label_expression = task.node_label;
+  // At most one of the role's tasks per node: the role's name is its allocation tag.
+  if (task.anti_affinity) req.anti_affinity_tag = task.job_name;
   return req;
 }
 
@@ -61,10 +63,12 @@ yarn::ContainerRequest ContainerRequestFor(const TaskSpec& task, int priority) {
 void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::string& host,
                                int port) {
   yarn::ContainerRequest req = ContainerRequestFor(task, priority);
-  if (!host.empty()) {
+  // A SchedulingRequest has no locality preference: an anti-affinity task goes where it may.
+  const std::string pinned = task.anti_affinity ? std::string() : host;
+  if (!pinned.empty()) {
     // Its old node only, for a while (RelaxOverdueRequests): YARN's relaxed locality would give
     // the container to whichever node heartbeats first once a few opportunities were missed.
-    req.nodes = {host};
+    req.nodes = {pinned};
     req.relax_locality = false;
   }
   // Under the lock until the request is recorded: the heartbeat thread may otherwise see its
@@ -78,8 +82,8 @@ void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::st
   st.request_id = id;
   st.port_hint = port;
   st.priority = priority;
-  if (!host.empty()) {
-    st.strict_host = host;
+  if (!pinned.empty()) {
+    st.strict_host = pinned;
     st.strict_until = absl::Now() + options_.relaunch_locality_wait;
   }
   by_request_[id] = task.id();
@@ -185,18 +189,46 @@ std::string YarnTaskLauncher::Headroom() const {
 
 namespace {
 
+constexpr char kPlacementHint[] =
+    " (anti_affinity needs yarn.resourcemanager.placement-constraints.handler=scheduler on the "
+    "ResourceManager, with the CapacityScheduler)";
+
+// A ResourceManager whose placement-constraints handler is "disabled" (the default) fails the
+// whole allocate call that carries a SchedulingRequest.
+bool IsPlacementRefusal(const absl::Status& status) {
+  return ipc::IsRemoteException(status, "YarnException") &&
+         absl::StrContains(status.message(), "placement constraints");
+}
+
 // Exceptions by which the scheduler rejects the requests themselves (a label the queue may not
 // use, a resource beyond the maximum): not a failure to reach it.
 bool IsRefusal(const absl::Status& status) {
   for (const char* name :
        {"InvalidLabelResourceRequestException", "InvalidResourceRequestException",
-        "InvalidResourceBlacklistRequestException"}) {
+        "InvalidResourceBlacklistRequestException", "SchedulerInvalidResoureRequestException"}) {
     if (ipc::IsRemoteException(status, name)) return true;
   }
-  return false;
+  return IsPlacementRefusal(status);
 }
 
 }  // namespace
+
+void YarnTaskLauncher::ReportRejected(
+    const std::vector<std::pair<int64_t, std::string>>& rejected) {
+  for (const auto& [request_id, reason] : rejected) {
+    std::string task_id;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = by_request_.find(request_id);
+      if (it == by_request_.end()) continue;
+      task_id = it->second;
+    }
+    Emit({TaskContainerEvent::Kind::kRmError, task_id, "", 0,
+          absl::StrCat("the ResourceManager could not place ", task_id, " (", reason,
+                       "): its role's anti_affinity allows one task per node, and no node "
+                       "without one of them had room")});
+  }
+}
 
 void YarnTaskLauncher::HeartbeatLoop() {
   absl::Time failing_since = absl::InfiniteFuture();
@@ -221,7 +253,8 @@ void YarnTaskLauncher::HeartbeatLoop() {
         refusal_reported = true;
         Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
               absl::StrCat("the ResourceManager refused the job's container requests: ",
-                           result.status().message())});
+                           result.status().message(),
+                           IsPlacementRefusal(result.status()) ? kPlacementHint : "")});
       }
     } else if (!result.ok()) {
       TONY_LOG(WARNING) << "scheduler heartbeat failed: " << result.status();
@@ -275,6 +308,7 @@ void YarnTaskLauncher::HeartbeatLoop() {
         Emit({TaskContainerEvent::Kind::kAllocated, task_id, c.id.ToString(), 0, "",
               c.node.ToString()});
       }
+      ReportRejected(result->rejected);
       for (const yarn::ContainerStatus& s : result->completed) {
         std::string task_id;
         {

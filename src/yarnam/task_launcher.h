@@ -38,7 +38,7 @@ struct TaskContainerEvent {
     kCompleted,     // the container ended; exit_status is YARN's (-100.. for lost, killed, ...)
     kShutdown,      // the ResourceManager ordered this AM to stop (task_id empty)
     kRmError,       // the scheduler could not be reached for too long, or refused the
-                    // requests (task_id empty)
+                    // requests (task_id empty), or gave up placing task_id's
   };
   Kind kind;
   std::string task_id;
@@ -146,6 +146,8 @@ class YarnTaskLauncher {
   bool Busy() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void HeartbeatLoop();
+  // Requests the scheduler gave up placing (anti-affinity): the job cannot have those tasks.
+  void ReportRejected(const std::vector<std::pair<int64_t, std::string>>& rejected);
   void LaunchLoop();
   void Launch(const std::string& task_id, const yarn::Container& container);
   void Emit(TaskContainerEvent event);

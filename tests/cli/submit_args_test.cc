@@ -165,6 +165,12 @@ TEST(SubmitArgsTest, BadInputNamesTheFlag) {
   EXPECT_THAT(ErrorOf({"-r", "worker:-2", "cmd"}), HasSubstr("negative"));
   EXPECT_THAT(ErrorOf({"-r", "worker:abc", "cmd"}), HasSubstr("-r/--cluster_requirement"));
   EXPECT_THAT(ErrorOf({"-r", "worker:1", "--priority", "-1", "cmd"}), HasSubstr("--priority: "));
+  EXPECT_THAT(ErrorOf({"-r", "worker:2", "--anti_affinity", "ps", "cmd"}),
+              HasSubstr("--anti_affinity: 'ps' is not a job of -r"));
+  auto spread = Parse({"-r", "ps:1,worker:2", "--anti_affinity", "worker", "cmd"});
+  ASSERT_TRUE(spread.ok()) << spread.status();
+  EXPECT_TRUE(spread->spec.FindJobType("worker")->anti_affinity);
+  EXPECT_FALSE(spread->spec.FindJobType("ps")->anti_affinity);
   EXPECT_THAT(ErrorOf({"-r", "worker:1", "--priority", "high", "cmd"}),
               HasSubstr("--priority: 'high' is not a non-negative integer"));
   EXPECT_THAT(ErrorOf({"-r", "worker:2", "-c", "0", "cmd"}), HasSubstr("-c/--task_vcores"));

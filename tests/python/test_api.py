@@ -57,6 +57,8 @@ def test_role_dependencies_and_linger_round_trip_through_yaml():
     assert again.job_types[1].depends_on[0].when == libtony.DependencyCondition.FINISHED
     assert again.job_types[2].depends_on[0].timeout == datetime.timedelta(minutes=5)
     assert again.job_types[2].linger == datetime.timedelta(minutes=10)
+    spec.job_types[1].anti_affinity = True
+    assert libtony.JobSpec.from_yaml(spec.to_yaml()).job_types[1].anti_affinity
     elastic = libtony.JobSpec(command="torchrun t.py", framework="pytorch", job_types={"worker": 4})
     elastic.job_types[0].elastic = libtony.ElasticRange(min=2, max=4)
     elastic.validate()

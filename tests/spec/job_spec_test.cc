@@ -215,6 +215,7 @@ TEST(YamlTest, RoundTripIsExact) {
   worker.tracked = true;
   worker.command = "python w.py '$X'";
   worker.node_label = "fast";
+  spec.FindJobType("ps")->anti_affinity = true;
   worker.restart = RestartSpec{.policy = RestartPolicy::kExitCode,
                                .max_restarts = 0,
                                .backoff = absl::Seconds(90),
@@ -232,6 +233,11 @@ TEST(YamlTest, RoundTripIsExact) {
   EXPECT_EQ(JobSpecToYaml(*back), yaml);
   auto negative = ParseJobSpecYaml("priority: -1\ncommand: x\njobs: {worker: 1}\n", "p.yaml");
   EXPECT_THAT(negative.status().message(), HasSubstr("priority"));
+  EXPECT_TRUE(ResolveTasks(*back)[0].anti_affinity);  // ps:0
+  JobSpec labelled = *back;
+  labelled.FindJobType("ps")->node_label = "gpu";
+  EXPECT_THAT(ValidateJobSpec(labelled).message(),
+              HasSubstr("jobs.ps.anti_affinity (--anti_affinity): not with a node label yet"));
 }
 
 // Found by fuzz/spec_yaml: bytes that are not UTF-8 (a Latin-1 spec file, a command line in a

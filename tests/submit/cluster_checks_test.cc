@@ -101,6 +101,29 @@ TEST_F(ClusterChecksTest, LabelsMustExistAndBeAccessibleFromTheQueue) {
               HasSubstr("the ApplicationMaster asks for node label 'fpga' (--am_node_label)"));
 }
 
+TEST_F(ClusterChecksTest, AntiAffinityNeedsANodeOfTheDefaultPartitionPerTask) {
+  // nm1 and nm2 are the default partition; nm3 (labelled) does not count.
+  spec_.job_types[0].instances = 3;
+  spec_.job_types[0].anti_affinity = true;
+  absl::Status s = Check();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "worker has anti_affinity (--anti_affinity): its 3 tasks need a node each, but 2 "
+            "running node(s) of the default partition can hold one; lower its instances or drop "
+            "anti_affinity");
+  spec_.job_types[0].instances = 2;
+  EXPECT_TRUE(Check().ok()) << Check();
+  // A task only nm1 can hold: one node.
+  spec_.task_defaults.memory_mb = 6000;
+  EXPECT_THAT(std::string(Check().message()), HasSubstr("but 1 running node(s)"));
+  // An elastic role needs its minimum only.
+  spec_.task_defaults.memory_mb = 1024;
+  spec_.framework = Framework::kPyTorch;
+  spec_.job_types[0].instances = 3;
+  spec_.job_types[0].elastic = ElasticRange{2, 3};
+  EXPECT_TRUE(Check().ok()) << Check();
+}
+
 TEST_F(ClusterChecksTest, TooBigForEveryNodeOfThePartitionNamesTheLargest) {
   // 3 GPUs: the labelled node has 4, but it is not in the default partition.
   spec_.task_defaults.gpus = 3;

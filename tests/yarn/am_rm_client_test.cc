@@ -179,6 +179,68 @@ TEST_F(AmRmClientTest, RemoveSendsTheLowerTotal) {
   EXPECT_EQ(sent[1].ask(0).num_containers(), 0);
 }
 
+TEST_F(AmRmClientTest, AntiAffinityIsASchedulingRequestNeverInACallWithAsks) {
+  Register();
+  ContainerRequest plain;
+  plain.capability = Resource{512, 1, {}};
+  const int64_t ps = client_->AddContainerRequest(plain);
+  ContainerRequest spread;
+  spread.capability = Resource{1024, 2, {}};
+  spread.priority = 2;
+  spread.count = 2;
+  spread.anti_affinity_tag = "worker";
+  const int64_t workers = client_->AddContainerRequest(spread);
+  fake_->Reply("allocate", Response(1));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  // One container for the workers; then the RM gives up on the other.
+  pb::AllocateResponseProto second = Response(2);
+  *second.add_allocated_containers() = Container(2, workers);
+  fake_->Reply("allocate", second);
+  auto r2 = client_->Allocate(0);
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_EQ(client_->Outstanding(workers), 1);
+  pb::AllocateResponseProto third = Response(3);
+  auto* rejected = third.add_rejected_scheduling_requests();
+  rejected->set_reason(pb::RRP_COULD_NOT_PLACE_ON_NODE);
+  rejected->mutable_request()->set_allocationrequestid(workers);
+  fake_->Reply("allocate", third);
+  auto r3 = client_->Allocate(0);
+  ASSERT_TRUE(r3.ok()) << r3.status();
+  ASSERT_EQ(r3->rejected.size(), 1u);
+  EXPECT_EQ(r3->rejected[0].first, workers);
+  EXPECT_EQ(r3->rejected[0].second, "RRP_COULD_NOT_PLACE_ON_NODE");
+  EXPECT_EQ(client_->Outstanding(workers), 0);
+
+  auto sent = Allocates();
+  ASSERT_EQ(sent.size(), 3u);
+  // The ask first, alone: the CapacityScheduler would skip SchedulingRequests beside it.
+  ASSERT_EQ(sent[0].ask_size(), 1);
+  EXPECT_EQ(sent[0].ask(0).allocation_request_id(), ps);
+  EXPECT_EQ(sent[0].scheduling_requests_size(), 0);
+  // Then the SchedulingRequest, every field set, a total of 2, at most one per node.
+  EXPECT_EQ(sent[1].ask_size(), 0);
+  ASSERT_EQ(sent[1].scheduling_requests_size(), 1);
+  const pb::SchedulingRequestProto& sr = sent[1].scheduling_requests(0);
+  EXPECT_EQ(sr.allocationrequestid(), workers);
+  EXPECT_EQ(sr.priority().priority(), 2);
+  EXPECT_EQ(sr.executiontype().execution_type(), pb::GUARANTEED);
+  ASSERT_EQ(sr.allocationtags_size(), 1);
+  EXPECT_EQ(sr.allocationtags(0), "worker");
+  EXPECT_EQ(sr.resourcesizing().numallocations(), 2);
+  EXPECT_EQ(sr.resourcesizing().resources().memory(), 1024);
+  const pb::SimplePlacementConstraintProto& c = sr.placementconstraint().simpleconstraint();
+  EXPECT_EQ(c.scope(), "node");
+  EXPECT_EQ(c.mincardinality(), 0);
+  EXPECT_EQ(c.maxcardinality(), 0);
+  ASSERT_EQ(c.targetexpressions_size(), 1);
+  EXPECT_EQ(c.targetexpressions(0).targettype(),
+            pb::PlacementConstraintTargetProto::ALLOCATION_TAG);
+  EXPECT_EQ(c.targetexpressions(0).targetkey(), "self");
+  EXPECT_EQ(c.targetexpressions(0).targetvalues(0), "worker");
+  // An allocation is the RM's own decrement: nothing is sent again for it.
+  EXPECT_EQ(sent[2].scheduling_requests_size(), 0);
+}
+
 TEST_F(AmRmClientTest, StrictLocalityAsks) {
   Register();
   ContainerRequest req;

@@ -127,6 +127,31 @@ TEST(YarnPlacementTest, GpusArePlacedAndMoreThanAnyNodeHasFailsNamingTheLargestN
   EXPECT_EQ(AppIdOf(big), "");
 }
 
+// Two small workers would fit one node; anti-affinity puts them on two. A third has no node
+// left: refused before submission.
+TEST(YarnPlacementTest, AntiAffinityPutsEachWorkerOnANodeOfItsOwn) {
+  Result r = RunCommand({Submit(), "--yarn", "-n", "itest-anti-affinity", "-r", "worker:2", "-m",
+                         "256m", "--anti_affinity", "worker", "echo \"on $NM_HOST\""});
+  const std::string app = AppIdOf(r);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::set<std::string> nodes;  // each worker's NodeManager, from its log's header
+  for (int i = 0; i < 2; ++i) {
+    Result logs =
+        RunCommand({Ytf(), "logs", app, "--task", absl::StrCat("worker:", i), "--file", "stdout"});
+    std::smatch m;
+    static const std::regex header("\\(container_[0-9_e]+ on ([^)]+)\\)");
+    ASSERT_TRUE(std::regex_search(logs.out, m, header)) << logs.out;
+    nodes.insert(m[1].str());
+  }
+  EXPECT_EQ(nodes.size(), 2u) << "both workers ran on " << *nodes.begin();
+
+  Result three = RunCommand(
+      {Submit(), "--yarn", "-r", "worker:3", "-m", "256m", "--anti_affinity", "worker", "true"});
+  EXPECT_EQ(three.exit_code, 2) << three.out << three.err;
+  EXPECT_THAT(three.err, HasSubstr("its 3 tasks need a node each, but 2 running node(s)"));
+  EXPECT_EQ(AppIdOf(three), "");
+}
+
 TEST(YarnPlacementExclusiveTest, TasksOnTwoNodesAdvertiseTheirNodesAddressesAndReachEachOther) {
   const std::string src = harness::HadoopCluster::Get().source_dir();
   Result r =

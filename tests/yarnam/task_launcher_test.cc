@@ -137,6 +137,20 @@ TEST_F(TaskLauncherTest, ARelaunchGetsItsOldNodeOrAnyNodeAfterTheLocalityWait) {
   EXPECT_THAT(NodesByTask(*cluster_), ElementsAre(Pair("ps:0", "n1"), Pair("worker:1", "n2")));
 }
 
+// Anti-affinity: the role's tag on each request, one task per node, and a relaunch is not
+// pinned to its old node (a SchedulingRequest has no locality preference).
+TEST_F(TaskLauncherTest, AntiAffinityTasksGetANodeEachAndAreNeverPinned) {
+  StartLauncher({}, absl::Minutes(10));
+  TaskSpec w0 = Task("worker", 0);
+  TaskSpec w1 = Task("worker", 1);
+  w0.anti_affinity = w1.anti_affinity = true;
+  launcher_->Request(w0, 1);
+  launcher_->Request(w1, 1, "n1", 4000);  // a relaunch on n1 would wait for n1 for 10 minutes
+  ASSERT_TRUE(WaitForEvents(4));
+  launcher_->Stop();
+  EXPECT_THAT(NodesByTask(*cluster_), ElementsAre(Pair("worker:0", "n1"), Pair("worker:1", "n2")));
+}
+
 TEST_F(TaskLauncherTest, ASchedulerRefusalIsReportedAtOnceQuotingTheRm) {
   cluster_->SetAllocateError(ipc::RemoteExceptionToStatus(
       "org.apache.hadoop.yarn.exceptions.InvalidLabelResourceRequestException",

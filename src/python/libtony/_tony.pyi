@@ -162,6 +162,7 @@ class JobTypeSpec:
     depends_on: List[RoleDependency]
     linger: datetime.timedelta
     elastic: Optional[ElasticRange]
+    anti_affinity: bool
     def __init__(self, name: Optional[str] = None, *, instances: int = ...,
                  resources: Resources = ..., task_resources: Mapping[int, Resources] = ...,
                  node_label: str = ..., docker_image: str = ..., command: str = ...,
@@ -169,7 +170,8 @@ class JobTypeSpec:
                  restart: Optional[RestartSpec] = ...,
                  depends_on: Sequence[RoleDependency] = ...,
                  linger: datetime.timedelta = ...,
-                 elastic: Optional[ElasticRange] = ...) -> None: ...
+                 elastic: Optional[ElasticRange] = ...,
+                 anti_affinity: bool = ...) -> None: ...
 
 class TaskSpec:
     job_name: str
@@ -182,6 +184,7 @@ class TaskSpec:
     command: str
     env: StringMap
     tracked: bool
+    anti_affinity: bool
     @property
     def id(self) -> str: ...
 
