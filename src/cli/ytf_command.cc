@@ -334,16 +334,27 @@ int WaitForScale(const YtfArgs& args, Application& app, std::ostream& out, std::
   return kExitInternal;
 }
 
-int Scale(const YtfArgs& args, Application& app, std::ostream& out, std::ostream& err) {
+// kill's and scale's first step: the job's status, or the exit code when it cannot be changed
+// any more (or its status is not known).
+absl::StatusOr<ApplicationStatus> StatusBeforeChange(const std::string& command,
+                                                     const std::string& app_id, Application& app,
+                                                     std::ostream& err, int* exit_code) {
   auto before = app.Status();
   if (!before.ok()) {
-    err << "ytf: scale " << args.app << ": " << before.status().message() << "\n";
-    return kExitInternal;
+    err << "ytf: " << command << " " << app_id << ": " << before.status().message() << "\n";
+    *exit_code = kExitInternal;
+  } else if (IsFinal(before->state)) {
+    err << "ytf: " << app_id << " had already finished: " << AppStateName(before->state) << "\n";
+    *exit_code = kExitJobFailed;
+    return absl::FailedPreconditionError("finished");
   }
-  if (IsFinal(before->state)) {
-    err << "ytf: " << args.app << " had already finished: " << AppStateName(before->state) << "\n";
-    return kExitJobFailed;
-  }
+  return before;
+}
+
+int Scale(const YtfArgs& args, Application& app, std::ostream& out, std::ostream& err) {
+  int code = kExitOk;
+  auto before = StatusBeforeChange("scale", args.app, app, err, &code);
+  if (!before.ok()) return code;
   if (absl::Status s = app.Scale(args.scale_role, args.scale_tasks); !s.ok()) {
     err << "ytf: scale " << args.app << ": " << s.message() << "\n";
     return ScaleExit(s);
@@ -732,16 +743,8 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (parsed->command == "status") return Status(std::move(app), parsed->json, out, err);
   if (parsed->command == "scale") return Scale(*parsed, *app, out, err);
   if (parsed->command == "kill") {
-    auto before = app->Status();
-    if (!before.ok()) {
-      err << "ytf: kill " << parsed->app << ": " << before.status().message() << "\n";
-      return kExitInternal;
-    }
-    if (IsFinal(before->state)) {
-      err << "ytf: " << parsed->app << " had already finished: " << AppStateName(before->state)
-          << "\n";
-      return kExitJobFailed;
-    }
+    int code = kExitOk;
+    if (!StatusBeforeChange("kill", parsed->app, *app, err, &code).ok()) return code;
     if (absl::Status s = app->Kill(); !s.ok()) {
       err << "ytf: kill " << parsed->app << ": " << s.message() << "\n";
       return kExitInternal;

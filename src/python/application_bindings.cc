@@ -118,21 +118,25 @@ struct PyApplication {
         [call](auto r) { call->Finish(std::move(r)); }, cancel);
     return ValueOrThrow(call->Await(on_progress, cancel));
   }
-  void Kill(absl::Duration timeout) {
+  // Runs an async call that ends with a bare status (`start` gets its DoneCallback) and waits
+  // for it as Wait does: the GIL released, Ctrl-C honoured; an error is raised.
+  template <typename Start>
+  void AwaitDone(Start start) {
     auto call = std::make_shared<PendingCall>();
-    app->KillAsync(Limits(timeout), [call](absl::Status s) {
+    start([call](absl::Status s) {
       call->Finish(s.ok() ? absl::StatusOr<ApplicationStatus>(ApplicationStatus())
                           : absl::StatusOr<ApplicationStatus>(s));
     });
     ThrowIfError(call->Await(py::none(), Cancellation()).status());
   }
+  void Kill(absl::Duration timeout) {
+    AwaitDone(
+        [&](Application::DoneCallback done) { app->KillAsync(Limits(timeout), std::move(done)); });
+  }
   void Scale(const std::string& role, int tasks, absl::Duration timeout) {
-    auto call = std::make_shared<PendingCall>();
-    app->ScaleAsync(role, tasks, Limits(timeout), [call](absl::Status s) {
-      call->Finish(s.ok() ? absl::StatusOr<ApplicationStatus>(ApplicationStatus())
-                          : absl::StatusOr<ApplicationStatus>(s));
+    AwaitDone([&](Application::DoneCallback done) {
+      app->ScaleAsync(role, tasks, Limits(timeout), std::move(done));
     });
-    ThrowIfError(call->Await(py::none(), Cancellation()).status());
   }
   py::str Logs(const std::string& task, const std::string& file, absl::Duration timeout) {
     absl::StatusOr<std::string> text;
