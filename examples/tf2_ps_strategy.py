@@ -70,8 +70,14 @@ def coordinate(resolver, args):
     writer = tf.summary.create_file_writer(os.path.join(out, "tensorboard"))
     checkpoint = tf.train.Checkpoint(w=w, b=b, step=step)
     manager = tf.train.CheckpointManager(checkpoint, os.path.join(out, "checkpoints"), 3)
+    # A job resumed (ytf resume) or relaunched goes on from its last checkpoint.
+    start = 0
+    if manager.latest_checkpoint:
+        checkpoint.restore(manager.latest_checkpoint)
+        start = int(step.numpy())
+        print(f"chief: resumed from {manager.latest_checkpoint} at step {start}", flush=True)
     first = last = None
-    for i in range(args.steps):
+    for i in range(start, args.steps):
         result = coordinator.schedule(train_step, args=(iterator,))
         if (i + 1) % 25 == 0 or i == 0:
             coordinator.join()
@@ -83,10 +89,14 @@ def coordinate(resolver, args):
         if (i + 1) % 100 == 0:
             manager.save(checkpoint_number=i + 1)
     coordinator.join()
+    if start >= args.steps:
+        print(f"chief done: the checkpoint is at step {start} already", flush=True)
+        return 0
     manager.save(checkpoint_number=args.steps)
     writer.flush()
-    print(f"chief done: loss {first:.4f} -> {last:.4f}; checkpoints in "
-          f"{os.path.join(out, 'checkpoints')}", flush=True)
+    losses = f"loss {first:.4f} -> {last:.4f}" if last is not None else "no loss printed"
+    print(f"chief done: {losses}; checkpoints in {os.path.join(out, 'checkpoints')}",
+          flush=True)
     return 0
 
 

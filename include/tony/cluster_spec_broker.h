@@ -120,6 +120,9 @@ struct ClusterSpecBrokerOptions {
   // Answers the Scale call (ytf scale: an elastic role's new number of tasks), on gRPC's
   // threads; must not block. Default: null (the call fails UNIMPLEMENTED).
   std::function<absl::Status(absl::string_view job_name, int tasks)> scale_handler;
+  // Answers the Suspend call (ytf suspend: `suspend` true; ytf resume: false), on gRPC's
+  // threads; must not block. Default: null (the call fails UNIMPLEMENTED).
+  std::function<absl::Status(bool suspend)> suspend_handler;
 
   // Limits that keep a flood of connections from exhausting the process (the AM's container is
   // small). A connection that has not completed gRPC's handshake this long after it was accepted
@@ -183,6 +186,13 @@ class TONY_EXPORT ClusterSpecBroker {
   // heartbeats are not watched until it registers. Before publication its earlier registration
   // no longer counts. Unknown tasks are ignored.
   void ReopenTask(absl::string_view job_name, int index);
+
+  // The ApplicationMaster resumes a suspended job: the task (stopped, and reopened then) starts
+  // afresh. After publication the tasks rejoined before their executors register wait for each
+  // other, like admitted ones: all get the spec's next version once every one of them has
+  // registered. An elastic task is reopened instead (it never waits). Before publication, or
+  // for an unknown task, the same as ReopenTask.
+  void Rejoin(absl::string_view job_name, int index);
 
   // A task that will never register (a sidecar such as TensorBoard that died first) no longer
   // holds the others back: the spec is published without it once the rest have registered.

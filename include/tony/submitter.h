@@ -50,9 +50,11 @@
 
 namespace tony {
 
-enum class AppState { kSubmitted, kAccepted, kRunning, kSucceeded, kFailed, kKilled };
+// kSuspended: running on YARN, with every task stopped and its containers released until it is
+// resumed (Application::Suspend); never final. Last, so that the earlier values keep theirs.
+enum class AppState { kSubmitted, kAccepted, kRunning, kSucceeded, kFailed, kKilled, kSuspended };
 
-// "SUBMITTED", "ACCEPTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED".
+// "SUBMITTED", "ACCEPTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED", "SUSPENDED".
 TONY_EXPORT absl::string_view AppStateName(AppState state);
 inline bool IsFinal(AppState s) {
   return s == AppState::kSucceeded || s == AppState::kFailed || s == AppState::kKilled;
@@ -84,6 +86,8 @@ struct ApplicationStatus {
   // Attempts the job gets: its max_attempts within the cluster's cap; 0 where unknown (an
   // application opened later, e.g. by `ytf status`).
   int max_attempts = 0;
+  // SUSPENDED: since when (the last task stopped); InfinitePast() otherwise.
+  absl::Time suspended_since = absl::InfinitePast();
 };
 
 // The one definition of "the status changed" (Wait's and ApplicationMonitor's progress): every
@@ -170,6 +174,18 @@ class TONY_EXPORT Application {
     return DoScale(job_name, tasks, options);
   }
 
+  // Suspends the job: every task is stopped and its container released, while the application
+  // (its ApplicationMaster, staging, tokens and event log) stays; the status turns SUSPENDED
+  // once the last task stopped. Resume asks for the containers again and starts the tasks
+  // afresh (scripts go on from their checkpoints) with the cluster spec's next version. Tasks
+  // that had finished stay finished; the job timeout does not run while suspended. Both are OK
+  // once the ApplicationMaster took the request (also when it already is as asked; a Resume
+  // during the suspension's stop follows it); FailedPrecondition for a job that is over, not
+  // yet running (its tasks still registering), finishing, or in client mode; Unimplemented for
+  // a backend that cannot.
+  absl::Status Suspend(const CallOptions& options = {}) { return DoSuspend(true, options); }
+  absl::Status Resume(const CallOptions& options = {}) { return DoSuspend(false, options); }
+
   // The async twins: each returns at once and calls `done` exactly once, on a thread the
   // Application owns (never the caller's), with what the blocking call would have returned;
   // `on_progress` runs on that thread too. Destroying the Application cancels its waits and
@@ -188,6 +204,12 @@ class TONY_EXPORT Application {
   void ScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
                   DoneCallback done) {
     DoScaleAsync(job_name, tasks, options, std::move(done));
+  }
+  void SuspendAsync(const CallOptions& options, DoneCallback done) {
+    DoSuspendAsync(true, options, std::move(done));
+  }
+  void ResumeAsync(const CallOptions& options, DoneCallback done) {
+    DoSuspendAsync(false, options, std::move(done));
   }
 
   // Client mode (JobSpec::client_mode), for whoever runs the client task "client:0" on the
@@ -220,6 +242,9 @@ class TONY_EXPORT Application {
   virtual absl::Status DoScale(absl::string_view job_name, int tasks, const CallOptions& options);
   virtual void DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
                             DoneCallback done);
+  // `suspend`: Suspend, or else Resume.
+  virtual absl::Status DoSuspend(bool suspend, const CallOptions& options);
+  virtual void DoSuspendAsync(bool suspend, const CallOptions& options, DoneCallback done);
 
   // For ApplicationMonitor: calls `done` once, on some thread (possibly inline, never blocking
   // the caller), with the status once it differs from the one of `known_version` or after

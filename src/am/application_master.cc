@@ -115,6 +115,13 @@ absl::Status ApplicationMaster::Scale(const std::string& role, int tasks) {
   return absl::OkStatus();
 }
 
+absl::Status ApplicationMaster::Suspend(bool suspend) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = job_.CheckSuspendRequest(suspend); !s.ok()) return s;
+  events_.push_back(suspend ? JobEvent::Suspend() : JobEvent::Resume());
+  return absl::OkStatus();
+}
+
 void ApplicationMaster::AddWarning(std::string warning) {
   TONY_LOG(WARNING) << warning;
   absl::MutexLock lock(&mu_);
@@ -269,6 +276,7 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
   bo.scale_handler = [this](absl::string_view role, int tasks) {
     return Scale(std::string(role), tasks);
   };
+  bo.suspend_handler = [this](bool suspend) { return Suspend(suspend); };
   broker_ = std::make_unique<ClusterSpecBroker>(bo);
   if (absl::Status s = broker_->Start(); !s.ok()) return s;
   *port = broker_->port();
@@ -345,11 +353,21 @@ void ApplicationMaster::Apply(JobActions& a) {
     for (JobRecord& r : ActionRecords(a)) records.push_back(std::move(r));
     EmitRecords(std::move(records));
   }
-  if (!a.probe_tensorboard.empty() && !tensorboard_probe_.joinable()) {
+  if (!a.probe_tensorboard.empty()) {
     // Registered is not yet listening: announced once it answers, so that the tracking URL
-    // never leads to a refused connection.
-    tensorboard_probe_ =
-        std::thread([this, address = a.probe_tensorboard] { ProbeTensorBoard(address); });
+    // never leads to a refused connection. One probe at a time (a resumed job's TensorBoard
+    // registers again).
+    bool running;
+    {
+      absl::MutexLock lock(&mu_);
+      running = probe_running_;
+      probe_running_ = true;
+    }
+    if (!running) {
+      if (tensorboard_probe_.joinable()) tensorboard_probe_.join();  // it has returned
+      tensorboard_probe_ =
+          std::thread([this, address = a.probe_tensorboard] { ProbeTensorBoard(address); });
+    }
   }
   for (const TaskId& id : a.excuses) broker_->Excuse(id.job, id.index);
   std::string tracking_url, diagnostics;
@@ -366,6 +384,7 @@ void ApplicationMaster::Apply(JobActions& a) {
   }
   if (!a.admit.empty()) broker_->Admit(a.admit);  // before their executors register
   for (const TaskId& id : a.reopen) broker_->ReopenTask(id.job, id.index);
+  for (const TaskId& id : a.rejoin) broker_->Rejoin(id.job, id.index);
   for (const TaskSpec& t : a.requests) rm_->Request(t);
   for (const JobActions::Relaunch& r : a.relaunches) rm_->Relaunch(r.spec, r.host, r.port);
   for (const auto& [id, grace] : a.kills) rm_->Kill(id.ToString(), grace);
@@ -428,6 +447,13 @@ void ApplicationMaster::EmitRecords(std::vector<JobRecord> records) {
 }
 
 void ApplicationMaster::ProbeTensorBoard(const std::string& address) {
+  struct Done {
+    ApplicationMaster* am;
+    ~Done() {
+      absl::MutexLock lock(&am->mu_);
+      am->probe_running_ = false;
+    }
+  } done{this};
   // Real time: this waits for a real socket, and decides nothing (JobState does).
   const absl::Time give_up = absl::Now() + absl::Minutes(5);
   while (absl::Now() < give_up) {

@@ -142,6 +142,9 @@ class ApplicationMaster {
   // Asks for elastic `role` to have `tasks` tasks: the refusal at once (JobState::
   // CheckScaleRequest), or OK and the change follows on the AM's loop. Thread-safe.
   absl::Status Scale(const std::string& role, int tasks);
+  // Suspends the job (`suspend`) or resumes it: the refusal at once (JobState::
+  // CheckSuspendRequest), or OK and the change follows on the AM's loop. Thread-safe.
+  absl::Status Suspend(bool suspend);
 
   // The sink of executor events (what the broker learns). Embedders with their own transport
   // and tests feed events here directly.
@@ -185,7 +188,8 @@ class ApplicationMaster {
   bool final_status_seen_ ABSL_GUARDED_BY(mu_) = false;
   int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
   bool probe_stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it
+  bool probe_running_ ABSL_GUARDED_BY(mu_) = false;  // until ProbeTensorBoard returns
+  std::thread tensorboard_probe_;                    // started by Run()'s thread, joined by it
   std::unique_ptr<StatusPage> status_page_;
   int64_t event_seq_ = 0;  // Run()'s thread only
 };

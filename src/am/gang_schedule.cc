@@ -22,6 +22,12 @@ void GangSchedule::Settle() {
   deadline_.reset();
 }
 
+void GangSchedule::Renew(absl::Time now) {
+  settled_ = false;
+  rounds_ = 0;
+  Asked(now);
+}
+
 bool GangSchedule::ReleaseDue(absl::Time now) const {
   return !settled_ && deadline_ && !ask_again_at_ && now >= *deadline_;
 }

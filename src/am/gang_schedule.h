@@ -30,6 +30,9 @@ class GangSchedule {
   // The gang is whole for good (the cluster spec is out, or every task had a container by the
   // deadline): no more releases.
   void Settle();
+  // A new gang (a resumed job), every container asked for at `now`: releases allowed again,
+  // the backoff from its start.
+  void Renew(absl::Time now);
   // Whether the gang should be released now (the deadline passed and it is incomplete: the
   // caller knows the latter).
   bool ReleaseDue(absl::Time now) const;

@@ -57,6 +57,7 @@ void JobActions::Append(JobActions&& o) {
   move_all(relaunches, o.relaunches);
   move_all(kills, o.kills);
   move_all(excuses, o.excuses);
+  move_all(rejoin, o.rejoin);
   move_all(admit, o.admit);
   move_all(records, o.records);
   if (o.outcome) outcome = o.outcome;
@@ -135,6 +136,28 @@ JobActions JobState::Start(absl::Time now) {
   return out;
 }
 
+void JobState::StopQuietly(Task& t, const TaskId& id, JobActions* out) {
+  const bool live = t.allocated && !t.container_ended;
+  out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
+  t.register_by.reset();
+  t.linger_until.reset();
+  if (live) {
+    t.phase = TaskPhase::kStopping;  // stopped when its container ends
+  } else {
+    t.phase = TaskPhase::kStopped;  // its request is withdrawn; nothing comes back
+    t.container_ended = true;
+  }
+}
+
+void JobState::Renew(Task& t) {
+  Task fresh;
+  fresh.spec = std::move(t.spec);
+  fresh.restarts = t.restarts;
+  fresh.in_place_restarts = t.in_place_restarts;
+  fresh.scaled_down = t.scaled_down;
+  t = std::move(fresh);
+}
+
 JobState::Task* JobState::Find(const TaskId& id) {
   auto it = tasks_.find(id);
   return it == tasks_.end() ? nullptr : &it->second;
@@ -161,6 +184,7 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
       break;
     case Kind::kPublished:
       TONY_DEFER_LOG(out.log, INFO) << "every task registered; cluster spec published";
+      published_ = true;
       gang_.Settle();
       for (const auto& [id, task] : tasks_) {
         // The client (client mode) starts now; if its ytf-submit is gone, it never will.
@@ -221,6 +245,16 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
       }
       TONY_DEFER_LOG(out.log, INFO) << "scaling " << e.task.job << " to " << e.code << " tasks";
       scale_target_[e.task.job] = e.code;
+      break;
+    case Kind::kSuspend:
+    case Kind::kResume:
+      if (absl::Status s = CheckSuspendRequest(e.kind == Kind::kSuspend); !s.ok()) {
+        TONY_DEFER_LOG(out.log, WARNING) << "suspend/resume refused: " << s.message();
+      } else if (e.kind == Kind::kSuspend) {
+        Suspend(now, &out);
+      } else {
+        Resume(now, &out);
+      }
       break;
   }
   out.Append(Tick(now));

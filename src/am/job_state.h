@@ -21,6 +21,9 @@
 //     role running or finished form a later round the broker publishes separately.
 //   - Once the tracked tasks are done, untracked roles with a linger may run on for it; the job
 //     SUCCEEDS once they ended (one failing fails it) or were stopped at its end.
+//   - Suspending stops every task that has not finished, without failure, and releases its
+//     container; resuming asks for them again as one gang (the broker publishes the spec's next
+//     version once all registered). Deadlines (job timeout, dependencies) do not run meanwhile.
 //   - Once decided, every task still running is stopped; the job is over when every container
 //     has ended, or the stop deadline has passed.
 //
@@ -84,6 +87,8 @@ struct JobEvent {
     kKill,                  // text: the reason
     kTensorBoardListening,  // text: its URL
     kScale,                 // task.job: an elastic role; code: its new number of tasks
+    kSuspend,
+    kResume,
   };
   Kind kind = Kind::kKill;
   TaskId task;
@@ -130,6 +135,8 @@ struct JobEvent {
   static JobEvent Scale(std::string role, int tasks) {
     return {Kind::kScale, TaskId{std::move(role), 0}, tasks};
   }
+  static JobEvent Suspend() { return {Kind::kSuspend}; }
+  static JobEvent Resume() { return {Kind::kResume}; }
   static JobEvent TensorBoardListening(std::string url) {
     return {Kind::kTensorBoardListening, {}, 0, 0, std::move(url)};
   }
@@ -146,6 +153,9 @@ struct JobActions {
   std::vector<Relaunch> relaunches;  // ask for a container again (restart policy)
   std::vector<std::pair<TaskId, absl::Duration>> kills;  // stop, SIGKILL after the grace
   std::vector<TaskId> excuses;  // the broker stops waiting for them (dead sidecars)
+  // Resumed: the broker expects them afresh, as one gang (ClusterSpecBroker::Rejoin), before
+  // their containers are asked for.
+  std::vector<TaskId> rejoin;
   // Roles that join the cluster spec later (depends_on running/finished) and are now asked
   // for: the broker expects them and publishes the spec's next version once they registered.
   std::vector<std::string> admit;
@@ -238,6 +248,9 @@ class JobState {
   // (InvalidArgument outside its range, FailedPrecondition for a role that is not elastic or
   // a job that is over), naming the range.
   absl::Status CheckScaleRequest(const std::string& role, int tasks) const;
+  // OK if the job may be suspended (`suspend`) or resumed now (also when it already is);
+  // FailedPrecondition otherwise, saying why (over, not running yet, finishing, client mode).
+  absl::Status CheckSuspendRequest(bool suspend) const;
 
   // The state of one task, for tests. Null if unknown.
   const TaskPhase* PhaseOf(const TaskId& task) const;
@@ -261,7 +274,10 @@ class JobState {
     std::string previous_address;  // where it was before its relaunch
     bool avoid_host = false;       // its node was lost: not asked for there again
     size_t restart_line = 0;
-    std::optional<absl::Time> register_by;  // relaunched: fails the job unless registered by then
+    // Asked for again (relaunched, resumed, or joining later): fails the job unless registered
+    // by then; `asked_again` says how ("was relaunched").
+    std::optional<absl::Time> register_by;
+    std::string asked_again;
     // kExitHeld.
     absl::Time held_until;
     int held_code = 0;
@@ -277,7 +293,15 @@ class JobState {
   };
   enum class EndKind { kExited, kContainerEnded };
 
+  // Where a suspension is. kSuspending: its tasks are stopping; kSuspended: all stopped.
+  enum class Suspension { kNone, kSuspending, kSuspended };
+
   Task* Find(const TaskId& id);
+  // Stops `t` without failure until it is asked for again (Scale, Suspend): at once when it has
+  // no live container (its request is withdrawn), else when its container ends.
+  void StopQuietly(Task& t, const TaskId& id, JobActions* out);
+  // `t` as a new incarnation, asked for again: only its spec and restart counts stay.
+  static void Renew(Task& t);
   void OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out);
   void OnRegistered(Task& t, const JobEvent& e, JobActions* out);
   void OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
@@ -319,6 +343,13 @@ class JobState {
   // Stops an elastic role's tasks beyond its target (Scale) and revives those within it.
   void CheckScale(JobActions* out);
 
+  // Suspend and resume (job_state_suspend.cc).
+  void Suspend(absl::Time now, JobActions* out);
+  void Resume(absl::Time now, JobActions* out);
+  // kSuspending becomes kSuspended once every task has stopped (then a resume asked for
+  // meanwhile follows).
+  void CheckSuspended(absl::Time now, JobActions* out);
+
   // Whether the tracked task `t` no longer holds the job's success back: an elastic task that
   // never started once another of its role finished training.
   bool ElasticDone(const Task& t) const;
@@ -348,6 +379,11 @@ class JobState {
   bool tracked_done_ = false;                   // every tracked task exited 0
   std::optional<absl::Time> elastic_start_by_;  // min elastic tasks registered by then
   std::map<std::string, int> scale_target_;     // elastic roles scaled: their number of tasks
+  bool published_ = false;                      // the broker published the first spec
+  Suspension suspension_ = Suspension::kNone;
+  absl::Time suspend_requested_at_;  // while suspending or suspended
+  absl::Time suspended_since_;       // kSuspended: when the last task stopped
+  bool resume_requested_ = false;    // while kSuspending: resume once all stopped
 };
 
 }  // namespace tony::am

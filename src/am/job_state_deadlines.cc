@@ -21,7 +21,8 @@ JobActions JobState::Tick(absl::Time now) {
   CheckElasticStart(now, &out);
   CheckScale(&out);
   CheckLinger(now, &out);
-  if (!outcome_ && now >= job_deadline_) {
+  CheckSuspended(now, &out);
+  if (!outcome_ && suspension_ == Suspension::kNone && now >= job_deadline_) {
     Finish(AppState::kFailed,
            absl::StrCat("the job timeout of ", absl::FormatDuration(options_.spec.timeouts.job),
                         " passed"),
@@ -49,7 +50,9 @@ void JobState::StopEverything(absl::Time now, JobActions* out) {
 }
 
 absl::Time JobState::NextWake() const {
-  absl::Time wake = job_deadline_;
+  // Suspended: the job timeout and the dependencies' do not run.
+  const bool suspended = suspension_ != Suspension::kNone && !outcome_;
+  absl::Time wake = suspended ? absl::InfiniteFuture() : job_deadline_;
   for (const std::optional<absl::Time>& d :
        {stop_deadline_, client_start_deadline_, gang_.NextWake()}) {
     if (d) wake = std::min(wake, *d);
@@ -57,7 +60,7 @@ absl::Time JobState::NextWake() const {
   for (const auto& [id, t] : tasks_) {
     if (std::optional<absl::Time> d = t.NextDeadline()) wake = std::min(wake, *d);
   }
-  if (!outcome_) {
+  if (!outcome_ && !suspended) {
     for (const auto& [when, role] : DependencyDeadlines()) wake = std::min(wake, when);
     if (elastic_start_by_) wake = std::min(wake, *elastic_start_by_);
   }
@@ -85,7 +88,8 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
   if (gang_.ReleaseDue(now)) {
     bool partial = false;
     for (const auto& [id, t] : tasks_) {
-      partial |= !t.outside && !t.allocated && t.phase != TaskPhase::kBlocked;
+      partial |= !t.outside && !t.allocated && t.phase != TaskPhase::kBlocked &&
+                 t.phase != TaskPhase::kStopped && t.phase != TaskPhase::kEnded;
     }
     if (!partial) {
       gang_.Settle();
@@ -102,7 +106,11 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
          {{"pending", pending}, {"backoff_ms", absl::ToInt64Milliseconds(backoff)}}});
     for (const TaskId& id : order_) {
       Task& t = tasks_[id];
-      if (t.outside || t.phase == TaskPhase::kBlocked) continue;
+      // Finished ones (before a suspension, or scaled down) are not part of this gang.
+      if (t.outside || t.phase == TaskPhase::kBlocked || t.phase == TaskPhase::kStopped ||
+          t.phase == TaskPhase::kEnded) {
+        continue;
+      }
       t.phase = TaskPhase::kReleased;
       if (!t.container_ended) out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
     }
@@ -115,11 +123,7 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (t.phase != TaskPhase::kReleased) continue;
-    Task fresh;
-    fresh.spec = std::move(t.spec);
-    fresh.restarts = t.restarts;
-    fresh.in_place_restarts = t.in_place_restarts;
-    t = std::move(fresh);
+    Renew(t);
     out->reopen.push_back(id);  // its earlier registration no longer counts
     const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
     if (jt != nullptr && !jt->depends_on.empty()) {
@@ -154,7 +158,10 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
     t.exit_code = 0;
     t.address.clear();
     // An elastic task comes back when YARN has room; the others train on meanwhile.
-    if (ElasticOf(t.spec) == nullptr) t.register_by = now + options_.spec.timeouts.registration;
+    if (ElasticOf(t.spec) == nullptr) {
+      t.register_by = now + options_.spec.timeouts.registration;
+      t.asked_again = "was relaunched";
+    }
     TONY_DEFER_LOG(out->log, INFO)
         << "relaunching " << id.ToString()
         << (r.host.empty() ? "" : absl::StrCat(", preferably at ", t.previous_address));
@@ -182,9 +189,7 @@ void JobState::CheckRelaunchedRegistrations(absl::Time now, JobActions* out) {
     } else if (now >= *t.register_by) {
       t.register_by.reset();
       Finish(AppState::kFailed,
-             absl::StrCat(id.ToString(),
-                          t.restarts > 0 ? " was relaunched" : " joined later (depends_on)",
-                          " but did not register within ",
+             absl::StrCat(id.ToString(), " ", t.asked_again, " but did not register within ",
                           absl::FormatDuration(options_.spec.timeouts.registration)),
              out);
     }

@@ -84,6 +84,7 @@ void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* o
     // The broker's own registration deadline covers round 0 only; elastic tasks have none.
     if (later_round && ElasticOf(t.spec) == nullptr) {
       t.register_by = now + options_.spec.timeouts.registration;
+      t.asked_again = "joined later (depends_on)";
     }
     out->requests.push_back(t.spec);
   }
@@ -96,7 +97,7 @@ void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* o
 }
 
 void JobState::CheckDependencies(absl::Time now, JobActions* out) {
-  if (outcome_ || !started_) return;
+  if (outcome_ || !started_ || suspension_ != Suspension::kNone) return;
   // The next round starts once each of its roles may (registered-only waits come below).
   const int last_round =
       round_.empty()
@@ -230,11 +231,14 @@ absl::Status JobState::CheckScaleRequest(const std::string& role, int tasks) con
                                                    jt->elastic->max, " tasks, not ", tasks));
   }
   if (outcome_) return absl::FailedPreconditionError("the job is over");
+  if (suspension_ != Suspension::kNone) {
+    return absl::FailedPreconditionError("the job is suspended: resume it first");
+  }
   return absl::OkStatus();
 }
 
 void JobState::CheckScale(JobActions* out) {
-  if (outcome_) return;
+  if (outcome_ || suspension_ != Suspension::kNone) return;  // applied on resume
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     auto target = scale_target_.find(t.spec.job_name);
@@ -245,22 +249,12 @@ void JobState::CheckScale(JobActions* out) {
           t.phase == TaskPhase::kEnded) {
         continue;
       }
-      const bool live = t.allocated && !t.container_ended;
-      out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
-      t.register_by.reset();
-      if (live) {
-        t.phase = TaskPhase::kStopping;  // stopped when its container ends
-      } else {
-        t.phase = TaskPhase::kStopped;  // its request is withdrawn; nothing comes back
-        t.container_ended = true;
-      }
+      StopQuietly(t, id, out);
       TONY_DEFER_LOG(out->log, INFO) << "scaled down: stopping " << id.ToString();
     } else if (t.spec.index < target->second && t.scaled_down && t.phase == TaskPhase::kStopped &&
                t.container_ended) {
-      Task fresh;
-      fresh.spec = std::move(t.spec);
-      fresh.restarts = t.restarts;
-      t = std::move(fresh);
+      Renew(t);
+      t.scaled_down = false;
       out->reopen.push_back(id);
       out->requests.push_back(t.spec);
       TONY_DEFER_LOG(out->log, INFO) << "scaled up: asking for " << id.ToString();

@@ -52,6 +52,10 @@ std::optional<JobRecord> RecordOf(const JobEvent& e) {
       return Of("tensorboard_listening", e.task, {{"url", e.text}});
     case Kind::kScale:
       return JobRecord{"role_scaled", "", {{"role", e.task.job}, {"tasks", e.code}}};
+    case Kind::kSuspend:
+      return Of("suspend_requested", e.task);
+    case Kind::kResume:
+      return Of("resume_requested", e.task);
   }
   return std::nullopt;
 }

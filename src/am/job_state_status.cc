@@ -27,9 +27,11 @@ bool JobState::AllContainersEnded() const {
 ApplicationStatus JobState::Status(absl::Time now) const {
   ApplicationStatus s;
   // The outcome shows once every task has stopped: a client that sees it may rely on that.
-  s.state = !started_                          ? AppState::kAccepted
-            : outcome_ && AllContainersEnded() ? *outcome_
-                                               : AppState::kRunning;
+  s.state = !started_                                            ? AppState::kAccepted
+            : outcome_ && AllContainersEnded()                   ? *outcome_
+            : !outcome_ && suspension_ == Suspension::kSuspended ? AppState::kSuspended
+                                                                 : AppState::kRunning;
+  if (s.state == AppState::kSuspended) s.suspended_since = suspended_since_;
   s.tensorboard_url = tensorboard_url_;
   if (outcome_) {
     s.diagnostics = final_diagnostics_;
@@ -41,6 +43,7 @@ ApplicationStatus JobState::Status(absl::Time now) const {
     if (t.scaled_down) continue;  // no longer part of the job (Scale)
     JobTypeProgress& p = s.progress[t.spec.job_name];
     ++p.total;
+    if (suspension_ != Suspension::kNone && t.phase == TaskPhase::kStopped) continue;
     p.allocated += t.allocated;
     p.registered += t.registered;
     p.running += t.started && !t.finished();

@@ -38,8 +38,9 @@ void Family(std::string* out, absl::string_view name, absl::string_view type,
 std::string RenderPrometheusMetrics(const ApplicationStatus& status) {
   std::string out;
   Family(&out, "tony_job_state", "gauge", "1 for the job's current state, 0 for the others.");
-  for (AppState s : {AppState::kSubmitted, AppState::kAccepted, AppState::kRunning,
-                     AppState::kSucceeded, AppState::kFailed, AppState::kKilled}) {
+  for (AppState s :
+       {AppState::kSubmitted, AppState::kAccepted, AppState::kRunning, AppState::kSucceeded,
+        AppState::kFailed, AppState::kKilled, AppState::kSuspended}) {
     absl::StrAppend(&out, "tony_job_state{state=\"", AppStateName(s), "\"} ",
                     status.state == s ? 1 : 0, "\n");
   }

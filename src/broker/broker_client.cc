@@ -373,6 +373,16 @@ absl::Status BrokerClient::Scale(absl::string_view job_name, int tasks, absl::Ti
   return Named(FromGrpcStatus(stub_->stub->Scale(&ctx, request, &response)), "Scale");
 }
 
+absl::Status BrokerClient::Suspend(bool suspend, absl::Time deadline) {
+  TONY_RETURN_IF_ERROR(egress_);
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout, deadline);
+  SuspendRequest request;
+  request.set_resume(!suspend);
+  SuspendResponse response;
+  return Named(FromGrpcStatus(stub_->stub->Suspend(&ctx, request, &response)), "Suspend");
+}
+
 absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
     const std::function<absl::StatusOr<std::shared_ptr<BrokerClient>>()>& broker_of,
     absl::Duration timeout) {
@@ -450,6 +460,19 @@ void BrokerBackedApplication::DoScaleAsync(absl::string_view job_name, int tasks
   if (!RunAsync([this, job = std::string(job_name), tasks, options, shared] {
         (*shared)(DoScale(job, tasks, options));
       })) {
+    (*shared)(CancelledError(id()));
+  }
+}
+
+absl::Status BrokerBackedApplication::DoSuspend(bool suspend, const CallOptions& options) {
+  TONY_ASSIGN_OR_RETURN(std::shared_ptr<BrokerClient> am, Broker());
+  return am->Suspend(suspend, CallDeadline(options));
+}
+
+void BrokerBackedApplication::DoSuspendAsync(bool suspend, const CallOptions& options,
+                                             DoneCallback done) {
+  auto shared = std::make_shared<DoneCallback>(std::move(done));
+  if (!RunAsync([this, suspend, options, shared] { (*shared)(DoSuspend(suspend, options)); })) {
     (*shared)(CancelledError(id()));
   }
 }

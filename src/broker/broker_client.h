@@ -72,6 +72,8 @@ class BrokerClient {
   absl::Status Kill(absl::string_view reason, absl::Time deadline = absl::InfiniteFuture());
   absl::Status Scale(absl::string_view job_name, int tasks,
                      absl::Time deadline = absl::InfiniteFuture());
+  // `suspend`: suspends the job, or else resumes it.
+  absl::Status Suspend(bool suspend, absl::Time deadline = absl::InfiniteFuture());
 
   // The AM's status and its version (which grows with every change).
   struct VersionedStatus {
@@ -128,6 +130,8 @@ class BrokerBackedApplication : public Application {
   absl::Status DoScale(absl::string_view job_name, int tasks, const CallOptions& options) override;
   void DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
                     DoneCallback done) override;
+  absl::Status DoSuspend(bool suspend, const CallOptions& options) override;
+  void DoSuspendAsync(bool suspend, const CallOptions& options, DoneCallback done) override;
 
   // Cancels the waits in flight and joins the calls' threads (see above). Idempotent.
   void StopAsyncCalls() { calls_.Stop(); }

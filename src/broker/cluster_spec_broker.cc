@@ -101,6 +101,19 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
       --registered_count_;
     }
   }
+  void Rejoin(absl::string_view job, int index) {
+    {
+      absl::MutexLock lock(&mu_);
+      TaskState* task = FindLocked(job, index);
+      if (task != nullptr && published_ && !task->elastic && !task->deferred) {
+        if (!task->joining || task->registered) ++joining_unregistered_;
+        task->joining = true;
+        task->registered = task->reopened = task->exited = task->excused = false;
+        return;
+      }
+    }
+    ReopenTask(job, index);
+  }
   bool IsRegistered(absl::string_view job, int index) const {
     absl::MutexLock lock(&mu_);
     const TaskState* t = FindLocked(job, index);
@@ -165,6 +178,9 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
                                  pb::KillResponse* response) override;
   grpc::ServerUnaryReactor* Scale(grpc::CallbackServerContext* ctx, const pb::ScaleRequest* request,
                                   pb::ScaleResponse* response) override;
+  grpc::ServerUnaryReactor* Suspend(grpc::CallbackServerContext* ctx,
+                                    const pb::SuspendRequest* request,
+                                    pb::SuspendResponse* response) override;
 
  private:
   struct TaskState {
@@ -949,6 +965,20 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Scale(grpc::CallbackServerCon
   return Reply(ctx, s);
 }
 
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Suspend(grpc::CallbackServerContext* ctx,
+                                                           const pb::SuspendRequest* request,
+                                                           pb::SuspendResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  const char* what = request->resume() ? "resume" : "suspend";
+  if (!options_.suspend_handler) {
+    return Reply(ctx, absl::UnimplementedError(
+                          absl::StrCat("this ApplicationMaster cannot ", what, " the job")));
+  }
+  absl::Status s = options_.suspend_handler(!request->resume());
+  TONY_LOG(INFO) << what << " requested by the client: " << (s.ok() ? "accepted" : s.ToString());
+  return Reply(ctx, s);
+}
+
 void ClusterSpecBroker::Impl::TimerLoop() {
   const absl::Time registration_deadline = start_time_ + options_.registration_timeout;
   const bool watch_heartbeats = options_.heartbeat_timeout != absl::InfiniteDuration();
@@ -1049,6 +1079,10 @@ void ClusterSpecBroker::Admit(const std::vector<std::string>& job_names) {
 
 void ClusterSpecBroker::ReopenTask(absl::string_view job_name, int index) {
   impl_->ReopenTask(job_name, index);
+}
+
+void ClusterSpecBroker::Rejoin(absl::string_view job_name, int index) {
+  impl_->Rejoin(job_name, index);
 }
 bool ClusterSpecBroker::IsRegistered(absl::string_view job_name, int index) const {
   return impl_->IsRegistered(job_name, index);

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/utf8.h"
 
 namespace tony::broker {
@@ -117,6 +118,9 @@ StatusResponse ApplicationStatusToWire(const ApplicationStatus& status) {
   wire.set_log_dir(status.log_dir);
   wire.set_tensorboard_url(status.tensorboard_url);
   wire.set_pending(ToValidUtf8(status.pending));
+  if (status.suspended_since != absl::InfinitePast()) {
+    wire.set_suspended_since_ms(absl::ToUnixMillis(status.suspended_since));
+  }
   for (const auto& [name, p] : status.progress) {
     broker::JobTypeProgress* w = wire.add_progress();
     w->set_job_name(name);
@@ -135,7 +139,7 @@ ApplicationStatus ApplicationStatusFromWire(const StatusResponse& wire) {
   ApplicationStatus status;
   status.id = wire.id();
   int state = static_cast<int>(wire.state());
-  status.state = state >= 0 && state <= static_cast<int>(tony::AppState::kKilled)
+  status.state = state >= 0 && state <= static_cast<int>(tony::AppState::kSuspended)
                      ? static_cast<tony::AppState>(state)
                      : tony::AppState::kRunning;
   status.tracking_url = wire.tracking_url();
@@ -143,6 +147,9 @@ ApplicationStatus ApplicationStatusFromWire(const StatusResponse& wire) {
   status.log_dir = wire.log_dir();
   status.tensorboard_url = wire.tensorboard_url();
   status.pending = wire.pending();
+  if (wire.suspended_since_ms() != 0) {
+    status.suspended_since = absl::FromUnixMillis(wire.suspended_since_ms());
+  }
   for (const broker::JobTypeProgress& w : wire.progress()) {
     tony::JobTypeProgress& p = status.progress[w.job_name()];
     p.total = w.total();

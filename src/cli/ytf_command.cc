@@ -41,8 +41,8 @@ struct YtfArgs {
   bool all = false;                                        // list --all
   std::vector<std::string> tags;                           // list --tag
   bool json = false;                                       // status, list --json
-  bool wait = false;                                       // status, scale --wait
-  absl::Duration wait_timeout = absl::InfiniteDuration();  // status, scale --timeout
+  bool wait = false;                                       // status, scale, ... --wait
+  absl::Duration wait_timeout = absl::InfiniteDuration();  // status, scale, ... --timeout
   std::string scale_role;                                  // scale ROLE=N
   int scale_tasks = 0;
   bool help = false;
@@ -61,8 +61,8 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "json", false, "status list events"},
     {0, "all", false, "list"},
     {0, "tag", true, "list"},
-    {0, "wait", false, "status scale"},
-    {0, "timeout", true, "status scale"},
+    {0, "wait", false, "status scale suspend resume"},
+    {0, "timeout", true, "status scale suspend resume"},
     {0, "task", true, "logs"},
     {0, "file", true, "logs"},
     {'f', "follow", false, "logs"},
@@ -74,7 +74,8 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "keytab", true, ""},
 };
 
-constexpr const char* kCommands[] = {"status", "kill", "scale", "list", "logs", "events", "clean"};
+constexpr const char* kCommands[] = {"status", "kill", "scale",  "suspend", "resume",
+                                     "list",   "logs", "events", "clean"};
 
 bool IsCommand(absl::string_view c) {
   return std::find(std::begin(kCommands), std::end(kCommands), c) != std::end(kCommands);
@@ -173,7 +174,7 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
     return out;
   }
   if (out.command.empty()) {
-    return Usage("", "no command; use status, kill, scale, list, logs or events");
+    return Usage("", "no command; use status, kill, scale, suspend, resume, list, logs or events");
   }
   if (!IsCommand(out.command)) {
     return Usage("", absl::StrCat("unknown command '", out.command, "'"));
@@ -248,7 +249,15 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
 }
 
 void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
-  out << s.id << "  " << AppStateName(s.state) << "\n";
+  out << s.id << "  " << AppStateName(s.state);
+  if (s.state == AppState::kSuspended) {
+    out << " since "
+        << absl::FormatTime("%Y-%m-%d %H:%M:%S %Z", s.suspended_since, absl::LocalTimeZone())
+        << " ("
+        << absl::FormatDuration(absl::Trunc(absl::Now() - s.suspended_since, absl::Seconds(1)))
+        << ")";
+  }
+  out << "\n";
   if (s.attempt > 1) {
     out << "  attempt: " << s.attempt;
     if (s.max_attempts > 0) out << " of " << s.max_attempts;
@@ -283,6 +292,10 @@ http::Json StatusJson(const ApplicationStatus& s) {
           {"attempt", s.attempt},
           {"progress", progress},
           {"pending", s.pending},
+          {"suspended_since",
+           s.state == AppState::kSuspended
+               ? absl::FormatTime(absl::RFC3339_sec, s.suspended_since, absl::UTCTimeZone())
+               : ""},
           {"diagnostics", s.diagnostics}};
 }
 
@@ -365,6 +378,64 @@ int Scale(const YtfArgs& args, Application& app, std::ostream& out, std::ostream
                                       : absl::StrCat(" (it had ", p->second.total, ")"))
       << "\n";
   return args.wait ? WaitForScale(args, app, out, err) : kExitOk;
+}
+
+// Until the job is SUSPENDED (suspend --wait) or every task that is not done runs again
+// (resume --wait), printing each change of the task counts.
+int WaitForSuspension(const YtfArgs& args, Application& app, std::ostream& out, std::ostream& err) {
+  const bool suspend = args.command == "suspend";
+  Cancellation reached;
+  std::string last;
+  auto final = app.Wait(
+      args.wait_timeout,
+      [&](const ApplicationStatus& s) {
+        int total = 0, running = 0, done = 0;
+        for (const auto& [job, p] : s.progress) {
+          total += p.total;
+          running += p.running;
+          done += p.succeeded + p.failed;
+        }
+        const std::string line =
+            s.state == AppState::kSuspended
+                ? "suspended"
+                : absl::StrFormat("%s: %d of %d tasks running", AppStateName(s.state), running,
+                                  total - done);
+        if (line != last) out << line << "\n" << std::flush;
+        last = line;
+        const bool there = suspend ? s.state == AppState::kSuspended
+                                   : s.state == AppState::kRunning && running == total - done;
+        if (there) reached.Cancel();
+      },
+      reached);
+  if (reached.cancelled()) return kExitOk;
+  if (final.ok()) {
+    err << "ytf: " << args.app << " ended (" << AppStateName(final->state) << ") before it "
+        << (suspend ? "was suspended" : "ran again") << "\n";
+    return kExitJobFailed;
+  }
+  err << "ytf: " << args.app << ": " << final.status().message() << "\n";
+  return kExitInternal;
+}
+
+int Suspend(const YtfArgs& args, Application& app, std::ostream& out, std::ostream& err) {
+  const bool suspend = args.command == "suspend";
+  int code = kExitOk;
+  auto before = StatusBeforeChange(args.command, args.app, app, err, &code);
+  if (!before.ok()) return code;
+  absl::Status s = suspend ? app.Suspend() : app.Resume();
+  if (!s.ok()) {
+    err << "ytf: " << args.command << " " << args.app << ": " << s.message() << "\n";
+    // A job that cannot be suspended now (not running yet, finishing, client mode) is not an
+    // internal error: it is what was asked.
+    return absl::IsFailedPrecondition(s) ? kExitJobFailed : kExitInternal;
+  }
+  const bool already = suspend == (before->state == AppState::kSuspended);
+  out << args.app << ": "
+      << (already ? (suspend ? "already suspended" : "already running")
+                  : (suspend ? "suspending (its tasks stop; their containers are released)"
+                             : "resuming (its tasks are asked for again)"))
+      << "\n";
+  return args.wait ? WaitForSuspension(args, app, out, err) : kExitOk;
 }
 
 // The ApplicationMaster's own files are tony-am.stdout/tony-am.stderr (its launch command
@@ -547,6 +618,27 @@ range), 3 cluster or job not found (or, with --wait, not reached before --timeou
 )",
                         kCommon);
   }
+  if (command == "suspend" || command == "resume") {
+    return absl::StrCat(
+        R"(ytf suspend, ytf resume - stop a job's tasks for a while, and start them again
+
+Usage: ytf suspend APP [--wait [--timeout <d>]]
+       ytf resume APP [--wait [--timeout <d>]]
+
+suspend: the ApplicationMaster stops every task that has not finished (not a failure) and
+releases its container; the application, its staging, tokens and event log stay, and ytf status
+says SUSPENDED since when. The job timeout does not run meanwhile. resume: the tasks are asked
+for again as one gang and start afresh with the cluster spec's next version; training scripts go
+on from their checkpoints. Both are harmless when the job already is as asked.
+      --wait                then wait until it is suspended (every container released), or
+                            until every task that has not finished runs again
+      --timeout <d>         stop waiting after this long (10m, 1h; default none): exit 3
+Exit codes: 0 the request was taken (with --wait: done), 1 the job had already finished, ended
+while waiting, or cannot be suspended now (not running yet, finishing, client mode), 2 bad
+usage, 3 cluster or job not found (or, with --wait, not done before --timeout).
+)",
+        kCommon);
+  }
   if (command == "clean") {
     return absl::StrCat(R"(ytf clean - remove what your finished or abandoned jobs left in HDFS
 
@@ -617,6 +709,8 @@ are printed), or the cluster or job not found.
 Usage: ytf status APP [--json]     state, tracking URL, per-job progress and diagnostics
        ytf kill APP                stop the job (it ends KILLED)
        ytf scale APP worker=4      an elastic role's new number of tasks
+       ytf suspend APP             stop every task and release its containers (SUSPENDED)
+       ytf resume APP              ask for a suspended job's tasks again (from checkpoints)
        ytf list [--all] [--json]   libtony jobs (running ones; --all: finished too)
        ytf logs APP [--task worker:1] [--file stderr] [--follow]
                                    task logs from the NodeManagers (--task am: the AM's)
@@ -742,6 +836,9 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
   if (parsed->command == "status") return Status(std::move(app), parsed->json, out, err);
   if (parsed->command == "scale") return Scale(*parsed, *app, out, err);
+  if (parsed->command == "suspend" || parsed->command == "resume") {
+    return Suspend(*parsed, *app, out, err);
+  }
   if (parsed->command == "kill") {
     int code = kExitOk;
     if (!StatusBeforeChange("kill", parsed->app, *app, err, &code).ok()) return code;

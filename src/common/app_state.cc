@@ -18,6 +18,8 @@ absl::string_view AppStateName(AppState state) {
       return "FAILED";
     case AppState::kKilled:
       return "KILLED";
+    case AppState::kSuspended:
+      return "SUSPENDED";
   }
   return "UNKNOWN";
 }

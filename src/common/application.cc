@@ -4,6 +4,7 @@
 
 #include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "tony/submitter.h"
 
 namespace tony {
@@ -16,9 +17,9 @@ bool operator==(const JobTypeProgress& a, const JobTypeProgress& b) {
 
 bool operator==(const ApplicationStatus& a, const ApplicationStatus& b) {
   return std::tie(a.id, a.state, a.tracking_url, a.diagnostics, a.progress, a.log_dir,
-                  a.tensorboard_url, a.pending, a.attempt, a.max_attempts) ==
+                  a.tensorboard_url, a.pending, a.attempt, a.max_attempts, a.suspended_since) ==
          std::tie(b.id, b.state, b.tracking_url, b.diagnostics, b.progress, b.log_dir,
-                  b.tensorboard_url, b.pending, b.attempt, b.max_attempts);
+                  b.tensorboard_url, b.pending, b.attempt, b.max_attempts, b.suspended_since);
 }
 
 void Application::DoStatusAsync(const CallOptions& options, StatusCallback done) {
@@ -42,6 +43,15 @@ absl::Status Application::DoScale(absl::string_view job_name, int tasks,
 void Application::DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
                                DoneCallback done) {
   done(DoScale(job_name, tasks, options));
+}
+
+absl::Status Application::DoSuspend(bool suspend, const CallOptions& options) {
+  return absl::UnimplementedError(
+      absl::StrCat("this backend cannot ", suspend ? "suspend" : "resume", " a job"));
+}
+
+void Application::DoSuspendAsync(bool suspend, const CallOptions& options, DoneCallback done) {
+  done(DoSuspend(suspend, options));
 }
 
 void Application::DoWatchAsync(uint64_t /*known_version*/, absl::Duration /*max_wait*/,

@@ -138,6 +138,15 @@ struct PyApplication {
       app->ScaleAsync(role, tasks, Limits(timeout), std::move(done));
     });
   }
+  void Suspend(bool suspend, absl::Duration timeout) {
+    AwaitDone([&](Application::DoneCallback done) {
+      if (suspend) {
+        app->SuspendAsync(Limits(timeout), std::move(done));
+      } else {
+        app->ResumeAsync(Limits(timeout), std::move(done));
+      }
+    });
+  }
   py::str Logs(const std::string& task, const std::string& file, absl::Duration timeout) {
     absl::StatusOr<std::string> text;
     {
@@ -265,6 +274,16 @@ void BindApplication(py::module_& m) {
            "Asks for the elastic role `role` to have `tasks` tasks from now on: "
            "InvalidArgumentError (a ValueError) outside its range, FailedPreconditionError for "
            "a role that is not elastic or a job that is over.")
+      .def(
+          "suspend", [](PyApplication& a, absl::Duration timeout) { a.Suspend(true, timeout); },
+          py::arg("timeout") = py::none(),
+          "Stops every task that has not finished and releases its container; the job stays "
+          "(status SUSPENDED once all stopped) until resume(). FailedPreconditionError for a "
+          "job that is over, not running yet, finishing, or in client mode.")
+      .def(
+          "resume", [](PyApplication& a, absl::Duration timeout) { a.Suspend(false, timeout); },
+          py::arg("timeout") = py::none(),
+          "Asks for the suspended tasks again; they start afresh (from their checkpoints).")
       .def("logs", &PyApplication::Logs, py::arg("task"), py::arg("file") = "stderr",
            py::arg("timeout") = py::none())
       .def("__repr__", [](const PyApplication& a) { return "Application('" + a.app->id() + "')"; });

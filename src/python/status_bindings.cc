@@ -63,6 +63,13 @@ void BindStatus(py::module_& m) {
                     "while waiting for containers: what is pending and why")
       .def_readonly("attempt", &ApplicationStatus::attempt)
       .def_readonly("max_attempts", &ApplicationStatus::max_attempts)
+      .def_property_readonly(
+          "suspended_since",
+          [](const ApplicationStatus& s) -> py::object {
+            if (s.state != AppState::kSuspended) return py::none();
+            return py::float_(absl::ToDoubleSeconds(s.suspended_since - absl::UnixEpoch()));
+          },
+          "SUSPENDED: since when, in seconds since the epoch (time.time()); None otherwise")
       .def_property_readonly("final", [](const ApplicationStatus& s) { return IsFinal(s.state); })
       .def(
           "__eq__", [](const ApplicationStatus& a, const ApplicationStatus& b) { return a == b; },
@@ -95,6 +102,7 @@ void BindStatusTypes(py::module_& m) {
       .value("SUCCEEDED", AppState::kSucceeded)
       .value("FAILED", AppState::kFailed)
       .value("KILLED", AppState::kKilled)
+      .value("SUSPENDED", AppState::kSuspended)
       .def_property_readonly("final", [](AppState s) { return IsFinal(s); });
   BindProgress(m);
   BindStatus(m);

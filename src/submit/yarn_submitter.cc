@@ -432,6 +432,10 @@ class YarnApplication : public broker::BrokerBackedApplication {
     if (s->tracking_url.empty()) s->tracking_url = am.tracking_url;
     s->tensorboard_url = am.tensorboard_url;
     s->pending = am.pending;
+    if (am.state == AppState::kSuspended) {
+      s->state = am.state;  // YARN knows it only as RUNNING
+      s->suspended_since = am.suspended_since;
+    }
   }
 
   // An AM's outcome ends the application unless YARN starts another attempt after a failure.

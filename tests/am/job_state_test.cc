@@ -35,6 +35,9 @@ std::string Describe(const JobActions& a) {
   if (!a.reopen.empty()) {
     parts.push_back("reopen " + ids(a.reopen, [](const TaskId& t) { return t.ToString(); }));
   }
+  if (!a.rejoin.empty()) {
+    parts.push_back("rejoin " + ids(a.rejoin, [](const TaskId& t) { return t.ToString(); }));
+  }
   if (!a.admit.empty()) parts.push_back("admit " + absl::StrJoin(a.admit, " "));
   if (!a.requests.empty()) {
     parts.push_back("request " + ids(a.requests, [](const TaskSpec& t) { return t.id(); }));
@@ -784,6 +787,94 @@ TEST(JobStateElasticTest, ScaleStopsTasksBeyondTheTargetAndAsksForThemAgainWithi
            "kill rendezvous:0 worker:1 worker:2; outcome SUCCEEDED"},
       });
   EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 3);
+}
+
+TEST(JobStateSuspendTest, SuspendStopsUnfinishedTasksAndResumeAsksForThemAsOneGang) {
+  JobStateOptions o = Options({Job("ps", 1), Job("worker", 2)});
+  o.spec.timeouts.job = absl::Hours(1);
+  JobState state(o);
+  state.Start(kStart);
+  EXPECT_EQ(state.CheckSuspendRequest(true).code(), absl::StatusCode::kFailedPrecondition);
+  RunTable(state, Then(AllRunning({"ps:0", "worker:0", "worker:1"}, absl::Seconds(1)),
+                       {{absl::Seconds(10), JobEvent::Exited(T("worker:1"), 0), ""},
+                        {absl::Seconds(11), JobEvent::Completed(T("worker:1"), 0), ""}}));
+  EXPECT_TRUE(state.CheckSuspendRequest(true).ok());
+  RunTable(state,
+           {
+               // What has finished stays finished; the rest stops, without failure.
+               {absl::Seconds(20), JobEvent::Suspend(), "reopen ps:0 worker:0; kill ps:0 worker:0",
+                "ps:0=STOPPING worker:0=STOPPING worker:1=EXITED"},
+               {absl::Seconds(21), JobEvent::Exited(T("ps:0"), 143), "", "ps:0=STOPPED"},
+               {absl::Seconds(21), JobEvent::Completed(T("ps:0"), -105), ""},
+               {absl::Seconds(22), JobEvent::Exited(T("worker:0"), 143), "", "worker:0=STOPPED"},
+           });
+  EXPECT_EQ(state.Status(kStart + absl::Seconds(22)).state, AppState::kRunning);  // stopping
+  RunTable(state, {{absl::Seconds(23), JobEvent::Completed(T("worker:0"), -105), ""}});
+  ApplicationStatus suspended = state.Status(kStart + absl::Minutes(5));
+  EXPECT_EQ(suspended.state, AppState::kSuspended);
+  EXPECT_EQ(suspended.suspended_since, kStart + absl::Seconds(23));
+  EXPECT_EQ(suspended.progress.at("worker").total, 2);
+  EXPECT_EQ(suspended.progress.at("worker").running, 0);
+  EXPECT_EQ(suspended.progress.at("worker").succeeded, 1);
+  // Suspended, the job timeout does not run: nothing wakes the job but an event.
+  EXPECT_EQ(state.NextWake(), absl::InfiniteFuture());
+  EXPECT_EQ(Describe(state.Tick(kStart + absl::Hours(2))), "");
+  RunTable(state,
+           {
+               {absl::Hours(2), JobEvent::Resume(), "rejoin ps:0 worker:0; request ps:0 worker:0",
+                "ps:0=WAITING worker:0=WAITING worker:1=EXITED"},
+           });
+  EXPECT_EQ(state.Status(kStart + absl::Hours(2)).state, AppState::kRunning);
+  // The time suspended (2h - 20s) is added to the job's deadline.
+  const absl::Duration deadline = absl::Hours(3) - absl::Seconds(20);
+  RunTable(state, Then(AllRunning({"ps:0", "worker:0"}, absl::Hours(2) + absl::Seconds(30)),
+                       {
+                           {deadline - absl::Seconds(1), std::nullopt, ""},
+                           {deadline, std::nullopt, "kill ps:0 worker:0; outcome FAILED"},
+                       }));
+  EXPECT_THAT(state.final_diagnostics(), HasSubstr("the job timeout of 1h passed"));
+}
+
+TEST(JobStateSuspendTest, AResumeDuringTheStopFollowsItAndAPartialGangReleasesOnlyItsOwn) {
+  JobState state(Options({Job("ps", 1), Job("worker", 2)}));
+  state.Start(kStart);
+  RunTable(
+      state,
+      Then(AllRunning({"ps:0", "worker:0", "worker:1"}, absl::Seconds(1)),
+           {
+               {absl::Seconds(10), JobEvent::Exited(T("worker:1"), 0), ""},
+               {absl::Seconds(11), JobEvent::Completed(T("worker:1"), 0), ""},
+               {absl::Seconds(20), JobEvent::Suspend(), "reopen ps:0 worker:0; kill ps:0 worker:0"},
+               // Asked for while the tasks stop: it waits for the last one.
+               {absl::Seconds(21), JobEvent::Resume(), ""},
+               {absl::Seconds(21), JobEvent::Suspend(), ""},  // again: stays suspending
+               {absl::Seconds(21), JobEvent::Resume(), ""},
+               {absl::Seconds(22), JobEvent::Completed(T("ps:0"), -105), ""},
+               {absl::Seconds(23), JobEvent::Completed(T("worker:0"), -105),
+                "rejoin ps:0 worker:0; request ps:0 worker:0"},
+               {absl::Seconds(24), JobEvent::Allocated(T("ps:0")), ""},
+               // All or nothing: the gang is released (worker:0's request withdrawn),
+               // the finished worker:1 stays as it is.
+               {absl::Seconds(23) + absl::Minutes(2), std::nullopt, "kill ps:0 worker:0",
+                "ps:0=RELEASED worker:0=RELEASED worker:1=EXITED"},
+           }));
+}
+
+TEST(JobStateSuspendTest, SuspendIsRefusedWhenItCannotStopTheJob) {
+  JobStateOptions client = Options({Job("worker", 1)});
+  client.spec.client_mode = true;
+  JobState client_state(client);
+  client_state.Start(kStart);
+  RunTable(client_state, AllRunning({"worker:0"}, absl::Seconds(1)));
+  EXPECT_THAT(client_state.CheckSuspendRequest(true).message(), HasSubstr("client-mode"));
+
+  JobState over(Options({Job("worker", 1)}));
+  over.Start(kStart);
+  RunTable(over, {{absl::Seconds(1), JobEvent::Kill("bye"), "kill worker:0; outcome KILLED"}});
+  EXPECT_EQ(over.CheckSuspendRequest(true).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(over.CheckSuspendRequest(false).code(), absl::StatusCode::kFailedPrecondition);
+  // Refused as an event too (the AM checks first; the job may have moved on meanwhile).
+  EXPECT_EQ(Describe(over.On(JobEvent::Suspend(), kStart + absl::Seconds(2))), "");
 }
 
 }  // namespace

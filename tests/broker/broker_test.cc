@@ -544,6 +544,61 @@ TEST(BrokerScaleTest, AScaleCallReachesTheHandlerAndItsRefusalTheClient) {
   EXPECT_EQ(wrong.Scale("worker", 1).code(), absl::StatusCode::kUnauthenticated);
 }
 
+TEST_F(BrokerTest, RejoinedTasksWaitForEachOtherAndGetTheNextVersionTogether) {
+  StartBroker({{"ps", 1}, {"worker", 2}});
+  auto ps = RegisterAsync("ps", 0, 7400);
+  auto w1 = RegisterAsync("worker", 1, 7402);
+  auto w0 = Client()->Register("worker", 0, "127.0.0.1", 7401, absl::Seconds(10));
+  ASSERT_TRUE(w0.ok()) << w0.status();
+  ASSERT_TRUE(ps.get().ok());
+  ASSERT_TRUE(w1.get().ok());
+  ASSERT_TRUE(Client()->ReportExit("worker", 1, 0, "").ok());  // finished before the suspension
+  // Suspended (reopened, stopped), then resumed: ps:0 and worker:0 start afresh elsewhere.
+  for (const auto& [job, index] : {std::pair<std::string, int>{"ps", 0}, {"worker", 0}}) {
+    broker_->ReopenTask(job, index);
+    broker_->Rejoin(job, index);
+  }
+  EXPECT_FALSE(broker_->IsRegistered("ps", 0));
+  auto ps_again = RegisterAsync("ps", 0, 7500);
+  ASSERT_TRUE(observer_.WaitFor("registered ps:0 127.0.0.1:7500", absl::Seconds(10)));
+  EXPECT_EQ(ps_again.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  auto w0_again = Client()->Register("worker", 0, "127.0.0.1", 7501, absl::Seconds(10));
+  ASSERT_TRUE(w0_again.ok()) << w0_again.status();
+  ClusterSpec next;
+  next.version = 2;
+  next.jobs = {{"ps", {"127.0.0.1:7500"}}, {"worker", {"127.0.0.1:7501", "127.0.0.1:7402"}}};
+  EXPECT_EQ(*w0_again, next);
+  EXPECT_EQ(*ps_again.get(), next);
+  EXPECT_EQ(broker_->cluster_spec(), next);
+}
+
+TEST(BrokerScaleTest, ASuspendCallReachesTheHandlerAndItsRefusalTheClient) {
+  ClusterSpecBrokerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.expected_tasks = {{"worker", 1}};
+  ClusterSpecBroker unable(options);
+  ASSERT_TRUE(unable.Start().ok());
+  EXPECT_EQ(
+      broker::BrokerClient(absl::StrCat("127.0.0.1:", unable.port()), kSecret).Suspend(true).code(),
+      absl::StatusCode::kUnimplemented);
+  std::vector<bool> asked;
+  options.suspend_handler = [&asked](bool suspend) {
+    asked.push_back(suspend);
+    return suspend ? absl::OkStatus() : absl::FailedPreconditionError("the job is over");
+  };
+  ClusterSpecBroker broker(options);
+  ASSERT_TRUE(broker.Start().ok());
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
+  EXPECT_TRUE(client.Suspend(true).ok());
+  absl::Status refused = client.Suspend(false);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("over"));
+  EXPECT_THAT(asked, ElementsAre(true, false));
+  broker::BrokerClient wrong(absl::StrCat("127.0.0.1:", broker.port()), "wrong-secret-0123456789");
+  EXPECT_EQ(wrong.Suspend(true).code(), absl::StatusCode::kUnauthenticated);
+}
+
 TEST_F(BrokerTest, ARoleAdmittedBeforeTheFirstPublicationJoinsIt) {
   deferred_ = {"worker"};
   StartBroker({{"ps", 1}, {"worker", 1}});

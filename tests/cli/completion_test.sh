@@ -29,4 +29,7 @@ fail() { echo "completion_test: $*" >&2; exit 1; }
 [[ $(complete_line ytf sc) == scale ]] || fail "ytf sc"
 [[ $(complete_line ytf scale --ti) == --timeout ]] || fail "ytf scale --ti"
 [[ $(complete_line ytf events --js) == --json ]] || fail "ytf events --js"
+[[ $(complete_line ytf res) == resume ]] || fail "ytf res"
+[[ $(complete_line ytf su) == suspend ]] || fail "ytf su"
+[[ $(complete_line ytf suspend --wa) == --wait ]] || fail "ytf suspend --wa"
 echo "completion_test: ok"

@@ -339,7 +339,7 @@ TEST(YtfCommandTest, VersionAndPerCommandHelp) {
   YtfRun v = Ytf({"--version"});
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.out, std::string("ytf ") + TONY_VERSION + "\n");
-  for (const char* c : {"status", "kill", "scale", "list", "logs"}) {
+  for (const char* c : {"status", "kill", "scale", "suspend", "list", "logs"}) {
     YtfRun h = Ytf({c, "--help"});
     EXPECT_EQ(h.code, 0) << c;
     EXPECT_THAT(h.out, HasSubstr(std::string("Usage: ytf ") + c)) << c;
@@ -387,6 +387,23 @@ TEST(YtfCommandTest, ScaleTakesOneRoleEqualsACount) {
     EXPECT_THAT(r.err, HasSubstr(bad.error)) << absl::StrJoin(bad.args, " ");
     EXPECT_THAT(r.err, HasSubstr("(see ytf scale --help)")) << absl::StrJoin(bad.args, " ");
   }
+}
+
+TEST(YtfCommandTest, SuspendAndResumeTakeAnApplicationAndWait) {
+  for (const char* c : {"suspend", "resume"}) {
+    YtfRun ok = Ytf({c, "local_1_ab", "--wait", "--timeout", "5m"});
+    EXPECT_EQ(ok.code, 2) << c;
+    EXPECT_THAT(ok.err, HasSubstr("local_1_ab is a local job")) << c;
+    YtfRun none = Ytf({c});
+    EXPECT_EQ(none.code, 2) << c;
+    EXPECT_THAT(none.err, HasSubstr(absl::StrCat(c, " needs an application id"))) << c;
+    YtfRun extra = Ytf({c, "application_1_1", "worker=2"});
+    EXPECT_EQ(extra.code, 2) << c;
+    EXPECT_THAT(extra.err, HasSubstr("unexpected argument 'worker=2'")) << c;
+    EXPECT_THAT(Ytf({c, "--json", "application_1_1"}).err,
+                HasSubstr(absl::StrCat("--json is not an option of ytf ", c)));
+  }
+  EXPECT_EQ(Ytf({"resume", "--help"}).out, YtfUsage("suspend"));
 }
 
 TEST(SubmitArgsTest, SpecFromStandardInput) {

@@ -187,6 +187,39 @@ def test_scale_refuses_a_role_that_is_not_elastic(local):
         app.kill()
 
 
+def _poll(app, until, seconds=60):
+    deadline = time.monotonic() + seconds
+    status = app.status()
+    while not until(status) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        status = app.status()
+    assert until(status), status
+    return status
+
+
+def test_suspend_stops_the_tasks_and_resume_starts_them_afresh(local, tmp_path):
+    starts = tmp_path / "starts"
+    app = local.submit(libtony.JobSpec(command=f"echo $JOB_NAME >> {starts}; exec sleep 300",
+                                       job_types={"ps": 1, "worker": 2}))
+    try:
+        def running(n):
+            return lambda s: (s.state == libtony.AppState.RUNNING
+                              and sum(p.running for p in s.progress.values()) == n)
+        _poll(app, running(3))
+        assert app.status().suspended_since is None
+        app.suspend()
+        suspended = _poll(app, lambda s: s.state == libtony.AppState.SUSPENDED)
+        assert suspended.suspended_since <= time.time()
+        assert sum(p.running for p in suspended.progress.values()) == 0
+        app.suspend()  # already suspended: nothing changes
+        app.resume()
+        _poll(app, running(3))
+        assert sorted(starts.read_text().split()) == ["ps"] * 2 + ["worker"] * 4
+    finally:
+        app.kill()
+    assert app.status().state == libtony.AppState.KILLED
+
+
 def test_unknown_ids_are_errors_with_codes(local):
     with pytest.raises(errors.NotFoundError):
         local.open("local_1_abcd")

@@ -1,15 +1,19 @@
 // Copyright libtony authors.
 //
-// Elastic PyTorch on the real test YARN (docs/elastic.md): torchrun's agents find each other
-// through the rendezvous task libtony adds, train with whichever of them run, and the job
-// absorbs the loss of one (its whole container's process tree SIGKILLed). The model must come
-// out as a single process computes it. After every test no container or process remains.
+// Jobs that change shape on the real test YARN (docs/elastic.md): elastic PyTorch, whose
+// torchrun agents find each other through the rendezvous task libtony adds, train with
+// whichever of them run, and absorb the loss of one (its whole container's process tree
+// SIGKILLed), the model coming out as a single process computes it; and a TensorFlow job
+// suspended (every container released) and resumed from its checkpoint. After every test no
+// container or process remains.
 
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -243,6 +247,88 @@ TEST(YarnElasticExclusiveTest, AJobStartedWithTwoGrowsToThreeWhenACompetingJobEn
   EXPECT_EQ(ReadLine(shared + "/final"), expected);
   ExpectNothingLeft(app);
   ExpectNothingLeft(hog_app);
+}
+
+// The YARN containers `app` holds now (its AM's included).
+int RunningContainers(const std::string& app) {
+  http::Json a = Rm("/ws/v1/cluster/apps/" + app);
+  return a.contains("app") ? a["app"].value("runningContainers", -1) : -1;
+}
+
+// A TF2 ParameterServerStrategy job (examples/tf2_ps_strategy.py) is suspended once it wrote a
+// checkpoint: every task stops and its container goes back to YARN while the application stays;
+// resumed, its tasks start afresh with a new cluster spec and the chief goes on from the
+// checkpoint to the end.
+TEST(YarnSuspendTest, APsJobSuspendedReleasesItsContainersAndResumesFromItsCheckpoint) {
+  const std::string out = MakeTempDir();
+  ASSERT_FALSE(out.empty());
+  const std::string src = harness::HadoopCluster::Get().source_dir();
+  Result r =
+      RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-suspend", "-r",
+                  "chief:1,ps:1,worker:2", "-m", "768m", "-s", src + "/examples/tf2_ps_strategy.py",
+                  "-o", out, Python() + " ${DTF_TASK_SCRIPT} --steps 1200"});
+  const std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_TRUE(WaitUntil([&] { return ReadFileToString(out + "/checkpoints/checkpoint").ok(); },
+                        absl::Minutes(4)))
+      << "no checkpoint written: " << ChiefOutput(app);
+  const int chief = TaskProcess(app, "chief", 0);
+  ASSERT_GT(chief, 0);
+
+  const absl::Time asked = absl::Now();
+  Result suspend = RunCommand({Ytf(), "suspend", app, "--wait", "--timeout", "3m"});
+  const absl::Duration suspending = absl::Now() - asked;
+  ASSERT_EQ(suspend.exit_code, 0) << suspend.out << suspend.err;
+  EXPECT_THAT(suspend.out, HasSubstr("suspended"));
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("SUSPENDED since")) << status.out;
+  // Only the ApplicationMaster is left, on YARN and on the nodes.
+  EXPECT_TRUE(WaitUntil([&] { return RunningContainers(app) == 1; }, absl::Seconds(30)))
+      << RunningContainers(app);
+  // The NodeManagers' SIGKILL of what is left of a task follows the containers' completion.
+  const int am = AmProcess(app);
+  ASSERT_GT(am, 0);
+  const std::string am_container = ContainerOf(am);
+  std::vector<int> left;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        left = ProcessesOf(app);
+        return std::all_of(left.begin(), left.end(),
+                           [&](int pid) { return ContainerOf(pid) == am_container; });
+      },
+      absl::Seconds(30)))
+      << left.size() << " processes";
+  EXPECT_EQ(AppState(app), "RUNNING/UNDEFINED");
+  // Suspending again changes nothing.
+  Result again = RunCommand({Ytf(), "suspend", app});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("already suspended"));
+
+  const absl::Time resumed_at = absl::Now();
+  Result resume = RunCommand({Ytf(), "resume", app, "--wait", "--timeout", "4m"});
+  const absl::Duration resuming = absl::Now() - resumed_at;
+  ASSERT_EQ(resume.exit_code, 0) << resume.out << resume.err;
+  EXPECT_THAT(resume.out, HasSubstr("resuming"));
+  EXPECT_NE(TaskProcess(app, "chief", 0), chief);
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  const std::string chief_out = ChiefOutput(app);
+  EXPECT_THAT(chief_out, HasSubstr("chief: resumed from")) << chief_out;
+  std::smatch resumed;
+  if (std::regex_search(chief_out, resumed, std::regex("chief: resumed from [^\\n]*"))) {
+    std::cout << resumed.str() << "\n";
+  }
+  EXPECT_THAT(chief_out, HasSubstr("chief done")) << chief_out;
+  std::vector<std::string> kinds;
+  for (const http::Json& e : JobEvents(app)) kinds.push_back(e.value("event", ""));
+  for (const char* kind : {"suspend_requested", "job_suspending", "job_suspended",
+                           "resume_requested", "job_resumed"}) {
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), kind), kinds.end()) << kind;
+  }
+  std::cout << "[ figure ] suspend to SUSPENDED (containers released): "
+            << absl::FormatDuration(absl::Trunc(suspending, absl::Milliseconds(100)))
+            << "; resume to every task running: "
+            << absl::FormatDuration(absl::Trunc(resuming, absl::Milliseconds(100))) << "\n";
+  ExpectNothingLeft(app);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ class AppState(enum.Enum):
     SUCCEEDED = ...
     FAILED = ...
     KILLED = ...
+    SUSPENDED = ...
     @property
     def final(self) -> bool: ...
 
@@ -38,6 +39,9 @@ class ApplicationStatus:
     pending: str
     attempt: int
     max_attempts: int
+    @property
+    def suspended_since(self) -> Optional[float]:
+        """SUSPENDED: since when, in seconds since the epoch; None otherwise."""
     @property
     def final(self) -> bool: ...
     def _repr_html_(self) -> str: ...
@@ -240,6 +244,12 @@ class Application:
         """Asks for the elastic role `role` to have `tasks` tasks from now on:
         InvalidArgumentError (a ValueError) outside its range, FailedPreconditionError for a
         role that is not elastic or a job that is over."""
+    def suspend(self, timeout: Duration = None) -> None:
+        """Stops every task that has not finished and releases its container; the job stays
+        (status SUSPENDED once all stopped) until resume(). FailedPreconditionError for a job
+        that is over, not running yet, finishing, or in client mode."""
+    def resume(self, timeout: Duration = None) -> None:
+        """Asks for the suspended tasks again; they start afresh (from their checkpoints)."""
     def logs(self, task: str, file: str = "stderr", timeout: Duration = None) -> str: ...
 
 class Submitter:
