@@ -6,10 +6,13 @@
 # to its earlier try's application.
 #
 #   tests/airflow/run_airflow_itest.sh WHEEL_DIR
+#   tests/airflow/run_airflow_itest.sh --install-only   # Airflow's venv alone (scripts/test
+#                                                      # makes it while the build runs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-wheel=$(ls "$1"/libtony-*.whl)
+install_only=0
+if [[ ${1:-} == --install-only ]]; then install_only=1; else wheel=$(ls "$1"/libtony-*.whl); fi
 airflow_version=${TONY_AIRFLOW_VERSION:-3.3.2}
 
 # Airflow's venv is kept between runs (it is large); libtony and the provider are installed
@@ -25,6 +28,7 @@ if ! "$venv/bin/python" -c "import airflow" 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "apache-airflow==$airflow_version"
 fi
+((install_only)) && exit 0
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 # From a copy: setuptools writes build/ and *.egg-info beside the sources it builds.
 provider=$(mktemp -d /tmp/libtony-airflow-provider.XXXXXX)
