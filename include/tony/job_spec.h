@@ -166,6 +166,11 @@ struct JobTypeSpec {
   // yarn.resourcemanager.placement-constraints.handler=scheduler; a role may then wait for as
   // many nodes as it has tasks. YAML: anti_affinity: true. Default: false.
   bool anti_affinity = false;
+  // Only on nodes whose YARN node attribute matches: "<name>=<value>" or "<name>!=<value>",
+  // the name as YARN shows it ("nm.yarn.io/pool=a" for an attribute NodeManagers report;
+  // "rm.yarn.io/" when unprefixed). A placement constraint like anti_affinity (same cluster
+  // setting; not both on one role yet). YAML: node_attribute. Default: empty (any node).
+  std::string node_attribute;
 };
 
 struct JobTimeouts {
@@ -250,6 +255,7 @@ struct TaskSpec {
   std::map<std::string, std::string> env;
   bool tracked = true;
   bool anti_affinity = false;  // JobTypeSpec::anti_affinity
+  std::string node_attribute;  // JobTypeSpec::node_attribute
 
   std::string id() const { return job_name + ":" + std::to_string(index); }
 };

@@ -54,6 +54,7 @@ constexpr FlagDef kFlags[] = {
     {0, "depends_on", true},
     {0, "linger", true},
     {0, "anti_affinity", true},
+    {0, "node_attribute", true},
     {0, "elastic", true},
     {0, "tag", true},
     {0, "max_attempts", true},
@@ -454,6 +455,16 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     JobTypeSpec* jt = spec->FindJobType(f.value);
     if (jt == nullptr) return FlagError(*f.def, absl::StrCat("'", f.value, "' is not a job of -r"));
     jt->anti_affinity = true;
+  } else if (name == "node_attribute") {
+    const size_t colon = f.value.find(':');
+    JobTypeSpec* jt =
+        colon == std::string::npos ? nullptr : spec->FindJobType(f.value.substr(0, colon));
+    if (jt == nullptr) {
+      return FlagError(*f.def, absl::StrCat("'", f.value,
+                                            "' is not <job>:<attribute expression> of a job of "
+                                            "-r, e.g. worker:nm.yarn.io/pool=a"));
+    }
+    jt->node_attribute = f.value.substr(colon + 1);
   } else if (name == "tag") {
     spec->tags.push_back(f.value);
   } else if (name == "max_attempts") {
@@ -612,6 +623,9 @@ Job:
       --anti_affinity <job>   at most one of the job's tasks per node (YARN placement
                          constraint; the cluster needs yarn.resourcemanager.placement-
                          constraints.handler=scheduler); repeatable
+      --node_attribute <job>:<name>=<value>   the job's tasks only on nodes whose YARN node
+                         attribute matches (or <name>!=<value>), e.g.
+                         worker:nm.yarn.io/pool=a; same cluster setting as --anti_affinity
       --linger <job>=<duration>   an untracked job's tasks may run on this long after the
                          tracked ones finished (an evaluator's last evaluation), then stop
       --tag <tag>        YARN application tag; repeatable

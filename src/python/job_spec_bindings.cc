@@ -214,6 +214,7 @@ void BindJobType(py::module_& m) {
       .def_readwrite("linger", &JobTypeSpec::linger)
       .def_readwrite("elastic", &JobTypeSpec::elastic)
       .def_readwrite("anti_affinity", &JobTypeSpec::anti_affinity)
+      .def_readwrite("node_attribute", &JobTypeSpec::node_attribute)
       .def(
           "__eq__", [](const JobTypeSpec& a, const JobTypeSpec& b) { return a == b; },
           py::is_operator())
@@ -232,6 +233,7 @@ void BindJobType(py::module_& m) {
       .def_readonly("env", &TaskSpec::env)
       .def_readonly("tracked", &TaskSpec::tracked)
       .def_readonly("anti_affinity", &TaskSpec::anti_affinity)
+      .def_readonly("node_attribute", &TaskSpec::node_attribute)
       .def_property_readonly("id", &TaskSpec::id);
 }
 

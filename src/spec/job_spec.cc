@@ -165,6 +165,7 @@ TaskSpec ResolveTask(const JobSpec& spec, const JobTypeSpec& jt, int index) {
   for (const auto& [k, v] : jt.env) t.env[k] = v;
   t.tracked = jt.tracked.value_or(IsTrackedByDefault(spec, jt.name));
   t.anti_affinity = jt.anti_affinity;
+  t.node_attribute = jt.node_attribute;
   return t;
 }
 
@@ -274,7 +275,8 @@ bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {
          a.task_resources == b.task_resources && a.node_label == b.node_label &&
          a.docker_image == b.docker_image && a.command == b.command && a.env == b.env &&
          a.tracked == b.tracked && a.restart == b.restart && a.depends_on == b.depends_on &&
-         a.linger == b.linger && a.elastic == b.elastic && a.anti_affinity == b.anti_affinity;
+         a.linger == b.linger && a.elastic == b.elastic && a.anti_affinity == b.anti_affinity &&
+         a.node_attribute == b.node_attribute;
 }
 
 bool operator==(const JobSpec& a, const JobSpec& b) {

@@ -2,6 +2,7 @@
 
 #include "spec/parse_util.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -311,6 +312,35 @@ absl::StatusOr<std::pair<std::string, RestartSpec>> ParseRestartFlag(absl::strin
     }
   }
   return std::make_pair(std::move(job), r);
+}
+
+absl::StatusOr<NodeAttributeExpr> ParseNodeAttribute(absl::string_view text) {
+  NodeAttributeExpr e;
+  size_t op = text.find("!=");
+  size_t value_at = op + 2;
+  if (op == absl::string_view::npos) {
+    op = text.find('=');
+    value_at = op + 1;
+  } else {
+    e.equal = false;
+  }
+  auto valid = [](absl::string_view s, bool slash) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [slash](char c) {
+      return absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || (slash && c == '/');
+    });
+  };
+  if (op != absl::string_view::npos) {
+    e.name = std::string(text.substr(0, op));
+    e.value = std::string(text.substr(value_at));
+  }
+  if (op == absl::string_view::npos || !valid(e.name, true) || !valid(e.value, false) ||
+      std::count(e.name.begin(), e.name.end(), '/') > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text,
+                     "' is not a node attribute expression; use <name>=<value> or "
+                     "<name>!=<value>, e.g. nm.yarn.io/pool=a"));
+  }
+  return e;
 }
 
 absl::StatusOr<RoleDependency> ParseDependency(absl::string_view text) {

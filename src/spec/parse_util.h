@@ -65,6 +65,16 @@ inline constexpr absl::string_view kRestartKeys[] = {"policy", "max_restarts", "
 absl::StatusOr<std::pair<std::string, RestartSpec>> ParseRestartFlag(
     absl::string_view text, const RestartSpec* base = nullptr);
 
+// A YARN node attribute expression, "<name>=<value>" or "<name>!=<value>": the name as YARN
+// shows it ("nm.yarn.io/pool" for an attribute a NodeManager reports; "rm.yarn.io/" is YARN's
+// default prefix), the value a string without spaces.
+struct NodeAttributeExpr {
+  std::string name;
+  std::string value;
+  bool equal = true;
+};
+absl::StatusOr<NodeAttributeExpr> ParseNodeAttribute(absl::string_view text);
+
 // One dependency, "<role>[:<when>[:<timeout>]]" with when registered, running or finished
 // (Default: finished) and a duration (Default: RoleDependency's): "prep", "ps:running:10m".
 absl::StatusOr<RoleDependency> ParseDependency(absl::string_view text);

@@ -280,6 +280,21 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   if (spec.max_attempts < 1) return Invalid("max_attempts", "", "must be at least 1");
   for (const JobTypeSpec& jt : spec.job_types) {
+    if (!jt.node_attribute.empty()) {
+      const std::string key = absl::StrCat("jobs.", jt.name, ".node_attribute");
+      if (auto a = spec::ParseNodeAttribute(jt.node_attribute); !a.ok()) {
+        return Invalid(key, "--node_attribute", a.status().message());
+      }
+      if (jt.anti_affinity) {
+        return Invalid(key, "--node_attribute",
+                       "not with anti_affinity on the same role yet (YARN's scheduler takes one "
+                       "placement constraint per request); drop one");
+      }
+      if (!jt.node_label.empty()) {
+        return Invalid(key, "--node_attribute",
+                       "not with a node label yet (a placement constraint's partition); drop one");
+      }
+    }
     if (jt.anti_affinity && !jt.node_label.empty()) {
       return Invalid(absl::StrCat("jobs.", jt.name, ".anti_affinity"), "--anti_affinity",
                      "not with a node label yet (a placement constraint's partition); drop one");

@@ -181,10 +181,11 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   JobTypeSpec jt;
   jt.name = name;
   if (n.IsNull()) return jt;
-  TONY_RETURN_IF_ERROR(r.CheckKeys(
-      n, key,
-      {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command", "env",
-       "tracked", "tasks", "restart", "depends_on", "linger", "elastic", "anti_affinity"}));
+  TONY_RETURN_IF_ERROR(
+      r.CheckKeys(n, key,
+                  {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command",
+                   "env", "tracked", "tasks", "restart", "depends_on", "linger", "elastic",
+                   "anti_affinity", "node_attribute"}));
   if (n["instances"]) {
     TONY_ASSIGN_OR_RETURN(
         jt.instances, r.Parsed<int>(n["instances"], key + ".instances", spec::ParsePositiveInt));
@@ -243,6 +244,10 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
   }
   if (n["anti_affinity"]) {
     TONY_ASSIGN_OR_RETURN(jt.anti_affinity, r.Bool(n["anti_affinity"], key + ".anti_affinity"));
+  }
+  if (n["node_attribute"]) {
+    TONY_ASSIGN_OR_RETURN(jt.node_attribute,
+                          r.String(n["node_attribute"], key + ".node_attribute"));
   }
   if (n["linger"]) {
     TONY_ASSIGN_OR_RETURN(std::string text, r.String(n["linger"], key + ".linger"));
@@ -660,6 +665,9 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
       out << YAML::Key << "linger" << YAML::Value << spec::FormatTimeout(jt.linger);
     }
     if (jt.anti_affinity) out << YAML::Key << "anti_affinity" << YAML::Value << true;
+    if (!jt.node_attribute.empty()) {
+      out << YAML::Key << "node_attribute" << YAML::Value << jt.node_attribute;
+    }
     if (!jt.task_resources.empty()) {
       out << YAML::Key << "tasks" << YAML::Value << YAML::BeginMap;
       for (const auto& [index, r] : jt.task_resources) {

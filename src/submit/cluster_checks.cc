@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "spec/parse_util.h"
 #include "submit/gang_fit.h"
 
 namespace tony::submit {
@@ -115,6 +119,45 @@ absl::Status CheckAntiAffinity(const JobSpec& spec, const std::vector<yarn::Node
   return absl::OkStatus();
 }
 
+// A role with a node attribute would wait for ever where no node has it (YARN's placement is
+// a hard constraint): one node of the default partition that matches and could hold its task.
+absl::Status CheckNodeAttributes(const JobSpec& spec, const std::vector<yarn::NodeReport>& nodes) {
+  for (const JobTypeSpec& jt : spec.job_types) {
+    if (jt.node_attribute.empty()) continue;
+    absl::StatusOr<spec::NodeAttributeExpr> want = spec::ParseNodeAttribute(jt.node_attribute);
+    if (!want.ok()) return want.status();
+    // YARN's default prefix, where none is given.
+    const std::string name =
+        absl::StrContains(want->name, '/') ? want->name : "rm.yarn.io/" + want->name;
+    // Its largest task (task_resources may differ by index).
+    std::optional<TaskSpec> largest;
+    for (const TaskSpec& each : ResolveTasks(spec)) {
+      if (each.job_name != jt.name) continue;
+      if (!largest || each.memory_mb > largest->memory_mb) largest = each;
+    }
+    if (!largest) continue;
+    const TaskSpec& t = *largest;
+    std::set<std::string> seen;
+    bool room = false;
+    for (const yarn::NodeReport& n : nodes) {
+      for (const auto& [k, v] : n.attributes) seen.insert(absl::StrCat(k, "=", v));
+      auto a = n.attributes.find(name);
+      const bool match = (a != n.attributes.end() && a->second == want->value) == want->equal;
+      const yarn::Resource& c = n.capability;
+      room = room || (match && n.labels.empty() && c.memory_mb >= t.memory_mb &&
+                      c.vcores >= t.vcores && Gpus(c) >= t.gpus);
+    }
+    if (!room) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          jt.name, " needs a node with ", jt.node_attribute,
+          " (--node_attribute), but no running node of the default partition that could hold "
+          "its task has it; the nodes report: ",
+          seen.empty() ? "no attributes" : absl::StrJoin(seen, ", ")));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckNodes(const JobSpec& spec, const yarn::QueueInfo& queue, yarn::YarnClient& yarn) {
   std::vector<Placement> placements;
   for (const TaskSpec& t : ResolveTasks(spec)) {
@@ -196,6 +239,7 @@ absl::Status CheckNodes(const JobSpec& spec, const yarn::QueueInfo& queue, yarn:
         largest->id.ToString(), " with ", largest->capability.ToString(), "; ", fix));
   }
   TONY_RETURN_IF_ERROR(CheckAntiAffinity(spec, nodes));
+  TONY_RETURN_IF_ERROR(CheckNodeAttributes(spec, nodes));
   // Each container fits somewhere; can they all run at once (submit/gang_fit.h)?
   std::vector<GangItem> containers, gang_nodes;
   for (const Placement& p : placements) {

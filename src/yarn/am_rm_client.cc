@@ -194,26 +194,38 @@ class RpcAmRmClient : public AmRmClient {
     add(kAnyResource, r.relax_locality, true);
   }
 
-  // A SchedulingRequest: the same container, at most one per node with the tag among this
-  // application's containers ("self" namespace, at most 0 others on the node).
+  // A SchedulingRequest: the same container under one simple constraint (validation allows
+  // one of the two kinds per request): anti-affinity, at most one per node with the tag among
+  // this application's containers ("self" namespace, at most 0 others on the node); or a node
+  // attribute, as PlacementConstraints.targetNodeAttribute builds it (cardinalities -1).
   static void AddSchedulingRequest(int64_t id, const Ask& ask, pb::AllocateRequestProto* req) {
     const ContainerRequest& r = ask.request;
     pb::SchedulingRequestProto* sr = req->add_scheduling_requests();
     sr->set_allocationrequestid(id);
     sr->mutable_priority()->set_priority(r.priority);
     sr->mutable_executiontype()->set_execution_type(pb::GUARANTEED);
-    sr->add_allocationtags(r.anti_affinity_tag);
+    sr->add_allocationtags(r.allocation_tag);
     sr->mutable_resourcesizing()->set_numallocations(ask.outstanding);
     *sr->mutable_resourcesizing()->mutable_resources() = ToProto(r.capability);
     pb::SimplePlacementConstraintProto* c =
         sr->mutable_placementconstraint()->mutable_simpleconstraint();
     c->set_scope("node");
-    c->set_mincardinality(0);
-    c->set_maxcardinality(0);
     pb::PlacementConstraintTargetProto* t = c->add_targetexpressions();
-    t->set_targettype(pb::PlacementConstraintTargetProto::ALLOCATION_TAG);
-    t->set_targetkey("self");
-    t->add_targetvalues(r.anti_affinity_tag);
+    if (r.anti_affinity) {
+      c->set_mincardinality(0);
+      c->set_maxcardinality(0);
+      t->set_targettype(pb::PlacementConstraintTargetProto::ALLOCATION_TAG);
+      t->set_targetkey("self");
+      t->add_targetvalues(r.allocation_tag);
+      return;
+    }
+    const NodeAttributeMatch& m = *r.node_attribute;
+    c->set_mincardinality(-1);
+    c->set_maxcardinality(-1);
+    c->set_attributeopcode(m.equal ? pb::NODE_ATTRIBUTE_EQ : pb::NODE_ATTRIBUTE_NE);
+    t->set_targettype(pb::PlacementConstraintTargetProto::NODE_ATTRIBUTE);
+    t->set_targetkey(m.name);
+    t->add_targetvalues(m.value);
   }
 
   // The dirty requests for the next exchange. The CapacityScheduler skips a call's
@@ -223,11 +235,11 @@ class RpcAmRmClient : public AmRmClient {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     bool any_asks = false;
     for (const auto& [id, ask] : asks_) {
-      any_asks = any_asks || (ask.dirty && ask.request.anti_affinity_tag.empty());
+      any_asks = any_asks || (ask.dirty && !ask.request.scheduling());
     }
     std::vector<int64_t> sent;
     for (auto& [id, ask] : asks_) {
-      const bool scheduling = !ask.request.anti_affinity_tag.empty();
+      const bool scheduling = ask.request.scheduling();
       if (!ask.dirty || (any_asks && scheduling)) continue;
       if (scheduling) {
         AddSchedulingRequest(id, ask, req);

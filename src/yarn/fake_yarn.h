@@ -39,7 +39,7 @@ class FakeYarnCluster {
   struct FakeContainer {
     Container container;
     ContainerStatus status;
-    std::string anti_affinity_tag;  // ContainerRequest::anti_affinity_tag
+    std::string anti_affinity_tag;  // ContainerRequest::allocation_tag, with anti_affinity
     bool started = false;
     std::optional<ContainerLaunchContext> context;
   };
@@ -53,6 +53,13 @@ class FakeYarnCluster {
   void AddNode(const NodeId& id, const Resource& capability, std::string label = "") {
     absl::MutexLock lock(&mu_);
     nodes_.push_back({id, capability, Resource{}, std::move(label)});
+  }
+  // Gives the node (added before) a YARN node attribute, by full name ("nm.yarn.io/pool").
+  void SetNodeAttribute(const std::string& host, const std::string& name, std::string value) {
+    absl::MutexLock lock(&mu_);
+    for (Node& n : nodes_) {
+      if (n.id.host == host) n.attributes[name] = value;
+    }
   }
   // What FakeYarnClient::ListQueues and SubmittableQueues answer. Default: root with one
   // RUNNING leaf "default" open to every label, on both of which the caller may submit.
@@ -129,7 +136,8 @@ class FakeYarnCluster {
     NodeId id;
     Resource capability;
     Resource used;
-    std::string label;  // "" for the default partition
+    std::string label;                              // "" for the default partition
+    std::map<std::string, std::string> attributes;  // YARN node attributes, by full name
   };
 
   static bool Fits(const Resource& want, const Node& n) {
@@ -273,10 +281,16 @@ class FakeAmRmClient : public AmRmClient {
           // Anti-affinity, as the CapacityScheduler's SchedulingRequests: no live container
           // with the tag on the node.
           for (const auto& [cid, other] : c.containers_) {
-            allowed = allowed && !(!req.anti_affinity_tag.empty() &&
-                                   other.anti_affinity_tag == req.anti_affinity_tag &&
-                                   other.container.node == n.id &&
-                                   other.status.state != ContainerState::kComplete);
+            allowed =
+                allowed &&
+                !(req.anti_affinity && other.anti_affinity_tag == req.allocation_tag &&
+                  other.container.node == n.id && other.status.state != ContainerState::kComplete);
+          }
+          // A node attribute constraint: NE also holds on a node without the attribute.
+          if (req.node_attribute) {
+            auto a = n.attributes.find(req.node_attribute->name);
+            const bool has = a != n.attributes.end() && a->second == req.node_attribute->value;
+            allowed = allowed && has == req.node_attribute->equal;
           }
           if (allowed && FakeYarnCluster::Fits(req.capability, n)) {
             node = &n;
@@ -292,7 +306,7 @@ class FakeAmRmClient : public AmRmClient {
         fc.container.resource = req.capability;
         fc.container.priority = req.priority;
         fc.container.allocation_request_id = id;
-        fc.anti_affinity_tag = req.anti_affinity_tag;
+        if (req.anti_affinity) fc.anti_affinity_tag = req.allocation_tag;
         fc.container.token = ipc::Token{"fake", "fake", ipc::kContainerTokenKind, ""};
         fc.status.id = fc.container.id;
         fc.status.state = ContainerState::kNew;
@@ -463,6 +477,7 @@ class FakeYarnClient : public YarnClient {
       r.capability = n.capability;
       r.used = n.used;
       if (!n.label.empty()) r.labels = {n.label};
+      r.attributes = n.attributes;
       r.state = NodeState::kRunning;
       out.push_back(r);
     }

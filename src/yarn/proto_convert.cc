@@ -160,6 +160,10 @@ NodeReport FromProto(const pb::NodeReportProto& p) {
   n.state = static_cast<NodeState>(p.node_state());
   n.health_report = p.health_report();
   n.labels.assign(p.node_labels().begin(), p.node_labels().end());
+  for (const pb::NodeAttributeProto& a : p.node_attributes()) {
+    n.attributes[absl::StrCat(a.attributekey().attributeprefix(), "/",
+                              a.attributekey().attributename())] = a.attributevalue();
+  }
   return n;
 }
 

@@ -184,6 +184,8 @@ struct NodeReport {
   NodeState state = NodeState::kNew;
   std::string health_report;
   std::vector<std::string> labels;
+  // YARN node attributes by full name ("nm.yarn.io/pool") and value.
+  std::map<std::string, std::string> attributes;
 };
 
 struct ResourceTypeInfo {
@@ -252,6 +254,14 @@ struct ApplicationSubmissionContext {
   std::optional<absl::Duration> lifetime;
 };
 
+// A YARN node attribute a node must have (`equal`) or not have with `value`: name as YARN
+// shows it, "nm.yarn.io/pool" for one a NodeManager reports ("rm.yarn.io/" when unprefixed).
+struct NodeAttributeMatch {
+  std::string name;
+  std::string value;
+  bool equal = true;
+};
+
 // What the AM asks the scheduler for: `count` containers of `capability` at `priority`.
 struct ContainerRequest {
   Resource capability;
@@ -263,10 +273,14 @@ struct ContainerRequest {
   std::vector<std::string> nodes;
   std::vector<std::string> racks;
   bool relax_locality = true;
-  // Non-empty: at most one container carrying this allocation tag per node, among this
-  // application's (anti-affinity). Sent as a SchedulingRequest, which has no locality
-  // preference: nodes, racks and node_label_expression are not used.
-  std::string anti_affinity_tag;
+  // Placement constraints, sent as a SchedulingRequest (which has no locality preference:
+  // nodes, racks and node_label_expression are not used) carrying `allocation_tag`:
+  // anti_affinity: at most one container with that tag per node, among this application's;
+  // node_attribute: only on nodes whose YARN node attribute matches. One of the two.
+  std::string allocation_tag;
+  bool anti_affinity = false;
+  std::optional<NodeAttributeMatch> node_attribute;
+  bool scheduling() const { return anti_affinity || node_attribute.has_value(); }
 };
 
 }  // namespace tony::yarn

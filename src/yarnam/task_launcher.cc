@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "common/logging.h"
 #include "ipc/rpc_errors.h"
+#include "spec/parse_util.h"
 #include "submit/contract.h"
 
 namespace tony::yarnam {
@@ -53,8 +54,16 @@ yarn::ContainerRequest ContainerRequestFor(const TaskSpec& task, int priority) {
   req.priority = priority;
   req.count = 1;
   req.node_label_expression = task.node_label;
-  // At most one of the role's tasks per node: the role's name is its allocation tag.
-  if (task.anti_affinity) req.anti_affinity_tag = task.job_name;
+  // Placement constraints: the role's name is the allocation tag. At most one of the role's
+  // tasks per node; or only nodes with a node attribute (validated with the spec).
+  req.allocation_tag = task.job_name;
+  req.anti_affinity = task.anti_affinity;
+  if (!task.node_attribute.empty()) {
+    if (absl::StatusOr<spec::NodeAttributeExpr> a = spec::ParseNodeAttribute(task.node_attribute);
+        a.ok()) {
+      req.node_attribute = yarn::NodeAttributeMatch{a->name, a->value, a->equal};
+    }
+  }
   return req;
 }
 
@@ -63,8 +72,10 @@ yarn::ContainerRequest ContainerRequestFor(const TaskSpec& task, int priority) {
 void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::string& host,
                                int port) {
   yarn::ContainerRequest req = ContainerRequestFor(task, priority);
-  // A SchedulingRequest has no locality preference: an anti-affinity task goes where it may.
-  const std::string pinned = task.anti_affinity ? std::string() : host;
+  // A SchedulingRequest has no locality preference: a task placed by constraints goes where it
+  // may.
+  const std::string pinned =
+      task.anti_affinity || !task.node_attribute.empty() ? std::string() : host;
   if (!pinned.empty()) {
     // Its old node only, for a while (RelaxOverdueRequests): YARN's relaxed locality would give
     // the container to whichever node heartbeats first once a few opportunities were missed.

@@ -171,6 +171,13 @@ TEST(SubmitArgsTest, BadInputNamesTheFlag) {
   ASSERT_TRUE(spread.ok()) << spread.status();
   EXPECT_TRUE(spread->spec.FindJobType("worker")->anti_affinity);
   EXPECT_FALSE(spread->spec.FindJobType("ps")->anti_affinity);
+  auto placed = Parse({"-r", "ps:1,worker:2", "--node_attribute", "worker:nm.yarn.io/pool=a", "c"});
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->spec.FindJobType("worker")->node_attribute, "nm.yarn.io/pool=a");
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--node_attribute", "ps:pool=a", "cmd"}),
+              HasSubstr("--node_attribute: 'ps:pool=a' is not <job>:<attribute expression>"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--node_attribute", "worker:pool", "cmd"}),
+              HasSubstr("'pool' is not a node attribute expression"));
   EXPECT_THAT(ErrorOf({"-r", "worker:1", "--priority", "high", "cmd"}),
               HasSubstr("--priority: 'high' is not a non-negative integer"));
   EXPECT_THAT(ErrorOf({"-r", "worker:2", "-c", "0", "cmd"}), HasSubstr("-c/--task_vcores"));

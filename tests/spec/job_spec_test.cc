@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/parse_util.h"
 #include "spec/task_env.h"
 
 namespace tony {
@@ -216,6 +217,10 @@ TEST(YamlTest, RoundTripIsExact) {
   worker.command = "python w.py '$X'";
   worker.node_label = "fast";
   spec.FindJobType("ps")->anti_affinity = true;
+  JobTypeSpec chief;
+  chief.name = "chief";
+  chief.node_attribute = "nm.yarn.io/pool!=small";
+  spec.job_types.push_back(chief);
   worker.restart = RestartSpec{.policy = RestartPolicy::kExitCode,
                                .max_restarts = 0,
                                .backoff = absl::Seconds(90),
@@ -238,6 +243,23 @@ TEST(YamlTest, RoundTripIsExact) {
   labelled.FindJobType("ps")->node_label = "gpu";
   EXPECT_THAT(ValidateJobSpec(labelled).message(),
               HasSubstr("jobs.ps.anti_affinity (--anti_affinity): not with a node label yet"));
+  JobSpec both = *back;
+  both.FindJobType("ps")->node_attribute = "rm.yarn.io/os=debian";
+  EXPECT_THAT(ValidateJobSpec(both).message(),
+              HasSubstr("jobs.ps.node_attribute (--node_attribute): not with anti_affinity"));
+  for (const char* bad : {"pool", "=a", "pool=", "a/b/c=x", "pool=a b", "pool==a"}) {
+    JobSpec wrong = *back;
+    wrong.FindJobType("chief")->node_attribute = bad;
+    EXPECT_THAT(ValidateJobSpec(wrong).message(),
+                HasSubstr("is not a node attribute expression; use <name>=<value>"))
+        << bad;
+  }
+  auto ne = tony::spec::ParseNodeAttribute("nm.yarn.io/pool!=small");
+  ASSERT_TRUE(ne.ok());
+  EXPECT_EQ(ne->name, "nm.yarn.io/pool");
+  EXPECT_EQ(ne->value, "small");
+  EXPECT_FALSE(ne->equal);
+  EXPECT_TRUE(tony::spec::ParseNodeAttribute("os=debian")->equal);
 }
 
 // Found by fuzz/spec_yaml: bytes that are not UTF-8 (a Latin-1 spec file, a command line in a

@@ -124,6 +124,30 @@ TEST_F(ClusterChecksTest, AntiAffinityNeedsANodeOfTheDefaultPartitionPerTask) {
   EXPECT_TRUE(Check().ok()) << Check();
 }
 
+TEST_F(ClusterChecksTest, ANodeAttributeNeedsAMatchingNodeOfTheDefaultPartition) {
+  cluster_->SetNodeAttribute("nm1", "nm.yarn.io/pool", "a");
+  cluster_->SetNodeAttribute("nm3", "nm.yarn.io/pool", "b");  // the "gpu" partition's
+  spec_.task_defaults.memory_mb = 1024;
+  spec_.job_types[0].node_attribute = "nm.yarn.io/pool=a";
+  EXPECT_TRUE(Check().ok()) << Check();
+  spec_.job_types[0].node_attribute = "nm.yarn.io/pool!=a";  // nm2 has none: it matches
+  EXPECT_TRUE(Check().ok()) << Check();
+  spec_.job_types[0].node_attribute = "nm.yarn.io/pool=b";
+  absl::Status s = Check();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "worker needs a node with nm.yarn.io/pool=b (--node_attribute), but no running node "
+            "of the default partition that could hold its task has it; the nodes report: "
+            "nm.yarn.io/pool=a, nm.yarn.io/pool=b");
+  // Unprefixed: YARN's rm.yarn.io/.
+  spec_.job_types[0].node_attribute = "pool=a";
+  EXPECT_THAT(std::string(Check().message()), HasSubstr("needs a node with pool=a"));
+  // nm1 has it but cannot hold a 9 GB task.
+  spec_.job_types[0].node_attribute = "nm.yarn.io/pool=a";
+  spec_.task_defaults.memory_mb = 9000;
+  EXPECT_FALSE(Check().ok());
+}
+
 TEST_F(ClusterChecksTest, TooBigForEveryNodeOfThePartitionNamesTheLargest) {
   // 3 GPUs: the labelled node has 4, but it is not in the default partition.
   spec_.task_defaults.gpus = 3;

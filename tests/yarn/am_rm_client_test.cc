@@ -188,7 +188,8 @@ TEST_F(AmRmClientTest, AntiAffinityIsASchedulingRequestNeverInACallWithAsks) {
   spread.capability = Resource{1024, 2, {}};
   spread.priority = 2;
   spread.count = 2;
-  spread.anti_affinity_tag = "worker";
+  spread.allocation_tag = "worker";
+  spread.anti_affinity = true;
   const int64_t workers = client_->AddContainerRequest(spread);
   fake_->Reply("allocate", Response(1));
   ASSERT_TRUE(client_->Allocate(0).ok());
@@ -239,6 +240,35 @@ TEST_F(AmRmClientTest, AntiAffinityIsASchedulingRequestNeverInACallWithAsks) {
   EXPECT_EQ(c.targetexpressions(0).targetvalues(0), "worker");
   // An allocation is the RM's own decrement: nothing is sent again for it.
   EXPECT_EQ(sent[2].scheduling_requests_size(), 0);
+}
+
+TEST_F(AmRmClientTest, ANodeAttributeIsASchedulingRequestWithItsOpCode) {
+  Register();
+  ContainerRequest placed;
+  placed.capability = Resource{512, 1, {}};
+  placed.allocation_tag = "worker";
+  placed.node_attribute = NodeAttributeMatch{"nm.yarn.io/pool", "a", false};
+  const int64_t id = client_->AddContainerRequest(placed);
+  fake_->Reply("allocate", Response(1));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  auto sent = Allocates();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].ask_size(), 0);
+  ASSERT_EQ(sent[0].scheduling_requests_size(), 1);
+  const pb::SchedulingRequestProto& sr = sent[0].scheduling_requests(0);
+  EXPECT_EQ(sr.allocationrequestid(), id);
+  EXPECT_EQ(sr.allocationtags(0), "worker");
+  // As Hadoop's PlacementConstraints.targetNodeAttribute builds it.
+  const pb::SimplePlacementConstraintProto& c = sr.placementconstraint().simpleconstraint();
+  EXPECT_EQ(c.scope(), "node");
+  EXPECT_EQ(c.mincardinality(), -1);
+  EXPECT_EQ(c.maxcardinality(), -1);
+  EXPECT_EQ(c.attributeopcode(), pb::NODE_ATTRIBUTE_NE);
+  ASSERT_EQ(c.targetexpressions_size(), 1);
+  EXPECT_EQ(c.targetexpressions(0).targettype(),
+            pb::PlacementConstraintTargetProto::NODE_ATTRIBUTE);
+  EXPECT_EQ(c.targetexpressions(0).targetkey(), "nm.yarn.io/pool");
+  EXPECT_EQ(c.targetexpressions(0).targetvalues(0), "a");
 }
 
 TEST_F(AmRmClientTest, StrictLocalityAsks) {

@@ -152,6 +152,47 @@ TEST(YarnPlacementTest, AntiAffinityPutsEachWorkerOnANodeOfItsOwn) {
   EXPECT_EQ(AppIdOf(three), "");
 }
 
+// Each test NodeManager reports the node attribute nm.yarn.io/node=nm<i> (scripts/hadoop-cluster).
+TEST(YarnPlacementTest, ANodeAttributeKeepsARoleOnTheNodesThatMatch) {
+  // The node whose attribute says nm2, as the ResourceManager knows it.
+  std::string nm2;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        http::Json nodes = Rm("/ws/v1/cluster/nodes");
+        if (!nodes.contains("nodes") || !nodes["nodes"].contains("node")) return false;
+        for (const http::Json& n : nodes["nodes"]["node"]) {
+          if (absl::StrContains(n.dump(), "\"nm2\"")) nm2 = n.value("nodeHTTPAddress", "");
+        }
+        return !nm2.empty();
+      },
+      absl::Seconds(30)))
+      << "no node reports nm.yarn.io/node=nm2: " << Rm("/ws/v1/cluster/nodes").dump();
+  auto node_of = [](const std::string& app, const std::string& task) {
+    Result logs = RunCommand({Ytf(), "logs", app, "--task", task, "--file", "stdout"});
+    std::smatch m;
+    static const std::regex header("\\(container_[0-9_e]+ on ([^)]+)\\)");
+    return std::regex_search(logs.out, m, header) ? m[1].str() : logs.out + logs.err;
+  };
+  Result eq = RunCommand({Submit(), "--yarn", "-n", "itest-node-attribute", "-r", "ps:1,worker:2",
+                          "-m", "256m", "--node_attribute", "worker:nm.yarn.io/node=nm2",
+                          "echo \"on $NM_HOST\""});
+  const std::string app = AppIdOf(eq);
+  EXPECT_EQ(eq.exit_code, 0) << eq.out << eq.err;
+  EXPECT_EQ(node_of(app, "worker:0"), nm2);
+  EXPECT_EQ(node_of(app, "worker:1"), nm2);
+  Result ne = RunCommand({Submit(), "--yarn", "-n", "itest-node-attribute-ne", "-r", "worker:1",
+                          "-m", "256m", "--node_attribute", "worker:nm.yarn.io/node!=nm1",
+                          "echo \"on $NM_HOST\""});
+  EXPECT_EQ(ne.exit_code, 0) << ne.out << ne.err;
+  EXPECT_EQ(node_of(AppIdOf(ne), "worker:0"), nm2);  // nm3 is the "gpu" partition's
+
+  Result bad = RunCommand(
+      {Submit(), "--yarn", "-r", "worker:1", "--node_attribute", "worker:nm.yarn.io/node", "true"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("is not a node attribute expression"));
+  EXPECT_EQ(AppIdOf(bad), "");
+}
+
 TEST(YarnPlacementExclusiveTest, TasksOnTwoNodesAdvertiseTheirNodesAddressesAndReachEachOther) {
   const std::string src = harness::HadoopCluster::Get().source_dir();
   Result r =

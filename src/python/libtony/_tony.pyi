@@ -167,6 +167,7 @@ class JobTypeSpec:
     linger: datetime.timedelta
     elastic: Optional[ElasticRange]
     anti_affinity: bool
+    node_attribute: str
     def __init__(self, name: Optional[str] = None, *, instances: int = ...,
                  resources: Resources = ..., task_resources: Mapping[int, Resources] = ...,
                  node_label: str = ..., docker_image: str = ..., command: str = ...,
@@ -175,7 +176,8 @@ class JobTypeSpec:
                  depends_on: Sequence[RoleDependency] = ...,
                  linger: datetime.timedelta = ...,
                  elastic: Optional[ElasticRange] = ...,
-                 anti_affinity: bool = ...) -> None: ...
+                 anti_affinity: bool = ...,
+                 node_attribute: str = ...) -> None: ...
 
 class TaskSpec:
     job_name: str
@@ -189,6 +191,7 @@ class TaskSpec:
     env: StringMap
     tracked: bool
     anti_affinity: bool
+    node_attribute: str
     @property
     def id(self) -> str: ...
 
