@@ -78,6 +78,10 @@ class TONY_EXPORT ClusterSpecBrokerObserver {
   // A registered, not yet exited task sent no heartbeat for `heartbeat_timeout` since the cluster
   // spec was published (a task waiting for the spec is not watched).
   virtual void OnHeartbeatTimeout(absl::string_view job_name, int index) {}
+  // A heartbeat said what the task's processes use: resident memory, CPU seconds used so far
+  // (by the processes alive and the children they reaped) and how many processes it has.
+  virtual void OnTaskUsage(absl::string_view job_name, int index, int64_t rss_bytes,
+                           double cpu_seconds, int processes) {}
   // The client asked for the job to be killed.
   virtual void OnKillRequested(absl::string_view reason) {}
 };

@@ -6,7 +6,9 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "am/metrics.h"
 #include "common/logging.h"
 #include "common/tcp_connect.h"
@@ -72,6 +74,10 @@ class ApplicationMaster::BrokerEvents : public ClusterSpecBrokerObserver {
   void OnHeartbeatTimeout(absl::string_view job, int index) override {
     am_->Post(JobEvent::HeartbeatTimeout(Id(job, index)));
   }
+  void OnTaskUsage(absl::string_view job, int index, int64_t rss_bytes, double cpu_seconds,
+                   int processes) override {
+    am_->RecordUsage(Id(job, index), rss_bytes, cpu_seconds, processes);
+  }
   void OnKillRequested(absl::string_view reason) override {
     am_->Post(JobEvent::Kill(reason.empty() ? std::string("killed by the client")
                                             : absl::StrCat("killed by the client: ", reason)));
@@ -107,6 +113,22 @@ void ApplicationMaster::Post(JobEvent event) {
 }
 
 void ApplicationMaster::Kill(const std::string& reason) { Post(JobEvent::Kill(reason)); }
+
+void ApplicationMaster::RecordUsage(TaskId task, int64_t rss_bytes, double cpu_seconds,
+                                    int processes) {
+  const std::string id = task.ToString();
+  std::optional<TaskUsagePoint> due =
+      usage_.Add(id, clock_->Now(), rss_bytes, cpu_seconds, processes);
+  if (!due || !options_.on_event_lines) return;
+  const TaskUsagePoint& p = *due;
+  absl::MutexLock lock(&mu_);
+  usage_records_.push_back({"task_usage",
+                            id,
+                            {{"rss_bytes", p.rss_bytes},
+                             {"cpu_seconds", p.cpu_seconds},
+                             {"cpu_cores", p.cpu_cores},
+                             {"processes", p.processes}}});
+}
 
 absl::Status ApplicationMaster::Scale(const std::string& role, int tasks) {
   absl::MutexLock lock(&mu_);
@@ -174,6 +196,14 @@ std::string ApplicationMaster::RenderStatusPage() const {
     status.diagnostics = job_.PublicDiagnostics(status.diagnostics);
     lines = job_.TaskLines();
   }
+  // What a running task's processes use, as its last heartbeat said.
+  const std::map<std::string, TaskUsagePoint> usage = usage_.Latest();
+  for (std::string& line : lines) {
+    auto u = usage.find(line.substr(0, line.find(' ')));
+    if (u == usage.end() || !absl::StrContains(line, "RUNNING")) continue;
+    absl::StrAppend(&line, absl::StrFormat("  %d MB, %.2f cores", u->second.rss_bytes >> 20,
+                                           u->second.cpu_cores));
+  }
   return am::RenderStatusPage(status, lines);
 }
 
@@ -186,7 +216,7 @@ std::string ApplicationMaster::RenderMetrics() const {
     status = StatusLocked();
   }
   status.attempt = options_.attempt;  // the client takes it from YARN; the scraper from here
-  return RenderPrometheusMetrics(status);
+  return RenderPrometheusMetrics(status, usage_.Latest());
 }
 
 namespace {
@@ -235,7 +265,9 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
     Apply(actions);
     if (actions.done) break;
     absl::MutexLock lock(&mu_);
-    auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); };
+    auto has_events = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !events_.empty() || !usage_records_.empty();
+    };
     clock_->AwaitWithDeadline(&mu_, absl::Condition(&has_events), job_.NextWake());
     actions = StepLocked();
   }
@@ -244,8 +276,12 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
 
 JobActions ApplicationMaster::StepLocked() {
   const absl::Time now = clock_->Now();
-  if (events_.empty()) return job_.Tick(now);
   JobActions out;
+  out.records = std::exchange(usage_records_, {});
+  if (events_.empty()) {
+    out.Append(job_.Tick(now));
+    return out;
+  }
   while (!events_.empty()) {
     JobEvent e = std::move(events_.front());
     events_.pop_front();

@@ -29,6 +29,7 @@
 #include "am/job_state.h"
 #include "am/resource_manager.h"
 #include "am/status_page.h"
+#include "am/task_usage.h"
 #include "common/clock.h"
 #include "tony/cluster_spec_broker.h"
 #include "tony/job_spec.h"
@@ -154,6 +155,8 @@ class ApplicationMaster {
   class BrokerEvents;
 
   void Post(JobEvent event);
+  // A heartbeat's sample of what a task's processes use (any thread).
+  void RecordUsage(TaskId task, int64_t rss_bytes, double cpu_seconds, int processes);
   absl::Status StartBrokerAndStatusPage(std::string* host, int* port);
   absl::Status StartBackend(const std::string& host, int port);
   // What the queued events (or, without any, the time) lead to.
@@ -189,7 +192,10 @@ class ApplicationMaster {
   int broker_port_ ABSL_GUARDED_BY(mu_) = 0;
   bool probe_stop_ ABSL_GUARDED_BY(mu_) = false;
   bool probe_running_ ABSL_GUARDED_BY(mu_) = false;  // until ProbeTensorBoard returns
-  std::thread tensorboard_probe_;                    // started by Run()'s thread, joined by it
+  TaskUsageStore usage_;                             // thread-safe
+  // task_usage entries for the event log, from the broker's threads; Run()'s loop writes them.
+  std::vector<JobRecord> usage_records_ ABSL_GUARDED_BY(mu_);
+  std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it
   std::unique_ptr<StatusPage> status_page_;
   int64_t event_seq_ = 0;  // Run()'s thread only
 };

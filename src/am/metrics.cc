@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace tony::am {
 
@@ -35,7 +36,8 @@ void Family(std::string* out, absl::string_view name, absl::string_view type,
 
 }  // namespace
 
-std::string RenderPrometheusMetrics(const ApplicationStatus& status) {
+std::string RenderPrometheusMetrics(const ApplicationStatus& status,
+                                    const std::map<std::string, TaskUsagePoint>& usage) {
   std::string out;
   Family(&out, "tony_job_state", "gauge", "1 for the job's current state, 0 for the others.");
   for (AppState s :
@@ -65,6 +67,24 @@ std::string RenderPrometheusMetrics(const ApplicationStatus& status) {
   for (const auto& [job, p] : status.progress) {
     absl::StrAppend(&out, "tony_task_restarts_total{job=\"", PrometheusLabel(job), "\"} ",
                     p.restarts, "\n");
+  }
+  Family(&out, "tony_task_memory_rss_bytes", "gauge",
+         "Resident memory of a task's processes, as its executor last sampled it.");
+  for (const auto& [task, p] : usage) {
+    absl::StrAppend(&out, "tony_task_memory_rss_bytes{task=\"", PrometheusLabel(task), "\"} ",
+                    p.rss_bytes, "\n");
+  }
+  Family(&out, "tony_task_cpu_seconds_total", "counter",
+         "CPU time a task's processes used (a relaunched task starts again from 0).");
+  for (const auto& [task, p] : usage) {
+    absl::StrAppend(&out, "tony_task_cpu_seconds_total{task=\"", PrometheusLabel(task), "\"} ",
+                    absl::StrFormat("%.3f", p.cpu_seconds), "\n");
+  }
+  Family(&out, "tony_task_cpu_cores", "gauge",
+         "Cores a task's processes kept busy between its last two samples.");
+  for (const auto& [task, p] : usage) {
+    absl::StrAppend(&out, "tony_task_cpu_cores{task=\"", PrometheusLabel(task), "\"} ",
+                    absl::StrFormat("%.3f", p.cpu_cores), "\n");
   }
   Family(&out, "tony_tensorboard_up", "gauge", "1 once TensorBoard answers at its URL.");
   absl::StrAppend(&out, "tony_tensorboard_up ", status.tensorboard_url.empty() ? 0 : 1, "\n");

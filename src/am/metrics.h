@@ -7,15 +7,19 @@
 #ifndef TONY_AM_METRICS_H_
 #define TONY_AM_METRICS_H_
 
+#include <map>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "am/task_usage.h"
 #include "tony/submitter.h"
 
 namespace tony::am {
 
-// Gauges of the job (state, attempt, tasks per job type and phase) and counters (restarts).
-std::string RenderPrometheusMetrics(const ApplicationStatus& status);
+// Gauges of the job (state, attempt, tasks per job type and phase) and counters (restarts); per
+// task ("worker:0") its processes' last sampled memory and CPU (`usage`).
+std::string RenderPrometheusMetrics(const ApplicationStatus& status,
+                                    const std::map<std::string, TaskUsagePoint>& usage = {});
 
 // `value` as a label value: backslash, double quote and newline escaped.
 std::string PrometheusLabel(absl::string_view value);

@@ -246,13 +246,19 @@ absl::StatusOr<ClusterSpec> BrokerClient::LongPoll(const RegisterRequest& reques
 }
 
 absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
-                                     absl::string_view address) {
+                                     absl::string_view address, const TaskUsage* usage) {
   TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
   HeartbeatRequest request;
   SetTask(request.mutable_task(), job_name, index);
   request.set_address(std::string(address));
+  if (usage != nullptr) {
+    request.set_sampled(true);
+    request.set_rss_bytes(usage->rss_bytes);
+    request.set_cpu_seconds(usage->cpu_seconds);
+    request.set_processes(usage->processes);
+  }
   HeartbeatResponse response;
   return FromGrpcStatus(stub_->stub->Heartbeat(&ctx, request, &response));
 }

@@ -165,6 +165,8 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx,
                                       const pb::HeartbeatRequest* request,
                                       pb::HeartbeatResponse* response) override;
+  // A heartbeat's answer; it records the task as seen.
+  absl::Status HeartbeatStatus(const pb::HeartbeatRequest& request);
   grpc::ServerUnaryReactor* TaskStarted(grpc::CallbackServerContext* ctx,
                                         const pb::TaskStartedRequest* request,
                                         pb::TaskStartedResponse* response) override;
@@ -803,21 +805,32 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
                                                              const pb::HeartbeatRequest* request,
                                                              pb::HeartbeatResponse* response) {
   if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  absl::Status status = HeartbeatStatus(*request);
+  // The observer hears of a live task's usage with no lock held (tony/log.h, the AM's queue).
+  if (status.ok() && request->sampled() && options_.observer != nullptr) {
+    options_.observer->OnTaskUsage(request->task().job_name(), request->task().index(),
+                                   request->rss_bytes(), request->cpu_seconds(),
+                                   request->processes());
+  }
+  return Reply(ctx, status);
+}
+
+absl::Status ClusterSpecBroker::Impl::HeartbeatStatus(const pb::HeartbeatRequest& request) {
   absl::MutexLock lock(&mu_);
-  TaskState* task = FindAnyLocked(request->task());
-  if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
-  if (absl::Status s = SupersededLocked(*task, request->address()); !s.ok()) return Reply(ctx, s);
+  TaskState* task = FindAnyLocked(request.task());
+  if (task == nullptr) return CheckTask(request.task());
+  TONY_RETURN_IF_ERROR(SupersededLocked(*task, request.address()));
   task->last_seen = absl::Now();
   const bool outside =
-      outside_.count(TaskName(request->task().job_name(), request->task().index())) > 0;
+      outside_.count(TaskName(request.task().job_name(), request.task().index())) > 0;
   if (outside) task->registered = true;  // alive, even if its start report was lost
   if (!aborted_.ok() && !outside) {
     // The AM tells whoever still reaches it: an executor whose NodeManager is gone would
     // otherwise run its task until its own AM-unreachable timeout after the AM exits.
-    return Reply(ctx, absl::FailedPreconditionError(
-                          absl::StrCat("the job is over (", aborted_.message(), ")")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the job is over (", aborted_.message(), ")"));
   }
-  return Reply(ctx, absl::OkStatus());
+  return absl::OkStatus();
 }
 
 grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::TaskStarted(

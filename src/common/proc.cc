@@ -46,7 +46,13 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
     return std::nullopt;
   }
   s.state = fields[0][0];
+  // Fields 14-17 (utime, stime, cutime, cstime), 22 (starttime) and 24 (rss) of proc(5).
+  uint64_t ticks = 0;
+  for (size_t i = 11; i <= 14 && i < fields.size(); ++i) {
+    if (absl::SimpleAtoi(fields[i], &ticks)) s.cpu_ticks += ticks;
+  }
   if (fields.size() > 19) (void)absl::SimpleAtoi(fields[19], &s.start_ticks);
+  if (fields.size() > 21) (void)absl::SimpleAtoi(fields[21], &s.rss_pages);
   return s;
 }
 
@@ -127,6 +133,18 @@ bool SignalIfSame(const ProcStat& process, int sig) {
   const bool sent = same && ::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) == 0;
   ::close(pidfd);
   return sent;
+}
+
+TaskUsage SampleTaskUsage(const TaskProcessFilter& filter) {
+  static const int64_t page = ::sysconf(_SC_PAGESIZE);
+  static const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  TaskUsage u;
+  for (const ProcStat& s : TaskProcessesBelowUs(filter)) {
+    u.rss_bytes += s.rss_pages * page;
+    u.cpu_seconds += static_cast<double>(s.cpu_ticks) / ticks_per_second;
+    ++u.processes;
+  }
+  return u;
 }
 
 int SignalTaskProcesses(int sig, const TaskProcessFilter& filter) {

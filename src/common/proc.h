@@ -24,6 +24,9 @@ struct ProcStat {
   pid_t pgrp = 0;
   // When it started, in clock ticks after boot: with the pid, names one process for good.
   uint64_t start_ticks = 0;
+  // CPU time used, its own and that of the children it reaped, in clock ticks.
+  uint64_t cpu_ticks = 0;
+  int64_t rss_pages = 0;  // resident set
 };
 
 // /proc/<pid>/stat, or nullopt when the process is gone.
@@ -51,6 +54,15 @@ std::vector<ProcStat> TaskProcessesBelowUs(const TaskProcessFilter& filter);
 // Sends `sig` to `process` only if the pid still names it (same start time), through a pidfd, so
 // that a pid reused between a scan and the signal is never hit. Whether it was sent.
 bool SignalIfSame(const ProcStat& process, int sig);
+
+// What a task's processes (TaskProcessesBelowUs) use now: their resident memory (pages shared
+// between them counted once each) and the CPU time they and the children they reaped used.
+struct TaskUsage {
+  int64_t rss_bytes = 0;
+  double cpu_seconds = 0;
+  int processes = 0;
+};
+TaskUsage SampleTaskUsage(const TaskProcessFilter& filter);
 
 // Sends `sig` to every process TaskProcessesBelowUs() finds; returns how many were signalled.
 int SignalTaskProcesses(int sig, const TaskProcessFilter& filter);

@@ -97,12 +97,13 @@ constexpr absl::Duration kMoveCheck = absl::Seconds(15);
 class Heartbeater {
  public:
   // `client` reaches the broker of attempt `am_attempt` (0: unknown) at `am_address`; `address`
-  // is the task's registered one.
+  // is the task's registered one. Each heartbeat carries what `task_processes` use.
   Heartbeater(std::shared_ptr<broker::BrokerClient> client, std::string am_address, int am_attempt,
               const ExecutorConfig& config, std::string address, const AmLocator* locator,
-              absl::Duration am_unreachable)
+              absl::Duration am_unreachable, TaskProcessFilter task_processes)
       : config_(config),
         address_(std::move(address)),
+        task_processes_(std::move(task_processes)),
         locator_(locator),
         am_unreachable_(am_unreachable),
         client_(std::move(client)),
@@ -118,7 +119,9 @@ class Heartbeater {
         if (stop_) break;
         std::shared_ptr<broker::BrokerClient> client = client_;
         mu_.Unlock();
-        absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_);
+        // One /proc scan per heartbeat (bench/executor_sampling).
+        const TaskUsage usage = SampleTaskUsage(task_processes_);
+        absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_, &usage);
         if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
         mu_.Lock();
         if (s.ok()) last_answer_ = absl::Now();
@@ -217,6 +220,7 @@ class Heartbeater {
  private:
   const ExecutorConfig& config_;
   const std::string address_;
+  const TaskProcessFilter task_processes_;
   const AmLocator* const locator_;  // may be null
   const absl::Duration am_unreachable_;
   mutable absl::Mutex mu_;
@@ -708,7 +712,7 @@ int RunExecutor(const ExecutorConfig& config) {
   if (!hold_port) reservation->Release();
   const std::string address = absl::StrCat(host, ":", reservation->port());
   Heartbeater heartbeater(registered_with, am_address, am_attempt, config, address, locator.get(),
-                          spec->timeouts.am_unreachable);
+                          spec->timeouts.am_unreachable, task_processes);
   LineTail tail;
   const SupervisionContext supervision{.task_name = task_name,
                                        .timeouts = spec->timeouts,

@@ -634,6 +634,12 @@ TEST(StatusPageTest, RoutesByPathAndServesMetricsAsPrometheusText) {
   EXPECT_THAT(text, HasSubstr("tony_task_restarts_total{job=\"worker\"} 3\n"));
   EXPECT_THAT(text, HasSubstr("tony_tasks{job=\"odd\\\"name\",phase=\"total\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("# TYPE tony_task_restarts_total counter\n"));
+  std::map<std::string, TaskUsagePoint> usage;
+  usage["worker:0"] = {absl::Now(), 512 << 20, 12.5, 0.75, 3};
+  const std::string with_usage = RenderPrometheusMetrics(st, usage);
+  EXPECT_THAT(with_usage, HasSubstr("tony_task_memory_rss_bytes{task=\"worker:0\"} 536870912\n"));
+  EXPECT_THAT(with_usage, HasSubstr("tony_task_cpu_seconds_total{task=\"worker:0\"} 12.500\n"));
+  EXPECT_THAT(with_usage, HasSubstr("tony_task_cpu_cores{task=\"worker:0\"} 0.750\n"));
 
   StatusPage page({"127.0.0.1", 0}, [] { return std::string("the page"); });
   page.AddRoute("/metrics", "text/plain; version=0.0.4", [] { return std::string("m 1\n"); });

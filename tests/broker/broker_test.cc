@@ -60,6 +60,10 @@ class RecordingObserver : public ClusterSpecBrokerObserver {
     Add(absl::StrCat("lost ", job, ":", index));
   }
   void OnKillRequested(absl::string_view reason) override { Add(absl::StrCat("kill ", reason)); }
+  void OnTaskUsage(absl::string_view job, int index, int64_t rss_bytes, double cpu_seconds,
+                   int processes) override {
+    Add(absl::StrCat("usage ", job, ":", index, " ", rss_bytes, " ", cpu_seconds, " ", processes));
+  }
   void OnTaskRestarted(absl::string_view job, int index, int restart, int code,
                        absl::string_view tail) override {
     Add(absl::StrCat("restarted ", job, ":", index, " #", restart, " after ", code, " ", tail));
@@ -442,10 +446,13 @@ TEST_F(BrokerTest, ReportsReachTheObserver) {
   ASSERT_TRUE(client->Register("worker", 0, "127.0.0.1", 5000, absl::Seconds(5)).ok());
   EXPECT_TRUE(client->TaskStarted("worker", 0).ok());
   EXPECT_TRUE(client->Heartbeat("worker", 0).ok());
+  const TaskUsage usage{.rss_bytes = 1 << 20, .cpu_seconds = 2.5, .processes = 3};
+  EXPECT_TRUE(client->Heartbeat("worker", 0, "", &usage).ok());
   EXPECT_TRUE(client->ReportExit("worker", 0, 3, "Traceback\nValueError: boom").ok());
   EXPECT_TRUE(client->Kill("user request").ok());
   EXPECT_THAT(observer_.events(),
               ElementsAre("registered worker:0 127.0.0.1:5000", "published", "started worker:0",
+                          "usage worker:0 1048576 2.5 3",
                           "exited worker:0 3 Traceback\nValueError: boom", "kill user request"));
 }
 

@@ -176,6 +176,57 @@ TEST(YarnJobTest, ContainerDyingWithoutItsExecutorReportingFailsTheJob) {
   ExpectNothingLeft(app);
 }
 
+// Each executor samples its task's processes with its heartbeats: the AM serves them at
+// /metrics (through YARN's proxy) and writes task_usage to the event log.
+TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
+  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-usage", "-r", "worker:1",
+                         "-m", "512m",
+                         "exec python3 -c 'import time; b = bytearray(150 << 20); t = time.time(); "
+                         "any(iter(lambda: time.time() - t >= 120, True))'"});
+  const std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  http::Client http;
+  const std::string url = harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/metrics";
+  double rss = 0, cores = 0;
+  auto gauge = [](const std::string& text, const std::string& name) {
+    std::smatch m;
+    const std::regex re(name + "\\{task=\"worker:0\"\\} ([0-9.]+)");
+    return std::regex_search(text, m, re) ? std::stod(m[1].str()) : -1.0;
+  };
+  std::string text;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto page = http.Get(url);
+        if (!page.ok() || !page->ok()) return false;
+        text = page->body;
+        rss = gauge(text, "tony_task_memory_rss_bytes");
+        cores = gauge(text, "tony_task_cpu_cores");
+        return rss >= (150 << 20) && cores >= 0.5;
+      },
+      absl::Minutes(2)))
+      << text;
+  EXPECT_LT(rss, 400 << 20);  // python and its 150 MB, counted once
+  std::printf("worker:0 sampled: %.0f MB resident, %.2f cores\n", rss / (1 << 20), cores);
+  Result kill = RunCommand({Ytf(), "kill", app});
+  EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
+  ExpectNothingLeft(app);
+  std::vector<http::Json> events;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        events = JobEvents(app);
+        return !events.empty() && events.back().value("event", "") == "job_finished";
+      },
+      absl::Seconds(30)));
+  int samples = 0;
+  for (const http::Json& e : events) {
+    if (e.value("event", "") != "task_usage" || e.value("task", "") != "worker:0") continue;
+    ++samples;
+    EXPECT_GE(e.value("processes", 0), 1);
+    EXPECT_TRUE(e.contains("rss_bytes") && e.contains("cpu_seconds") && e.contains("cpu_cores"));
+  }
+  EXPECT_GE(samples, 1);
+}
+
 TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-ytf-kill", "-r",
                          "ps:1,worker:2", "-m", "256m", "exec sleep 600"});
