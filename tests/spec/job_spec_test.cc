@@ -210,6 +210,10 @@ TEST(YamlTest, RoundTripIsExact) {
   spec.input_path = "hdfs://nn:8020/in";
   spec.task_defaults.memory_mb = 512;
   spec.timeouts.job = absl::Minutes(90);
+  JobTypeSpec chief;  // before `worker` below: a push_back may move the job types
+  chief.name = "chief";
+  chief.node_attribute = "nm.yarn.io/pool!=small";
+  spec.job_types.push_back(chief);
   JobTypeSpec& worker = *spec.FindJobType("worker");
   worker.resources.vcores = 2;
   worker.task_resources[2] = {.vcores = 3, .memory_mb = 700, .gpus = 1};
@@ -217,10 +221,6 @@ TEST(YamlTest, RoundTripIsExact) {
   worker.command = "python w.py '$X'";
   worker.node_label = "fast";
   spec.FindJobType("ps")->anti_affinity = true;
-  JobTypeSpec chief;
-  chief.name = "chief";
-  chief.node_attribute = "nm.yarn.io/pool!=small";
-  spec.job_types.push_back(chief);
   worker.restart = RestartSpec{.policy = RestartPolicy::kExitCode,
                                .max_restarts = 0,
                                .backoff = absl::Seconds(90),
