@@ -40,7 +40,8 @@ ApplicationStatus JobState::Status(absl::Time now) const {
     s.diagnostics = diagnostics_.Running();
   }
   for (const auto& [id, t] : tasks_) {
-    if (t.scaled_down) continue;  // no longer part of the job (Scale)
+    // No longer part of the job (Scale) once stopped: `ytf scale --wait` follows it until then.
+    if (t.scaled_down && t.phase != TaskPhase::kStopping) continue;
     JobTypeProgress& p = s.progress[t.spec.job_name];
     ++p.total;
     if (suspension_ != Suspension::kNone && t.phase == TaskPhase::kStopped) continue;

@@ -771,21 +771,28 @@ TEST(JobStateElasticTest, ScaleStopsTasksBeyondTheTargetAndAsksForThemAgainWithi
   EXPECT_EQ(state.CheckScaleRequest("rendezvous", 1).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(state.CheckScaleRequest("worker", 1).ok());
   RunTable(state, TwoAgentsRun());
+  RunTable(state, {
+                      // Down to 1: the running worker:1 is stopped, the pending worker:2 withdrawn.
+                      {absl::Seconds(10), JobEvent::Scale("worker", 1), "kill worker:1 worker:2",
+                       "worker:1=STOPPING worker:2=STOPPED"},
+                  });
+  // Counted until it has stopped (ytf scale --wait follows the role until then).
+  EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 2);
   RunTable(
       state,
       {
-          // Down to 1: the running worker:1 is stopped, the pending worker:2 withdrawn.
-          {absl::Seconds(10), JobEvent::Scale("worker", 1), "kill worker:1 worker:2",
-           "worker:1=STOPPING worker:2=STOPPED"},
           {absl::Seconds(11), JobEvent::Exited(T("worker:1"), 143), "", "worker:1=STOPPED"},
           {absl::Seconds(11), JobEvent::Completed(T("worker:1"), -105), "", "worker:1=STOPPED"},
-          // Up to 3: both are asked for afresh.
-          {absl::Seconds(20), JobEvent::Scale("worker", 3),
-           "reopen worker:1 worker:2; request worker:1 worker:2",
-           "worker:1=WAITING worker:2=WAITING"},
-          {absl::Seconds(30), JobEvent::Exited(T("worker:0"), 0),
-           "kill rendezvous:0 worker:1 worker:2; outcome SUCCEEDED"},
       });
+  EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 1);
+  RunTable(state, {
+                      // Up to 3: both are asked for afresh.
+                      {absl::Seconds(20), JobEvent::Scale("worker", 3),
+                       "reopen worker:1 worker:2; request worker:1 worker:2",
+                       "worker:1=WAITING worker:2=WAITING"},
+                      {absl::Seconds(30), JobEvent::Exited(T("worker:0"), 0),
+                       "kill rendezvous:0 worker:1 worker:2; outcome SUCCEEDED"},
+                  });
   EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 3);
 }
 
