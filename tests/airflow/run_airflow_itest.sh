@@ -26,7 +26,9 @@ if ! "$venv/bin/python" -c "import airflow" 2>/dev/null; then
   echo "airflow_itest: installing apache-airflow==$airflow_version into $venv" >&2
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "apache-airflow==$airflow_version"
+  # --no-compile: the modules a run imports are compiled then, not all of Airflow's up front.
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-compile \
+    "apache-airflow==$airflow_version"
 fi
 ((install_only)) && exit 0
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
