@@ -383,6 +383,14 @@ std::map<int, int> PublicCopies(const std::string& prefix) {
   return out;
 }
 
+std::string NodeManagerLogLines(const std::string& text) {
+  const std::string logs = harness::HadoopCluster::Get().conf_dir() + "/../logs";
+  Result r = RunCommand({"/bin/bash", "-c",
+                         absl::StrCat("grep -hF -- \"$1\" ", logs, "/nodemanager*.log | tail -40"),
+                         "grep", text});
+  return r.out;
+}
+
 std::string ChiefOutput(const std::string& app) {
   return RunCommand({Ytf(), "logs", app, "--task", "chief:0", "--file", "stdout"}).out;
 }

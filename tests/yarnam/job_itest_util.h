@@ -128,6 +128,9 @@ std::map<std::string, int64_t> CachedArtifacts();
 // (YARN's PUBLIC visibility), by node.
 std::map<int, int> PublicCopies(const std::string& prefix);
 
+// The NodeManagers' log lines that contain `text` (the last 40), for a failure message.
+std::string NodeManagerLogLines(const std::string& text);
+
 // The chief's stdout so far ("" before its container is known).
 std::string ChiefOutput(const std::string& app);
 

@@ -384,6 +384,11 @@ TEST(YarnJobTest, APythonEnvRunsTheTfExampleWithTensorBoardAndIsUploadedAndUnpac
   // The nodes' /usr/bin:/bin has none: the TensorBoard behind the URL is the env's.
   Result worker = RunCommand({Ytf(), "logs", app2, "--task", "worker:0"});
   EXPECT_THAT(worker.out, HasSubstr("/tony-python-env/bin/tensorboard"));
+  // The second job ran from a PUBLIC copy of the very file the cache holds (`readlink -f`).
+  std::smatch used;
+  const std::regex copy_of_cached("(^|\n)(/\\S+/local/filecache/[0-9]+/" +
+                                  std::regex_replace(env_name, std::regex("[.]"), "[.]") + ")\n");
+  EXPECT_TRUE(std::regex_search(worker.out, used, copy_of_cached)) << env_name << "\n" << worker.out;
   Result kill = RunCommand({Ytf(), "kill", app2});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   ExpectNothingLeft(app2);
@@ -394,7 +399,12 @@ TEST(YarnJobTest, APythonEnvRunsTheTfExampleWithTensorBoardAndIsUploadedAndUnpac
         << "node " << node << " unpacked the env " << copies - copies_before_by_node[node]
         << " times";
   }
-  EXPECT_FALSE(PublicCopies(env_name).empty());
+  // Not asserted, only told: once no container uses it, the copy is the NodeManager's to keep or
+  // drop (a clean-clone CI run once found none left here, cause unknown; its log says why).
+  if (!used.empty() && access(used[2].str().c_str(), F_OK) != 0) {
+    std::cerr << "note: " << used[2] << " is gone after the job; NodeManager log lines naming it:\n"
+              << NodeManagerLogLines(env_name);
+  }
 }
 
 TEST(YarnJobTest, ABadPythonEnvIsRefusedBeforeAnythingIsSubmitted) {
