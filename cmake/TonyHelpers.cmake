@@ -14,6 +14,17 @@ if(TONY_WERROR)
   list(APPEND TONY_WARNING_FLAGS -Werror)
 endif()
 
+# tony_test_code(<target>): test code (test binaries and their helpers) compiles at -O0, after
+# the build type's -O2 so that it wins: 40 % less compile time than -O2 (20 % less than -O1), and
+# tests spend their time waiting on processes and clusters, not computing. _FORTIFY_SOURCE needs
+# optimisation (glibc warns, -Werror fails), so it is off for them. The library and the binaries
+# the tests run keep the build type's flags. (The sanitizer trees build all at -O0.)
+function(tony_test_code target)
+  if(CMAKE_BUILD_TYPE MATCHES "Rel" AND NOT TONY_SANITIZE)
+    target_compile_options(${target} PRIVATE -O0 -U_FORTIFY_SOURCE)
+  endif()
+endfunction()
+
 # tony_concern(<name> [DEPS concern...] [LIBS external-target...] [SOURCES ...] [NO_WARNINGS])
 # Without SOURCES it takes every *.cc in the calling directory.
 function(tony_concern name)
@@ -114,12 +125,7 @@ function(tony_test name)
   # Test helpers are included as "tests/<dir>/<file>.h".
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_options(${name} PRIVATE ${TONY_WARNING_FLAGS})
-  # Tests compile at -O1 (after the build type's -O2, so it wins): half the compile time, and
-  # they spend their time waiting on processes and clusters, not computing. The library and the
-  # binaries they test keep the build type's flags. (The sanitizer trees build all at -O0.)
-  if(CMAKE_BUILD_TYPE MATCHES "Rel" AND NOT TONY_SANITIZE)
-    target_compile_options(${name} PRIVATE -O1)
-  endif()
+  tony_test_code(${name})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
