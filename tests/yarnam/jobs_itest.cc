@@ -388,7 +388,8 @@ TEST(YarnJobTest, APythonEnvRunsTheTfExampleWithTensorBoardAndIsUploadedAndUnpac
   std::smatch used;
   const std::regex copy_of_cached("(^|\n)(/\\S+/local/filecache/[0-9]+/" +
                                   std::regex_replace(env_name, std::regex("[.]"), "[.]") + ")\n");
-  EXPECT_TRUE(std::regex_search(worker.out, used, copy_of_cached)) << env_name << "\n" << worker.out;
+  EXPECT_TRUE(std::regex_search(worker.out, used, copy_of_cached)) << env_name << "\n"
+                                                                   << worker.out;
   Result kill = RunCommand({Ytf(), "kill", app2});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   ExpectNothingLeft(app2);
