@@ -20,9 +20,8 @@
 #include "common/logging.h"
 
 namespace tony::am {
-namespace {
 
-std::string Escape(absl::string_view text) {
+std::string HtmlEscape(absl::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -45,6 +44,8 @@ std::string Escape(absl::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 // Sends what it can of `data` by `deadline` on a non-blocking socket: a client that stops
 // reading costs the server at most that long.
@@ -73,30 +74,31 @@ std::string RenderStatusPage(const ApplicationStatus& status,
   std::string html = absl::StrCat(
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">",
       final_state ? "" : "<meta http-equiv=\"refresh\" content=\"5\">", "<title>",
-      Escape(status.id), " — libtony</title>",
+      HtmlEscape(status.id), " — libtony</title>",
       "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 12px;text-align:left}"
       "pre{background:#f4f4f4;padding:8px}</style></head><body>\n",
-      "<h1>", Escape(status.id), "</h1>\n<p>State: <b>", AppStateName(status.state), "</b></p>\n");
+      "<h1>", HtmlEscape(status.id), "</h1>\n<p>State: <b>", AppStateName(status.state),
+      "</b></p>\n");
   if (!status.tensorboard_url.empty()) {
-    absl::StrAppend(&html, "<p>TensorBoard: <a href=\"", Escape(status.tensorboard_url), "\">",
-                    Escape(status.tensorboard_url), "</a></p>\n");
+    absl::StrAppend(&html, "<p>TensorBoard: <a href=\"", HtmlEscape(status.tensorboard_url), "\">",
+                    HtmlEscape(status.tensorboard_url), "</a></p>\n");
   }
   if (!status.diagnostics.empty()) {
-    absl::StrAppend(&html, "<h2>Diagnostics</h2><pre>", Escape(status.diagnostics), "</pre>\n");
+    absl::StrAppend(&html, "<h2>Diagnostics</h2><pre>", HtmlEscape(status.diagnostics), "</pre>\n");
   }
   absl::StrAppend(&html,
                   "<h2>Job types</h2><table><tr><th>job</th><th>tasks</th><th>allocated</th>"
                   "<th>registered</th><th>running</th><th>succeeded</th><th>failed</th></tr>\n");
   for (const auto& [job, p] : status.progress) {
-    absl::StrAppend(&html, "<tr><td>", Escape(job), "</td><td>", p.total, "</td><td>", p.allocated,
-                    "</td><td>", p.registered, "</td><td>", p.running, "</td><td>", p.succeeded,
-                    "</td><td>", p.failed, "</td></tr>\n");
+    absl::StrAppend(&html, "<tr><td>", HtmlEscape(job), "</td><td>", p.total, "</td><td>",
+                    p.allocated, "</td><td>", p.registered, "</td><td>", p.running, "</td><td>",
+                    p.succeeded, "</td><td>", p.failed, "</td></tr>\n");
   }
   absl::StrAppend(&html, "</table>\n<h2>Tasks</h2><pre>");
-  for (const std::string& t : tasks) absl::StrAppend(&html, Escape(t), "\n");
+  for (const std::string& t : tasks) absl::StrAppend(&html, HtmlEscape(t), "\n");
   absl::StrAppend(&html, "</pre>\n");
   if (!status.log_dir.empty()) {
-    absl::StrAppend(&html, "<p>Task logs: <code>", Escape(status.log_dir), "</code></p>\n");
+    absl::StrAppend(&html, "<p>Task logs: <code>", HtmlEscape(status.log_dir), "</code></p>\n");
   }
   absl::StrAppend(&html, "</body></html>\n");
   return html;
@@ -104,6 +106,9 @@ std::string RenderStatusPage(const ApplicationStatus& status,
 
 StatusPage::StatusPage(StatusPageOptions options, std::function<std::string()> render)
     : options_(std::move(options)), render_(std::move(render)) {}
+
+StatusPage::StatusPage(StatusPageOptions options, Handler handler)
+    : options_(std::move(options)), handler_(std::move(handler)) {}
 
 StatusPage::~StatusPage() { Stop(); }
 
@@ -223,14 +228,19 @@ HttpRequestVerdict ClassifyHttpRequest(absl::string_view received) {
   return HttpRequestVerdict::kNotAllowed;
 }
 
-std::string HttpRequestPath(absl::string_view received) {
+std::string HttpRequestTarget(absl::string_view received) {
   const size_t start = received.find(' ');
   if (start == absl::string_view::npos) return "/";
   absl::string_view target = received.substr(start + 1);
   target = target.substr(0, target.find_first_of(" \r\n"));
-  target = target.substr(0, target.find_first_of("?#"));
+  target = target.substr(0, target.find('#'));
   if (target.empty() || target[0] != '/') return "/";
   return std::string(target);
+}
+
+std::string HttpRequestPath(absl::string_view received) {
+  std::string target = HttpRequestTarget(received);
+  return target.substr(0, target.find('?'));
 }
 
 std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body,
@@ -246,10 +256,25 @@ std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body,
     case HttpRequestVerdict::kHead:
       break;
   }
-  return absl::StrCat("HTTP/1.0 200 OK\r\nContent-Type: ", content_type,
-                      "\r\nCache-Control: no-store\r\nContent-Length: ", body.size(),
+  return HttpAnswer(verdict, HttpReply{200, std::string(content_type), std::string(body), ""});
+}
+
+std::string HttpAnswer(HttpRequestVerdict verdict, const HttpReply& reply) {
+  if (verdict != HttpRequestVerdict::kGet && verdict != HttpRequestVerdict::kHead) {
+    return HttpAnswer(verdict, "");
+  }
+  const char* reason = reply.code == 200   ? "OK"
+                       : reply.code == 302 ? "Found"
+                       : reply.code == 400 ? "Bad Request"
+                       : reply.code == 404 ? "Not Found"
+                       : reply.code == 503 ? "Service Unavailable"
+                                           : "Error";
+  return absl::StrCat("HTTP/1.0 ", reply.code, " ", reason,
+                      "\r\nContent-Type: ", reply.content_type,
+                      reply.location.empty() ? "" : absl::StrCat("\r\nLocation: ", reply.location),
+                      "\r\nCache-Control: no-store\r\nContent-Length: ", reply.body.size(),
                       "\r\nConnection: close\r\n\r\n",
-                      verdict == HttpRequestVerdict::kGet ? body : absl::string_view());
+                      verdict == HttpRequestVerdict::kGet ? reply.body : std::string());
 }
 
 void StatusPage::Answer(int fd) {
@@ -271,6 +296,10 @@ void StatusPage::Answer(int fd) {
   const absl::Time send_deadline = absl::Now() + options_.read_timeout;
   if (verdict == HttpRequestVerdict::kNotAllowed) {
     SendAll(fd, HttpAnswer(verdict, ""), send_deadline);
+    return;
+  }
+  if (handler_) {
+    SendAll(fd, HttpAnswer(verdict, handler_(HttpRequestTarget(request))), send_deadline);
     return;
   }
   auto route = routes_.find(HttpRequestPath(request));

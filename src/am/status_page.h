@@ -1,8 +1,9 @@
 // Copyright libtony authors.
 //
-// StatusPage: the ApplicationMaster's tracking URL. A minimal HTTP/1.0 server answering every GET
-// with a page rendered on demand (the job's state, progress per job type, where each task runs,
-// the TensorBoard link). YARN's web proxy forwards the application's "Tracking URL" here.
+// StatusPage: the ApplicationMaster's tracking URL (and the server under the history server). A
+// minimal HTTP/1.0 server answering every GET with a page rendered on demand (the job's state,
+// progress per job type, where each task runs, the TensorBoard link). YARN's web proxy forwards the
+// application's "Tracking URL" here.
 //
 // It is deliberately small: one request per connection, requests read and answers sent each
 // within a deadline and capped in size, answered by a few worker threads with a bounded queue of
@@ -66,6 +67,10 @@ std::string RenderStatusPage(const ApplicationStatus& status,
 enum class HttpRequestVerdict { kIncomplete, kTooLarge, kGet, kHead, kNotAllowed };
 HttpRequestVerdict ClassifyHttpRequest(absl::string_view received);
 
+// The target of a complete GET or HEAD request, path and query ("/jobs?state=FAILED"), without a
+// fragment; "/" when there is none to be read.
+std::string HttpRequestTarget(absl::string_view received);
+
 // The path of a complete GET or HEAD request, without its query ("/metrics" of
 // "GET /metrics?x=1 HTTP/1.1"); "/" when there is none to be read.
 std::string HttpRequestPath(absl::string_view received);
@@ -76,10 +81,30 @@ std::string HttpRequestPath(absl::string_view received);
 std::string HttpAnswer(HttpRequestVerdict verdict, absl::string_view body,
                        absl::string_view content_type = "text/html; charset=utf-8");
 
+// An answer of a Handler.
+struct HttpReply {
+  int code = 200;  // 200, 302, 400, 404 or 503
+  std::string content_type = "text/html; charset=utf-8";
+  std::string body;
+  std::string location;  // for 302
+};
+
+// The whole HTTP/1.0 answer to a complete request with `reply`, as HttpAnswer above.
+std::string HttpAnswer(HttpRequestVerdict verdict, const HttpReply& reply);
+
+// `text` safe inside HTML text and double-quoted attributes.
+std::string HtmlEscape(absl::string_view text);
+
 class StatusPage {
  public:
+  // Answers a request's target (path and query, HttpRequestTarget); called on a worker thread,
+  // possibly on several at once.
+  using Handler = std::function<HttpReply(const std::string& target)>;
+
   // `render` returns the page's HTML; it is called on the serving thread.
   StatusPage(StatusPageOptions options, std::function<std::string()> render);
+  // Every request goes to `handler` (AddRoute is not used).
+  StatusPage(StatusPageOptions options, Handler handler);
 
   // Serves `path` (e.g. "/metrics"; the query is ignored) with `render`'s body as
   // `content_type`; every other path gets the page. Before Start().
@@ -108,6 +133,7 @@ class StatusPage {
 
   const StatusPageOptions options_;
   const std::function<std::string()> render_;
+  const Handler handler_;
   std::map<std::string, Route, std::less<>> routes_;  // fixed once started
   UniqueFd listen_fd_;
   int port_ = 0;
