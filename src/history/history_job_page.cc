@@ -1,0 +1,216 @@
+// Copyright libtony authors.
+//
+// One job's page (history_pages.h): summary, task table, timeline and usage charts.
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "am/status_page.h"
+#include "history/history_pages.h"
+
+namespace tony::history {
+namespace {
+
+using am::HtmlEscape;
+
+constexpr int kLabelWidth = 130;
+constexpr int kPlotWidth = 760;
+constexpr int kRowHeight = 18;
+
+const char* PhaseColor(const std::string& phase) {
+  if (phase == "waiting") return "#c9c9c9";
+  if (phase == "launching") return "#f0b542";
+  if (phase == "registered") return "#8fb8e8";
+  if (phase == "running") return "#3c9a4d";
+  if (phase == "backoff") return "#d9534f";
+  if (phase == "stopping") return "#8c8c8c";
+  return "#ffffff";
+}
+
+const char* kLineColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                             "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+double X(absl::Time t, absl::Time begin, absl::Time end) {
+  const double span = std::max(1e-3, absl::ToDoubleSeconds(end - begin));
+  const double f = std::clamp(absl::ToDoubleSeconds(t - begin) / span, 0.0, 1.0);
+  return kLabelWidth + f * kPlotWidth;
+}
+
+std::string Seconds(absl::Duration d) {
+  return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(d));
+}
+
+std::string TaskTable(const JobHistory& job) {
+  std::string html =
+      "<h2>Tasks</h2><table id=\"tasks\"><tr><th>task</th><th>address</th><th>node</th>"
+      "<th>container</th><th>state</th><th>exit code</th><th>restarts</th><th>last CPU</th>"
+      "<th>last memory</th></tr>\n";
+  for (const TaskHistory& t : job.tasks) {
+    std::string cpu = "-", rss = "-";
+    if (!t.usage.empty()) {
+      cpu = absl::StrFormat("%.2f cores", t.usage.back().cpu_cores);
+      rss = absl::StrFormat("%.1f MB", static_cast<double>(t.usage.back().rss_bytes) / 1e6);
+    }
+    absl::StrAppend(&html, "<tr><td>", HtmlEscape(t.task), "</td><td>", HtmlEscape(t.address),
+                    "</td><td>", HtmlEscape(t.node), "</td><td>", HtmlEscape(t.container),
+                    "</td><td class=\"", HtmlEscape(t.state), "\">", HtmlEscape(t.state),
+                    "</td><td>", t.exit_code ? absl::StrCat(*t.exit_code) : "-", "</td><td>",
+                    t.restarts, "</td><td>", cpu, "</td><td>", rss, "</td></tr>\n");
+  }
+  absl::StrAppend(&html, "</table>\n");
+  for (const TaskHistory& t : job.tasks) {
+    if (t.stderr_tail.empty() || t.state == "SUCCEEDED") continue;
+    absl::StrAppend(&html, "<h3>", HtmlEscape(t.task), ": the end of its stderr</h3><pre>",
+                    HtmlEscape(t.stderr_tail), "</pre>\n");
+  }
+  return html;
+}
+
+std::string Summary(const JobHistory& job) {
+  const JobSummary& s = job.summary;
+  std::string html = absl::StrCat(
+      "<h1>", HtmlEscape(s.app_id), "</h1>\n<table id=\"summary\"><tr><th>name</th><td>",
+      HtmlEscape(s.name), "</td></tr><tr><th>user</th><td>", HtmlEscape(s.user),
+      "</td></tr><tr><th>queue</th><td>", HtmlEscape(s.queue),
+      "</td></tr><tr><th>state</th><td class=\"", HtmlEscape(s.state), "\" id=\"state\">",
+      HtmlEscape(s.state), "</td></tr><tr><th>started</th><td>",
+      s.started == absl::InfinitePast()
+          ? "-"
+          : absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", s.started, absl::UTCTimeZone()),
+      "</td></tr><tr><th>attempts</th><td>", s.attempts, "</td></tr><tr><th>tasks</th><td>",
+      s.tasks, " (", s.restarts, " restarts)</td></tr>");
+  if (s.ended()) {
+    absl::StrAppend(&html, "<tr><th>duration</th><td>", Seconds(s.finished - s.started),
+                    "</td></tr>");
+  }
+  if (!s.tags.empty()) {
+    absl::StrAppend(&html, "<tr><th>tags</th><td>");
+    for (const std::string& tag : s.tags) {
+      absl::StrAppend(&html, "<a href=\"/?tag=", HtmlEscape(tag), "\">", HtmlEscape(tag), "</a> ");
+    }
+    absl::StrAppend(&html, "</td></tr>");
+  }
+  if (!job.tensorboard_url.empty()) {
+    absl::StrAppend(&html, "<tr><th>TensorBoard</th><td>", HtmlEscape(job.tensorboard_url),
+                    " (while the job ran)</td></tr>");
+  }
+  absl::StrAppend(&html, "</table>\n");
+  if (!s.diagnostics.empty()) {
+    absl::StrAppend(&html, "<h2>Diagnostics</h2><pre id=\"diagnostics\">",
+                    HtmlEscape(s.diagnostics), "</pre>\n");
+  }
+  return html;
+}
+
+}  // namespace
+
+std::string TimelineSvg(const JobHistory& job, absl::Time begin, absl::Time end) {
+  const int height = kRowHeight * static_cast<int>(job.tasks.size()) + 24;
+  std::string svg = absl::StrFormat(
+      "<svg class=\"timeline\" width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\" "
+      "font-family=\"sans-serif\" font-size=\"12\">",
+      kLabelWidth + kPlotWidth + 10, height);
+  int row = 0;
+  for (const TaskHistory& t : job.tasks) {
+    const int y = row++ * kRowHeight;
+    absl::StrAppend(
+        &svg, absl::StrFormat("<text x=\"0\" y=\"%d\">%s</text>", y + 13, HtmlEscape(t.task)));
+    for (size_t i = 0; i < t.marks.size(); ++i) {
+      const TaskMark& m = t.marks[i];
+      if (m.phase == "exited") continue;
+      const absl::Time until = i + 1 < t.marks.size() ? t.marks[i + 1].time : end;
+      const double x0 = X(m.time, begin, end), x1 = std::max(X(until, begin, end), x0 + 1.0);
+      absl::StrAppend(&svg,
+                      absl::StrFormat("<rect class=\"phase\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+                                      "height=\"%d\" fill=\"%s\"><title>%s %s: %s</title></rect>",
+                                      x0, y + 2, x1 - x0, kRowHeight - 4, PhaseColor(m.phase),
+                                      HtmlEscape(t.task), m.phase, Seconds(until - m.time)));
+    }
+  }
+  int x = kLabelWidth;
+  for (const char* phase :
+       {"waiting", "launching", "registered", "running", "backoff", "stopping"}) {
+    absl::StrAppend(&svg,
+                    absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
+                                    "fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>",
+                                    x, height - 12, PhaseColor(phase), x + 14, height - 3, phase));
+    x += 100;
+  }
+  absl::StrAppend(&svg, absl::StrFormat("<text x=\"%d\" y=\"%d\">%s</text></svg>", x, height - 3,
+                                        Seconds(end - begin)));
+  return svg;
+}
+
+std::string UsageSvg(const JobHistory& job, UsageMetric metric, absl::Time begin, absl::Time end) {
+  auto value = [metric](const UsagePoint& u) {
+    return metric == UsageMetric::kMemory ? static_cast<double>(u.rss_bytes) / 1e6 : u.cpu_cores;
+  };
+  double top = metric == UsageMetric::kMemory ? 1.0 : 0.1;
+  for (const TaskHistory& t : job.tasks) {
+    for (const UsagePoint& u : t.usage) top = std::max(top, value(u) * 1.1);
+  }
+  constexpr int kHeight = 160;
+  std::string svg = absl::StrFormat(
+      "<svg class=\"usage\" data-metric=\"%s\" width=\"%d\" height=\"%d\" "
+      "xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"12\">"
+      "<line x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
+      "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
+      "<text x=\"0\" y=\"12\">%.1f %s</text><text x=\"0\" y=\"%d\">0</text>",
+      metric == UsageMetric::kMemory ? "memory" : "cpu", kLabelWidth + kPlotWidth + 10,
+      kHeight + 20, kLabelWidth, kLabelWidth, kHeight, kLabelWidth, kHeight,
+      kLabelWidth + kPlotWidth, kHeight, top, metric == UsageMetric::kMemory ? "MB" : "cores",
+      kHeight);
+  size_t color = 0;
+  for (const TaskHistory& t : job.tasks) {
+    if (t.usage.empty()) continue;
+    const char* stroke = kLineColors[color++ % std::size(kLineColors)];
+    std::string points;
+    for (const UsagePoint& u : t.usage) {
+      const double x = X(u.time, begin, end), y = kHeight - value(u) / top * kHeight;
+      absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", x, y));
+      absl::StrAppend(&svg, absl::StrFormat("<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" "
+                                            "r=\"2.5\" fill=\"%s\"><title>%s %.2f</title></circle>",
+                                            x, y, stroke, HtmlEscape(t.task), value(u)));
+    }
+    absl::StrAppend(&svg, absl::StrFormat("<polyline fill=\"none\" stroke=\"%s\" points=\"%s\"/>",
+                                          stroke, points));
+    absl::StrAppend(&svg, absl::StrFormat("<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>",
+                                          kLabelWidth + 10 + 90 * static_cast<int>(color - 1),
+                                          kHeight + 16, stroke, HtmlEscape(t.task)));
+  }
+  absl::StrAppend(&svg, "</svg>");
+  return svg;
+}
+
+std::string RenderJobPage(const JobHistory& job) {
+  const JobSummary& s = job.summary;
+  std::string html = absl::StrCat(HistoryPageHead(s.app_id),
+                                  "<p><a href=\"/\">all jobs</a> · <a href=\"/api/jobs/",
+                                  HtmlEscape(s.app_id), "\">JSON</a></p>\n");
+  if (!job.problems.empty()) {
+    absl::StrAppend(&html, "<p id=\"problems\"><b>The event log has ", job.problems.size(),
+                    " line(s) that could not be read; the page shows the rest.</b> First: ",
+                    HtmlEscape(job.problems.front()), "</p>\n");
+  }
+  absl::StrAppend(&html, Summary(job), TaskTable(job));
+  const absl::Time begin = s.started;
+  const absl::Time end = s.ended() ? s.finished : job.last_event;
+  if (!job.tasks.empty() && begin != absl::InfinitePast()) {
+    absl::StrAppend(&html, "<h2>Timeline</h2>", TimelineSvg(job, begin, end));
+    bool usage = false;
+    for (const TaskHistory& t : job.tasks) usage = usage || !t.usage.empty();
+    if (usage) {
+      absl::StrAppend(&html, "<h2>Memory (resident)</h2>",
+                      UsageSvg(job, UsageMetric::kMemory, begin, end), "<h2>CPU</h2>",
+                      UsageSvg(job, UsageMetric::kCpu, begin, end));
+    }
+  }
+  if (!job.spec_yaml.empty()) {
+    absl::StrAppend(&html, "<h2>Job spec</h2><pre>", HtmlEscape(job.spec_yaml), "</pre>\n");
+  }
+  absl::StrAppend(&html, "</body></html>\n");
+  return html;
+}
+
+}  // namespace tony::history

@@ -1,0 +1,44 @@
+// Copyright libtony authors.
+//
+// What the history server shows: the job list (HTML with filters and paging, and JSON) and one
+// job's page rebuilt from its event log — summary, task table, each task's phases on a timeline
+// and its memory and CPU over time. Charts are SVG drawn here: no script, no asset to fetch
+// (clusters are often offline), and the page reads the same in any browser or saved to a file.
+//
+// Thread-safety: pure functions.
+
+#ifndef TONY_HISTORY_HISTORY_PAGES_H_
+#define TONY_HISTORY_HISTORY_PAGES_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "history/history_index.h"
+#include "history/job_history.h"
+#include "http/json.h"
+
+namespace tony::history {
+
+http::Json SummaryJson(const JobSummary& s);
+// {"total": N, "offset": .., "limit": .., "jobs": [SummaryJson...]}
+http::Json JobListJson(const HistoryPage& page, const HistoryQuery& query);
+// The summary plus "tasks" (each with its marks and usage), "problems", "spec_yaml".
+http::Json JobJson(const JobHistory& job);
+
+// The list page; `indexed` is how many jobs the index holds.
+std::string RenderJobListPage(const HistoryPage& page, const HistoryQuery& query, size_t indexed);
+std::string RenderJobPage(const JobHistory& job);
+// Every page's start: doctype, title, style, up to <body>.
+std::string HistoryPageHead(absl::string_view title);
+// A page saying `message` (an unknown job, a bad filter).
+std::string RenderMessagePage(absl::string_view title, absl::string_view message);
+
+// A task's phases as one SVG (a row per task) over [begin, end].
+std::string TimelineSvg(const JobHistory& job, absl::Time begin, absl::Time end);
+// Resident memory (MB) or CPU (cores) of every task over [begin, end], one line per task.
+enum class UsageMetric { kMemory, kCpu };
+std::string UsageSvg(const JobHistory& job, UsageMetric metric, absl::Time begin, absl::Time end);
+
+}  // namespace tony::history
+
+#endif  // TONY_HISTORY_HISTORY_PAGES_H_

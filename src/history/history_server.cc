@@ -1,0 +1,329 @@
+// Copyright libtony authors.
+
+#include "history/history_server.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/file_util.h"
+#include "common/logging.h"
+#include "history/history_pages.h"
+
+namespace tony::history {
+namespace {
+
+using am::HttpReply;
+
+class HdfsStore : public HistoryStore {
+ public:
+  HdfsStore(const hdfs::WebHdfsClient* hdfs, std::string dir) : hdfs_(hdfs), dir_(std::move(dir)) {}
+
+  absl::StatusOr<std::vector<HistoryFile>> List() const override {
+    auto entries = hdfs_->List(dir_);
+    if (!entries.ok()) return entries.status();
+    std::vector<HistoryFile> out;
+    out.reserve(entries->size());
+    for (const hdfs::FileStatus& f : *entries) {
+      if (f.is_directory()) continue;
+      out.push_back({f.name, f.length, f.modification_time_ms, f.owner});
+    }
+    return out;
+  }
+  absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const override {
+    return hdfs_->ReadToString(absl::StrCat(dir_, "/", name), max_bytes,
+                               absl::Now() + absl::Seconds(30));
+  }
+  absl::Status Delete(const std::string& name) const override {
+    return hdfs_->Delete(absl::StrCat(dir_, "/", name), false, absl::Now() + absl::Seconds(30))
+        .status();
+  }
+  std::string Describe() const override { return absl::StrCat("HDFS ", dir_); }
+
+ private:
+  const hdfs::WebHdfsClient* const hdfs_;
+  const std::string dir_;
+};
+
+class LocalStore : public HistoryStore {
+ public:
+  explicit LocalStore(std::string dir) : dir_(std::move(dir)) {}
+
+  absl::StatusOr<std::vector<HistoryFile>> List() const override {
+    DIR* d = ::opendir(dir_.c_str());
+    if (d == nullptr) {
+      return errno == ENOENT ? absl::NotFoundError(absl::StrCat(dir_, " does not exist"))
+                             : absl::PermissionDeniedError(absl::StrCat("cannot read ", dir_));
+    }
+    std::vector<HistoryFile> out;
+    while (const dirent* e = ::readdir(d)) {
+      struct stat st {};
+      const std::string name = e->d_name;
+      if (name == "." || name == ".." || ::stat((dir_ + "/" + name).c_str(), &st) != 0 ||
+          !S_ISREG(st.st_mode)) {
+        continue;
+      }
+      out.push_back({name, static_cast<int64_t>(st.st_size),
+                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000,
+                     ""});
+    }
+    ::closedir(d);
+    return out;
+  }
+  absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const override {
+    auto text = ReadFileToString(absl::StrCat(dir_, "/", name));
+    if (text.ok() && static_cast<int64_t>(text->size()) > max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(name, " is larger than ", max_bytes));
+    }
+    return text;
+  }
+  absl::Status Delete(const std::string& name) const override {
+    if (::unlink(absl::StrCat(dir_, "/", name).c_str()) != 0 && errno != ENOENT) {
+      return absl::PermissionDeniedError(absl::StrCat("cannot delete ", dir_, "/", name));
+    }
+    return absl::OkStatus();
+  }
+  std::string Describe() const override { return dir_; }
+
+ private:
+  const std::string dir_;
+};
+
+// Only what YARN makes an application id of: the id becomes part of a path.
+bool PlausibleAppId(absl::string_view id) {
+  if (!absl::StartsWith(id, "application_") || id.size() > 64) return false;
+  for (char c : id) {
+    if (!absl::ascii_isalnum(c) && c != '_') return false;
+  }
+  return true;
+}
+
+HttpReply Reply(int code, std::string body, bool json) {
+  HttpReply r;
+  r.code = code;
+  r.body = std::move(body);
+  if (json) r.content_type = "application/json";
+  return r;
+}
+
+HttpReply ErrorReply(int code, absl::string_view title, absl::string_view message, bool json) {
+  if (json) return Reply(code, http::Json{{"error", message}}.dump() + "\n", true);
+  return Reply(code, RenderMessagePage(title, message), false);
+}
+
+}  // namespace
+
+std::unique_ptr<HistoryStore> HdfsHistoryStore(const hdfs::WebHdfsClient* hdfs, std::string dir) {
+  return std::make_unique<HdfsStore>(hdfs, std::move(dir));
+}
+
+std::unique_ptr<HistoryStore> LocalHistoryStore(std::string dir) {
+  return std::make_unique<LocalStore>(std::move(dir));
+}
+
+HistoryServer::HistoryServer(std::unique_ptr<HistoryStore> store, HistoryServerOptions options)
+    : store_(std::move(store)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()) {}
+
+HistoryServer::~HistoryServer() { Stop(); }
+
+absl::Status HistoryServer::Start() {
+  if (absl::Status s = Scan(); !s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat("history directory ", store_->Describe(), ": ", s.message()));
+  }
+  am::StatusPageOptions page;
+  page.listen_host = options_.listen_host;
+  page.port = options_.port;
+  page.workers = options_.workers;
+  http_ = std::make_unique<am::StatusPage>(
+      page, [this](const std::string& target) { return Handle(target); });
+  if (absl::Status s = http_->Start(); !s.ok()) {
+    http_.reset();
+    return s;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = false;
+  }
+  scanner_ = std::thread([this] { ScanLoop(); });
+  return absl::OkStatus();
+}
+
+void HistoryServer::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (scanner_.joinable()) scanner_.join();
+  if (http_ != nullptr) http_->Stop();
+}
+
+int HistoryServer::port() const { return http_ != nullptr ? http_->port() : 0; }
+
+void HistoryServer::ScanLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+      if (clock_->AwaitWithDeadline(&mu_, absl::Condition(&stopping),
+                                    clock_->Now() + options_.scan_interval)) {
+        return;
+      }
+    }
+    if (absl::Status s = Scan(); !s.ok()) {
+      TONY_LOG(WARNING) << "history server: scan of " << store_->Describe() << ": " << s.message();
+    }
+  }
+}
+
+absl::Status HistoryServer::Scan() {
+  const absl::Time began = clock_->Now();
+  auto listing = store_->List();
+  if (!listing.ok()) {
+    absl::MutexLock lock(&mu_);
+    ++scan_errors_;
+    last_error_ = std::string(listing.status().message());
+    return listing.status();
+  }
+  std::vector<HistoryFile> stale;
+  {
+    absl::MutexLock lock(&mu_);
+    index_.Forget(*listing);
+    stale = index_.Stale(*listing);
+  }
+  // Logs are read without the lock: pages are answered meanwhile.
+  int read = 0;
+  for (const HistoryFile& f : stale) {
+    const std::optional<std::string> app = AppIdOfLogName(f.name);
+    auto text = store_->Read(f.name, options_.max_log_bytes);
+    JobHistory job = ReadJobHistory(*app, text.ok() ? *text : std::string(), f.owner);
+    if (!text.ok()) {
+      job.summary.diagnostics = absl::StrCat("event log unreadable: ", text.status().message());
+      job.summary.bad_lines = 1;
+    }
+    ++read;
+    absl::MutexLock lock(&mu_);
+    index_.Put(f, std::move(job.summary));
+  }
+  ApplyRetention();
+  absl::MutexLock lock(&mu_);
+  ++scans_;
+  logs_read_ += read;
+  last_scan_ = clock_->Now() - began;
+  return absl::OkStatus();
+}
+
+void HistoryServer::ApplyRetention() {
+  std::vector<std::string> expired;
+  {
+    absl::MutexLock lock(&mu_);
+    expired = index_.Expired(options_.retention, clock_->Now());
+  }
+  for (const std::string& name : expired) {
+    absl::Status s = store_->Delete(name);
+    if (!s.ok()) {
+      TONY_LOG(WARNING) << "history server: retention could not delete " << name << ": "
+                        << s.message();
+      continue;  // it stays listed: it is still there
+    }
+    absl::MutexLock lock(&mu_);
+    index_.Remove(*AppIdOfLogName(name));
+    ++deleted_;
+  }
+}
+
+HttpReply HistoryServer::Handle(const std::string& target) {
+  requests_.fetch_add(1);
+  const size_t q = target.find('?');
+  const std::string path = target.substr(0, q);
+  const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
+  if (path == "/" || path == "/jobs" || path == "/index.html") return JobList(query, false);
+  if (path == "/api/jobs") return JobList(query, true);
+  if (path == "/metrics") {
+    HttpReply r = Reply(200, Metrics(), false);
+    r.content_type = "text/plain; version=0.0.4";
+    return r;
+  }
+  absl::string_view rest = path;
+  if (absl::ConsumePrefix(&rest, "/api/jobs/")) return Job(std::string(rest), true);
+  if (absl::ConsumePrefix(&rest, "/jobs/")) return Job(std::string(rest), false);
+  return ErrorReply(404, "Not found", absl::StrCat("Nothing is at ", path, "."), false);
+}
+
+HttpReply HistoryServer::JobList(const std::string& query, bool json) {
+  absl::StatusOr<HistoryQuery> parsed = ParseHistoryQuery(query);
+  if (!parsed.ok()) return ErrorReply(400, "Bad filter", parsed.status().message(), json);
+  absl::MutexLock lock(&mu_);
+  HistoryPage page = index_.Query(*parsed);
+  if (json) return Reply(200, JobListJson(page, *parsed).dump() + "\n", true);
+  return Reply(200, RenderJobListPage(page, *parsed, index_.size()), false);
+}
+
+HttpReply HistoryServer::Job(const std::string& app_id, bool json) {
+  if (!PlausibleAppId(app_id)) {
+    return ErrorReply(404, "No such job", absl::StrCat("'", app_id, "' is not an application id"),
+                      json);
+  }
+  std::string owner;
+  {
+    absl::MutexLock lock(&mu_);
+    const JobSummary* known = index_.Find(app_id);
+    if (known != nullptr) owner = known->user;
+  }
+  auto text = store_->Read(absl::StrCat(app_id, ".jsonl"), options_.max_log_bytes);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) {
+      return ErrorReply(404, "No such job",
+                        absl::StrCat(app_id, " has no event log in ", store_->Describe(), "."),
+                        json);
+    }
+    return ErrorReply(503, "Event log unreadable",
+                      absl::StrCat(app_id, ": ", text.status().message()), json);
+  }
+  JobHistory job = ReadJobHistory(app_id, *text, owner);
+  if (json) return Reply(200, JobJson(job).dump() + "\n", true);
+  return Reply(200, RenderJobPage(job), false);
+}
+
+std::string HistoryServer::Metrics() {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, int> by_state;
+  for (const char* state : {"SUCCEEDED", "FAILED", "KILLED", "RUNNING"}) {
+    HistoryQuery q;
+    q.state = state;
+    q.limit = 0;
+    by_state[state] = index_.Query(q).total;
+  }
+  std::string out =
+      "# HELP tony_history_jobs Jobs in the history directory, by state.\n"
+      "# TYPE tony_history_jobs gauge\n";
+  for (const auto& [state, n] : by_state) {
+    absl::StrAppend(&out, "tony_history_jobs{state=\"", state, "\"} ", n, "\n");
+  }
+  absl::StrAppend(
+      &out, "# HELP tony_history_scans_total Scans of the history directory.\n",
+      "# TYPE tony_history_scans_total counter\ntony_history_scans_total ", scans_, "\n",
+      "# HELP tony_history_scan_errors_total Scans that could not list the directory.\n",
+      "# TYPE tony_history_scan_errors_total counter\ntony_history_scan_errors_total ",
+      scan_errors_, "\n# HELP tony_history_logs_read_total Event logs read (new or changed).\n",
+      "# TYPE tony_history_logs_read_total counter\ntony_history_logs_read_total ", logs_read_,
+      "\n# HELP tony_history_logs_deleted_total Event logs removed by retention.\n",
+      "# TYPE tony_history_logs_deleted_total counter\ntony_history_logs_deleted_total ", deleted_,
+      "\n# HELP tony_history_last_scan_seconds How long the last scan took.\n",
+      "# TYPE tony_history_last_scan_seconds gauge\ntony_history_last_scan_seconds ",
+      absl::ToDoubleSeconds(last_scan_), "\n# HELP tony_history_requests_total HTTP requests.\n",
+      "# TYPE tony_history_requests_total counter\ntony_history_requests_total ", requests_.load(),
+      "\n");
+  return out;
+}
+
+}  // namespace tony::history

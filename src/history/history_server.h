@@ -1,0 +1,128 @@
+// Copyright libtony authors.
+//
+// HistoryServer (`ytf history-server`): a long-running server over the history directory. It
+// keeps a HistoryIndex of every job, brought up to date by a scan every scan_interval (one
+// listing; only new or grown logs are read), answers from it, and reads one job's log when its
+// page is asked for. Retention deletes the logs of jobs that ended too long ago or beyond the
+// newest max_jobs.
+//
+//   GET /                    job list (HTML): filters user, queue, state, name, tag, from, to;
+//                            paging offset, limit
+//   GET /api/jobs            the same, JSON
+//   GET /jobs/<app id>       one job: summary, tasks, timeline, memory and CPU charts
+//   GET /api/jobs/<app id>   the same, JSON
+//   GET /metrics             Prometheus text: jobs by state, scans, errors, bytes read
+//
+// The HTTP server is the AM's status page's (limits on request size and time, a bounded queue,
+// a few workers): a flood or a slow client cannot stall it or grow it.
+//
+//   auto server = std::make_unique<HistoryServer>(HdfsHistoryStore(hdfs, dir), options);
+//   TONY_RETURN_IF_ERROR(server->Start());  // reads the directory once; fails if it cannot
+//   ...
+//   server->Stop();
+//
+// Thread-safe. Start() launches the scan thread and the HTTP threads; Stop() (or the destructor)
+// joins them.
+
+#ifndef TONY_HISTORY_HISTORY_SERVER_H_
+#define TONY_HISTORY_HISTORY_SERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "am/status_page.h"
+#include "common/clock.h"
+#include "hdfs/webhdfs_client.h"
+#include "history/history_index.h"
+
+namespace tony::history {
+
+// Where the logs are: the history directory in HDFS, or a local one (tests; the local backend).
+class HistoryStore {
+ public:
+  virtual ~HistoryStore() = default;
+  // Every entry of the directory. NotFound when the directory is missing, PermissionDenied when
+  // it cannot be read.
+  virtual absl::StatusOr<std::vector<HistoryFile>> List() const = 0;
+  // The log `name` (as List named it), up to `max_bytes` (the rest is cut).
+  virtual absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const = 0;
+  virtual absl::Status Delete(const std::string& name) const = 0;
+  // For messages: "hdfs /tmp/tony-history".
+  virtual std::string Describe() const = 0;
+};
+
+// `hdfs` is not owned and must outlive the store.
+std::unique_ptr<HistoryStore> HdfsHistoryStore(const hdfs::WebHdfsClient* hdfs, std::string dir);
+std::unique_ptr<HistoryStore> LocalHistoryStore(std::string dir);
+
+struct HistoryServerOptions {
+  // Where to listen. Default: loopback only, a port the system picks (the CLI's default is
+  // 18890): a history server shows every user's jobs, so opening it wider is a choice.
+  std::string listen_host = "127.0.0.1";
+  int port = 0;
+  // How often the directory is listed. Default: 10 seconds.
+  absl::Duration scan_interval = absl::Seconds(10);
+  RetentionPolicy retention;  // Default: keep everything.
+  // A log read for the index or a page is cut here (a bad line at the end). Default: 64 MiB.
+  int64_t max_log_bytes = int64_t{64} << 20;
+  // HTTP worker threads. Default: 4.
+  int workers = 4;
+  // Where the scan thread reads the time and waits. Not owned. Default: null (RealClock()).
+  Clock* clock = nullptr;
+};
+
+class HistoryServer {
+ public:
+  HistoryServer(std::unique_ptr<HistoryStore> store, HistoryServerOptions options);
+  ~HistoryServer();
+  HistoryServer(const HistoryServer&) = delete;
+  HistoryServer& operator=(const HistoryServer&) = delete;
+
+  // Scans once (the directory must be readable: its error otherwise, nothing started), then
+  // listens and scans every scan_interval.
+  absl::Status Start();
+  void Stop();
+  int port() const;
+
+  // One scan: list, read what is new or changed, forget what is gone, apply retention.
+  absl::Status Scan();
+  // The answer to a GET of `target` (path and query), as the HTTP server sends it.
+  am::HttpReply Handle(const std::string& target);
+
+ private:
+  am::HttpReply JobList(const std::string& query, bool json);
+  am::HttpReply Job(const std::string& app_id, bool json);
+  std::string Metrics();
+  void ScanLoop();
+  void ApplyRetention();
+
+  const std::unique_ptr<HistoryStore> store_;
+  const HistoryServerOptions options_;
+  Clock* const clock_;
+  std::unique_ptr<am::StatusPage> http_;
+  std::thread scanner_;
+
+  absl::Mutex mu_;
+  HistoryIndex index_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t scans_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t scan_errors_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t logs_read_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t deleted_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration last_scan_ ABSL_GUARDED_BY(mu_);
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> requests_{0};
+};
+
+}  // namespace tony::history
+
+#endif  // TONY_HISTORY_HISTORY_SERVER_H_

@@ -1,0 +1,208 @@
+// Copyright libtony authors.
+
+#include "history/job_history.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/utf8.h"
+#include "http/json.h"
+
+namespace tony::history {
+namespace {
+
+using http::Json;
+
+std::string Str(const Json& line, const char* key) {
+  const Json* v = http::JsonField(line, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+std::optional<int64_t> Int(const Json& line, const char* key) {
+  const Json* v = http::JsonField(line, key);
+  if (v == nullptr || !v->is_number_integer()) return std::nullopt;
+  return v->get<int64_t>();
+}
+
+double Number(const Json& line, const char* key) {
+  const Json* v = http::JsonField(line, key);
+  return v != nullptr && v->is_number() ? v->get<double>() : 0.0;
+}
+
+absl::Time TimeOf(const Json& line) {
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, Str(line, "time"), &t, &err)) {
+    return absl::InfinitePast();
+  }
+  return t;
+}
+
+// The job's state and facts, one event at a time.
+class HistoryBuilder {
+ public:
+  explicit HistoryBuilder(JobHistory* out) : out_(out) {}
+
+  void Add(const Json& line, absl::Time time) {
+    const std::string event = Str(line, "event");
+    if (const auto attempt = Int(line, "attempt")) {
+      out_->summary.attempts = std::max<int>(out_->summary.attempts, static_cast<int>(*attempt));
+    }
+    if (out_->summary.started == absl::InfinitePast()) out_->summary.started = time;
+    if (time != absl::InfinitePast()) out_->last_event = std::max(out_->last_event, time);
+    const std::string task = Str(line, "task");
+    if (!task.empty()) {
+      AddTaskEvent(Task(task), event, line, time);
+    } else {
+      AddJobEvent(event, line, time);
+    }
+  }
+
+  void Finish() {
+    std::vector<TaskHistory>& tasks = out_->tasks;
+    tasks.reserve(tasks_.size());
+    for (auto& [key, t] : tasks_) tasks.push_back(std::move(t));
+    std::sort(tasks.begin(), tasks.end(), [](const TaskHistory& a, const TaskHistory& b) {
+      return a.role != b.role ? a.role < b.role : a.index < b.index;
+    });
+    out_->summary.tasks = static_cast<int>(tasks.size());
+    out_->summary.restarts = 0;
+    for (const TaskHistory& t : tasks) out_->summary.restarts += t.restarts;
+  }
+
+ private:
+  TaskHistory& Task(const std::string& name) {
+    auto [it, added] = tasks_.try_emplace(name);
+    if (added) {
+      it->second.task = name;
+      const size_t colon = name.rfind(':');
+      it->second.role = name.substr(0, colon);
+      if (colon == std::string::npos ||
+          !absl::SimpleAtoi(name.substr(colon + 1), &it->second.index)) {
+        it->second.index = 0;
+      }
+    }
+    return it->second;
+  }
+
+  static void Mark(TaskHistory& t, absl::Time time, const char* phase, const char* state) {
+    t.marks.push_back({time, phase});
+    t.state = state;
+  }
+
+  void AddTaskEvent(TaskHistory& t, const std::string& event, const Json& line, absl::Time time) {
+    if (event == "task_requested" || event == "task_relaunch_requested") {
+      Mark(t, time, "waiting", "REQUESTED");
+    } else if (event == "task_allocated") {
+      t.container = Str(line, "container");
+      t.node = Str(line, "node");
+      Mark(t, time, "launching", "ALLOCATED");
+    } else if (event == "task_launch_failed") {
+      t.stderr_tail = Str(line, "reason");
+      Mark(t, time, "exited", "LAUNCH_FAILED");
+    } else if (event == "task_registered") {
+      t.address = Str(line, "address");
+      Mark(t, time, "registered", "REGISTERED");
+    } else if (event == "task_started") {
+      Mark(t, time, "running", "RUNNING");
+    } else if (event == "task_restarted_in_place") {
+      ++t.restarts;
+      t.stderr_tail = Str(line, "stderr_tail");
+      Mark(t, time, "running", "RUNNING");
+    } else if (event == "task_exited") {
+      t.exit_code = Int(line, "exit_code");
+      t.stderr_tail = Str(line, "stderr_tail");
+      Mark(t, time, "exited", t.exit_code == 0 ? "SUCCEEDED" : "FAILED");
+    } else if (event == "container_completed") {
+      // After task_exited it adds nothing; without one, the container ended under the task.
+      if (t.marks.empty() || t.marks.back().phase != "exited") {
+        t.stderr_tail = Str(line, "diagnostics");
+        Mark(t, time, "exited", "CONTAINER_ENDED");
+      }
+    } else if (event == "task_restart_scheduled") {
+      ++t.restarts;
+      Mark(t, time, "backoff", "RESTARTING");
+    } else if (event == "task_stop_requested") {
+      Mark(t, time, "stopping", "STOPPING");
+    } else if (event == "task_usage") {
+      t.usage.push_back(
+          {time, static_cast<int64_t>(Number(line, "rss_bytes")), Number(line, "cpu_cores")});
+    }
+  }
+
+  void AddJobEvent(const std::string& event, const Json& line, absl::Time time) {
+    JobSummary& s = out_->summary;
+    if (event == "am_started") {
+      out_->tracking_url = Str(line, "tracking_url");
+      if (const std::string user = Str(line, "user"); !user.empty()) s.user = user;
+      if (const std::string name = Str(line, "name"); !name.empty()) s.name = name;
+      if (const std::string queue = Str(line, "queue"); !queue.empty()) s.queue = queue;
+      if (const Json* tags = http::JsonField(line, "tags"); tags != nullptr && tags->is_array()) {
+        s.tags.clear();
+        for (const Json& tag : *tags) {
+          if (tag.is_string()) s.tags.push_back(tag.get<std::string>());
+        }
+      }
+    } else if (event == "job_spec") {
+      out_->spec_yaml = Str(line, "yaml");
+    } else if (event == "tensorboard_listening") {
+      out_->tensorboard_url = Str(line, "url");
+    } else if (event == "job_outcome") {
+      s.diagnostics = Str(line, "diagnostics");
+    } else if (event == "job_finished") {
+      s.state = Str(line, "state");
+      if (s.state.empty()) s.state = "UNKNOWN";
+      s.diagnostics = Str(line, "diagnostics");
+      s.finished = time;
+    }
+  }
+
+  JobHistory* const out_;
+  std::map<std::string, TaskHistory> tasks_;
+};
+
+}  // namespace
+
+JobHistory ReadJobHistory(absl::string_view app_id, absl::string_view text,
+                          absl::string_view owner) {
+  JobHistory out;
+  out.summary.app_id = std::string(app_id);
+  out.summary.user = std::string(owner);
+  HistoryBuilder builder(&out);
+  int number = 0;
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++number;
+    const absl::string_view line = absl::StripAsciiWhitespace(raw);
+    if (line.empty()) continue;
+    auto json = http::ParseJson(line, "event");
+    if (!json.ok() || !json->is_object()) {
+      out.problems.push_back(absl::StrCat("line ", number, ": not a JSON object (cut short?)"));
+      continue;
+    }
+    const auto v = Int(*json, "v");
+    if (v != 1) {
+      out.problems.push_back(absl::StrCat("line ", number, ": schema version ",
+                                          v ? absl::StrCat(*v) : "missing", " is not known"));
+      continue;
+    }
+    builder.Add(*json, TimeOf(*json));
+  }
+  builder.Finish();
+  out.summary.bad_lines = static_cast<int>(out.problems.size());
+  if (out.summary.diagnostics.size() > 300) {
+    out.summary.diagnostics = ToValidUtf8(out.summary.diagnostics.substr(0, 300)) + "...";
+  }
+  return out;
+}
+
+std::optional<std::string> AppIdOfLogName(absl::string_view file_name) {
+  if (!absl::ConsumeSuffix(&file_name, ".jsonl") || file_name.empty()) return std::nullopt;
+  if (!absl::StartsWith(file_name, "application_")) return std::nullopt;
+  return std::string(file_name);
+}
+
+}  // namespace tony::history

@@ -1,0 +1,94 @@
+// Copyright libtony authors.
+//
+// A finished (or running) job as its event log tells it (docs/events.md): what the history server
+// lists and shows, and `ytf history` prints. Built from the log's text alone, so a job's page is
+// the same whether the AM that wrote it is alive, restarted or long gone. A log that is cut short
+// or has bad lines still gives what its good lines say; the bad ones are named in `problems`.
+//
+// Thread-safety: plain values and a pure function.
+
+#ifndef TONY_HISTORY_JOB_HISTORY_H_
+#define TONY_HISTORY_JOB_HISTORY_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace tony::history {
+
+// What a list of jobs needs of one job: small, so that tens of thousands fit in an index.
+struct JobSummary {
+  std::string app_id;
+  std::string user;  // am_started's, else the log file's owner
+  std::string name;
+  std::string queue;
+  std::vector<std::string> tags;
+  // SUCCEEDED, FAILED, KILLED (job_finished's), or RUNNING while the log has no end (a running
+  // job, or an AM that died before writing one).
+  std::string state = "RUNNING";
+  absl::Time started = absl::InfinitePast();   // the first line's time
+  absl::Time finished = absl::InfinitePast();  // job_finished's time, when there is one
+  int attempts = 0;
+  int tasks = 0;
+  int restarts = 0;
+  std::string diagnostics;  // cut to 300 bytes
+  int bad_lines = 0;
+
+  bool ended() const { return finished != absl::InfinitePast(); }
+};
+
+// One change in a task's life, for its timeline: from `time` until the next mark it was `phase`
+// (waiting, launching, registered, running, backoff, stopping), or the end of a run (exited).
+struct TaskMark {
+  absl::Time time;
+  std::string phase;
+};
+
+struct UsagePoint {
+  absl::Time time;
+  int64_t rss_bytes = 0;
+  double cpu_cores = 0;
+};
+
+struct TaskHistory {
+  std::string task;  // "worker:0"
+  std::string role;
+  int index = 0;
+  std::string container;
+  std::string node;                 // the NodeManager, host:port
+  std::string address;              // what the task registered, host:port
+  std::string state = "REQUESTED";  // the last thing that happened to it, upper case
+  std::optional<int64_t> exit_code;
+  int restarts = 0;
+  std::string stderr_tail;
+  std::vector<TaskMark> marks;
+  std::vector<UsagePoint> usage;
+};
+
+struct JobHistory {
+  JobSummary summary;
+  std::string tracking_url;
+  std::string tensorboard_url;
+  std::string spec_yaml;
+  std::vector<TaskHistory> tasks;     // by role, then index
+  std::vector<std::string> problems;  // "line 12: not a JSON object (cut short?)"
+  absl::Time last_event = absl::InfinitePast();
+};
+
+// Reads the log `text` of `app_id`; `owner` (the file's) stands in for an older log's missing
+// user.
+JobHistory ReadJobHistory(absl::string_view app_id, absl::string_view text,
+                          absl::string_view owner = "");
+
+// The history directory's file name for a job and back: "<app_id>.jsonl"; nullopt for anything
+// else in the directory.
+std::optional<std::string> AppIdOfLogName(absl::string_view file_name);
+
+}  // namespace tony::history
+
+#endif  // TONY_HISTORY_JOB_HISTORY_H_

@@ -1,0 +1,143 @@
+// Copyright libtony authors.
+//
+// HistoryIndex: incremental scans (only new or changed logs are read), filters and paging,
+// retention, and the query string a request carries.
+
+#include "history/history_index.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tony::history {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1795600000);
+
+HistoryFile File(int n, int64_t length = 100, int64_t mtime = 1) {
+  return {absl::StrCat("application_1_", n, ".jsonl"), length, mtime, "alice"};
+}
+
+JobSummary Job(int n, const std::string& state, absl::Duration started, const std::string& user,
+               const std::string& name = "job") {
+  JobSummary s;
+  s.user = user;
+  s.name = name;
+  s.queue = n % 2 == 0 ? "even" : "odd";
+  s.state = state;
+  s.started = kT0 + started;
+  if (state != "RUNNING") s.finished = s.started + absl::Minutes(1);
+  if (n == 3) s.tags = {"nightly"};
+  return s;
+}
+
+std::vector<std::string> Ids(const HistoryPage& page) {
+  std::vector<std::string> ids;
+  for (const JobSummary& s : page.jobs) ids.push_back(s.app_id);
+  return ids;
+}
+
+class HistoryIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int n = 1; n <= 5; ++n) {
+      index_.Put(File(n),
+                 Job(n,
+                     n == 2   ? "FAILED"
+                     : n == 5 ? "RUNNING"
+                              : "SUCCEEDED",
+                     absl::Minutes(n), n == 4 ? "bob" : "alice", n == 1 ? "MNIST train" : "job"));
+    }
+  }
+  HistoryIndex index_;
+};
+
+TEST_F(HistoryIndexTest, OnlyNewOrChangedLogsAreStale) {
+  std::vector<HistoryFile> listing = {
+      File(1), File(2, 150), File(3, 100, 2), File(6), {"README", 1, 1, ""}};
+  std::vector<std::string> stale;
+  for (const HistoryFile& f : index_.Stale(listing)) stale.push_back(f.name);
+  EXPECT_THAT(stale, ElementsAre("application_1_2.jsonl", "application_1_3.jsonl",
+                                 "application_1_6.jsonl"));
+  // Logs gone from the directory are forgotten.
+  EXPECT_EQ(index_.Forget(listing), 2);  // 4 and 5
+  EXPECT_EQ(index_.size(), 3u);
+  EXPECT_EQ(index_.Find("application_1_4"), nullptr);
+}
+
+TEST_F(HistoryIndexTest, FiltersNewestFirst) {
+  struct Case {
+    std::string query;
+    std::vector<std::string> ids;
+    int total;
+  };
+  const std::vector<Case> cases = {
+      {"",
+       {"application_1_5", "application_1_4", "application_1_3", "application_1_2",
+        "application_1_1"},
+       5},
+      {"state=failed", {"application_1_2"}, 1},
+      {"user=bob", {"application_1_4"}, 1},
+      {"queue=even", {"application_1_4", "application_1_2"}, 2},
+      {"name=mnist", {"application_1_1"}, 1},
+      {"tag=NIGHTLY", {"application_1_3"}, 1},
+      {"state=RUNNING&user=alice", {"application_1_5"}, 1},
+      {absl::StrCat("from=", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", kT0 + absl::Minutes(3),
+                                              absl::UTCTimeZone())),
+       {"application_1_5", "application_1_4", "application_1_3"},
+       3},
+      {"limit=2", {"application_1_5", "application_1_4"}, 5},
+      {"limit=2&offset=4", {"application_1_1"}, 5},
+      {"offset=9", {}, 5},
+      {"user=carol", {}, 0},
+  };
+  for (const Case& c : cases) {
+    auto q = ParseHistoryQuery(c.query);
+    ASSERT_TRUE(q.ok()) << c.query << ": " << q.status();
+    HistoryPage page = index_.Query(*q);
+    EXPECT_EQ(Ids(page), c.ids) << c.query;
+    EXPECT_EQ(page.total, c.total) << c.query;
+  }
+}
+
+TEST_F(HistoryIndexTest, APutReordersTheList) {
+  index_.Put(File(9), Job(9, "SUCCEEDED", absl::Minutes(10), "alice"));
+  auto q = ParseHistoryQuery("limit=1");
+  EXPECT_THAT(Ids(index_.Query(*q)), ElementsAre("application_1_9"));
+}
+
+TEST_F(HistoryIndexTest, RetentionByAgeThenByCountKeepsRunningJobs) {
+  const absl::Time now = kT0 + absl::Hours(1);
+  EXPECT_THAT(index_.Expired({}, now), IsEmpty());
+  // Ended at kT0 + n + 1 minutes: 1, 2 and 3 ended more than 55 minutes before `now`.
+  EXPECT_THAT(
+      index_.Expired({absl::Minutes(55), 0}, now),
+      ElementsAre("application_1_1.jsonl", "application_1_2.jsonl", "application_1_3.jsonl"));
+  EXPECT_THAT(index_.Expired({absl::InfiniteDuration(), 1}, now),
+              ElementsAre("application_1_1.jsonl", "application_1_2.jsonl",
+                          "application_1_3.jsonl"));  // 4 is the newest ended; 5 runs
+}
+
+TEST(HistoryQueryTest, ValuesAreDecodedAndBadOnesNamed) {
+  auto q = ParseHistoryQuery("name=a+b%2Fc&user=&state=killed&from=2026-11-26&utm=x");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->name, "a b/c");
+  EXPECT_EQ(q->user, "");
+  EXPECT_EQ(q->state, "KILLED");
+  EXPECT_EQ(q->started_after, absl::FromCivil(absl::CivilDay(2026, 11, 26), absl::UTCTimeZone()));
+  EXPECT_THAT(ParseHistoryQuery("from=yesterday").status().message(),
+              HasSubstr("from: 'yesterday' is not a date"));
+  EXPECT_THAT(ParseHistoryQuery("limit=5000").status().message(), HasSubstr("limit: '5000'"));
+  EXPECT_THAT(ParseHistoryQuery("offset=-1").status().message(), HasSubstr("offset"));
+  EXPECT_TRUE(ParseHistoryQuery("name=%zz%").ok());  // a broken escape stays as it is
+}
+
+}  // namespace
+}  // namespace tony::history

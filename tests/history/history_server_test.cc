@@ -1,0 +1,211 @@
+// Copyright libtony authors.
+//
+// HistoryServer over a local directory: the list and job pages (HTML and JSON), bad requests,
+// incremental scans, retention, /metrics, a missing directory at start, and the same answers
+// over a real socket with the scan thread on a simulated clock.
+
+#include "history/history_server.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "http/client.h"
+#include "http/json.h"
+#include "tests/testing/wait_until.h"
+
+namespace tony::history {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Log(const std::string& state, const std::string& name, int exit_code) {
+  std::string log = absl::StrCat(
+      R"({"v":1,"seq":1,"attempt":1,"time":"2026-11-26T10:00:00.000Z","event":"am_started",)",
+      R"("user":"alice","name":")", name, R"(","queue":"default","tags":[]})", "\n",
+      R"({"v":1,"seq":2,"attempt":1,"time":"2026-11-26T10:00:01.000Z","event":"task_requested",)",
+      R"("task":"worker:0"})", "\n",
+      R"({"v":1,"seq":3,"attempt":1,"time":"2026-11-26T10:00:02.000Z","event":"task_started",)",
+      R"("task":"worker:0"})", "\n",
+      R"({"v":1,"seq":4,"attempt":1,"time":"2026-11-26T10:00:03.000Z","event":"task_usage",)",
+      R"("task":"worker:0","rss_bytes":50000000,"cpu_cores":0.5})", "\n",
+      R"({"v":1,"seq":5,"attempt":1,"time":"2026-11-26T10:00:04.000Z","event":"task_exited",)",
+      R"("task":"worker:0","exit_code":)", exit_code, R"(,"stderr_tail":"<b>bad</b> input"})",
+      "\n");
+  if (!state.empty()) {
+    absl::StrAppend(
+        &log,
+        R"({"v":1,"seq":6,"attempt":1,"time":"2026-11-26T10:00:05.000Z","event":"job_finished",)",
+        R"("state":")", state, R"(","diagnostics":"worker:0 exited with 3"})", "\n");
+  }
+  return log;
+}
+
+class HistoryServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "/history_server_test.XXXXXX";
+    dir_ = mkdtemp(tmpl.data());
+    Write("application_1_0001.jsonl", Log("SUCCEEDED", "first", 0));
+    Write("application_1_0002.jsonl", Log("FAILED", "second", 3));
+    Write("notes.txt", "not a log");
+  }
+  void TearDown() override { (void)system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
+
+  void Write(const std::string& name, const std::string& text, bool append = false) {
+    std::ofstream f(dir_ + "/" + name, append ? std::ios::app : std::ios::trunc);
+    f << text;
+  }
+  std::unique_ptr<HistoryServer> Server(HistoryServerOptions options = {}) {
+    return std::make_unique<HistoryServer>(LocalHistoryStore(dir_), options);
+  }
+  static http::Json Json(const am::HttpReply& reply) {
+    auto j = http::ParseJson(reply.body, "reply");
+    EXPECT_TRUE(j.ok()) << reply.body;
+    return j.ok() ? *j : http::Json();
+  }
+  std::string dir_;
+};
+
+TEST_F(HistoryServerTest, ListsJobsAndShowsOne) {
+  auto server = Server();
+  ASSERT_TRUE(server->Scan().ok());
+  http::Json list = Json(server->Handle("/api/jobs"));
+  EXPECT_EQ(list["total"], 2);
+  EXPECT_EQ(list["jobs"][0]["app_id"], "application_1_0002");
+  EXPECT_EQ(list["jobs"][0]["state"], "FAILED");
+  EXPECT_EQ(Json(server->Handle("/api/jobs?state=SUCCEEDED"))["jobs"][0]["name"], "first");
+
+  am::HttpReply html = server->Handle("/?state=FAILED");
+  EXPECT_EQ(html.code, 200);
+  EXPECT_THAT(html.body, HasSubstr("href=\"/jobs/application_1_0002\""));
+  EXPECT_THAT(html.body, Not(HasSubstr("application_1_0001")));
+
+  am::HttpReply job = server->Handle("/jobs/application_1_0002");
+  EXPECT_EQ(job.code, 200);
+  EXPECT_THAT(job.body, HasSubstr("<svg class=\"timeline\""));
+  EXPECT_THAT(job.body, HasSubstr("<svg class=\"usage\" data-metric=\"memory\""));
+  EXPECT_THAT(job.body, HasSubstr("class=\"point\""));
+  // A task's stderr is shown escaped, never as markup.
+  EXPECT_THAT(job.body, HasSubstr("&lt;b&gt;bad&lt;/b&gt; input"));
+  EXPECT_THAT(job.body, Not(HasSubstr("<b>bad</b>")));
+  http::Json detail = Json(server->Handle("/api/jobs/application_1_0002"));
+  EXPECT_EQ(detail["tasks"][0]["exit_code"], 3);
+  EXPECT_EQ(detail["tasks"][0]["usage"][0]["rss_bytes"], 50000000);
+}
+
+TEST_F(HistoryServerTest, BadRequestsGetAClearAnswer) {
+  auto server = Server();
+  ASSERT_TRUE(server->Scan().ok());
+  struct Case {
+    std::string target;
+    int code;
+    std::string says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"/jobs/application_9_9", 404, "has no event log"},
+           {"/jobs/..%2F..%2Fetc%2Fpasswd", 404, "is not an application id"},
+           {"/api/jobs/application_1_0001.jsonl", 404, "is not an application id"},
+           {"/api/jobs?limit=x", 400, "limit: 'x'"},
+           {"/?from=yesterday", 400, "is not a date"},
+           {"/nothing", 404, "Nothing is at /nothing"},
+       }) {
+    am::HttpReply r = server->Handle(c.target);
+    EXPECT_EQ(r.code, c.code) << c.target;
+    EXPECT_THAT(r.body, HasSubstr(c.says)) << c.target;
+  }
+}
+
+TEST_F(HistoryServerTest, ACutShortLogIsShownWithItsProblem) {
+  Write("application_1_0003.jsonl",
+        Log("", "cut", 0) + R"({"v":1,"seq":6,"attempt":1,"time":"2026-11-26T10:00)");
+  auto server = Server();
+  ASSERT_TRUE(server->Scan().ok());
+  http::Json list = Json(server->Handle("/api/jobs?state=RUNNING"));
+  EXPECT_EQ(list["jobs"][0]["bad_lines"], 1);
+  am::HttpReply page = server->Handle("/jobs/application_1_0003");
+  EXPECT_EQ(page.code, 200);
+  EXPECT_THAT(page.body, HasSubstr("line 6: not a JSON object"));
+}
+
+TEST_F(HistoryServerTest, ScansReadOnlyWhatChanged) {
+  auto server = Server();
+  ASSERT_TRUE(server->Scan().ok());
+  EXPECT_THAT(server->Handle("/metrics").body, HasSubstr("tony_history_logs_read_total 2\n"));
+  ASSERT_TRUE(server->Scan().ok());
+  EXPECT_THAT(server->Handle("/metrics").body, HasSubstr("tony_history_logs_read_total 2\n"));
+  Write("application_1_0004.jsonl", Log("", "growing", 0));
+  ASSERT_TRUE(server->Scan().ok());
+  EXPECT_EQ(Json(server->Handle("/api/jobs?name=growing"))["jobs"][0]["state"], "RUNNING");
+  Write("application_1_0004.jsonl",
+        R"({"v":1,"seq":9,"attempt":1,"time":"2026-11-26T10:09:00.000Z","event":"job_finished",)"
+        R"("state":"KILLED"})"
+        "\n",
+        /*append=*/true);
+  ASSERT_TRUE(server->Scan().ok());
+  EXPECT_EQ(Json(server->Handle("/api/jobs?name=growing"))["jobs"][0]["state"], "KILLED");
+  const std::string metrics = server->Handle("/metrics").body;
+  EXPECT_THAT(metrics, HasSubstr("tony_history_logs_read_total 4\n"));
+  EXPECT_THAT(metrics, HasSubstr("tony_history_jobs{state=\"KILLED\"} 1\n"));
+  ::unlink((dir_ + "/application_1_0004.jsonl").c_str());
+  ASSERT_TRUE(server->Scan().ok());
+  EXPECT_EQ(Json(server->Handle("/api/jobs"))["total"], 2);
+}
+
+TEST_F(HistoryServerTest, RetentionDeletesTheOldestEndedLogs) {
+  HistoryServerOptions options;
+  options.retention.max_jobs = 1;
+  auto server = Server(options);
+  ASSERT_TRUE(server->Scan().ok());
+  EXPECT_EQ(Json(server->Handle("/api/jobs"))["total"], 1);
+  // Both ended at the same time: the index orders them, one goes.
+  EXPECT_NE(::access((dir_ + "/application_1_0001.jsonl").c_str(), F_OK) == 0,
+            ::access((dir_ + "/application_1_0002.jsonl").c_str(), F_OK) == 0);
+  EXPECT_THAT(server->Handle("/metrics").body, HasSubstr("tony_history_logs_deleted_total 1\n"));
+}
+
+TEST_F(HistoryServerTest, AMissingDirectoryStopsTheStartWithOneLine) {
+  HistoryServer server(LocalHistoryStore(dir_ + "/missing"), {});
+  absl::Status s = server.Start();
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("history directory " + dir_ + "/missing"));
+  EXPECT_EQ(server.port(), 0);
+}
+
+TEST_F(HistoryServerTest, ServesOverHttpAndPicksUpNewLogsEveryScanInterval) {
+  SimulatedClock clock;
+  HistoryServerOptions options;
+  options.clock = &clock;
+  options.scan_interval = absl::Seconds(10);
+  auto server = Server(options);
+  ASSERT_TRUE(server->Start().ok());
+  http::Client client;
+  const std::string base = absl::StrCat("http://127.0.0.1:", server->port());
+  auto list = client.Get(base + "/api/jobs");
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->status, 200);
+  EXPECT_THAT(list->body, HasSubstr("application_1_0002"));
+  auto missing = client.Get(base + "/jobs/application_7_7");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404);
+
+  Write("application_1_0005.jsonl", Log("SUCCEEDED", "later", 0));
+  clock.Advance(absl::Seconds(11));
+  EXPECT_TRUE(::tony::testing::WaitUntil(
+      [&] {
+        auto r = client.Get(base + "/api/jobs?name=later");
+        return r.ok() && r->body.find("application_1_0005") != std::string::npos;
+      },
+      absl::Seconds(20)));
+  server->Stop();
+}
+
+}  // namespace
+}  // namespace tony::history
