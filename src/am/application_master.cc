@@ -251,7 +251,11 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
                   "",
                   {{"app_id", options_.app_id},
                    {"broker", absl::StrCat(host, ":", port)},
-                   {"tracking_url", tracking_url}}},
+                   {"tracking_url", tracking_url},
+                   {"user", options_.user},
+                   {"name", options_.spec.name},
+                   {"queue", options_.spec.queue},
+                   {"tags", options_.spec.tags}}},
                  {"job_spec", "", {{"yaml", JobSpecToYaml(SpecForTheRecord(options_.spec))}}}});
   }
   JobActions actions;

@@ -40,6 +40,7 @@ namespace tony::am {
 struct ApplicationMasterOptions {
   JobSpec spec;        // required, valid
   std::string app_id;  // shown in the status
+  std::string user;    // who runs the job, for the event log. Default: "" (not recorded)
   std::string secret;  // required; every broker call must carry it
   // The job's TLS key and certificate (PEM): the broker serves TLS. Default: empty (plaintext).
   std::string tls_key_pem;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/event_timeline.h"
+#include "cli/history_command.h"
 #include "cli/submit_command.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
@@ -47,6 +48,7 @@ struct YtfArgs {
   int scale_tasks = 0;
   bool help = false;
   bool version = false;
+  HistoryArgs history;  // history, history-server
   YarnSubmitterOptions cluster;
 };
 
@@ -58,9 +60,24 @@ struct YtfFlag {
 };
 
 constexpr YtfFlag kYtfFlags[] = {
-    {0, "json", false, "status list events"},
+    {0, "json", false, "status list events history"},
     {0, "all", false, "list"},
-    {0, "tag", true, "list"},
+    {0, "tag", true, "list history"},
+    {0, "user", true, "history"},
+    {0, "queue", true, "history"},
+    {0, "state", true, "history"},
+    {0, "name", true, "history"},
+    {0, "from", true, "history"},
+    {0, "to", true, "history"},
+    {0, "offset", true, "history"},
+    {0, "limit", true, "history"},
+    {0, "server", true, "history"},
+    {0, "history_dir", true, "history history-server"},
+    {0, "listen_host", true, "history-server"},
+    {0, "port", true, "history-server"},
+    {0, "scan_interval", true, "history-server"},
+    {0, "max_age", true, "history-server"},
+    {0, "max_jobs", true, "history-server"},
     {0, "wait", false, "status scale suspend resume"},
     {0, "timeout", true, "status scale suspend resume"},
     {0, "task", true, "logs"},
@@ -74,8 +91,9 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "keytab", true, ""},
 };
 
-constexpr const char* kCommands[] = {"status", "kill", "scale",  "suspend", "resume",
-                                     "list",   "logs", "events", "clean"};
+constexpr const char* kCommands[] = {"status", "kill",    "scale",         "suspend",
+                                     "resume", "list",    "logs",          "events",
+                                     "clean",  "history", "history-server"};
 
 bool IsCommand(absl::string_view c) {
   return std::find(std::begin(kCommands), std::end(kCommands), c) != std::end(kCommands);
@@ -113,6 +131,47 @@ absl::Status ParseScaleTarget(absl::string_view arg, YtfArgs* out) {
   }
   out->scale_role = std::string(arg.substr(0, eq));
   out->scale_tasks = tasks;
+  return absl::OkStatus();
+}
+
+// The flags of history and history-server.
+absl::Status ParseHistoryFlag(const std::string& name, const std::string& value, YtfArgs* out) {
+  HistoryArgs& h = out->history;
+  for (const char* filter : {"user", "queue", "state", "name", "from", "to", "offset", "limit"}) {
+    if (name == filter) h.filters.emplace_back(name, value);
+  }
+  if (name == "server") {
+    if (!absl::StartsWith(value, "http://") && !absl::StartsWith(value, "https://")) {
+      return Usage(out->command,
+                   absl::StrCat("--server: '", value, "' is not a URL (http://host:18890)"));
+    }
+    h.server = value;
+  } else if (name == "history_dir") {
+    h.history_dir = value;
+  } else if (name == "listen_host") {
+    h.listen_host = value;
+  } else if (name == "port") {
+    if (!absl::SimpleAtoi(value, &h.port) || h.port < 0 || h.port > 65535) {
+      return Usage(out->command, absl::StrCat("--port: '", value, "' is not a port (0-65535)"));
+    }
+  } else if (name == "max_jobs") {
+    if (!absl::SimpleAtoi(value, &h.max_jobs) || h.max_jobs < 0) {
+      return Usage(out->command,
+                   absl::StrCat("--max_jobs: '", value, "' is not a number (0: no limit)"));
+    }
+  } else if (name == "scan_interval" || name == "max_age") {
+    // Days too, for retention: "30d".
+    int days = 0;
+    absl::StatusOr<absl::Duration> d =
+        absl::EndsWith(value, "d") && absl::SimpleAtoi(value.substr(0, value.size() - 1), &days)
+            ? absl::StatusOr<absl::Duration>(absl::Hours(24) * days)
+            : spec::ParseTimeout(value);
+    if (!d.ok() || *d <= absl::ZeroDuration()) {
+      return Usage(out->command, absl::StrCat("--", name, ": '", value,
+                                              "' is not a duration (30s, 10m, 12h, 30d)"));
+    }
+    (name == "max_age" ? h.max_age : h.scan_interval) = *d;
+  }
   return absl::OkStatus();
 }
 
@@ -174,7 +233,9 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
     return out;
   }
   if (out.command.empty()) {
-    return Usage("", "no command; use status, kill, scale, suspend, resume, list, logs or events");
+    return Usage("",
+                 "no command; use status, kill, scale, suspend, resume, list, logs, events, "
+                 "history or history-server");
   }
   if (!IsCommand(out.command)) {
     return Usage("", absl::StrCat("unknown command '", out.command, "'"));
@@ -189,6 +250,7 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
                                   "; it belongs to ytf ", absl::StrJoin(allowed, ", ytf ")));
       }
     }
+    if (absl::Status s = ParseHistoryFlag(name, value, &out); !s.ok()) return s;
     if (name == "task") {
       out.task = value;
     } else if (name == "file") {
@@ -201,6 +263,7 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
       out.all = true;
     } else if (name == "tag") {
       out.tags.push_back(value);
+      out.history.filters.emplace_back("tag", value);
     } else if (name == "wait") {
       out.wait = true;
     } else if (name == "timeout") {
@@ -209,6 +272,7 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
       out.wait_timeout = *d;
     } else if (name == "json") {
       out.json = true;
+      out.history.json = true;
     } else if (name == "conf_dir") {
       out.cluster.conf_dir = value;
     } else if (name == "principal") {
@@ -223,7 +287,8 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
       out.cluster.conf_overrides[value.substr(0, eq)] = value.substr(eq + 1);
     }
   }
-  if (out.command == "list" || out.command == "clean") {
+  if (out.command == "list" || out.command == "clean" || out.command == "history" ||
+      out.command == "history-server") {
     if (!positional.empty()) {
       return Usage(out.command, absl::StrCat("unexpected argument '", positional[0], "'"));
     }
@@ -687,6 +752,58 @@ Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable or no event log for the j
 )",
                         kCommon);
   }
+  if (command == "history") {
+    return absl::StrCat(R"(ytf history - finished and running jobs from their event logs
+
+Usage: ytf history [--user <u>] [--queue <q>] [--state <s>] [--name <part>] [--tag <t>]
+                   [--from <date>] [--to <date>] [--offset <n>] [--limit <n>] [--json]
+                   [--server <url> | --history_dir <dir>]
+
+Lists the jobs whose event logs are in the history directory (tony.history.dir, default
+/tmp/tony-history; docs/events.md), newest first, every user's you may read: state, user,
+queue, start, tasks, name. Kept after YARN has forgotten the job.
+      --user, --queue       only this user's, this queue's jobs
+      --state <s>           SUCCEEDED, FAILED, KILLED or RUNNING (no end in its log yet)
+      --name <part>         names containing this (any case)
+      --tag <t>             jobs carrying this tag
+      --from, --to <date>   started at or after, before: 2026-11-26 or 2026-11-26T10:00:00Z
+      --offset, --limit <n> paging (default the newest 50; --limit at most 1000)
+      --json                {"total", "offset", "limit", "jobs": [...]}, as the server's
+                            /api/jobs
+      --server <url>        ask a running history server (ytf history-server) instead of
+                            reading every log: fast with many jobs
+      --history_dir <dir>   another directory than tony.history.dir
+Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
+)",
+                        kCommon);
+  }
+  if (command == "history-server") {
+    return absl::StrCat(R"(ytf history-server - a web server over the jobs' event logs
+
+Usage: ytf history-server [--listen_host <ip>] [--port <n>] [--scan_interval <d>]
+                          [--max_age <d>] [--max_jobs <n>] [--history_dir <dir>]
+
+Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
+  /                   the job list, with filters and paging
+  /jobs/<app id>      one job: summary, tasks (address, node, container, exit code, restarts),
+                      a timeline of each task's phases, memory and CPU over time, stderr tails
+                      of failed tasks, the job spec
+  /api/jobs, /api/jobs/<app id>   the same as JSON
+  /metrics            Prometheus text: jobs by state, scans, logs read, requests
+It lists the directory every --scan_interval and reads only new or changed logs.
+      --listen_host <ip>    where to listen (default 127.0.0.1: the pages show every job it
+                            can read; 0.0.0.0 opens it to the network)
+      --port <n>            default 18890 (0: any free port, printed)
+      --scan_interval <d>   default 10s
+      --max_age <d>         delete the logs of jobs that ended longer ago (30d, 12h; default
+                            keep)
+      --max_jobs <n>        keep the logs of the newest n ended jobs only (default all)
+      --history_dir <dir>   another directory than tony.history.dir
+Exit codes: 0 stopped by a signal, 2 bad usage, 3 the directory cannot be read or the port
+cannot be had.
+)",
+                        kCommon);
+  }
   if (command == "logs") {
     return absl::StrCat(R"(ytf logs - task logs from the NodeManagers
 
@@ -716,6 +833,10 @@ Usage: ytf status APP [--json]     state, tracking URL, per-job progress and dia
                                    task logs from the NodeManagers (--task am: the AM's)
        ytf events APP [--json]     the job's event log: each task's life, restarts, the outcome
        ytf clean                   remove the HDFS staging your finished or abandoned jobs left
+       ytf history [--state FAILED] [--json]
+                                   jobs from their event logs, kept after YARN forgets them
+       ytf history-server [--port 18890]
+                                   a web server over the event logs: job list, job pages
        ytf <command> --help        a command's options
        ytf --version               print the version
 
@@ -760,6 +881,16 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return kExitUsage;
     }
     id = *p;
+  }
+  if (parsed->command == "history" && !parsed->history.server.empty()) {
+    return RunHistory(parsed->history, nullptr, out, err);  // no cluster needed
+  }
+  if (parsed->command == "history") {
+    // Bad filters are bad usage before anything is contacted.
+    if (auto q = HistoryQueryString(parsed->history); !q.ok()) {
+      err << "ytf: " << q.status().message() << " (see ytf history --help)\n";
+      return kExitUsage;
+    }
   }
   auto connected = submit::ConnectYarnCluster(parsed->cluster);
   if (!connected.ok()) {
@@ -820,6 +951,10 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   if (parsed->command == "events") return Events(*cluster, parsed->app, parsed->json, out, err);
+  if (parsed->command == "history") return RunHistory(parsed->history, cluster.get(), out, err);
+  if (parsed->command == "history-server") {
+    return RunHistoryServer(parsed->history, *cluster, out, err);
+  }
 
   auto opened = submit::OpenYarnApplicationById(cluster, parsed->app);
   if (!opened.ok()) {

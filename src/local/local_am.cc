@@ -2,6 +2,7 @@
 
 #include "local/local_am.h"
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -65,6 +66,8 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
   am::ApplicationMasterOptions options;
   options.spec = *spec;
   options.app_id = app_id;
+  // YARN's NodeManager (and the local backend's ytf-submit) run the AM as the job's user.
+  options.user = std::getenv("USER") != nullptr ? std::getenv("USER") : "";
   options.secret = *secret;
   options.broker_listen_address = "127.0.0.1:0";  // a local job is reached locally only
   options.advertised_host = "127.0.0.1";

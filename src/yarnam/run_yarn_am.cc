@@ -72,6 +72,8 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   am::ApplicationMasterOptions options;
   options.spec = *spec;
   options.app_id = app_id;
+  // YARN's NodeManager (and the local backend's ytf-submit) run the AM as the job's user.
+  options.user = std::getenv("USER") != nullptr ? std::getenv("USER") : "";
   options.secret = *secret;
   // The job's TLS identity rides in the same credentials as the secret (when the job has one).
   absl::StatusOr<broker::TlsIdentity> tls = broker::TlsIdentityFromTokenFile(

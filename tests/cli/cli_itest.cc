@@ -3,6 +3,7 @@
 // ytf-submit and ytf as a newcomer meets them, on the real single-host YARN: the real binaries,
 // what they print and how they exit.
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,7 +21,9 @@
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "http/client.h"
 #include "tests/harness/hadoop_cluster.h"
+#include "tests/testing/wait_until.h"
 
 namespace tony {
 namespace {
@@ -173,6 +176,79 @@ TEST(CliTest, FinishedJobStatusKillListAndFollow) {
   EXPECT_THAT(follow.out, HasSubstr("worker:0 stdout| out of worker:0\n"));
   EXPECT_THAT(follow.out, HasSubstr("worker:1 stdout| out of worker:1\n"));
   EXPECT_THAT(follow.out, HasSubstr("worker:1 stderr| err\n"));
+}
+
+// The history of finished jobs, from their event logs: `ytf history` reading the directory,
+// `ytf history-server` serving the list and each job's page, and `ytf history --server`.
+TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
+  const std::string& ok_app = FinishedJob();
+  ASSERT_FALSE(ok_app.empty());
+  Result failed = Exec({Submit(), "--yarn", "-n", "cli-itest-history-fail", "-r", "worker:1", "-m",
+                        "128m", "echo '<nope>' >&2; exit 3"});
+  ASSERT_EQ(failed.exit_code, 1) << failed.err;
+  const std::string failed_app = AppIdOf(failed.out);
+
+  // The AM appends its last lines as it ends: look until the end is there.
+  Result list;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        list = Exec({Ytf(), "history", "--json", "--name", "cli-itest"});
+        return list.exit_code == 0 && absl::StrContains(list.out, failed_app) &&
+               absl::StrContains(list.out, "\"FAILED\"");
+      },
+      absl::Seconds(30)))
+      << list.out << list.err;
+  EXPECT_THAT(list.out, HasSubstr(absl::StrCat("\"app_id\": \"", ok_app, "\"")));
+  EXPECT_THAT(list.out, HasSubstr("\"queue\": \"default\""));
+  Result text = Exec({Ytf(), "history", "--state", "failed", "--name", "history-fail"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, ::testing::ContainsRegex(failed_app + " +FAILED "));
+  EXPECT_THAT(text.out, Not(HasSubstr(ok_app)));
+  Result bad = Exec({Ytf(), "history", "--from", "yesterday"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--from: 'yesterday' is not a date"));
+
+  // The server, on a free port it prints.
+  SubprocessOptions options;
+  options.argv = {Ytf(), "history-server", "--port", "0", "--scan_interval", "2s"};
+  options.env = CurrentEnvironment();
+  options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
+  options.stdout_path = TempDir() + "/history-server.out";
+  options.stderr_path = TempDir() + "/history-server.err";
+  auto server = Subprocess::Spawn(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::string url;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        std::smatch m;
+        static const std::regex re("http://127\\.0\\.0\\.1:[0-9]+/");
+        const std::string out = ReadFileToString(options.stdout_path).value_or("");
+        if (std::regex_search(out, m, re)) url = m.str();
+        return !url.empty() || (*server)->Poll().has_value();
+      },
+      absl::Seconds(60)));
+  ASSERT_FALSE(url.empty()) << ReadFileToString(options.stderr_path).value_or("");
+  http::Client client;
+  auto page = client.Get(url + "jobs/" + failed_app);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->status, 200);
+  EXPECT_THAT(page->body, HasSubstr("<td class=\"FAILED\" id=\"state\">FAILED</td>"));
+  EXPECT_THAT(page->body, HasSubstr("<td>worker:0</td>"));
+  EXPECT_THAT(page->body, HasSubstr("&lt;nope&gt;"));  // its stderr, escaped
+  EXPECT_THAT(page->body, HasSubstr("<svg class=\"timeline\""));
+  auto ok_page = client.Get(url + "api/jobs/" + ok_app);
+  ASSERT_TRUE(ok_page.ok());
+  EXPECT_THAT(ok_page->body, HasSubstr("\"task\":\"worker:1\""));
+  EXPECT_THAT(ok_page->body, HasSubstr("\"state\":\"SUCCEEDED\""));
+  auto metrics = client.Get(url + "metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_THAT(metrics->body, HasSubstr("tony_history_jobs{state=\"FAILED\"}"));
+  Result via_server = Exec({Ytf(), "history", "--server", url, "--state", "FAILED"});
+  EXPECT_EQ(via_server.exit_code, 0) << via_server.err;
+  EXPECT_THAT(via_server.out, HasSubstr(failed_app));
+  (*server)->Signal(SIGTERM);
+  auto code = (*server)->Wait(absl::Seconds(20));
+  EXPECT_TRUE(code.ok() && *code == 0) << ReadFileToString(options.stderr_path).value_or("");
 }
 
 TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {

@@ -32,4 +32,7 @@ fail() { echo "completion_test: $*" >&2; exit 1; }
 [[ $(complete_line ytf res) == resume ]] || fail "ytf res"
 [[ $(complete_line ytf su) == suspend ]] || fail "ytf su"
 [[ $(complete_line ytf suspend --wa) == --wait ]] || fail "ytf suspend --wa"
+[[ $(complete_line ytf history-server --sc) == --scan_interval ]] || fail "ytf history-server --sc"
+[[ $(complete_line ytf history --sta) == --state ]] || fail "ytf history --sta"
+[[ $(complete_line ytf history-) == history-server ]] || fail "ytf history-"
 echo "completion_test: ok"

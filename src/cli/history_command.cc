@@ -1,0 +1,163 @@
+// Copyright libtony authors.
+
+#include "cli/history_command.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "cli/submit_command.h"
+#include "cli/ytf_command.h"
+#include "common/signal_watcher.h"
+#include "history/hdfs_event_sink.h"
+#include "history/history_server.h"
+#include "http/client.h"
+#include "http/json.h"
+#include "submit/contract.h"
+
+namespace tony::cli {
+namespace {
+
+std::string FormEncode(absl::string_view in) {
+  std::string out;
+  for (char c : in) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == ':') {
+      out += c;
+    } else {
+      absl::StrAppend(&out, absl::StrFormat("%%%02X", static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> HistoryDir(const HistoryArgs& args, submit::YarnCluster& cluster) {
+  if (!args.history_dir.empty()) return args.history_dir;
+  auto dir = cluster.conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir);
+  if (!dir.ok() || dir->empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no history directory (", history::kHistoryDirKey,
+                     " is empty): jobs keep no event log; give one with --history_dir"));
+  }
+  return *dir;
+}
+
+// The list as JSON ({"total", "jobs": [...]}) from a history server.
+absl::StatusOr<http::Json> ListFromServer(const std::string& server, const std::string& query) {
+  http::Client client;
+  std::string base = server;
+  while (absl::EndsWith(base, "/")) base.pop_back();
+  auto response = client.Get(absl::StrCat(base, "/api/jobs?", query));
+  if (!response.ok()) return response.status();
+  if (response->status != 200) {
+    return absl::UnavailableError(
+        absl::StrCat("the history server at ", server, " answered ", response->status));
+  }
+  return http::ParseJson(response->body, "history server's job list");
+}
+
+absl::StatusOr<http::Json> ListFromDirectory(const HistoryArgs& args, submit::YarnCluster& cluster,
+                                             const std::string& query) {
+  absl::StatusOr<std::string> dir = HistoryDir(args, cluster);
+  if (!dir.ok()) return dir.status();
+  history::HistoryServer reader(history::HdfsHistoryStore(cluster.hdfs.get(), *dir), {});
+  if (absl::Status s = reader.Scan(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("history directory ", *dir, ": ", s.message()));
+  }
+  am::HttpReply reply = reader.Handle(absl::StrCat("/api/jobs?", query));
+  return http::ParseJson(reply.body, "job list");
+}
+
+void PrintJobList(const http::Json& list, std::ostream& out) {
+  out << absl::StrFormat("%-32s %-10s %-10s %-10s %-20s %5s %s\n", "APPLICATION", "STATE", "USER",
+                         "QUEUE", "STARTED (UTC)", "TASKS", "NAME");
+  const http::Json* jobs = http::JsonField(list, "jobs");
+  int shown = 0;
+  if (jobs != nullptr && jobs->is_array()) {
+    for (const http::Json& j : *jobs) {
+      auto s = [&j](const char* key) {
+        const http::Json* v = http::JsonField(j, key);
+        return v != nullptr && v->is_string() ? TerminalSafe(v->get<std::string>()) : "";
+      };
+      const http::Json* tasks = http::JsonField(j, "tasks");
+      std::string started = s("started").substr(0, 19);
+      for (char& c : started) c = c == 'T' ? ' ' : c;
+      out << absl::StrFormat(
+          "%-32s %-10s %-10s %-10s %-20s %5d %s\n", s("app_id"), s("state"), s("user"), s("queue"),
+          started, tasks != nullptr && tasks->is_number() ? tasks->get<int>() : 0, s("name"));
+      ++shown;
+    }
+  }
+  const http::Json* total = http::JsonField(list, "total");
+  out << shown << " of " << (total != nullptr && total->is_number() ? total->get<int>() : shown)
+      << " matching jobs\n";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> HistoryQueryString(const HistoryArgs& args) {
+  std::string query;
+  for (const auto& [key, value] : args.filters) {
+    absl::StrAppend(&query, query.empty() ? "" : "&", key, "=", FormEncode(value));
+  }
+  if (absl::StatusOr<history::HistoryQuery> q = history::ParseHistoryQuery(query); !q.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", q.status().message()));
+  }
+  return query;
+}
+
+int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
+               std::ostream& err) {
+  absl::StatusOr<std::string> query = HistoryQueryString(args);
+  if (!query.ok()) {
+    err << "ytf: " << query.status().message() << " (see ytf history --help)\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<http::Json> list = args.server.empty() ? ListFromDirectory(args, *cluster, *query)
+                                                        : ListFromServer(args.server, *query);
+  if (!list.ok()) {
+    err << "ytf: " << list.status().message() << "\n";
+    return kExitInternal;
+  }
+  if (args.json) {
+    out << list->dump(2, ' ', false, http::Json::error_handler_t::replace) << "\n";
+  } else {
+    PrintJobList(*list, out);
+  }
+  return kExitOk;
+}
+
+int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster& cluster, std::ostream& out,
+                     std::ostream& err) {
+  SignalWatcher signals;  // before the server's threads, which inherit its mask
+  absl::StatusOr<std::string> dir = HistoryDir(args, cluster);
+  if (!dir.ok()) {
+    err << "ytf: " << dir.status().message() << "\n";
+    return kExitUsage;
+  }
+  history::HistoryServerOptions options;
+  options.listen_host = args.listen_host;
+  options.port = args.port;
+  options.scan_interval = args.scan_interval;
+  options.retention.max_age = args.max_age;
+  options.retention.max_jobs = args.max_jobs;
+  history::HistoryServer server(history::HdfsHistoryStore(cluster.hdfs.get(), *dir), options);
+  if (absl::Status s = server.Start(); !s.ok()) {
+    err << "ytf: history-server: " << s.message() << "\n";
+    return kExitInternal;
+  }
+  absl::Notification stop;
+  signals.Start([&stop](int) {
+    if (!stop.HasBeenNotified()) stop.Notify();
+  });
+  out << "history server: http://" << args.listen_host << ":" << server.port() << "/ over " << *dir
+      << " (scanned every " << absl::FormatDuration(args.scan_interval) << "); Ctrl-C stops it\n"
+      << std::flush;
+  stop.WaitForNotification();
+  out << "history server: stopping\n" << std::flush;
+  signals.Stop();
+  server.Stop();
+  return kExitOk;
+}
+
+}  // namespace tony::cli

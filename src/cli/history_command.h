@@ -1,0 +1,50 @@
+// Copyright libtony authors.
+//
+// `ytf history` (finished and running jobs from the history directory, or from a history
+// server) and `ytf history-server` (the server over that directory, history/history_server.h).
+//
+// Thread-compatible: each call runs one command.
+
+#ifndef TONY_CLI_HISTORY_COMMAND_H_
+#define TONY_CLI_HISTORY_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "submit/yarn_submitter.h"
+
+namespace tony::cli {
+
+struct HistoryArgs {
+  // The list's filters and paging as the server's query parameters: user, queue, state, name,
+  // tag, from, to, offset, limit.
+  std::vector<std::pair<std::string, std::string>> filters;
+  bool json = false;
+  std::string server;       // http://host:port of a history server; empty: read the directory
+  std::string history_dir;  // instead of tony.history.dir
+  // history-server
+  std::string listen_host = "127.0.0.1";
+  int port = 18890;
+  absl::Duration scan_interval = absl::Seconds(10);
+  absl::Duration max_age = absl::InfiniteDuration();
+  int max_jobs = 0;
+};
+
+// The filters as a query string, each value escaped; InvalidArgument naming the flag for a
+// value the server would refuse.
+absl::StatusOr<std::string> HistoryQueryString(const HistoryArgs& args);
+
+// Both print to `out`/`err` and return the exit code. Neither needs a ResourceManager: `cluster`
+// gives the configuration and HDFS (unused by `ytf history --server`).
+int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
+               std::ostream& err);
+// Runs until SIGINT or SIGTERM.
+int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster& cluster, std::ostream& out,
+                     std::ostream& err);
+
+}  // namespace tony::cli
+
+#endif  // TONY_CLI_HISTORY_COMMAND_H_
