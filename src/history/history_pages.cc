@@ -19,12 +19,13 @@ constexpr char kStyle[] =
     "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 10px;text-align:left;"
     "vertical-align:top}tr:nth-child(even){background:#f6f6f6}pre{background:#f4f4f4;"
     "padding:8px;white-space:pre-wrap}.SUCCEEDED{color:#2a7d3a}.FAILED,.KILLED{color:#b52a2a}"
-    ".RUNNING{color:#2a5db5}form input,form select{margin-right:8px}svg{display:block;"
+    ".RUNNING{color:#2a5db5}.STOPPED{color:#777}td.t{white-space:nowrap}form input,form "
+    "select{margin-right:8px}svg{display:block;"
     "margin:8px 0}</style>";
 
 std::string TimeText(absl::Time t) {
   if (t == absl::InfinitePast() || t == absl::InfiniteFuture()) return "-";
-  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", t, absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone());
 }
 
 std::string TimeJson(absl::Time t) {
@@ -34,7 +35,9 @@ std::string TimeJson(absl::Time t) {
 
 std::string DurationText(const JobSummary& s) {
   if (!s.ended() || s.started == absl::InfinitePast()) return "-";
-  return absl::FormatDuration(absl::Trunc(s.finished - s.started, absl::Seconds(1)));
+  const absl::Duration d = s.finished - s.started;
+  if (d < absl::Minutes(1)) return absl::StrFormat("%.1fs", absl::ToDoubleSeconds(d));
+  return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
 }
 
 }  // namespace
@@ -142,19 +145,20 @@ Json JobJson(const JobHistory& job) {
 
 std::string RenderJobListPage(const HistoryPage& page, const HistoryQuery& query, size_t indexed) {
   std::string html = HistoryPageHead("jobs");
-  absl::StrAppend(&html, "<h1>libtony jobs</h1>\n", FilterForm(query), "<p>", page.total,
-                  " matching of ", indexed, " jobs", page.total > 0 ? ", showing " : "",
-                  page.total > 0 ? absl::StrCat(query.offset + 1, "–",
-                                                query.offset + static_cast<int>(page.jobs.size()))
-                                 : "",
-                  "</p>\n<table id=\"jobs\"><tr><th>application</th><th>name</th><th>user</th>"
-                  "<th>queue</th><th>state</th><th>started</th><th>duration</th><th>tasks</th>"
-                  "<th>restarts</th><th>diagnostics</th></tr>\n");
+  absl::StrAppend(
+      &html, "<h1>libtony jobs</h1>\n", FilterForm(query), "<p>", page.total, " matching of ",
+      indexed, " jobs", page.total > 0 ? ", showing " : "",
+      page.total > 0
+          ? absl::StrCat(query.offset + 1, "–", query.offset + static_cast<int>(page.jobs.size()))
+          : "",
+      "</p>\n<table id=\"jobs\"><tr><th>application</th><th>name</th><th>user</th>"
+      "<th>queue</th><th>state</th><th>started (UTC)</th><th>duration</th><th>tasks</th>"
+      "<th>restarts</th><th>diagnostics</th></tr>\n");
   for (const JobSummary& s : page.jobs) {
     absl::StrAppend(&html, "<tr><td><a href=\"/jobs/", HtmlEscape(s.app_id), "\">",
                     HtmlEscape(s.app_id), "</a></td><td>", HtmlEscape(s.name), "</td><td>",
                     HtmlEscape(s.user), "</td><td>", HtmlEscape(s.queue), "</td><td class=\"",
-                    HtmlEscape(s.state), "\">", HtmlEscape(s.state), "</td><td>",
+                    HtmlEscape(s.state), "\">", HtmlEscape(s.state), "</td><td class=\"t\">",
                     TimeText(s.started), "</td><td>", DurationText(s), "</td><td>", s.tasks,
                     "</td><td>", s.restarts, "</td><td>", HtmlEscape(s.diagnostics.substr(0, 120)),
                     s.bad_lines > 0 ? " (event log has bad lines)" : "", "</td></tr>\n");

@@ -116,7 +116,9 @@ class HistoryBuilder {
     } else if (event == "task_exited") {
       t.exit_code = Int(line, "exit_code");
       t.stderr_tail = Str(line, "stderr_tail");
-      Mark(t, time, "exited", t.exit_code == 0 ? "SUCCEEDED" : "FAILED");
+      // A task the AM stopped (the job's end, a scale-down) ends by its signal: not a failure.
+      const bool stopped = !t.marks.empty() && t.marks.back().phase == "stopping";
+      Mark(t, time, "exited", t.exit_code == 0 ? "SUCCEEDED" : stopped ? "STOPPED" : "FAILED");
     } else if (event == "container_completed") {
       // After task_exited it adds nothing; without one, the container ended under the task.
       if (t.marks.empty() || t.marks.back().phase != "exited") {

@@ -178,13 +178,59 @@ TEST(CliTest, FinishedJobStatusKillListAndFollow) {
   EXPECT_THAT(follow.out, HasSubstr("worker:1 stderr| err\n"));
 }
 
+// The history server's pages in a real browser, Debian's chromium headless: the DOM it built
+// (the task table, every chart with what it drew) and screenshots kept as artifacts
+// ($TONY_ARTIFACT_DIR, else the test's temporary directory).
+void CheckInABrowser(const std::string& url, const std::string& app) {
+  const std::string chromium = "/usr/bin/chromium";
+  ASSERT_EQ(access(chromium.c_str(), X_OK), 0) << "no " << chromium << " (scripts/install-deps)";
+  const char* artifacts = std::getenv("TONY_ARTIFACT_DIR");
+  const std::string dir = artifacts != nullptr ? artifacts : TempDir();
+  auto browse = [&](std::vector<std::string> extra, const std::string& page) {
+    std::vector<std::string> argv = {chromium,
+                                     "--headless=new",
+                                     "--no-sandbox",
+                                     "--disable-gpu",
+                                     "--user-data-dir=" + TempDir() + "/chromium",
+                                     "--window-size=1280,1400"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(url + page);
+    return Exec(argv, {}, absl::Minutes(2));
+  };
+  Result dom = browse({"--dump-dom"}, "jobs/" + app);
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_THAT(dom.out, HasSubstr("<td>worker:0</td>"));
+  EXPECT_THAT(dom.out, HasSubstr("<svg class=\"timeline\""));
+  EXPECT_THAT(dom.out, HasSubstr("<rect class=\"phase\""));
+  // Both charts drew the task's sample.
+  for (const char* metric : {"memory", "cpu"}) {
+    const size_t chart = dom.out.find(absl::StrCat("data-metric=\"", metric, "\""));
+    ASSERT_NE(chart, std::string::npos) << metric;
+    const size_t end = dom.out.find("</svg>", chart);
+    EXPECT_NE(dom.out.substr(chart, end - chart).find("class=\"point\""), std::string::npos)
+        << metric << " chart drew no point";
+  }
+  Result list = browse({"--dump-dom"}, "?state=FAILED&name=history-fail");
+  EXPECT_THAT(list.out, HasSubstr(absl::StrCat(">", app, "</a>")));
+  for (const auto& [name, page] : std::vector<std::pair<std::string, std::string>>{
+           {"history-job.png", "jobs/" + app}, {"history-list.png", ""}}) {
+    Result shot = browse({"--screenshot=" + dir + "/" + name, "--hide-scrollbars"}, page);
+    EXPECT_EQ(shot.exit_code, 0) << shot.err;
+    struct stat st {};
+    EXPECT_EQ(stat((dir + "/" + name).c_str(), &st), 0);
+    EXPECT_GT(st.st_size, 10000) << name;
+    std::cerr << "screenshot: " << dir << "/" << name << "\n";
+  }
+}
+
 // The history of finished jobs, from their event logs: `ytf history` reading the directory,
 // `ytf history-server` serving the list and each job's page, and `ytf history --server`.
 TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   const std::string& ok_app = FinishedJob();
   ASSERT_FALSE(ok_app.empty());
+  // It runs past one heartbeat (5 s), so that its page has a memory and CPU sample to draw.
   Result failed = Exec({Submit(), "--yarn", "-n", "cli-itest-history-fail", "-r", "worker:1", "-m",
-                        "128m", "echo '<nope>' >&2; exit 3"});
+                        "128m", "sleep 6; echo '<nope>' >&2; exit 3"});
   ASSERT_EQ(failed.exit_code, 1) << failed.err;
   const std::string failed_app = AppIdOf(failed.out);
 
@@ -243,6 +289,7 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   auto metrics = client.Get(url + "metrics");
   ASSERT_TRUE(metrics.ok());
   EXPECT_THAT(metrics->body, HasSubstr("tony_history_jobs{state=\"FAILED\"}"));
+  CheckInABrowser(url, failed_app);
   Result via_server = Exec({Ytf(), "history", "--server", url, "--state", "FAILED"});
   EXPECT_EQ(via_server.exit_code, 0) << via_server.err;
   EXPECT_THAT(via_server.out, HasSubstr(failed_app));
