@@ -3,6 +3,7 @@
 #include "am/application_master.h"
 
 #include <unistd.h>
+#include <algorithm>
 
 #include <utility>
 
@@ -204,7 +205,9 @@ std::string ApplicationMaster::RenderStatusPage() const {
     absl::StrAppend(&line, absl::StrFormat("  %d MB, %.2f cores", u->second.rss_bytes >> 20,
                                            u->second.cpu_cores));
   }
-  return am::RenderStatusPage(status, lines);
+  const bool live_view = std::any_of(options_.status_routes.begin(), options_.status_routes.end(),
+                                     [](const StatusRoute& r) { return r.path == "/job"; });
+  return am::RenderStatusPage(status, lines, live_view);
 }
 
 // Not Status(): a scrape seeing the final state is not the client seeing it (the AM lingers for
@@ -332,6 +335,9 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
     status_page_ = std::make_unique<StatusPage>(page, [this] { return RenderStatusPage(); });
     status_page_->AddRoute("/metrics", "text/plain; version=0.0.4; charset=utf-8",
                            [this] { return RenderMetrics(); });
+    for (const StatusRoute& r : options_.status_routes) {
+      status_page_->AddRoute(r.path, r.content_type, r.render);
+    }
     if (absl::Status s = status_page_->Start(); s.ok()) {
       if (tracking_url.empty()) {
         tracking_url = absl::StrCat("http://", *host, ":", status_page_->port(), "/");

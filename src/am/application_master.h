@@ -37,6 +37,13 @@
 
 namespace tony::am {
 
+// A page beside the status page at the tracking URL (e.g. the job's live view).
+struct StatusRoute {
+  std::string path;  // "/job"
+  std::string content_type;
+  std::function<std::string()> render;  // called on a page thread, possibly several at once
+};
+
 struct ApplicationMasterOptions {
   JobSpec spec;        // required, valid
   std::string app_id;  // shown in the status
@@ -56,6 +63,8 @@ struct ApplicationMasterOptions {
   std::string tracking_url;
   // Serve the status page (am/status_page.h) on a port the system picks. Default: true.
   bool serve_status_page = true;
+  // More pages served beside it (linked from it). Default: none.
+  std::vector<StatusRoute> status_routes;
   // The only peers (IP addresses: YARN's web proxy) the status page answers, and where it sends
   // anyone else (the proxy's URL for the application). Default: empty (anyone; a local job's page
   // listens on loopback only).

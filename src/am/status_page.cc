@@ -68,8 +68,8 @@ void SendAll(int fd, absl::string_view data, absl::Time deadline) {
 
 }  // namespace
 
-std::string RenderStatusPage(const ApplicationStatus& status,
-                             const std::vector<std::string>& tasks) {
+std::string RenderStatusPage(const ApplicationStatus& status, const std::vector<std::string>& tasks,
+                             bool live_view) {
   const bool final_state = IsFinal(status.state);
   std::string html = absl::StrCat(
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">",
@@ -94,7 +94,13 @@ std::string RenderStatusPage(const ApplicationStatus& status,
                     p.allocated, "</td><td>", p.registered, "</td><td>", p.running, "</td><td>",
                     p.succeeded, "</td><td>", p.failed, "</td></tr>\n");
   }
-  absl::StrAppend(&html, "</table>\n<h2>Tasks</h2><pre>");
+  absl::StrAppend(&html, "</table>\n<h2>Tasks</h2>");
+  if (live_view) {
+    absl::StrAppend(&html,
+                    "<p><a id=\"live\" href=\"job\">Every task: addresses, containers, a "
+                    "timeline, memory and CPU over time</a></p>");
+  }
+  absl::StrAppend(&html, "<pre>");
   for (const std::string& t : tasks) absl::StrAppend(&html, HtmlEscape(t), "\n");
   absl::StrAppend(&html, "</pre>\n");
   if (!status.log_dir.empty()) {

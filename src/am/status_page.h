@@ -58,8 +58,10 @@ bool PeerAllowed(absl::string_view peer, const std::vector<std::string>& allowed
 
 // The page for `status`, as HTML (refreshing itself while the job runs). `tasks` lists one line
 // per task: "worker:0  host:port  RUNNING".
-std::string RenderStatusPage(const ApplicationStatus& status,
-                             const std::vector<std::string>& tasks);
+// With `live_view`, it links to the job's live view at "job" (relative: YARN's proxy serves the
+// page under its own path).
+std::string RenderStatusPage(const ApplicationStatus& status, const std::vector<std::string>& tasks,
+                             bool live_view = false);
 
 // What the page makes of the bytes a client sent so far (pure, so it can be tested and fuzzed
 // without sockets): wait for more until the blank line ending the headers, give up past 16 KB,

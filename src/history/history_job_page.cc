@@ -67,7 +67,7 @@ std::string TaskTable(const JobHistory& job) {
   return html;
 }
 
-std::string Summary(const JobHistory& job) {
+std::string Summary(const JobHistory& job, bool tag_links) {
   const JobSummary& s = job.summary;
   std::string html = absl::StrCat(
       "<h1>", HtmlEscape(s.app_id), "</h1>\n<table id=\"summary\"><tr><th>name</th><td>",
@@ -87,7 +87,9 @@ std::string Summary(const JobHistory& job) {
   if (!s.tags.empty()) {
     absl::StrAppend(&html, "<tr><th>tags</th><td>");
     for (const std::string& tag : s.tags) {
-      absl::StrAppend(&html, "<a href=\"/?tag=", HtmlEscape(tag), "\">", HtmlEscape(tag), "</a> ");
+      absl::StrAppend(&html, tag_links ? absl::StrCat("<a href=\"/?tag=", HtmlEscape(tag), "\">",
+                                                      HtmlEscape(tag), "</a> ")
+                                       : absl::StrCat(HtmlEscape(tag), " "));
     }
     absl::StrAppend(&html, "</td></tr>");
   }
@@ -183,19 +185,29 @@ std::string UsageSvg(const JobHistory& job, UsageMetric metric, absl::Time begin
   return svg;
 }
 
-std::string RenderJobPage(const JobHistory& job) {
+std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options) {
   const JobSummary& s = job.summary;
-  std::string html = absl::StrCat(HistoryPageHead(s.app_id),
-                                  "<p><a href=\"/\">all jobs</a> · <a href=\"/api/jobs/",
-                                  HtmlEscape(s.app_id), "\">JSON</a></p>\n");
+  std::string html = HistoryPageHead(s.app_id);
+  if (options.live && !s.ended()) {
+    html.insert(html.find("<title>"), "<meta http-equiv=\"refresh\" content=\"5\">");
+  }
+  absl::StrAppend(&html, "<p>");
+  if (!options.list_href.empty()) {
+    absl::StrAppend(&html, "<a href=\"", HtmlEscape(options.list_href), "\">",
+                    HtmlEscape(options.list_text), "</a> · ");
+  }
+  absl::StrAppend(&html, "<a href=\"",
+                  HtmlEscape(options.json_href.empty() ? absl::StrCat("/api/jobs/", s.app_id)
+                                                       : options.json_href),
+                  "\">JSON</a></p>\n");
   if (!job.problems.empty()) {
     absl::StrAppend(&html, "<p id=\"problems\"><b>The event log has ", job.problems.size(),
                     " line(s) that could not be read; the page shows the rest.</b> First: ",
                     HtmlEscape(job.problems.front()), "</p>\n");
   }
-  absl::StrAppend(&html, Summary(job), TaskTable(job));
+  absl::StrAppend(&html, Summary(job, !options.live), TaskTable(job));
   const absl::Time begin = s.started;
-  const absl::Time end = s.ended() ? s.finished : job.last_event;
+  const absl::Time end = s.ended() ? s.finished : std::max(job.last_event, options.now);
   if (!job.tasks.empty() && begin != absl::InfinitePast()) {
     absl::StrAppend(&html, "<h2>Timeline</h2>", TimelineSvg(job, begin, end));
     bool usage = false;

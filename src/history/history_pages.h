@@ -27,7 +27,17 @@ http::Json JobJson(const JobHistory& job);
 
 // The list page; `indexed` is how many jobs the index holds.
 std::string RenderJobListPage(const HistoryPage& page, const HistoryQuery& query, size_t indexed);
-std::string RenderJobPage(const JobHistory& job);
+// How a job's page links and what it shows: the history server's (the defaults), or the AM's live
+// view at its tracking URL (relative links, since YARN's proxy serves it under its own path;
+// refreshing while the job runs).
+struct JobPageOptions {
+  std::string list_href = "/";  // "all jobs"; empty: no link
+  std::string list_text = "all jobs";
+  std::string json_href;  // Default: "" (/api/jobs/<app id>)
+  bool live = false;
+  absl::Time now = absl::InfinitePast();  // live: the timeline's end while the job runs
+};
+std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options = {});
 // Every page's start: doctype, title, style, up to <body>.
 std::string HistoryPageHead(absl::string_view title);
 // A page saying `message` (an unknown job, a bad filter).

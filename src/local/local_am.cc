@@ -16,6 +16,7 @@
 #include "common/logging.h"
 #include "common/signal_watcher.h"
 #include "history/event_log.h"
+#include "history/live_job_view.h"
 #include "local/local_resource_manager.h"
 #include "local/process_sweep.h"
 
@@ -82,7 +83,11 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
   // The job's event log (docs/events.md), beside its logs.
   history::EventLog events(std::make_unique<history::FileEventSink>(job_dir + "/events.jsonl"));
   events.Start();
-  options.on_event_lines = [&events](std::vector<std::string> lines) {
+  // The same lines feed the live view beside the status page.
+  auto live = std::make_shared<history::LiveJobView>(app_id, options.user);
+  options.status_routes = live->Routes();
+  options.on_event_lines = [&events, live](std::vector<std::string> lines) {
+    live->Add(lines);
     for (std::string& line : lines) events.Add(std::move(line));
   };
   am::ApplicationMaster am(options, &rm);

@@ -18,6 +18,7 @@
 #include "common/proc.h"
 #include "common/resident.h"
 #include "common/signal_watcher.h"
+#include "history/live_job_view.h"
 #include "submit/contract.h"
 #include "yarnam/yarn_am.h"
 #include "yarnam/yarn_resource_manager.h"
@@ -98,13 +99,16 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     for (auto& [k, v] : yam.AmAddressEnvironment()) options.executor_env[k] = v;
   }
   // The job's event log (docs/events.md), continued by every attempt.
+  // The same lines feed the live view at the tracking URL.
   std::unique_ptr<history::EventLog> events = yam.OpenEventLog();
-  if (events != nullptr) {
-    events->Start();
-    options.on_event_lines = [log = events.get()](std::vector<std::string> lines) {
-      for (std::string& line : lines) log->Add(std::move(line));
-    };
-  }
+  auto live = std::make_shared<history::LiveJobView>(app_id, options.user);
+  options.status_routes = live->Routes();
+  if (events != nullptr) events->Start();
+  options.on_event_lines = [log = events.get(), live](std::vector<std::string> lines) {
+    live->Add(lines);
+    if (log == nullptr) return;
+    for (std::string& line : lines) log->Add(std::move(line));
+  };
   absl::Status registered = absl::UnknownError("not registered");
   am::ApplicationMaster* core = nullptr;  // set before Run() calls on_broker_started
   options.on_broker_started = [&](int port, const std::string& tracking_url) {

@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "http/client.h"
 #include "tests/harness/hadoop_cluster.h"
+#include "tests/testing/browser.h"
 #include "tests/testing/wait_until.h"
 
 namespace tony {
@@ -182,22 +183,13 @@ TEST(CliTest, FinishedJobStatusKillListAndFollow) {
 // (the task table, every chart with what it drew) and screenshots kept as artifacts
 // ($TONY_ARTIFACT_DIR, else the test's temporary directory).
 void CheckInABrowser(const std::string& url, const std::string& app) {
-  const std::string chromium = "/usr/bin/chromium";
-  ASSERT_EQ(access(chromium.c_str(), X_OK), 0) << "no " << chromium << " (scripts/install-deps)";
+  ASSERT_EQ(access(testing::kChromium, X_OK), 0) << "no chromium (scripts/install-deps)";
   const char* artifacts = std::getenv("TONY_ARTIFACT_DIR");
   const std::string dir = artifacts != nullptr ? artifacts : TempDir();
-  auto browse = [&](std::vector<std::string> extra, const std::string& page) {
-    std::vector<std::string> argv = {chromium,
-                                     "--headless=new",
-                                     "--no-sandbox",
-                                     "--disable-gpu",
-                                     "--user-data-dir=" + TempDir() + "/chromium",
-                                     "--window-size=1280,1400"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    argv.push_back(url + page);
-    return Exec(argv, {}, absl::Minutes(2));
+  auto browse = [&](std::vector<std::string> flags, const std::string& page) {
+    return testing::Browse(url + page, flags);
   };
-  Result dom = browse({"--dump-dom"}, "jobs/" + app);
+  testing::BrowserResult dom = browse({"--dump-dom"}, "jobs/" + app);
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   EXPECT_THAT(dom.out, HasSubstr("<td>worker:0</td>"));
   EXPECT_THAT(dom.out, HasSubstr("<svg class=\"timeline\""));
@@ -210,11 +202,12 @@ void CheckInABrowser(const std::string& url, const std::string& app) {
     EXPECT_NE(dom.out.substr(chart, end - chart).find("class=\"point\""), std::string::npos)
         << metric << " chart drew no point";
   }
-  Result list = browse({"--dump-dom"}, "?state=FAILED&name=history-fail");
+  testing::BrowserResult list = browse({"--dump-dom"}, "?state=FAILED&name=history-fail");
   EXPECT_THAT(list.out, HasSubstr(absl::StrCat(">", app, "</a>")));
   for (const auto& [name, page] : std::vector<std::pair<std::string, std::string>>{
            {"history-job.png", "jobs/" + app}, {"history-list.png", ""}}) {
-    Result shot = browse({"--screenshot=" + dir + "/" + name, "--hide-scrollbars"}, page);
+    testing::BrowserResult shot =
+        browse({"--screenshot=" + dir + "/" + name, "--hide-scrollbars"}, page);
     EXPECT_EQ(shot.exit_code, 0) << shot.err;
     struct stat st {};
     EXPECT_EQ(stat((dir + "/" + name).c_str(), &st), 0);

@@ -144,6 +144,20 @@ TEST(JobHistoryTest, ASecondAttemptCountsAndItsEndWins) {
   EXPECT_EQ(job.summary.diagnostics.size(), 303u);  // cut for the index
 }
 
+TEST(JobHistoryTest, ATaskTheAmStoppedIsStoppedNotFailed) {
+  const std::string log = absl::StrJoin(
+      {Line(1, "00:00.000", R"("event":"task_started","task":"worker:0")"),
+       Line(2, "00:00.000", R"("event":"task_started","task":"worker:1")"),
+       Line(3, "00:01.000", R"("event":"task_stop_requested","task":"worker:0","grace_ms":5)"),
+       Line(4, "00:01.100", R"("event":"task_exited","task":"worker:0","exit_code":143)"),
+       Line(5, "00:01.200", R"("event":"task_exited","task":"worker:1","exit_code":143)")},
+      "\n");
+  JobHistory job = ReadJobHistory("application_1_0004", log);
+  ASSERT_EQ(job.tasks.size(), 2u);
+  EXPECT_EQ(job.tasks[0].state, "STOPPED");
+  EXPECT_EQ(job.tasks[1].state, "FAILED");  // killed by something else
+}
+
 TEST(JobHistoryTest, LogNames) {
   EXPECT_EQ(AppIdOfLogName("application_1_0001.jsonl"), "application_1_0001");
   EXPECT_EQ(AppIdOfLogName("application_1_0001.jsonl.tmp"), std::nullopt);

@@ -38,6 +38,7 @@
 #include "tests/harness/hadoop_cluster.h"
 #include "yarn/yarn_client.h"
 
+#include "tests/testing/browser.h"
 #include "tests/yarnam/job_itest_util.h"
 
 namespace tony::itest {
@@ -207,6 +208,26 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
       << text;
   EXPECT_LT(rss, 400 << 20);  // python and its 150 MB, counted once
   std::printf("worker:0 sampled: %.0f MB resident, %.2f cores\n", rss / (1 << 20), cores);
+  // The live view at the tracking URL, through the proxy: the task running, its sample drawn.
+  const std::string proxy = harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/";
+  auto status_page = http.Get(proxy);
+  ASSERT_TRUE(status_page.ok()) << status_page.status();
+  EXPECT_THAT(status_page->body, HasSubstr("<a id=\"live\" href=\"job\">"));
+  auto live = http.Get(proxy + "job");
+  ASSERT_TRUE(live.ok()) << live.status();
+  EXPECT_EQ(live->status, 200);
+  EXPECT_THAT(live->body, HasSubstr("<td class=\"RUNNING\">RUNNING</td>"));
+  EXPECT_THAT(live->body, HasSubstr("data-metric=\"memory\""));
+  EXPECT_THAT(live->body, HasSubstr("class=\"point\""));
+  // As a browser builds it, through the same proxy.
+  ASSERT_EQ(access(testing::kChromium, X_OK), 0) << "no chromium (scripts/install-deps)";
+  testing::BrowserResult dom = testing::Browse(proxy + "job", {"--dump-dom"});
+  EXPECT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_THAT(dom.out, HasSubstr("<td>worker:0</td>"));
+  EXPECT_THAT(dom.out, HasSubstr("<rect class=\"phase\""));
+  auto live_json = http.Get(proxy + "api/job");
+  ASSERT_TRUE(live_json.ok()) << live_json.status();
+  EXPECT_THAT(live_json->body, HasSubstr("\"name\":\"itest-usage\""));
   Result kill = RunCommand({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   ExpectNothingLeft(app);
@@ -237,7 +258,7 @@ TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
   Result kill = RunCommand({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   EXPECT_THAT(kill.out, HasSubstr("KILLED"));
-  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
+  EXPECT_THAT(WaitForEnd(app), ::testing::EndsWith("KILLED"));
   Result list = RunCommand({Ytf(), "list", "--all"});
   EXPECT_THAT(list.out, HasSubstr(app));
   ExpectNothingLeft(app);
@@ -259,7 +280,7 @@ TEST(YarnJobTest, APriorityReachesYarnAndOneAboveTheClustersMaximumIsNamedCapped
                                    "(yarn.cluster.max-application-priority): the job runs at "
                                    "priority 10"));
     } else {
-      EXPECT_THAT(r.err, testing::Not(HasSubstr("more than this cluster allows")));
+      EXPECT_THAT(r.err, ::testing::Not(HasSubstr("more than this cluster allows")));
     }
     EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
   }
@@ -303,8 +324,8 @@ TEST(YarnJobTest, RolesStartInDependencyOrderAndALingeringEvaluatorIsStopped) {
   for (const http::Json& e : JobEvents(app)) {
     if (e.is_object() && e.contains("event")) kinds.push_back(e["event"].get<std::string>());
   }
-  EXPECT_THAT(kinds, testing::Contains("role_dependencies_met"));
-  EXPECT_THAT(kinds, testing::Contains("task_linger_expired"));
+  EXPECT_THAT(kinds, ::testing::Contains("role_dependencies_met"));
+  EXPECT_THAT(kinds, ::testing::Contains("task_linger_expired"));
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_THAT(status.out + status.err,
               HasSubstr("evaluator:0 still ran 5s after the tracked tasks finished; stopped"));
@@ -502,7 +523,7 @@ TEST(YarnJobTest, YarnKillingTheAppLeavesNoTaskProcessEvenOneIgnoringSigterm) {
   auto id = yarn::ParseApplicationId(app);
   ASSERT_TRUE(id.ok()) << id.status();
   ASSERT_TRUE((*yarn)->KillApplication(*id, "killed by the test through the RM").ok());
-  EXPECT_THAT(WaitForEnd(app), testing::EndsWith("KILLED"));
+  EXPECT_THAT(WaitForEnd(app), ::testing::EndsWith("KILLED"));
   ExpectNothingLeft(app);
 }
 
