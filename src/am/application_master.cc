@@ -372,7 +372,7 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
     }
     switch (c.kind) {
       case ContainerEvent::Kind::kAllocated:
-        Post(JobEvent::Allocated(*std::move(id), c.container_id, c.node));
+        Post(JobEvent::Allocated(*std::move(id), c.container_id, c.node, c.node_http));
         return;
       case ContainerEvent::Kind::kLaunched:
         TONY_LOG(DEBUG) << c.task_id << ": executor launched in " << c.container_id;

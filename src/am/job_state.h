@@ -98,11 +98,14 @@ struct JobEvent {
   std::vector<std::string> missing;
   std::string container;  // kAllocated, kCompleted: its container, where known
   std::string node;       // kAllocated: its node ("host:port"), where known
+  std::string node_http;  // kAllocated: its node's web address, where known (the event log's)
 
-  static JobEvent Allocated(TaskId t, std::string container = "", std::string node = "") {
+  static JobEvent Allocated(TaskId t, std::string container = "", std::string node = "",
+                            std::string node_http = "") {
     JobEvent e{Kind::kAllocated, std::move(t)};
     e.container = std::move(container);
     e.node = std::move(node);
+    e.node_http = std::move(node_http);
     return e;
   }
   static JobEvent LaunchFailed(TaskId t, std::string why) {

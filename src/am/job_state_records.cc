@@ -22,8 +22,11 @@ JobRecord Of(std::string event, const TaskId& task,
 std::optional<JobRecord> RecordOf(const JobEvent& e) {
   using Kind = JobEvent::Kind;
   switch (e.kind) {
-    case Kind::kAllocated:
-      return Of("task_allocated", e.task, {{"container", e.container}, {"node", e.node}});
+    case Kind::kAllocated: {
+      JobRecord r = Of("task_allocated", e.task, {{"container", e.container}, {"node", e.node}});
+      if (!e.node_http.empty()) r.fields["node_http"] = e.node_http;
+      return r;
+    }
     case Kind::kLaunchFailed:
       return Of("task_launch_failed", e.task, {{"reason", e.text}});
     case Kind::kCompleted:

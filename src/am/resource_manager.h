@@ -35,7 +35,8 @@ struct ContainerEvent {
   std::string container_id;
   int exit_status = 0;
   std::string diagnostics;
-  std::string node;  // kAllocated: the node, "host:port", where known
+  std::string node;       // kAllocated: the node, "host:port", where known
+  std::string node_http;  // kAllocated: the node's web address (its log pages), where known
 };
 
 class ResourceManager {

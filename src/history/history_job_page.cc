@@ -41,11 +41,22 @@ std::string Seconds(absl::Duration d) {
   return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(d));
 }
 
+// The NodeManager's page of the container's logs (YARN's /node/containerlogs), while the node
+// keeps them (or aggregation has not moved them yet).
+std::string LogsCell(const JobHistory& job, const TaskHistory& t) {
+  if (t.node_http.empty() || t.container.empty() || job.summary.user.empty()) return "-";
+  const std::string base = absl::StrCat("http://", t.node_http, "/node/containerlogs/", t.container,
+                                        "/", job.summary.user, "/");
+  return absl::StrCat("<a class=\"logs\" href=\"", HtmlEscape(base),
+                      "stdout/?start=-65536\">stdout</a> ", "<a class=\"logs\" href=\"",
+                      HtmlEscape(base), "stderr/?start=-65536\">stderr</a>");
+}
+
 std::string TaskTable(const JobHistory& job) {
   std::string html =
       "<h2>Tasks</h2><table id=\"tasks\"><tr><th>task</th><th>address</th><th>node</th>"
       "<th>container</th><th>state</th><th>exit code</th><th>restarts</th><th>last CPU</th>"
-      "<th>last memory</th></tr>\n";
+      "<th>last memory</th><th>logs</th></tr>\n";
   for (const TaskHistory& t : job.tasks) {
     std::string cpu = "-", rss = "-";
     if (!t.usage.empty()) {
@@ -56,7 +67,8 @@ std::string TaskTable(const JobHistory& job) {
                     "</td><td>", HtmlEscape(t.node), "</td><td>", HtmlEscape(t.container),
                     "</td><td class=\"", HtmlEscape(t.state), "\">", HtmlEscape(t.state),
                     "</td><td>", t.exit_code ? absl::StrCat(*t.exit_code) : "-", "</td><td>",
-                    t.restarts, "</td><td>", cpu, "</td><td>", rss, "</td></tr>\n");
+                    t.restarts, "</td><td>", cpu, "</td><td>", rss, "</td><td>", LogsCell(job, t),
+                    "</td></tr>\n");
   }
   absl::StrAppend(&html, "</table>\n");
   for (const TaskHistory& t : job.tasks) {

@@ -127,6 +127,7 @@ Json JobJson(const JobHistory& job) {
     tasks.push_back({{"task", t.task},
                      {"container", t.container},
                      {"node", t.node},
+                     {"node_http", t.node_http},
                      {"address", t.address},
                      {"state", t.state},
                      {"exit_code", t.exit_code ? Json(*t.exit_code) : Json()},

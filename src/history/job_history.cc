@@ -100,6 +100,7 @@ class HistoryBuilder {
     } else if (event == "task_allocated") {
       t.container = Str(line, "container");
       t.node = Str(line, "node");
+      t.node_http = Str(line, "node_http");
       Mark(t, time, "launching", "ALLOCATED");
     } else if (event == "task_launch_failed") {
       t.stderr_tail = Str(line, "reason");

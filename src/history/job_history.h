@@ -61,6 +61,7 @@ struct TaskHistory {
   int index = 0;
   std::string container;
   std::string node;                 // the NodeManager, host:port
+  std::string node_http;            // its web address (log pages), where the log has it
   std::string address;              // what the task registered, host:port
   std::string state = "REQUESTED";  // the last thing that happened to it, upper case
   std::optional<int64_t> exit_code;

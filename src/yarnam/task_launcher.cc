@@ -125,7 +125,7 @@ void YarnTaskLauncher::Adopt(const TaskSpec& task, int priority, const yarn::Con
   TONY_LOG(INFO) << "adopted " << container.id.ToString() << " on " << container.node.ToString()
                  << " for " << task.id() << " (an earlier attempt's)";
   Emit({TaskContainerEvent::Kind::kAllocated, task.id(), container.id.ToString(), 0, "",
-        container.node.ToString()});
+        container.node.ToString(), container.node_http_address});
   Emit({TaskContainerEvent::Kind::kLaunched, task.id(), container.id.ToString(), 0, ""});
 }
 
@@ -317,7 +317,7 @@ void YarnTaskLauncher::HeartbeatLoop() {
         TONY_LOG(INFO) << "allocated " << c.id.ToString() << " on " << c.node.ToString() << " for "
                        << task_id;
         Emit({TaskContainerEvent::Kind::kAllocated, task_id, c.id.ToString(), 0, "",
-              c.node.ToString()});
+              c.node.ToString(), c.node_http_address});
       }
       ReportRejected(result->rejected);
       for (const yarn::ContainerStatus& s : result->completed) {

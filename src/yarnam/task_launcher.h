@@ -45,7 +45,8 @@ struct TaskContainerEvent {
   std::string container_id;
   int exit_status = 0;
   std::string diagnostics;
-  std::string node;  // kAllocated: the container's NodeId, "host:port"
+  std::string node;       // kAllocated: the container's NodeId, "host:port"
+  std::string node_http;  // kAllocated: the NodeManager's web address (its log pages)
 };
 
 struct TaskLauncherOptions {

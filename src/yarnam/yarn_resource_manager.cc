@@ -82,6 +82,7 @@ void YarnResourceManager::OnLauncherEvent(const TaskContainerEvent& e) {
   out.exit_status = e.exit_status;
   out.diagnostics = e.diagnostics;
   out.node = e.node;
+  out.node_http = e.node_http;
   switch (e.kind) {
     case TaskContainerEvent::Kind::kAllocated:
       ++allocated_;

@@ -275,6 +275,15 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   EXPECT_THAT(page->body, HasSubstr("<td>worker:0</td>"));
   EXPECT_THAT(page->body, HasSubstr("&lt;nope&gt;"));  // its stderr, escaped
   EXPECT_THAT(page->body, HasSubstr("<svg class=\"timeline\""));
+  // The task's stderr on its NodeManager, linked from the table.
+  std::smatch link;
+  const std::regex stderr_link("href=\"(http://[^\"]+/stderr/[^\"]*)\"");
+  ASSERT_TRUE(std::regex_search(page->body, link, stderr_link)) << page->body;
+  std::string log_url = link[1].str();
+  log_url = std::regex_replace(log_url, std::regex("&amp;"), "&");
+  auto log = client.Get(log_url);
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_THAT(log->body, HasSubstr("nope")) << log_url;
   auto ok_page = client.Get(url + "api/jobs/" + ok_app);
   ASSERT_TRUE(ok_page.ok());
   EXPECT_THAT(ok_page->body, HasSubstr("\"task\":\"worker:1\""));

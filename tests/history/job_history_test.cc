@@ -36,7 +36,8 @@ std::string TwoTaskLog() {
           Line(3, "00:00.100", R"("event":"task_requested","task":"worker:0")"),
           Line(4, "00:00.100", R"("event":"task_requested","task":"ps:0")"),
           Line(5, "00:01.000",
-               R"("event":"task_allocated","task":"worker:0","container":"c_2","node":"nm1:1")"),
+               R"("event":"task_allocated","task":"worker:0","container":"c_2","node":"nm1:1",)"
+               R"("node_http":"nm1:8042")"),
           Line(6, "00:01.000",
                R"("event":"task_allocated","task":"ps:0","container":"c_3","node":"nm2:1")"),
           Line(7, "00:02.000",
@@ -90,6 +91,7 @@ TEST(JobHistoryTest, ATwoTaskJobWithARestart) {
   const TaskHistory& w = job.tasks[1];
   EXPECT_EQ(w.container, "c_2");
   EXPECT_EQ(w.node, "nm1:1");
+  EXPECT_EQ(w.node_http, "nm1:8042");
   EXPECT_EQ(w.address, "nm1:2222");
   EXPECT_EQ(w.state, "SUCCEEDED");
   EXPECT_EQ(w.exit_code, 0);
