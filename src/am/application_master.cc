@@ -219,7 +219,7 @@ std::string ApplicationMaster::RenderMetrics() const {
     status = StatusLocked();
   }
   status.attempt = options_.attempt;  // the client takes it from YARN; the scraper from here
-  return RenderPrometheusMetrics(status, usage_.Latest());
+  return RenderPrometheusMetrics(status, usage_.Latest()) + launch_latencies_.Render();
 }
 
 namespace {
@@ -482,8 +482,9 @@ ApplicationStatus ApplicationMaster::Conclude() {
 }
 
 void ApplicationMaster::EmitRecords(std::vector<JobRecord> records) {
-  if (!options_.on_event_lines || records.empty()) return;
   const absl::Time now = clock_->Now();
+  for (const JobRecord& r : records) launch_latencies_.Observe(r, now);
+  if (!options_.on_event_lines || records.empty()) return;
   std::vector<std::string> lines;
   lines.reserve(records.size());
   for (const JobRecord& r : records) {

@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "am/job_state.h"
+#include "am/launch_latency.h"
 #include "am/resource_manager.h"
 #include "am/status_page.h"
 #include "am/task_usage.h"
@@ -203,6 +204,7 @@ class ApplicationMaster {
   bool probe_stop_ ABSL_GUARDED_BY(mu_) = false;
   bool probe_running_ ABSL_GUARDED_BY(mu_) = false;  // until ProbeTensorBoard returns
   TaskUsageStore usage_;                             // thread-safe
+  LaunchLatencies launch_latencies_;                 // thread-safe
   // task_usage entries for the event log, from the broker's threads; Run()'s loop writes them.
   std::vector<JobRecord> usage_records_ ABSL_GUARDED_BY(mu_);
   std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it

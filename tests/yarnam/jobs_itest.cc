@@ -207,6 +207,11 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
       absl::Minutes(2)))
       << text;
   EXPECT_LT(rss, 400 << 20);  // python and its 150 MB, counted once
+  // Its launch, phase by phase.
+  for (const char* phase : {"allocation", "launch", "start"}) {
+    EXPECT_THAT(text, HasSubstr(absl::StrCat("tony_task_launch_phase_seconds_count{phase=\"", phase,
+                                             "\"} 1\n")));
+  }
   std::printf("worker:0 sampled: %.0f MB resident, %.2f cores\n", rss / (1 << 20), cores);
   // The live view at the tracking URL, through the proxy: the task running, its sample drawn.
   const std::string proxy = harness::HadoopCluster::Get().rm_web_url() + "/proxy/" + app + "/";
