@@ -141,6 +141,7 @@ int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster& cluster, std:
   options.scan_interval = args.scan_interval;
   options.retention.max_age = args.max_age;
   options.retention.max_jobs = args.max_jobs;
+  options.index_file = args.index_file;
   history::HistoryServer server(history::HdfsHistoryStore(cluster.hdfs.get(), *dir), options);
   if (absl::Status s = server.Start(); !s.ok()) {
     err << "ytf: history-server: " << s.message() << "\n";

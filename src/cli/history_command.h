@@ -31,6 +31,7 @@ struct HistoryArgs {
   absl::Duration scan_interval = absl::Seconds(10);
   absl::Duration max_age = absl::InfiniteDuration();
   int max_jobs = 0;
+  std::string index_file;
 };
 
 // The filters as a query string, each value escaped; InvalidArgument naming the flag for a

@@ -78,6 +78,7 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "scan_interval", true, "history-server"},
     {0, "max_age", true, "history-server"},
     {0, "max_jobs", true, "history-server"},
+    {0, "index_file", true, "history-server"},
     {0, "wait", false, "status scale suspend resume"},
     {0, "timeout", true, "status scale suspend resume"},
     {0, "task", true, "logs"},
@@ -148,6 +149,8 @@ absl::Status ParseHistoryFlag(const std::string& name, const std::string& value,
     h.server = value;
   } else if (name == "history_dir") {
     h.history_dir = value;
+  } else if (name == "index_file") {
+    h.index_file = value;
   } else if (name == "listen_host") {
     h.listen_host = value;
   } else if (name == "port") {
@@ -781,7 +784,8 @@ Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
     return absl::StrCat(R"(ytf history-server - a web server over the jobs' event logs
 
 Usage: ytf history-server [--listen_host <ip>] [--port <n>] [--scan_interval <d>]
-                          [--max_age <d>] [--max_jobs <n>] [--history_dir <dir>]
+                          [--max_age <d>] [--max_jobs <n>] [--index_file <file>]
+                          [--history_dir <dir>]
 
 Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
   /                   the job list, with filters and paging
@@ -798,6 +802,9 @@ It lists the directory every --scan_interval and reads only new or changed logs.
       --max_age <d>         delete the logs of jobs that ended longer ago (30d, 12h; default
                             keep)
       --max_jobs <n>        keep the logs of the newest n ended jobs only (default all)
+      --index_file <file>   keep the index here across restarts (written 0600 after each
+                            scan that changed it): a restart reads only the logs that changed,
+                            not every log (default none)
       --history_dir <dir>   another directory than tony.history.dir
 Exit codes: 0 stopped by a signal, 2 bad usage, 3 the directory cannot be read or the port
 cannot be had.

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "http/json.h"
 
 namespace tony::history {
 namespace {
@@ -71,6 +72,21 @@ bool Matches(const JobSummary& s, const HistoryQuery& q) {
     return false;
   }
   return s.started >= q.started_after && s.started < q.started_before;
+}
+
+std::string TimeText(absl::Time t) {
+  return t == absl::InfinitePast() ? ""
+                                   : absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone());
+}
+
+absl::Time TimeOf(const http::Json& j, const char* key) {
+  absl::Time t;
+  std::string err;
+  const http::Json* v = http::JsonField(j, key);
+  if (v == nullptr || !v->is_string()) return absl::InfinitePast();
+  return absl::ParseTime(absl::RFC3339_full, v->get<std::string>(), &t, &err)
+             ? t
+             : absl::InfinitePast();
 }
 
 }  // namespace
@@ -197,6 +213,76 @@ std::vector<std::string> HistoryIndex::Expired(const RetentionPolicy& policy,
     if (too_old || too_many) out.push_back(ended[i]->file.name);
   }
   return out;
+}
+
+std::string HistoryIndex::Save() const {
+  std::string out;
+  for (const auto& [app, e] : entries_) {
+    const JobSummary& s = e.summary;
+    http::Json line = {{"name", e.file.name},
+                       {"length", e.file.length},
+                       {"mtime", e.file.modification_time_ms},
+                       {"owner", e.file.owner},
+                       {"user", s.user},
+                       {"job", s.name},
+                       {"queue", s.queue},
+                       {"tags", s.tags},
+                       {"state", s.state},
+                       {"started", TimeText(s.started)},
+                       {"finished", TimeText(s.finished)},
+                       {"attempts", s.attempts},
+                       {"tasks", s.tasks},
+                       {"restarts", s.restarts},
+                       {"diagnostics", s.diagnostics},
+                       {"bad_lines", s.bad_lines}};
+    absl::StrAppend(&out, line.dump(-1, ' ', false, http::Json::error_handler_t::replace), "\n");
+  }
+  return out;
+}
+
+int HistoryIndex::Load(absl::string_view text) {
+  int taken = 0;
+  for (absl::string_view raw : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    auto j = http::ParseJson(raw, "history index line");
+    if (!j.ok() || !j->is_object()) continue;
+    // A mistyped member throws in nlohmann's value(): the line is skipped, the log read again.
+    if (!(*j)["length"].is_number_integer() || !(*j)["mtime"].is_number_integer() ||
+        !(*j)["name"].is_string()) {
+      continue;
+    }
+    HistoryFile file{j->value("name", ""), (*j)["length"].get<int64_t>(),
+                     (*j)["mtime"].get<int64_t>(), ""};
+    JobSummary s;
+    bool typed = true;
+    for (const char* key : {"owner", "user", "job", "queue", "state", "diagnostics"}) {
+      typed = typed && (!j->contains(key) || (*j)[key].is_string());
+    }
+    for (const char* key : {"attempts", "tasks", "restarts", "bad_lines"}) {
+      typed = typed && (!j->contains(key) || (*j)[key].is_number_integer());
+    }
+    if (!typed || !AppIdOfLogName(file.name)) continue;
+    file.owner = j->value("owner", "");
+    s.user = j->value("user", "");
+    s.name = j->value("job", "");
+    s.queue = j->value("queue", "");
+    s.state = j->value("state", "RUNNING");
+    s.diagnostics = j->value("diagnostics", "");
+    s.attempts = j->value("attempts", 0);
+    s.tasks = j->value("tasks", 0);
+    s.restarts = j->value("restarts", 0);
+    s.bad_lines = j->value("bad_lines", 0);
+    s.started = TimeOf(*j, "started");
+    s.finished = TimeOf(*j, "finished");
+    if (const http::Json* tags = http::JsonField(*j, "tags"); tags != nullptr && tags->is_array()) {
+      for (const http::Json& t : *tags) {
+        if (t.is_string()) s.tags.push_back(t.get<std::string>());
+      }
+    }
+    Put(file, std::move(s));
+    bytes_read_ -= file.length;  // not read from the directory
+    ++taken;
+  }
+  return taken;
 }
 
 }  // namespace tony::history

@@ -82,6 +82,12 @@ class HistoryIndex {
   // The names of the logs `policy` removes at `now`, oldest first.
   std::vector<std::string> Expired(const RetentionPolicy& policy, absl::Time now) const;
 
+  // The index as JSON lines (each log's listing and summary), and back: a restarted server
+  // reads only the logs that changed meanwhile. Load() adds to what is there; a line it cannot
+  // read is skipped (that log is read again by the next scan). How many entries it took.
+  std::string Save() const;
+  int Load(absl::string_view text);
+
   size_t size() const { return entries_.size(); }
   const JobSummary* Find(const std::string& app_id) const;
   int64_t bytes_read() const { return bytes_read_; }

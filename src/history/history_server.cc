@@ -135,7 +135,31 @@ HistoryServer::HistoryServer(std::unique_ptr<HistoryStore> store, HistoryServerO
 
 HistoryServer::~HistoryServer() { Stop(); }
 
+void HistoryServer::LoadIndex() {
+  if (options_.index_file.empty()) return;
+  absl::StatusOr<std::string> text = ReadFileToString(options_.index_file);
+  if (!text.ok()) return;  // the first start: nothing kept yet
+  absl::MutexLock lock(&mu_);
+  const int taken = index_.Load(*text);
+  TONY_LOG(INFO) << "history server: " << taken << " jobs from " << options_.index_file;
+}
+
+void HistoryServer::SaveIndex() {
+  if (options_.index_file.empty()) return;
+  std::string text;
+  {
+    absl::MutexLock lock(&mu_);
+    text = index_.Save();
+  }
+  // Only this account reads it: it holds every job's summary.
+  if (absl::Status s = WriteFileAtomically(options_.index_file, text, 0600); !s.ok()) {
+    TONY_LOG(WARNING) << "history server: cannot keep the index in " << options_.index_file << ": "
+                      << s.message();
+  }
+}
+
 absl::Status HistoryServer::Start() {
+  LoadIndex();
   if (absl::Status s = Scan(); !s.ok()) {
     return absl::Status(s.code(),
                         absl::StrCat("history directory ", store_->Describe(), ": ", s.message()));
@@ -195,9 +219,10 @@ absl::Status HistoryServer::Scan() {
     return listing.status();
   }
   std::vector<HistoryFile> stale;
+  int forgotten = 0;
   {
     absl::MutexLock lock(&mu_);
-    index_.Forget(*listing);
+    forgotten = index_.Forget(*listing);
     stale = index_.Stale(*listing);
   }
   // Logs are read without the lock: pages are answered meanwhile.
@@ -214,7 +239,8 @@ absl::Status HistoryServer::Scan() {
     absl::MutexLock lock(&mu_);
     index_.Put(f, std::move(job.summary));
   }
-  ApplyRetention();
+  const int deleted = ApplyRetention();
+  if (read + forgotten + deleted > 0) SaveIndex();
   absl::MutexLock lock(&mu_);
   ++scans_;
   logs_read_ += read;
@@ -222,12 +248,13 @@ absl::Status HistoryServer::Scan() {
   return absl::OkStatus();
 }
 
-void HistoryServer::ApplyRetention() {
+int HistoryServer::ApplyRetention() {
   std::vector<std::string> expired;
   {
     absl::MutexLock lock(&mu_);
     expired = index_.Expired(options_.retention, clock_->Now());
   }
+  int deleted = 0;
   for (const std::string& name : expired) {
     absl::Status s = store_->Delete(name);
     if (!s.ok()) {
@@ -238,7 +265,9 @@ void HistoryServer::ApplyRetention() {
     absl::MutexLock lock(&mu_);
     index_.Remove(*AppIdOfLogName(name));
     ++deleted_;
+    ++deleted;
   }
+  return deleted;
 }
 
 HttpReply HistoryServer::Handle(const std::string& target) {

@@ -74,6 +74,10 @@ struct HistoryServerOptions {
   RetentionPolicy retention;  // Default: keep everything.
   // A log read for the index or a page is cut here (a bad line at the end). Default: 64 MiB.
   int64_t max_log_bytes = int64_t{64} << 20;
+  // A local file keeping the index across restarts (written after each scan that changed it):
+  // a restarted server reads only the logs that changed meanwhile, not every log. Default: ""
+  // (none; a start reads every log once).
+  std::string index_file;
   // HTTP worker threads. Default: 4.
   int workers = 4;
   // Where the scan thread reads the time and waits. Not owned. Default: null (RealClock()).
@@ -103,7 +107,10 @@ class HistoryServer {
   am::HttpReply Job(const std::string& app_id, bool json);
   std::string Metrics();
   void ScanLoop();
-  void ApplyRetention();
+  // How many logs retention deleted.
+  int ApplyRetention();
+  void LoadIndex();
+  void SaveIndex();
 
   const std::unique_ptr<HistoryStore> store_;
   const HistoryServerOptions options_;

@@ -249,7 +249,9 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
 
   // The server, on a free port it prints.
   SubprocessOptions options;
-  options.argv = {Ytf(), "history-server", "--port", "0", "--scan_interval", "2s"};
+  const std::string index_file = TempDir() + "/history-index.jsonl";
+  options.argv = {Ytf(), "history-server", "--port",  "0", "--scan_interval",
+                  "2s",  "--index_file",   index_file};
   options.env = CurrentEnvironment();
   options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
   options.stdout_path = TempDir() + "/history-server.out";
@@ -298,6 +300,7 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   (*server)->Signal(SIGTERM);
   auto code = (*server)->Wait(absl::Seconds(20));
   EXPECT_TRUE(code.ok() && *code == 0) << ReadFileToString(options.stderr_path).value_or("");
+  EXPECT_THAT(ReadFileToString(index_file).value_or(""), HasSubstr(failed_app));
 }
 
 TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {

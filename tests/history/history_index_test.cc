@@ -125,6 +125,24 @@ TEST_F(HistoryIndexTest, RetentionByAgeThenByCountKeepsRunningJobs) {
                           "application_1_3.jsonl"));  // 4 is the newest ended; 5 runs
 }
 
+TEST_F(HistoryIndexTest, SavedAndLoadedItAnswersTheSameAndReadsNothingAgain) {
+  HistoryIndex loaded;
+  const std::string saved = index_.Save();
+  EXPECT_EQ(loaded.Load(saved + "not json\n{\"name\":\"x.jsonl\",\"length\":\"long\"}\n"), 5);
+  auto all = ParseHistoryQuery("");
+  HistoryPage a = index_.Query(*all), b = loaded.Query(*all);
+  ASSERT_EQ(Ids(a), Ids(b));
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(a.jobs[i].started, b.jobs[i].started);
+    EXPECT_EQ(a.jobs[i].finished, b.jobs[i].finished);
+    EXPECT_EQ(a.jobs[i].state, b.jobs[i].state);
+    EXPECT_EQ(a.jobs[i].tags, b.jobs[i].tags);
+  }
+  EXPECT_THAT(loaded.Stale({File(1), File(2), File(3, 101)}),
+              ElementsAre(::testing::Field(&HistoryFile::name, "application_1_3.jsonl")));
+  EXPECT_EQ(loaded.bytes_read(), 0);
+}
+
 TEST(HistoryQueryTest, ValuesAreDecodedAndBadOnesNamed) {
   auto q = ParseHistoryQuery("name=a+b%2Fc&user=&state=killed&from=2026-11-26&utm=x");
   ASSERT_TRUE(q.ok());

@@ -171,6 +171,23 @@ TEST_F(HistoryServerTest, RetentionDeletesTheOldestEndedLogs) {
   EXPECT_THAT(server->Handle("/metrics").body, HasSubstr("tony_history_logs_deleted_total 1\n"));
 }
 
+TEST_F(HistoryServerTest, ARestartWithItsIndexFileReadsOnlyWhatChanged) {
+  HistoryServerOptions options;
+  options.index_file = dir_ + "/../history_server_test.index";
+  options.scan_interval = absl::Hours(1);
+  {
+    auto first = Server(options);
+    ASSERT_TRUE(first->Start().ok());
+    EXPECT_THAT(first->Handle("/metrics").body, HasSubstr("tony_history_logs_read_total 2\n"));
+  }
+  Write("application_1_0002.jsonl", "\n", /*append=*/true);  // changed while it was down
+  auto second = Server(options);
+  ASSERT_TRUE(second->Start().ok());  // loads the index, then scans
+  EXPECT_THAT(second->Handle("/metrics").body, HasSubstr("tony_history_logs_read_total 1\n"));
+  EXPECT_EQ(Json(second->Handle("/api/jobs"))["total"], 2);
+  ::unlink(options.index_file.c_str());
+}
+
 TEST_F(HistoryServerTest, AMissingDirectoryStopsTheStartWithOneLine) {
   HistoryServer server(LocalHistoryStore(dir_ + "/missing"), {});
   absl::Status s = server.Start();
