@@ -56,6 +56,14 @@ namespace tony {
 
 // What the broker learns, as it learns it. Called on the broker's threads, possibly
 // concurrently: implementations must be thread-safe and must not block (queue the event).
+// One GPU of a task as its executor last sampled it (nvidia-smi, every heartbeat).
+struct GpuUsage {
+  int index = 0;                  // the device's index on its node, as nvidia-smi numbers it
+  double utilization = 0;         // 0..1: the share of the sample period a kernel ran
+  int64_t memory_used_bytes = 0;  // device memory in use (by every process on it)
+  int64_t memory_total_bytes = 0;
+};
+
 class TONY_EXPORT ClusterSpecBrokerObserver {
  public:
   virtual ~ClusterSpecBrokerObserver() = default;
@@ -82,6 +90,10 @@ class TONY_EXPORT ClusterSpecBrokerObserver {
   // (by the processes alive and the children they reaped) and how many processes it has.
   virtual void OnTaskUsage(absl::string_view job_name, int index, int64_t rss_bytes,
                            double cpu_seconds, int processes) {}
+  // The same heartbeat's GPUs, for a task that asked for GPUs on a node with nvidia-smi; called
+  // just before OnTaskUsage.
+  virtual void OnTaskGpuUsage(absl::string_view job_name, int index,
+                              const std::vector<GpuUsage>& gpus) {}
   // The client asked for the job to be killed.
   virtual void OnKillRequested(absl::string_view reason) {}
 };

@@ -75,6 +75,10 @@ class ApplicationMaster::BrokerEvents : public ClusterSpecBrokerObserver {
   void OnHeartbeatTimeout(absl::string_view job, int index) override {
     am_->Post(JobEvent::HeartbeatTimeout(Id(job, index)));
   }
+  void OnTaskGpuUsage(absl::string_view job, int index,
+                      const std::vector<GpuUsage>& gpus) override {
+    am_->RecordGpuUsage(Id(job, index), gpus);
+  }
   void OnTaskUsage(absl::string_view job, int index, int64_t rss_bytes, double cpu_seconds,
                    int processes) override {
     am_->RecordUsage(Id(job, index), rss_bytes, cpu_seconds, processes);
@@ -122,13 +126,27 @@ void ApplicationMaster::RecordUsage(TaskId task, int64_t rss_bytes, double cpu_s
       usage_.Add(id, clock_->Now(), rss_bytes, cpu_seconds, processes);
   if (!due || !options_.on_event_lines) return;
   const TaskUsagePoint& p = *due;
+  JobRecord record{"task_usage",
+                   id,
+                   {{"rss_bytes", p.rss_bytes},
+                    {"cpu_seconds", p.cpu_seconds},
+                    {"cpu_cores", p.cpu_cores},
+                    {"processes", p.processes}}};
+  // The same heartbeat's GPUs (the broker hands them over first).
+  if (nlohmann::json gpus = gpus_.LastSampleJson(id); !gpus.empty()) {
+    record.fields["gpus"] = std::move(gpus);
+  }
   absl::MutexLock lock(&mu_);
-  usage_records_.push_back({"task_usage",
-                            id,
-                            {{"rss_bytes", p.rss_bytes},
-                             {"cpu_seconds", p.cpu_seconds},
-                             {"cpu_cores", p.cpu_cores},
-                             {"processes", p.processes}}});
+  usage_records_.push_back(std::move(record));
+}
+
+void ApplicationMaster::RecordGpuUsage(TaskId task, const std::vector<GpuUsage>& gpus) {
+  std::vector<JobRecord> flagged = gpus_.Add(task.ToString(), clock_->Now(), gpus);
+  if (flagged.empty()) return;
+  TONY_LOG(WARNING) << task.ToString() << ": a GPU sits idle while holding memory ("
+                    << flagged.front().fields.dump() << ")";
+  absl::MutexLock lock(&mu_);
+  for (JobRecord& r : flagged) usage_records_.push_back(std::move(r));
 }
 
 absl::Status ApplicationMaster::Scale(const std::string& role, int tasks) {
@@ -219,7 +237,8 @@ std::string ApplicationMaster::RenderMetrics() const {
     status = StatusLocked();
   }
   status.attempt = options_.attempt;  // the client takes it from YARN; the scraper from here
-  return RenderPrometheusMetrics(status, usage_.Latest()) + launch_latencies_.Render();
+  return RenderPrometheusMetrics(status, usage_.Latest()) + launch_latencies_.Render() +
+         gpus_.RenderMetrics();
 }
 
 namespace {

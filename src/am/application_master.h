@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "am/gpu_watch.h"
 #include "am/job_state.h"
 #include "am/launch_latency.h"
 #include "am/resource_manager.h"
@@ -168,6 +169,7 @@ class ApplicationMaster {
   void Post(JobEvent event);
   // A heartbeat's sample of what a task's processes use (any thread).
   void RecordUsage(TaskId task, int64_t rss_bytes, double cpu_seconds, int processes);
+  void RecordGpuUsage(TaskId task, const std::vector<GpuUsage>& gpus);
   absl::Status StartBrokerAndStatusPage(std::string* host, int* port);
   absl::Status StartBackend(const std::string& host, int port);
   // What the queued events (or, without any, the time) lead to.
@@ -205,6 +207,7 @@ class ApplicationMaster {
   bool probe_running_ ABSL_GUARDED_BY(mu_) = false;  // until ProbeTensorBoard returns
   TaskUsageStore usage_;                             // thread-safe
   LaunchLatencies launch_latencies_;                 // thread-safe
+  GpuWatch gpus_;                                    // thread-safe
   // task_usage entries for the event log, from the broker's threads; Run()'s loop writes them.
   std::vector<JobRecord> usage_records_ ABSL_GUARDED_BY(mu_);
   std::thread tensorboard_probe_;  // started by Run()'s thread, joined by it

@@ -246,7 +246,8 @@ absl::StatusOr<ClusterSpec> BrokerClient::LongPoll(const RegisterRequest& reques
 }
 
 absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
-                                     absl::string_view address, const TaskUsage* usage) {
+                                     absl::string_view address, const TaskUsage* usage,
+                                     const std::vector<GpuUsage>& gpus) {
   TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
@@ -258,6 +259,13 @@ absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
     request.set_rss_bytes(usage->rss_bytes);
     request.set_cpu_seconds(usage->cpu_seconds);
     request.set_processes(usage->processes);
+    for (const GpuUsage& g : gpus) {
+      GpuSample* out = request.add_gpus();
+      out->set_index(g.index);
+      out->set_utilization(g.utilization);
+      out->set_memory_used_bytes(g.memory_used_bytes);
+      out->set_memory_total_bytes(g.memory_total_bytes);
+    }
   }
   HeartbeatResponse response;
   return FromGrpcStatus(stub_->stub->Heartbeat(&ctx, request, &response));

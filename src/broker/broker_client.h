@@ -21,6 +21,7 @@
 #include "common/async_calls.h"
 #include "common/proc.h"
 #include "tony/cluster_spec.h"
+#include "tony/cluster_spec_broker.h"
 #include "tony/submitter.h"
 
 namespace grpc {
@@ -62,9 +63,10 @@ class BrokerClient {
   absl::StatusOr<ClusterSpec> WaitForClusterSpec(absl::Duration timeout);
   // `address` is the task's registered "host:port" (empty: unknown). FAILED_PRECONDITION when
   // the ApplicationMaster relaunched the task elsewhere: this executor is superseded.
-  // `usage`: what the task's processes use, for the AM's metrics (null: not measured).
+  // `usage`: what the task's processes use, for the AM's metrics (null: not measured); `gpus`:
+  // its GPUs, sent with `usage`.
   absl::Status Heartbeat(absl::string_view job_name, int index, absl::string_view address = "",
-                         const TaskUsage* usage = nullptr);
+                         const TaskUsage* usage = nullptr, const std::vector<GpuUsage>& gpus = {});
   // `restart` > 0: the command started again in place after exiting with `previous_exit_code`.
   absl::Status TaskStarted(absl::string_view job_name, int index, int restart = 0,
                            int previous_exit_code = 0, absl::string_view previous_stderr_tail = "");

@@ -808,6 +808,13 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
   absl::Status status = HeartbeatStatus(*request);
   // The observer hears of a live task's usage with no lock held (tony/log.h, the AM's queue).
   if (status.ok() && request->sampled() && options_.observer != nullptr) {
+    if (request->gpus_size() > 0) {
+      std::vector<GpuUsage> gpus;
+      for (const pb::GpuSample& g : request->gpus()) {
+        gpus.push_back({g.index(), g.utilization(), g.memory_used_bytes(), g.memory_total_bytes()});
+      }
+      options_.observer->OnTaskGpuUsage(request->task().job_name(), request->task().index(), gpus);
+    }
     options_.observer->OnTaskUsage(request->task().job_name(), request->task().index(),
                                    request->rss_bytes(), request->cpu_seconds(),
                                    request->processes());

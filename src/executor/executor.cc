@@ -44,6 +44,7 @@
 #include "common/unique_fd.h"
 #include "executor/am_locator.h"
 #include "executor/gpu_devices.h"
+#include "executor/gpu_usage.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
 #include "ipc/credentials.h"
@@ -97,13 +98,20 @@ constexpr absl::Duration kMoveCheck = absl::Seconds(15);
 class Heartbeater {
  public:
   // `client` reaches the broker of attempt `am_attempt` (0: unknown) at `am_address`; `address`
-  // is the task's registered one. Each heartbeat carries what `task_processes` use.
+  // is the task's registered one. Each heartbeat carries what `task_processes` use and, with
+  // `gpus.nvidia_smi`, what the task's GPUs do.
+  struct GpuSampling {
+    std::string nvidia_smi;  // "" for none
+    std::string visible;     // CUDA_VISIBLE_DEVICES
+  };
   Heartbeater(std::shared_ptr<broker::BrokerClient> client, std::string am_address, int am_attempt,
               const ExecutorConfig& config, std::string address, const AmLocator* locator,
-              absl::Duration am_unreachable, TaskProcessFilter task_processes)
+              absl::Duration am_unreachable, TaskProcessFilter task_processes,
+              GpuSampling gpus = {})
       : config_(config),
         address_(std::move(address)),
         task_processes_(std::move(task_processes)),
+        gpu_sampling_(std::move(gpus)),
         locator_(locator),
         am_unreachable_(am_unreachable),
         client_(std::move(client)),
@@ -121,7 +129,8 @@ class Heartbeater {
         mu_.Unlock();
         // One /proc scan per heartbeat (bench/executor_sampling).
         const TaskUsage usage = SampleTaskUsage(task_processes_);
-        absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_, &usage);
+        absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_, &usage,
+                                           SampleGpusOnce());
         if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
         mu_.Lock();
         if (s.ok()) last_answer_ = absl::Now();
@@ -135,6 +144,17 @@ class Heartbeater {
       }
     });
   }
+  // The task's GPUs now (none without nvidia-smi); a failure is logged once and costs nothing
+  // else: the heartbeat goes out without them.
+  std::vector<GpuUsage> SampleGpusOnce() {
+    if (gpu_sampling_.nvidia_smi.empty()) return {};
+    auto gpus = SampleGpus(gpu_sampling_.nvidia_smi, gpu_sampling_.visible, absl::Seconds(2));
+    if (gpus.ok()) return *std::move(gpus);
+    if (!gpu_warned_) TONY_LOG(WARNING) << "GPU usage not sampled: " << gpus.status();
+    gpu_warned_ = true;
+    return {};
+  }
+
   void Stop() {
     {
       absl::MutexLock lock(&mu_);
@@ -221,6 +241,8 @@ class Heartbeater {
   const ExecutorConfig& config_;
   const std::string address_;
   const TaskProcessFilter task_processes_;
+  const GpuSampling gpu_sampling_;
+  bool gpu_warned_ = false;         // the heartbeat thread's
   const AmLocator* const locator_;  // may be null
   const absl::Duration am_unreachable_;
   mutable absl::Mutex mu_;
@@ -711,8 +733,11 @@ int RunExecutor(const ExecutorConfig& config) {
   }
   if (!hold_port) reservation->Release();
   const std::string address = absl::StrCat(host, ":", reservation->port());
-  Heartbeater heartbeater(registered_with, am_address, am_attempt, config, address, locator.get(),
-                          spec->timeouts.am_unreachable, task_processes);
+  auto visible = env.find("CUDA_VISIBLE_DEVICES");
+  Heartbeater heartbeater(
+      registered_with, am_address, am_attempt, config, address, locator.get(),
+      spec->timeouts.am_unreachable, task_processes,
+      {FindNvidiaSmi(task->gpus, env), visible == env.end() ? std::string() : visible->second});
   LineTail tail;
   const SupervisionContext supervision{.task_name = task_name,
                                        .timeouts = spec->timeouts,

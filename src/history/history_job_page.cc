@@ -60,8 +60,17 @@ std::string TaskTable(const JobHistory& job) {
   for (const TaskHistory& t : job.tasks) {
     std::string cpu = "-", rss = "-";
     if (!t.usage.empty()) {
-      cpu = absl::StrFormat("%.2f cores", t.usage.back().cpu_cores);
-      rss = absl::StrFormat("%.1f MB", static_cast<double>(t.usage.back().rss_bytes) / 1e6);
+      const UsagePoint& u = t.usage.back();
+      cpu = absl::StrFormat("%.2f cores", u.cpu_cores);
+      rss = absl::StrFormat("%.1f MB", static_cast<double>(u.rss_bytes) / 1e6);
+      if (u.gpus > 0) {
+        absl::StrAppend(&cpu, absl::StrFormat("<br>GPU %.0f%%", u.gpu_utilization * 100));
+        absl::StrAppend(&rss, absl::StrFormat("<br>GPU %.0f MB",
+                                              static_cast<double>(u.gpu_memory_bytes) / 1e6));
+      }
+    }
+    if (t.gpu_idle) {
+      absl::StrAppend(&cpu, "<br><b class=\"gpu-idle\">a GPU sat idle holding memory</b>");
     }
     absl::StrAppend(&html, "<tr><td>", HtmlEscape(t.task), "</td><td>", HtmlEscape(t.address),
                     "</td><td>", HtmlEscape(t.node), "</td><td>", HtmlEscape(t.container),
@@ -156,13 +165,56 @@ std::string TimelineSvg(const JobHistory& job, absl::Time begin, absl::Time end)
   return svg;
 }
 
+namespace {
+
+struct MetricDef {
+  const char* name;  // data-metric
+  const char* unit;
+  double floor;  // the chart's least top
+};
+
+MetricDef Def(UsageMetric m) {
+  switch (m) {
+    case UsageMetric::kMemory:
+      return {"memory", "MB", 1.0};
+    case UsageMetric::kCpu:
+      return {"cpu", "cores", 0.1};
+    case UsageMetric::kGpu:
+      return {"gpu", "% busy", 100.0};
+    case UsageMetric::kGpuMemory:
+      return {"gpu-memory", "MB", 1.0};
+  }
+  return {"", "", 1.0};
+}
+
+double ValueOf(UsageMetric m, const UsagePoint& u) {
+  switch (m) {
+    case UsageMetric::kMemory:
+      return static_cast<double>(u.rss_bytes) / 1e6;
+    case UsageMetric::kCpu:
+      return u.cpu_cores;
+    case UsageMetric::kGpu:
+      return u.gpu_utilization * 100;
+    case UsageMetric::kGpuMemory:
+      return static_cast<double>(u.gpu_memory_bytes) / 1e6;
+  }
+  return 0;
+}
+
+bool Has(UsageMetric m, const UsagePoint& u) {
+  return (m != UsageMetric::kGpu && m != UsageMetric::kGpuMemory) || u.gpus > 0;
+}
+
+}  // namespace
+
 std::string UsageSvg(const JobHistory& job, UsageMetric metric, absl::Time begin, absl::Time end) {
-  auto value = [metric](const UsagePoint& u) {
-    return metric == UsageMetric::kMemory ? static_cast<double>(u.rss_bytes) / 1e6 : u.cpu_cores;
-  };
-  double top = metric == UsageMetric::kMemory ? 1.0 : 0.1;
+  const MetricDef def = Def(metric);
+  auto value = [metric](const UsagePoint& u) { return ValueOf(metric, u); };
+  double top = def.floor;
   for (const TaskHistory& t : job.tasks) {
-    for (const UsagePoint& u : t.usage) top = std::max(top, value(u) * 1.1);
+    for (const UsagePoint& u : t.usage) {
+      if (Has(metric, u)) top = std::max(top, value(u) * 1.1);
+    }
   }
   constexpr int kHeight = 160;
   std::string svg = absl::StrFormat(
@@ -171,16 +223,18 @@ std::string UsageSvg(const JobHistory& job, UsageMetric metric, absl::Time begin
       "<line x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
       "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#999\"/>"
       "<text x=\"0\" y=\"12\">%.1f %s</text><text x=\"0\" y=\"%d\">0</text>",
-      metric == UsageMetric::kMemory ? "memory" : "cpu", kLabelWidth + kPlotWidth + 10,
-      kHeight + 20, kLabelWidth, kLabelWidth, kHeight, kLabelWidth, kHeight,
-      kLabelWidth + kPlotWidth, kHeight, top, metric == UsageMetric::kMemory ? "MB" : "cores",
-      kHeight);
+      def.name, kLabelWidth + kPlotWidth + 10, kHeight + 20, kLabelWidth, kLabelWidth, kHeight,
+      kLabelWidth, kHeight, kLabelWidth + kPlotWidth, kHeight, top, def.unit, kHeight);
   size_t color = 0;
   for (const TaskHistory& t : job.tasks) {
-    if (t.usage.empty()) continue;
+    if (std::none_of(t.usage.begin(), t.usage.end(),
+                     [metric](const UsagePoint& u) { return Has(metric, u); })) {
+      continue;
+    }
     const char* stroke = kLineColors[color++ % std::size(kLineColors)];
     std::string points;
     for (const UsagePoint& u : t.usage) {
+      if (!Has(metric, u)) continue;
       const double x = X(u.time, begin, end), y = kHeight - value(u) / top * kHeight;
       absl::StrAppend(&points, absl::StrFormat("%.1f,%.1f ", x, y));
       absl::StrAppend(&svg, absl::StrFormat("<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" "
@@ -222,12 +276,20 @@ std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options) 
   const absl::Time end = s.ended() ? s.finished : std::max(job.last_event, options.now);
   if (!job.tasks.empty() && begin != absl::InfinitePast()) {
     absl::StrAppend(&html, "<h2>Timeline</h2>", TimelineSvg(job, begin, end));
-    bool usage = false;
-    for (const TaskHistory& t : job.tasks) usage = usage || !t.usage.empty();
+    bool usage = false, gpus = false;
+    for (const TaskHistory& t : job.tasks) {
+      usage = usage || !t.usage.empty();
+      for (const UsagePoint& u : t.usage) gpus = gpus || u.gpus > 0;
+    }
     if (usage) {
       absl::StrAppend(&html, "<h2>Memory (resident)</h2>",
                       UsageSvg(job, UsageMetric::kMemory, begin, end), "<h2>CPU</h2>",
                       UsageSvg(job, UsageMetric::kCpu, begin, end));
+    }
+    if (gpus) {
+      absl::StrAppend(&html, "<h2>GPU utilization</h2>",
+                      UsageSvg(job, UsageMetric::kGpu, begin, end), "<h2>GPU memory</h2>",
+                      UsageSvg(job, UsageMetric::kGpuMemory, begin, end));
     }
   }
   if (!job.spec_yaml.empty()) {

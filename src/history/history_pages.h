@@ -45,8 +45,9 @@ std::string RenderMessagePage(absl::string_view title, absl::string_view message
 
 // A task's phases as one SVG (a row per task) over [begin, end].
 std::string TimelineSvg(const JobHistory& job, absl::Time begin, absl::Time end);
-// Resident memory (MB) or CPU (cores) of every task over [begin, end], one line per task.
-enum class UsageMetric { kMemory, kCpu };
+// Resident memory (MB), CPU (cores), GPU utilization (%) or GPU memory (MB) of every task over
+// [begin, end], one line per task.
+enum class UsageMetric { kMemory, kCpu, kGpu, kGpuMemory };
 std::string UsageSvg(const JobHistory& job, UsageMetric metric, absl::Time begin, absl::Time end);
 
 }  // namespace tony::history

@@ -132,8 +132,19 @@ class HistoryBuilder {
     } else if (event == "task_stop_requested") {
       Mark(t, time, "stopping", "STOPPING");
     } else if (event == "task_usage") {
-      t.usage.push_back(
-          {time, static_cast<int64_t>(Number(line, "rss_bytes")), Number(line, "cpu_cores")});
+      UsagePoint p{time, static_cast<int64_t>(Number(line, "rss_bytes")),
+                   Number(line, "cpu_cores")};
+      if (const Json* gpus = http::JsonField(line, "gpus"); gpus != nullptr && gpus->is_array()) {
+        for (const Json& g : *gpus) {
+          ++p.gpus;
+          p.gpu_utilization += Number(g, "utilization");
+          p.gpu_memory_bytes += static_cast<int64_t>(Number(g, "memory_used_bytes"));
+        }
+        if (p.gpus > 0) p.gpu_utilization /= p.gpus;
+      }
+      t.usage.push_back(p);
+    } else if (event == "task_gpu_idle") {
+      t.gpu_idle = true;
     }
   }
 

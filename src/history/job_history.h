@@ -53,6 +53,9 @@ struct UsagePoint {
   absl::Time time;
   int64_t rss_bytes = 0;
   double cpu_cores = 0;
+  int gpus = 0;                  // GPUs sampled (0: none; the next two mean nothing)
+  double gpu_utilization = 0;    // their mean, 0..1
+  int64_t gpu_memory_bytes = 0;  // their memory in use, summed
 };
 
 struct TaskHistory {
@@ -67,6 +70,7 @@ struct TaskHistory {
   std::optional<int64_t> exit_code;
   int restarts = 0;
   std::string stderr_tail;
+  bool gpu_idle = false;  // a task_gpu_idle event: a GPU sat idle holding memory
   std::vector<TaskMark> marks;
   std::vector<UsagePoint> usage;
 };

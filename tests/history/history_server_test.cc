@@ -35,7 +35,11 @@ std::string Log(const std::string& state, const std::string& name, int exit_code
       R"({"v":1,"seq":3,"attempt":1,"time":"2026-11-26T10:00:02.000Z","event":"task_started",)",
       R"("task":"worker:0"})", "\n",
       R"({"v":1,"seq":4,"attempt":1,"time":"2026-11-26T10:00:03.000Z","event":"task_usage",)",
-      R"("task":"worker:0","rss_bytes":50000000,"cpu_cores":0.5})", "\n",
+      R"("task":"worker:0","rss_bytes":50000000,"cpu_cores":0.5,)",
+      R"("gpus":[{"gpu":0,"utilization":0.02,"memory_used_bytes":8000000000},)",
+      R"({"gpu":1,"utilization":0.5,"memory_used_bytes":1000000000}]})", "\n",
+      R"({"v":1,"seq":4,"attempt":1,"time":"2026-11-26T10:00:03.500Z","event":"task_gpu_idle",)",
+      R"("task":"worker:0","gpu":0})", "\n",
       R"({"v":1,"seq":5,"attempt":1,"time":"2026-11-26T10:00:04.000Z","event":"task_exited",)",
       R"("task":"worker:0","exit_code":)", exit_code, R"(,"stderr_tail":"<b>bad</b> input"})",
       "\n");
@@ -93,6 +97,10 @@ TEST_F(HistoryServerTest, ListsJobsAndShowsOne) {
   EXPECT_THAT(job.body, HasSubstr("<svg class=\"timeline\""));
   EXPECT_THAT(job.body, HasSubstr("<svg class=\"usage\" data-metric=\"memory\""));
   EXPECT_THAT(job.body, HasSubstr("class=\"point\""));
+  // Its GPUs: the charts, and the one that sat idle holding memory.
+  EXPECT_THAT(job.body, HasSubstr("data-metric=\"gpu\""));
+  EXPECT_THAT(job.body, HasSubstr("GPU 26%"));  // the mean of 2 % and 50 %
+  EXPECT_THAT(job.body, HasSubstr("class=\"gpu-idle\""));
   // A task's stderr is shown escaped, never as markup.
   EXPECT_THAT(job.body, HasSubstr("&lt;b&gt;bad&lt;/b&gt; input"));
   EXPECT_THAT(job.body, Not(HasSubstr("<b>bad</b>")));
@@ -132,7 +140,7 @@ TEST_F(HistoryServerTest, ACutShortLogIsShownWithItsProblem) {
   EXPECT_EQ(list["jobs"][0]["bad_lines"], 1);
   am::HttpReply page = server->Handle("/jobs/application_1_0003");
   EXPECT_EQ(page.code, 200);
-  EXPECT_THAT(page.body, HasSubstr("line 6: not a JSON object"));
+  EXPECT_THAT(page.body, HasSubstr("line 7: not a JSON object"));
 }
 
 TEST_F(HistoryServerTest, ScansReadOnlyWhatChanged) {

@@ -179,9 +179,15 @@ TEST(YarnJobTest, ContainerDyingWithoutItsExecutorReportingFailsTheJob) {
 
 // Each executor samples its task's processes with its heartbeats: the AM serves them at
 // /metrics (through YARN's proxy) and writes task_usage to the event log.
+// No GPU here: a stand-in nvidia-smi (TONY_NVIDIA_SMI) answers as a node with two would, and the
+// executor samples it as it would the real one.
 TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
+  std::string tmpl = ::testing::TempDir() + "/fake-smi.XXXXXX";
+  const std::string smi = std::string(mkdtemp(tmpl.data())) + "/nvidia-smi";
+  std::ofstream(smi) << "#!/bin/sh\necho '0, 3, 8000, 16000'\necho '1, 90, 12000, 16000'\n";
+  ASSERT_EQ(::chmod(smi.c_str(), 0755), 0);
   Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-usage", "-r", "worker:1",
-                         "-m", "512m",
+                         "-m", "512m", "-e", "TONY_NVIDIA_SMI=" + smi,
                          "exec python3 -c 'import time; b = bytearray(150 << 20); t = time.time(); "
                          "any(iter(lambda: time.time() - t >= 120, True))'"});
   const std::string app = AppIdOf(r);
@@ -207,6 +213,9 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
       absl::Minutes(2)))
       << text;
   EXPECT_LT(rss, 400 << 20);  // python and its 150 MB, counted once
+  EXPECT_THAT(text, HasSubstr("tony_task_gpu_utilization{task=\"worker:0\",gpu=\"1\"} 0.9\n"));
+  EXPECT_THAT(text, HasSubstr("tony_task_gpu_memory_used_bytes{task=\"worker:0\",gpu=\"0\"} "
+                              "8388608000\n"));
   // Its launch, phase by phase.
   for (const char* phase : {"allocation", "launch", "start"}) {
     EXPECT_THAT(text, HasSubstr(absl::StrCat("tony_task_launch_phase_seconds_count{phase=\"", phase,
@@ -224,6 +233,7 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
   EXPECT_THAT(live->body, HasSubstr("<td class=\"RUNNING\">RUNNING</td>"));
   EXPECT_THAT(live->body, HasSubstr("data-metric=\"memory\""));
   EXPECT_THAT(live->body, HasSubstr("class=\"point\""));
+  EXPECT_THAT(live->body, HasSubstr("data-metric=\"gpu\""));
   // As a browser builds it, through the same proxy.
   ASSERT_EQ(access(testing::kChromium, X_OK), 0) << "no chromium (scripts/install-deps)";
   testing::BrowserResult dom = testing::Browse(proxy + "job", {"--dump-dom"});
@@ -249,6 +259,7 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
     ++samples;
     EXPECT_GE(e.value("processes", 0), 1);
     EXPECT_TRUE(e.contains("rss_bytes") && e.contains("cpu_seconds") && e.contains("cpu_cores"));
+    EXPECT_EQ(e.value("gpus", http::Json::array()).size(), 2u);
   }
   EXPECT_GE(samples, 1);
 }
