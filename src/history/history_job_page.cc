@@ -115,8 +115,13 @@ std::string Summary(const JobHistory& job, bool tag_links) {
     absl::StrAppend(&html, "</td></tr>");
   }
   if (!job.tensorboard_url.empty()) {
-    absl::StrAppend(&html, "<tr><th>TensorBoard</th><td>", HtmlEscape(job.tensorboard_url),
-                    " (while the job ran)</td></tr>");
+    // A link while the job runs (the live view); afterwards TensorBoard is gone with it.
+    absl::StrAppend(
+        &html, "<tr><th>TensorBoard</th><td>",
+        s.ended() ? absl::StrCat(HtmlEscape(job.tensorboard_url), " (while it ran)")
+                  : absl::StrCat("<a id=\"tensorboard\" href=\"", HtmlEscape(job.tensorboard_url),
+                                 "\">", HtmlEscape(job.tensorboard_url), "</a>"),
+        "</td></tr>");
   }
   absl::StrAppend(&html, "</table>\n");
   if (!s.diagnostics.empty()) {

@@ -37,7 +37,8 @@ TEST(LiveJobViewTest, ShowsTheRunningJobWithoutStderr) {
              Line(2, R"("event":"task_started","task":"worker:0")"),
              Line(3, R"("event":"task_exited","task":"worker:1","exit_code":2,)"
                      R"("stderr_tail":"secret token")"),
-             Line(4, R"("event":"job_outcome","diagnostics":"worker:1: secret token")")});
+             Line(4, R"("event":"job_outcome","diagnostics":"worker:1: secret token")"),
+             Line(5, R"("event":"tensorboard_listening","url":"http://nm1:6006/")")});
   const std::string html = Render(*view, "/job");
   EXPECT_THAT(html, HasSubstr("<td>worker:0</td>"));
   EXPECT_THAT(html, HasSubstr("<td>alice</td>"));
@@ -45,12 +46,15 @@ TEST(LiveJobViewTest, ShowsTheRunningJobWithoutStderr) {
   EXPECT_THAT(html, HasSubstr("href=\"./\""));             // relative: YARN's proxy path
   EXPECT_THAT(html, HasSubstr("href=\"api/job\""));
   EXPECT_THAT(html, Not(HasSubstr("secret token")));
+  EXPECT_THAT(html, HasSubstr("<a id=\"tensorboard\" href=\"http://nm1:6006/\">"));
   const std::string json = Render(*view, "/api/job");
   EXPECT_THAT(json, HasSubstr("\"name\":\"live\""));
   EXPECT_THAT(json, Not(HasSubstr("secret token")));
 
-  view->Add({Line(5, R"("event":"job_finished","state":"FAILED")")});
-  EXPECT_THAT(Render(*view, "/job"), Not(HasSubstr("http-equiv=\"refresh\"")));
+  view->Add({Line(6, R"("event":"job_finished","state":"FAILED")")});
+  const std::string ended = Render(*view, "/job");
+  EXPECT_THAT(ended, Not(HasSubstr("http-equiv=\"refresh\"")));
+  EXPECT_THAT(ended, Not(HasSubstr("id=\"tensorboard\"")));  // gone with the job
 }
 
 TEST(LiveJobViewTest, KeepsTheNewestLinesWithinItsBound) {
