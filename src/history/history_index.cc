@@ -74,21 +74,6 @@ bool Matches(const JobSummary& s, const HistoryQuery& q) {
   return s.started >= q.started_after && s.started < q.started_before;
 }
 
-std::string TimeText(absl::Time t) {
-  return t == absl::InfinitePast() ? ""
-                                   : absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone());
-}
-
-absl::Time TimeOf(const http::Json& j, const char* key) {
-  absl::Time t;
-  std::string err;
-  const http::Json* v = http::JsonField(j, key);
-  if (v == nullptr || !v->is_string()) return absl::InfinitePast();
-  return absl::ParseTime(absl::RFC3339_full, v->get<std::string>(), &t, &err)
-             ? t
-             : absl::InfinitePast();
-}
-
 }  // namespace
 
 absl::StatusOr<HistoryQuery> ParseHistoryQuery(absl::string_view query_string) {
@@ -218,23 +203,11 @@ std::vector<std::string> HistoryIndex::Expired(const RetentionPolicy& policy,
 std::string HistoryIndex::Save() const {
   std::string out;
   for (const auto& [app, e] : entries_) {
-    const JobSummary& s = e.summary;
     http::Json line = {{"name", e.file.name},
                        {"length", e.file.length},
                        {"mtime", e.file.modification_time_ms},
                        {"owner", e.file.owner},
-                       {"user", s.user},
-                       {"job", s.name},
-                       {"queue", s.queue},
-                       {"tags", s.tags},
-                       {"state", s.state},
-                       {"started", TimeText(s.started)},
-                       {"finished", TimeText(s.finished)},
-                       {"attempts", s.attempts},
-                       {"tasks", s.tasks},
-                       {"restarts", s.restarts},
-                       {"diagnostics", s.diagnostics},
-                       {"bad_lines", s.bad_lines}};
+                       {"summary", SummaryJson(e.summary)}};
     absl::StrAppend(&out, line.dump(-1, ' ', false, http::Json::error_handler_t::replace), "\n");
   }
   return out;
@@ -245,40 +218,19 @@ int HistoryIndex::Load(absl::string_view text) {
   for (absl::string_view raw : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     auto j = http::ParseJson(raw, "history index line");
     if (!j.ok() || !j->is_object()) continue;
-    // A mistyped member throws in nlohmann's value(): the line is skipped, the log read again.
-    if (!(*j)["length"].is_number_integer() || !(*j)["mtime"].is_number_integer() ||
-        !(*j)["name"].is_string()) {
-      continue;
+    const http::Json* name = http::JsonField(*j, "name");
+    const http::Json* length = http::JsonField(*j, "length");
+    const http::Json* mtime = http::JsonField(*j, "mtime");
+    const http::Json* owner = http::JsonField(*j, "owner");
+    const http::Json* summary = http::JsonField(*j, "summary");
+    if (name == nullptr || !name->is_string() || length == nullptr ||
+        !length->is_number_integer() || mtime == nullptr || !mtime->is_number_integer() ||
+        summary == nullptr || !summary->is_object() || !AppIdOfLogName(name->get<std::string>())) {
+      continue;  // that log is read again by the next scan
     }
-    HistoryFile file{j->value("name", ""), (*j)["length"].get<int64_t>(),
-                     (*j)["mtime"].get<int64_t>(), ""};
-    JobSummary s;
-    bool typed = true;
-    for (const char* key : {"owner", "user", "job", "queue", "state", "diagnostics"}) {
-      typed = typed && (!j->contains(key) || (*j)[key].is_string());
-    }
-    for (const char* key : {"attempts", "tasks", "restarts", "bad_lines"}) {
-      typed = typed && (!j->contains(key) || (*j)[key].is_number_integer());
-    }
-    if (!typed || !AppIdOfLogName(file.name)) continue;
-    file.owner = j->value("owner", "");
-    s.user = j->value("user", "");
-    s.name = j->value("job", "");
-    s.queue = j->value("queue", "");
-    s.state = j->value("state", "RUNNING");
-    s.diagnostics = j->value("diagnostics", "");
-    s.attempts = j->value("attempts", 0);
-    s.tasks = j->value("tasks", 0);
-    s.restarts = j->value("restarts", 0);
-    s.bad_lines = j->value("bad_lines", 0);
-    s.started = TimeOf(*j, "started");
-    s.finished = TimeOf(*j, "finished");
-    if (const http::Json* tags = http::JsonField(*j, "tags"); tags != nullptr && tags->is_array()) {
-      for (const http::Json& t : *tags) {
-        if (t.is_string()) s.tags.push_back(t.get<std::string>());
-      }
-    }
-    Put(file, std::move(s));
+    const HistoryFile file{name->get<std::string>(), length->get<int64_t>(), mtime->get<int64_t>(),
+                           owner != nullptr && owner->is_string() ? owner->get<std::string>() : ""};
+    Put(file, SummaryFromJson(*summary));
     bytes_read_ -= file.length;  // not read from the directory
     ++taken;
   }

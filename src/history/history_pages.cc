@@ -28,11 +28,6 @@ std::string TimeText(absl::Time t) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone());
 }
 
-std::string TimeJson(absl::Time t) {
-  if (t == absl::InfinitePast() || t == absl::InfiniteFuture()) return "";
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
-}
-
 std::string DurationText(const JobSummary& s) {
   if (!s.ended() || s.started == absl::InfinitePast()) return "-";
   const absl::Duration d = s.finished - s.started;
@@ -60,8 +55,8 @@ std::string ListLink(const HistoryQuery& q, int offset) {
   add("state", q.state);
   add("name", q.name);
   add("tag", q.tag);
-  if (q.started_after != absl::InfinitePast()) add("from", TimeJson(q.started_after));
-  if (q.started_before != absl::InfiniteFuture()) add("to", TimeJson(q.started_before));
+  if (q.started_after != absl::InfinitePast()) add("from", HistoryTime(q.started_after));
+  if (q.started_before != absl::InfiniteFuture()) add("to", HistoryTime(q.started_before));
   parts.push_back(absl::StrCat("offset=", offset));
   parts.push_back(absl::StrCat("limit=", q.limit));
   return absl::StrCat("/?", absl::StrJoin(parts, "&amp;"));
@@ -81,30 +76,14 @@ std::string FilterForm(const HistoryQuery& q) {
       "<form method=\"get\" action=\"/\">", input("user", q.user, "user"),
       input("queue", q.queue, "queue"), states, input("name", q.name, "name contains"),
       input("tag", q.tag, "tag"),
-      input("from", q.started_after == absl::InfinitePast() ? "" : TimeJson(q.started_after),
+      input("from", q.started_after == absl::InfinitePast() ? "" : HistoryTime(q.started_after),
             "from 2026-11-01"),
-      input("to", q.started_before == absl::InfiniteFuture() ? "" : TimeJson(q.started_before),
+      input("to", q.started_before == absl::InfiniteFuture() ? "" : HistoryTime(q.started_before),
             "to 2026-12-01"),
       "<button type=\"submit\">Filter</button> <a href=\"/\">clear</a></form>\n");
 }
 
 }  // namespace
-
-Json SummaryJson(const JobSummary& s) {
-  return {{"app_id", s.app_id},
-          {"user", s.user},
-          {"name", s.name},
-          {"queue", s.queue},
-          {"tags", s.tags},
-          {"state", s.state},
-          {"started", TimeJson(s.started)},
-          {"finished", TimeJson(s.finished)},
-          {"attempts", s.attempts},
-          {"tasks", s.tasks},
-          {"restarts", s.restarts},
-          {"diagnostics", s.diagnostics},
-          {"bad_lines", s.bad_lines}};
-}
 
 Json JobListJson(const HistoryPage& page, const HistoryQuery& query) {
   Json jobs = Json::array();
@@ -118,11 +97,11 @@ Json JobJson(const JobHistory& job) {
   for (const TaskHistory& t : job.tasks) {
     Json marks = Json::array();
     for (const TaskMark& m : t.marks)
-      marks.push_back({{"time", TimeJson(m.time)}, {"phase", m.phase}});
+      marks.push_back({{"time", HistoryTime(m.time)}, {"phase", m.phase}});
     Json usage = Json::array();
     for (const UsagePoint& u : t.usage) {
       usage.push_back(
-          {{"time", TimeJson(u.time)}, {"rss_bytes", u.rss_bytes}, {"cpu_cores", u.cpu_cores}});
+          {{"time", HistoryTime(u.time)}, {"rss_bytes", u.rss_bytes}, {"cpu_cores", u.cpu_cores}});
     }
     tasks.push_back({{"task", t.task},
                      {"container", t.container},

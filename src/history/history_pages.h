@@ -19,7 +19,6 @@
 
 namespace tony::history {
 
-http::Json SummaryJson(const JobSummary& s);
 // {"total": N, "offset": .., "limit": .., "jobs": [SummaryJson...]}
 http::Json JobListJson(const HistoryPage& page, const HistoryQuery& query);
 // The summary plus "tasks" (each with its marks and usage), "problems", "spec_yaml".

@@ -33,10 +33,11 @@ double Number(const Json& line, const char* key) {
   return v != nullptr && v->is_number() ? v->get<double>() : 0.0;
 }
 
-absl::Time TimeOf(const Json& line) {
+absl::Time TimeOf(const Json& line, const char* key = "time") {
   absl::Time t;
   std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, Str(line, "time"), &t, &err)) {
+  const std::string text = Str(line, key);
+  if (text.empty() || !absl::ParseTime(absl::RFC3339_full, text, &t, &err)) {
     return absl::InfinitePast();
   }
   return t;
@@ -217,6 +218,49 @@ std::optional<std::string> AppIdOfLogName(absl::string_view file_name) {
   if (!absl::ConsumeSuffix(&file_name, ".jsonl") || file_name.empty()) return std::nullopt;
   if (!absl::StartsWith(file_name, "application_")) return std::nullopt;
   return std::string(file_name);
+}
+
+std::string HistoryTime(absl::Time t) {
+  if (t == absl::InfinitePast() || t == absl::InfiniteFuture()) return "";
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
+}
+
+Json SummaryJson(const JobSummary& s) {
+  return {{"app_id", s.app_id},
+          {"user", s.user},
+          {"name", s.name},
+          {"queue", s.queue},
+          {"tags", s.tags},
+          {"state", s.state},
+          {"started", HistoryTime(s.started)},
+          {"finished", HistoryTime(s.finished)},
+          {"attempts", s.attempts},
+          {"tasks", s.tasks},
+          {"restarts", s.restarts},
+          {"diagnostics", s.diagnostics},
+          {"bad_lines", s.bad_lines}};
+}
+
+JobSummary SummaryFromJson(const Json& j) {
+  JobSummary s;
+  s.app_id = Str(j, "app_id");
+  s.user = Str(j, "user");
+  s.name = Str(j, "name");
+  s.queue = Str(j, "queue");
+  if (const std::string state = Str(j, "state"); !state.empty()) s.state = state;
+  s.started = TimeOf(j, "started");
+  s.finished = TimeOf(j, "finished");
+  s.attempts = static_cast<int>(Int(j, "attempts").value_or(0));
+  s.tasks = static_cast<int>(Int(j, "tasks").value_or(0));
+  s.restarts = static_cast<int>(Int(j, "restarts").value_or(0));
+  s.diagnostics = Str(j, "diagnostics");
+  s.bad_lines = static_cast<int>(Int(j, "bad_lines").value_or(0));
+  if (const Json* tags = http::JsonField(j, "tags"); tags != nullptr && tags->is_array()) {
+    for (const Json& t : *tags) {
+      if (t.is_string()) s.tags.push_back(t.get<std::string>());
+    }
+  }
+  return s;
 }
 
 }  // namespace tony::history

@@ -18,6 +18,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "http/json.h"
 
 namespace tony::history {
 
@@ -89,6 +90,13 @@ struct JobHistory {
 // user.
 JobHistory ReadJobHistory(absl::string_view app_id, absl::string_view text,
                           absl::string_view owner = "");
+
+// A summary as JSON (the history server's /api/jobs entries, the index file's) and back. Times
+// are UTC with milliseconds, "2026-11-26T10:00:00.000Z" ("" for none, HistoryTime); back, a
+// member that is missing or of another type keeps its default.
+std::string HistoryTime(absl::Time t);
+http::Json SummaryJson(const JobSummary& s);
+JobSummary SummaryFromJson(const http::Json& j);
 
 // The history directory's file name for a job and back: "<app_id>.jsonl"; nullopt for anything
 // else in the directory.
