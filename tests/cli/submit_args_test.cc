@@ -413,6 +413,31 @@ TEST(YtfCommandTest, SuspendAndResumeTakeAnApplicationAndWait) {
   EXPECT_EQ(Ytf({"resume", "--help"}).out, YtfUsage("suspend"));
 }
 
+TEST(YtfCommandTest, HistoryRefusesBadFiltersAndFlagsBeforeAnythingIsContacted) {
+  for (const char* c : {"history", "history-server"}) {
+    EXPECT_EQ(Ytf({c, "--help"}).out, YtfUsage(c));
+  }
+  const struct {
+    std::vector<std::string> args;
+    std::string error;
+  } kBad[] = {
+      {{"history", "--from", "yesterday"}, "--from: 'yesterday' is not a date"},
+      {{"history", "--limit", "5000"}, "--limit: '5000' is not a number from 0 to 1000"},
+      {{"history", "--server", "host:18890"}, "--server: 'host:18890' is not a URL"},
+      {{"history", "application_1_1"}, "unexpected argument 'application_1_1'"},
+      {{"history-server", "--port", "70000"}, "--port: '70000' is not a port"},
+      {{"history-server", "--max_age", "soon"}, "--max_age: 'soon' is not a duration"},
+      {{"history-server", "--scan_interval", "0s"}, "--scan_interval: '0s' is not a duration"},
+      {{"history-server", "--max_jobs", "-1"}, "--max_jobs: '-1' is not a number"},
+      {{"history-server", "--state", "FAILED"}, "--state is not an option of ytf history-server"},
+  };
+  for (const auto& bad : kBad) {
+    YtfRun r = Ytf(bad.args);
+    EXPECT_EQ(r.code, 2) << absl::StrJoin(bad.args, " ");
+    EXPECT_THAT(r.err, HasSubstr(bad.error)) << absl::StrJoin(bad.args, " ");
+  }
+}
+
 TEST(SubmitArgsTest, SpecFromStandardInput) {
   std::istringstream yaml("command: echo hi\njobs: {worker: {instances: 2}}\n");
   std::streambuf* old = std::cin.rdbuf(yaml.rdbuf());
