@@ -226,6 +226,9 @@ absl::Status HistoryServer::Scan() {
     stale = index_.Stale(*listing);
   }
   // Logs are read without the lock: pages are answered meanwhile.
+  if (stale.size() >= 100) {
+    TONY_LOG(INFO) << "history server: reading " << stale.size() << " new or changed event logs";
+  }
   int read = 0;
   for (const HistoryFile& f : stale) {
     const std::optional<std::string> app = AppIdOfLogName(f.name);
