@@ -181,7 +181,7 @@ TEST_F(HistoryServerTest, RetentionDeletesTheOldestEndedLogs) {
 
 TEST_F(HistoryServerTest, ARestartWithItsIndexFileReadsOnlyWhatChanged) {
   HistoryServerOptions options;
-  options.index_file = dir_ + "/../history_server_test.index";
+  options.index_file = dir_ + ".index";  // beside the directory, as unique
   options.scan_interval = absl::Hours(1);
   {
     auto first = Server(options);
