@@ -33,13 +33,12 @@ std::string FormEncode(absl::string_view in) {
 
 absl::StatusOr<std::string> HistoryDir(const HistoryArgs& args, submit::YarnCluster& cluster) {
   if (!args.history_dir.empty()) return args.history_dir;
-  auto dir = cluster.conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir);
-  if (!dir.ok() || dir->empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no history directory (", history::kHistoryDirKey,
-                     " is empty): jobs keep no event log; give one with --history_dir"));
+  auto dir = ClusterHistoryDir(cluster);
+  if (!dir.ok()) {
+    return absl::Status(dir.status().code(),
+                        absl::StrCat(dir.status().message(), "; give one with --history_dir"));
   }
-  return *dir;
+  return dir;
 }
 
 // The list as JSON ({"total", "jobs": [...]}) from a history server.
@@ -94,6 +93,15 @@ void PrintJobList(const http::Json& list, std::ostream& out) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ClusterHistoryDir(const submit::YarnCluster& cluster) {
+  auto dir = cluster.conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir);
+  if (!dir.ok() || dir->empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no history directory (", history::kHistoryDirKey, " is empty): jobs keep no event log"));
+  }
+  return *dir;
+}
 
 absl::StatusOr<std::string> HistoryQueryString(const HistoryArgs& args) {
   std::string query;

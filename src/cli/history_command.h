@@ -34,6 +34,10 @@ struct HistoryArgs {
   std::string index_file;
 };
 
+// The cluster's history directory (tony.history.dir, default /tmp/tony-history);
+// FailedPrecondition when it is set empty (no event logs).
+absl::StatusOr<std::string> ClusterHistoryDir(const submit::YarnCluster& cluster);
+
 // The filters as a query string, each value escaped; InvalidArgument naming the flag for a
 // value the server would refuse.
 absl::StatusOr<std::string> HistoryQueryString(const HistoryArgs& args);

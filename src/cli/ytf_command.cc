@@ -582,10 +582,9 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::Applicat
 // The job's event log from the history directory (docs/events.md).
 int Events(submit::YarnCluster& cluster, const std::string& app, bool json, std::ostream& out,
            std::ostream& err) {
-  auto dir = cluster.conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir);
-  if (!dir.ok() || dir->empty()) {
-    err << "ytf: no history directory (" << history::kHistoryDirKey
-        << " is empty): jobs keep no event log\n";
+  auto dir = ClusterHistoryDir(cluster);
+  if (!dir.ok()) {
+    err << "ytf: " << dir.status().message() << "\n";
     return kExitInternal;
   }
   const std::string path = history::EventLogPath(*dir, app);

@@ -154,6 +154,12 @@ void HistoryIndex::Remove(const std::string& app_id) {
   if (entries_.erase(app_id) > 0) sorted_ = false;
 }
 
+std::map<std::string, int> HistoryIndex::CountByState() const {
+  std::map<std::string, int> out;
+  for (const auto& [app, e] : entries_) ++out[e.summary.state];
+  return out;
+}
+
 const JobSummary* HistoryIndex::Find(const std::string& app_id) const {
   auto it = entries_.find(app_id);
   return it == entries_.end() ? nullptr : &it->second.summary;

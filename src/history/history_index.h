@@ -17,6 +17,7 @@
 #define TONY_HISTORY_HISTORY_INDEX_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -89,6 +90,8 @@ class HistoryIndex {
   int Load(absl::string_view text);
 
   size_t size() const { return entries_.size(); }
+  // How many jobs are in each state.
+  std::map<std::string, int> CountByState() const;
   const JobSummary* Find(const std::string& app_id) const;
   int64_t bytes_read() const { return bytes_read_; }
 

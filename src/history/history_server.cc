@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "am/metrics.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "history/history_pages.h"
@@ -78,11 +79,8 @@ class LocalStore : public HistoryStore {
     return out;
   }
   absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const override {
-    auto text = ReadFileToString(absl::StrCat(dir_, "/", name));
-    if (text.ok() && static_cast<int64_t>(text->size()) > max_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(name, " is larger than ", max_bytes));
-    }
-    return text;
+    // Bounded, and never blocking on a FIFO someone left in the directory.
+    return ReadRegularFile(absl::StrCat(dir_, "/", name), max_bytes);
   }
   absl::Status Delete(const std::string& name) const override {
     if (::unlink(absl::StrCat(dir_, "/", name).c_str()) != 0 && errno != ENOENT) {
@@ -328,18 +326,16 @@ HttpReply HistoryServer::Job(const std::string& app_id, bool json) {
 
 std::string HistoryServer::Metrics() {
   absl::MutexLock lock(&mu_);
-  std::map<std::string, int> by_state;
-  for (const char* state : {"SUCCEEDED", "FAILED", "KILLED", "RUNNING"}) {
-    HistoryQuery q;
-    q.state = state;
-    q.limit = 0;
-    by_state[state] = index_.Query(q).total;
-  }
+  // The four states always, as series that appear and vanish confuse alerting.
+  std::map<std::string, int> by_state = {
+      {"SUCCEEDED", 0}, {"FAILED", 0}, {"KILLED", 0}, {"RUNNING", 0}};
+  for (const auto& [state, n] : index_.CountByState()) by_state[state] += n;
   std::string out =
       "# HELP tony_history_jobs Jobs in the history directory, by state.\n"
       "# TYPE tony_history_jobs gauge\n";
   for (const auto& [state, n] : by_state) {
-    absl::StrAppend(&out, "tony_history_jobs{state=\"", state, "\"} ", n, "\n");
+    absl::StrAppend(&out, "tony_history_jobs{state=\"", am::PrometheusLabel(state), "\"} ", n,
+                    "\n");
   }
   absl::StrAppend(
       &out, "# HELP tony_history_scans_total Scans of the history directory.\n",
