@@ -9,7 +9,10 @@
 #   2. secure up again beside the plain one, whose bridge then goes while /etc/hosts still names
 #      it: a client fails here ("No route to host"), and with TONY_ALLOWED_NETWORKS it refuses
 #      before connecting; stop plain (without its bridge): the secure one is untouched;
-#   3. a start killed once its network exists, then stop: nothing left, the guard route stays.
+#   3. a start killed once its network exists, then stop: nothing left, the guard route stays;
+#   4. the same leftovers, then a start from another state directory on that port block: it
+#      takes the block over (the owner runs nothing), replaces its network, and the dead
+#      owner's later stop leaves it alone.
 # The clusters are started as few times as these need (each start is six JVMs): one plain
 # start serves steps 1 and 2.
 #
@@ -37,6 +40,7 @@ secure() { TONY_HADOOP_HOME=$secure_home TONY_HADOOP_BASE_PORT=$secure_port "$cl
 cleanup() {
   secure stop >/dev/null 2>&1 || true
   plain stop >/dev/null 2>&1 || true
+  [[ ! -d $work/other ]] || TONY_HADOOP_HOME=$work/other TONY_HADOOP_BASE_PORT=$plain_port "$cluster" stop >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -129,25 +133,51 @@ expect_routes down
 secure status >/dev/null || fail "stopping the plain cluster touched the secure one"
 secure stop 2>/dev/null || fail "secure stop (2)"
 
+# kill_start_once_networked: a 'start' of the plain cluster killed once its network exists (what
+# a crash or a restarted machine leaves: namespaces, bridge, hosts block, no daemon).
+kill_start_once_networked() {
+  local starter i a out
+  # The script itself in the background (not the function `plain`, whose subshell a kill would
+  # leave the real start running under).
+  env TONY_HADOOP_HOME="$plain_home" TONY_HADOOP_BASE_PORT="$plain_port" "$cluster" start >/dev/null 2>&1 &
+  starter=$!
+  for ((i = 0; i < 600; i++)); do
+    ip link show "tonybr$plain_port" >/dev/null 2>&1 && break
+    kill -0 "$starter" 2>/dev/null || break
+    sleep 0.1 # polling a condition owned by another process; bounded
+  done
+  kill -KILL "$starter" 2>/dev/null || true
+  wait "$starter" 2>/dev/null || true
+  for a in "${addresses[@]}"; do
+    out=$(ip -o route get "$a" 2>&1) || true
+    [[ $out == *" via "* ]] && fail "after a killed start, $a routes through a gateway: $out"
+  done
+  return 0
+}
+
 step "3: a start killed once its network exists"
-# The script itself in the background (not the function `plain`, whose subshell a kill would
-# leave the real start running under).
-env TONY_HADOOP_HOME="$plain_home" TONY_HADOOP_BASE_PORT="$plain_port" "$cluster" start >/dev/null 2>&1 &
-starter=$!
-for ((i = 0; i < 600; i++)); do
-  ip link show "tonybr$plain_port" >/dev/null 2>&1 && break
-  kill -0 "$starter" 2>/dev/null || break
-  sleep 0.1 # polling a condition owned by another process; bounded
-done
-kill -KILL "$starter" 2>/dev/null || true
-wait "$starter" 2>/dev/null || true
-for a in "${addresses[@]}"; do
-  out=$(ip -o route get "$a" 2>&1) || true
-  [[ $out == *" via "* ]] && fail "after a killed start, $a routes through a gateway: $out"
-done
+kill_start_once_networked
 plain stop 2>/dev/null || fail "stop after a killed start"
 expect_nothing_of_plain
 expect_routes down
 pgrep -f -- "-Dtony.hadoop.home=$plain_home " >/dev/null && fail "daemons of the killed start left"
+
+step "4: another state directory takes over the block a dead cluster left"
+kill_start_once_networked
+other_home=$work/other
+seed_classpath "$other_home"
+other() { TONY_HADOOP_HOME=$other_home TONY_HADOOP_BASE_PORT=$plain_port "$cluster" "$@"; }
+out=$(other start 2>&1) || fail "a start over a dead cluster's network failed: $out"
+[[ $out == *"taking over port block $plain_port from $plain_home"* ]] ||
+  fail "the takeover does not name the dead owner: $out"
+n=$(grep -c "^# BEGIN libtony scripts/hadoop-cluster $id " /etc/hosts || true)
+((n == 1)) || fail "/etc/hosts has $n blocks of $id, not 1"
+expect_routes up
+plain stop 2>/dev/null || fail "the dead owner's stop failed"
+ip link show "tonybr$plain_port" >/dev/null 2>&1 || fail "the dead owner's stop removed the new owner's bridge"
+other status >/dev/null || fail "the dead owner's stop touched the cluster that took over"
+other stop 2>/dev/null || fail "stop of the cluster that took over"
+expect_nothing_of_plain
+expect_routes down
 
 echo "PASS: no test address routed off the machine in any sequence" >&2
