@@ -10,7 +10,6 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -113,6 +112,11 @@ void BoundedListener::Stop() {
     }
     thread_.join();
   }
+  {
+    absl::MutexLock lock(&mu_);
+    by_peer_.clear();
+    live_.clear();  // our duplicates; the sockets stay with their owner
+  }
   listen_fd_.Reset();
   wake_fd_.Reset();
 }
@@ -136,23 +140,22 @@ void BoundedListener::MarkTrusted(absl::string_view peer) {
   if (conn != live_.end()) conn->second.trusted = true;
 }
 
-void BoundedListener::Forget(int fd) {
-  auto it = live_.find(fd);
+void BoundedListener::Forget(int own) {
+  auto it = live_.find(own);
   if (it == live_.end()) return;
   auto peer = by_peer_.find(it->second.peer);
-  if (peer != by_peer_.end() && peer->second == fd) by_peer_.erase(peer);
-  live_.erase(it);
+  if (peer != by_peer_.end() && peer->second == own) by_peer_.erase(peer);
+  live_.erase(it);  // closes the duplicate
 }
 
 int BoundedListener::Prune() {
-  std::vector<int> gone;
-  for (const auto& [fd, conn] : live_) {
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_ino != conn.inode) {
-      gone.push_back(fd);
-    }
+  std::vector<pollfd> fds;
+  fds.reserve(live_.size());
+  for (const auto& [own, conn] : live_) fds.push_back({own, POLLRDHUP, 0});
+  if (::poll(fds.data(), fds.size(), 0) < 0) return static_cast<int>(live_.size());
+  for (const pollfd& p : fds) {
+    if ((p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) != 0) Forget(p.fd);
   }
-  for (int fd : gone) Forget(fd);
   return static_cast<int>(live_.size());
 }
 
@@ -161,9 +164,9 @@ bool BoundedListener::MakeRoom() {
   if (Prune() < options_.max_connections) return true;
   int oldest = -1;
   int64_t oldest_sequence = INT64_MAX;
-  for (const auto& [fd, conn] : live_) {
+  for (const auto& [own, conn] : live_) {
     if (!conn.trusted && conn.sequence < oldest_sequence) {
-      oldest = fd;
+      oldest = own;
       oldest_sequence = conn.sequence;
     }
   }
@@ -176,12 +179,28 @@ bool BoundedListener::MakeRoom() {
                       << " (" << shed_ << " closed so far)";
   }
   if (oldest < 0) return false;
-  // Its owner (gRPC) sees the end of the stream and closes the descriptor itself.
-  struct stat st;
-  if (::fstat(oldest, &st) == 0 && st.st_ino == live_[oldest].inode) {
-    ::shutdown(oldest, SHUT_RDWR);
-  }
+  // Through our own duplicate, so never another file that reuses gRPC's number. gRPC sees the
+  // end of the stream and closes its descriptor itself.
+  ::shutdown(oldest, SHUT_RDWR);
   Forget(oldest);
+  return true;
+}
+
+// Admits the accepted `fd` if there is room, keeping a duplicate of it; false: close it.
+bool BoundedListener::Admit(int fd, const sockaddr_storage& peer) {
+  absl::MutexLock lock(&mu_);
+  if (!MakeRoom()) return false;
+  UniqueFd own(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!own.valid()) {
+    ++shed_;  // out of descriptors: untracked, the connection would escape the bound
+    return false;
+  }
+  const int key = own.get();
+  Connection& conn = live_[key];
+  conn.own = std::move(own);
+  conn.peer = PeerName(peer);
+  conn.sequence = accepted_++;
+  by_peer_[conn.peer] = key;
   return true;
 }
 
@@ -213,21 +232,7 @@ void BoundedListener::Loop() {
         if (err == EAGAIN || err == EWOULDBLOCK) break;
         continue;
       }
-      bool admit = false;
-      {
-        absl::MutexLock lock(&mu_);
-        struct stat st;
-        if (MakeRoom() && ::fstat(fd, &st) == 0) {
-          admit = true;
-          Forget(fd);  // a descriptor number gRPC closed and the kernel gave us again
-          Connection& conn = live_[fd];
-          conn.inode = st.st_ino;
-          conn.peer = PeerName(peer);
-          conn.sequence = accepted_++;
-          by_peer_[conn.peer] = fd;
-        }
-      }
-      if (!admit) {
+      if (!Admit(fd, peer)) {
         UniqueFd refused(fd);  // closed here: never handed to gRPC
         continue;
       }

@@ -3,8 +3,11 @@
 // BoundedListener: a TCP listener that never holds more than a fixed number of accepted
 // connections at once. The broker hands each accepted connection to gRPC (as an external
 // connection, so gRPC's handshake timeout, credentials and resource quota still apply) and gRPC
-// closes it when it wants; the listener learns that by checking, when it is at its limit, which
-// of the descriptors it handed over still are the sockets it accepted.
+// closes it when it wants. The listener keeps a duplicate of each descriptor it hands over and
+// never touches gRPC's number, which gRPC may close and the kernel give to another thread's file
+// at any time: the duplicate keeps the socket itself within reach. gRPC shuts a socket down
+// before it closes it (and a peer that leaves closes its end), so, when at its limit, the
+// listener polls its duplicates and lets go of those whose socket hung up.
 //
 // At the limit a new connection takes the place of the oldest one that never proved it knows
 // the job's secret (the broker calls MarkTrusted() for the peer of every authenticated call):
@@ -22,7 +25,7 @@
 #ifndef TONY_BROKER_BOUNDED_LISTENER_H_
 #define TONY_BROKER_BOUNDED_LISTENER_H_
 
-#include <sys/types.h>
+#include <sys/socket.h>
 
 #include <functional>
 #include <string>
@@ -40,7 +43,8 @@ namespace tony::broker {
 struct BoundedListenerOptions {
   // "host:port" or "[v6]:port"; port 0 lets the system pick. Default: every IPv4 interface.
   std::string listen_address = "0.0.0.0:0";
-  // Connections held at once. Default: 1024.
+  // Connections held at once; each costs two descriptors (gRPC's and the listener's
+  // duplicate). Default: 1024.
   int max_connections = 1024;
   // Takes ownership of an accepted, non-blocking socket. `listener_fd` is the listening socket.
   // Required.
@@ -72,14 +76,17 @@ class BoundedListener {
 
  private:
   void Loop();
-  // Forgets handed-over descriptors that were closed (or now are other files); the count left.
+  // Lets go of connections whose socket hung up (shut down by gRPC or closed by the peer); the
+  // count left.
   int Prune() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Admit(int fd, const sockaddr_storage& peer) ABSL_LOCKS_EXCLUDED(mu_);
   // Makes room for one more connection; false when every connection is trusted.
   bool MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Forget(int fd) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Closes the duplicate `own` (the socket stays gRPC's) and forgets the connection.
+  void Forget(int own) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   struct Connection {
-    ino_t inode = 0;       // of the socket, to tell a reused descriptor
+    UniqueFd own;          // our duplicate of the descriptor handed to gRPC
     std::string peer;      // "address:port"
     int64_t sequence = 0;  // order of acceptance
     bool trusted = false;
@@ -91,7 +98,7 @@ class BoundedListener {
   int port_ = 0;
   std::thread thread_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<int, Connection> live_ ABSL_GUARDED_BY(mu_);  // by descriptor
+  absl::flat_hash_map<int, Connection> live_ ABSL_GUARDED_BY(mu_);  // by our duplicate
   absl::flat_hash_map<std::string, int> by_peer_ ABSL_GUARDED_BY(mu_);
   int64_t accepted_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t shed_ ABSL_GUARDED_BY(mu_) = 0;

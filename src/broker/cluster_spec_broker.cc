@@ -351,9 +351,10 @@ absl::Status ClusterSpecBroker::Impl::Serve() {
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
       files.rlim_cur > 128) {
-    // Room for everything else the process opens.
+    // Two descriptors a connection (gRPC's and the listener's duplicate), and room for
+    // everything else the process opens.
     lo.max_connections = static_cast<int>(
-        std::min<rlim_t>(static_cast<rlim_t>(lo.max_connections), files.rlim_cur - 128));
+        std::min<rlim_t>(static_cast<rlim_t>(lo.max_connections), (files.rlim_cur - 128) / 2));
   }
   lo.handler = [this](int listener_fd, int fd) {
     grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;

@@ -1022,8 +1022,12 @@ TEST_F(BoundedListenerTest, ConnectionsTheOwnerClosedFreeTheirPlaces) {
   listener_->MarkTrusted(LocalName(a));
   listener_->MarkTrusted(LocalName(b));
   {
-    absl::MutexLock lock(&mu_);  // the owner (gRPC in the broker) closes its descriptors
-    for (int fd : accepted_) close(fd);
+    // The owner (gRPC in the broker) shuts a connection down, then closes its descriptor.
+    absl::MutexLock lock(&mu_);
+    for (int fd : accepted_) {
+      shutdown(fd, SHUT_RDWR);
+      close(fd);
+    }
     accepted_.clear();
   }
   int c = IdleConnection(listener_->port());
@@ -1031,6 +1035,55 @@ TEST_F(BoundedListenerTest, ConnectionsTheOwnerClosedFreeTheirPlaces) {
   EXPECT_FALSE(ClosedByServer(c, absl::Milliseconds(200)));
   EXPECT_EQ(listener_->shed(), 0);
   for (int fd : {a, b, c}) close(fd);
+}
+
+TEST_F(BoundedListenerTest, ConnectionsThePeerClosedFreeTheirPlaces) {
+  Start(2);
+  int a = IdleConnection(listener_->port());
+  int b = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(2));
+  listener_->MarkTrusted(LocalName(a));
+  listener_->MarkTrusted(LocalName(b));
+  close(a);  // the tasks went away; the owner has not noticed yet
+  close(b);
+  int c = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(3));
+  EXPECT_FALSE(ClosedByServer(c, absl::Milliseconds(200)));
+  EXPECT_EQ(listener_->shed(), 0);
+  close(c);
+}
+
+TEST_F(BoundedListenerTest, AnEvictionNeverTouchesAFileThatReusedTheOwnersNumber) {
+  Start(1);
+  int a = IdleConnection(listener_->port());
+  ASSERT_TRUE(WaitAccepted(1));
+  int handed = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    handed = accepted_[0];
+    accepted_.clear();
+  }
+  // The owner closes its number without shutting the socket down, and another thread's
+  // socket gets that number.
+  close(handed);
+  int other[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, other), 0);
+  if (other[0] != handed) {
+    ASSERT_EQ(dup2(other[0], handed), handed);
+    close(other[0]);
+  }
+  int b = IdleConnection(listener_->port());  // at the limit: a, untrusted, is evicted
+  ASSERT_TRUE(WaitAccepted(1));
+  EXPECT_TRUE(ClosedByServer(a, absl::Seconds(5)));
+  // The file that reused the number is untouched: it still carries data both ways.
+  ASSERT_EQ(write(other[1], "x", 1), 1);
+  char byte = 0;
+  EXPECT_EQ(read(handed, &byte, 1), 1);
+  EXPECT_EQ(write(handed, "y", 1), 1);
+  close(handed);
+  close(other[1]);
+  close(a);
+  close(b);
 }
 
 TEST_F(BrokerTest, AFloodOfIdleConnectionsNeitherGrowsTheBrokerNorKeepsTasksOut) {
