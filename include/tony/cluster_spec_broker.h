@@ -53,6 +53,9 @@
 #include "tony/submitter.h"
 
 namespace tony {
+namespace broker {
+class BrokerClockSeam;
+}  // namespace broker
 
 // What the broker learns, as it learns it. Called on the broker's threads, possibly
 // concurrently: implementations must be thread-safe and must not block (queue the event).
@@ -230,6 +233,7 @@ class TONY_EXPORT ClusterSpecBroker {
   class Impl;
 
  private:
+  friend class broker::BrokerClockSeam;  // tests drive the broker's deadlines
   std::unique_ptr<Impl> impl_;
 };
 

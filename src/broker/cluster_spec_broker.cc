@@ -24,9 +24,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "broker/bounded_listener.h"
+#include "broker/clock_seam.h"
 #include "broker/grpc_status.h"
 #include "broker/secret.h"
 #include "broker/wire.h"
+#include "common/clock.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "tony/broker.grpc.pb.h"
@@ -185,6 +187,8 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
                                     pb::SuspendResponse* response) override;
 
  private:
+  friend class broker::BrokerClockSeam;
+
   struct TaskState {
     bool registered = false;
     bool exited = false;
@@ -254,9 +258,13 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   std::atomic<int> port_{0};  // read by port() from any thread
   std::thread timer_;
   absl::Time start_time_;
+  // Where deadlines read the time (broker/clock_seam.h). Set before Start(), then constant.
+  Clock* clock_ = RealClock();
 
   mutable absl::Mutex mu_;
-  absl::CondVar timer_cv_;
+  uint64_t timer_kicks_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the timer to recompute its deadline
+  // The clock's time at the timer's last full pass (heartbeats included).
+  absl::Time timer_seen_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // kStarting: one Start() is under way (it alone touches listener_, server_ and acceptor_).
   enum class Phase { kNew, kStarting, kServing, kStopped };
   Phase phase_ ABSL_GUARDED_BY(mu_) = Phase::kNew;
@@ -325,7 +333,7 @@ absl::Status ClusterSpecBroker::Impl::Start() {
       return served;
     }
     phase_ = Phase::kServing;
-    start_time_ = absl::Now();
+    start_time_ = clock_->Now();
     timer_ = std::thread([this] { TimerLoop(); });
     stopped_meanwhile = stopping_;
   }
@@ -426,7 +434,7 @@ void ClusterSpecBroker::Impl::Stop() {
     waiters_.clear();
     for (auto& [reactor, deadline] : status_waiters_) status_waiters.push_back(reactor);
     status_waiters_.clear();
-    timer_cv_.SignalAll();
+    ++timer_kicks_;
   }
   // Finished outside the lock: gRPC may run a reactor's OnCancel inline, which takes it.
   for (StatusReactor* r : status_waiters) {
@@ -451,7 +459,7 @@ void ClusterSpecBroker::Impl::Abort(const absl::Status& reason) {
     status = absl::AbortedError(aborted_.message());
     waiters.assign(waiters_.begin(), waiters_.end());
     waiters_.clear();
-    timer_cv_.SignalAll();
+    ++timer_kicks_;
   }
   FinishWaiters(std::move(waiters), status, nullptr);
   if (!options_.status_provider) RefreshStatus();
@@ -517,7 +525,7 @@ void ClusterSpecBroker::Impl::PublishIfCompleteLocked(std::vector<RegisterReacto
     published_ = true;
     // Every registered task waited on its Register call until now: it was alive. Its heartbeats
     // start with the spec, so the first registrant of a slow gang is not lost at publication.
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_->Now();
     for (auto& [name, tasks] : tasks_) {
       for (TaskState& t : tasks) t.last_seen = now;
     }
@@ -525,7 +533,7 @@ void ClusterSpecBroker::Impl::PublishIfCompleteLocked(std::vector<RegisterReacto
     *published_response = published_response_;
     to_finish->assign(waiters_.begin(), waiters_.end());
     waiters_.clear();
-    timer_cv_.SignalAll();
+    ++timer_kicks_;
   } else {
     // Unreachable with validated addresses; fail loudly rather than hang.
     aborted_ = w.status();
@@ -624,7 +632,7 @@ void ClusterSpecBroker::Impl::JoinLocked(TaskState* task, const std::string& add
   grpc::Slice slice(message.SerializeAsString());
   published_response_ = grpc::ByteBuffer(&slice, 1);
   *response = published_response_;
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock_->Now();
   for (auto& [name, tasks] : tasks_) {
     for (TaskState& t : tasks) {
       if (!t.joining) continue;
@@ -712,7 +720,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       task->registered = true;
       task->reopened = task->exited = false;
       task->address = address;
-      task->last_seen = absl::Now();
+      task->last_seen = clock_->Now();
       *response = published_response_;
       reply_now = true;
     } else if (published_ && task->joining) {
@@ -723,7 +731,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       // A relaunched task: welcome back, wherever it is.
       task->reopened = false;
       task->exited = false;
-      task->last_seen = absl::Now();
+      task->last_seen = clock_->Now();
       newly_registered = true;
       if (task->address != address) {
         task->address = address;
@@ -759,7 +767,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Register(grpc::CallbackServer
       if (!task->registered) ++registered_count_;
       task->registered = true;
       task->address = address;
-      task->last_seen = absl::Now();
+      task->last_seen = clock_->Now();
       waiters_.insert(reactor);
       PublishIfCompleteLocked(&to_finish, &published, &published_response, &status);
     }
@@ -828,7 +836,7 @@ absl::Status ClusterSpecBroker::Impl::HeartbeatStatus(const pb::HeartbeatRequest
   TaskState* task = FindAnyLocked(request.task());
   if (task == nullptr) return CheckTask(request.task());
   TONY_RETURN_IF_ERROR(SupersededLocked(*task, request.address()));
-  task->last_seen = absl::Now();
+  task->last_seen = clock_->Now();
   const bool outside =
       outside_.count(TaskName(request.task().job_name(), request.task().index())) > 0;
   if (outside) task->registered = true;  // alive, even if its start report was lost
@@ -849,7 +857,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::TaskStarted(
     absl::MutexLock lock(&mu_);
     TaskState* task = FindAnyLocked(request->task());
     if (task == nullptr) return Reply(ctx, CheckTask(request->task()));
-    task->last_seen = absl::Now();
+    task->last_seen = clock_->Now();
     if (outside_.count(TaskName(request->task().job_name(), request->task().index())) > 0) {
       task->registered = true;  // its heartbeats are watched from now on
     }
@@ -948,8 +956,8 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::GetStatus(grpc::CallbackServe
     if (!stopping_ && status_version_ == request->known_version()) {
       const absl::Duration wait =
           std::min(absl::Milliseconds(request->wait_ms()), absl::Minutes(1));
-      status_waiters_[reactor] = absl::Now() + wait;
-      timer_cv_.SignalAll();
+      status_waiters_[reactor] = clock_->Now() + wait;
+      ++timer_kicks_;
       return reactor;
     }
     if (stopping_) {
@@ -1007,15 +1015,20 @@ void ClusterSpecBroker::Impl::TimerLoop() {
                                   ? std::min(absl::Seconds(1), options_.heartbeat_timeout / 4)
                                   : absl::InfiniteDuration();
   absl::MutexLock lock(&mu_);
+  absl::Time acted = absl::InfinitePast();
   while (!stopping_) {
+    timer_seen_ = acted;
     const bool waiting_for_registration = !published_ && aborted_.ok();
     absl::Time wake = absl::InfiniteFuture();
     if (waiting_for_registration) wake = registration_deadline;
-    if (watch_heartbeats) wake = std::min(wake, absl::Now() + tick);
+    if (watch_heartbeats) wake = std::min(wake, clock_->Now() + tick);
     for (const auto& [reactor, deadline] : status_waiters_) wake = std::min(wake, deadline);
-    timer_cv_.WaitWithDeadline(&mu_, wake);
+    const uint64_t kicks = timer_kicks_;
+    auto woken = [this, kicks]()
+                     ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || timer_kicks_ != kicks; };
+    clock_->AwaitWithDeadline(&mu_, absl::Condition(&woken), wake);
     if (stopping_) break;
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_->Now();
     std::vector<StatusReactor*> expired;
     for (const auto& [reactor, deadline] : status_waiters_) {
       if (deadline <= now) expired.push_back(reactor);
@@ -1079,6 +1092,7 @@ void ClusterSpecBroker::Impl::TimerLoop() {
         mu_.Lock();
       }
     }
+    acted = now;
   }
 }
 
@@ -1113,3 +1127,20 @@ std::vector<std::string> ClusterSpecBroker::UnregisteredTasks() const {
 }
 
 }  // namespace tony
+
+namespace tony::broker {
+
+void BrokerClockSeam::UseClock(tony::ClusterSpecBroker* broker, Clock* clock) {
+  broker->impl_->clock_ = clock;
+}
+
+bool BrokerClockSeam::AwaitTimerPass(tony::ClusterSpecBroker* broker, absl::Time t,
+                                     absl::Duration timeout) {
+  tony::ClusterSpecBroker::Impl& impl = *broker->impl_;
+  absl::MutexLock lock(&impl.mu_);
+  auto passed = [&impl, t]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl.mu_) { return impl.timer_seen_ >= t; };
+  return impl.mu_.AwaitWithTimeout(absl::Condition(&passed), timeout);
+}
+
+}  // namespace tony::broker

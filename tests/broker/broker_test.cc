@@ -21,6 +21,7 @@
 #include "absl/synchronization/notification.h"
 #include "broker/bounded_listener.h"
 #include "broker/broker_client.h"
+#include "broker/clock_seam.h"
 #include "broker/grpc_status.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
@@ -106,10 +107,18 @@ class BrokerTest : public ::testing::Test {
     options.deferred_job_types = deferred_;
     options.elastic_job_types = elastic_;
     broker_ = std::make_unique<ClusterSpecBroker>(options);
+    if (clock_ != nullptr) broker::BrokerClockSeam::UseClock(broker_.get(), clock_);
     ASSERT_TRUE(broker_->Start().ok());
     address_ = absl::StrCat("127.0.0.1:", broker_->port());
   }
   std::vector<std::string> deferred_;  // for StartBroker
+  SimulatedClock* clock_ = nullptr;    // for StartBroker: the broker's time, when set
+  // Moves the broker's clock on by `d` and waits until its timer has acted on the new time.
+  void AdvanceBroker(absl::Duration d, ClusterSpecBroker* broker = nullptr) {
+    clock_->Advance(d);
+    ASSERT_TRUE(broker::BrokerClockSeam::AwaitTimerPass(broker ? broker : broker_.get(),
+                                                        clock_->Now(), absl::Seconds(10)));
+  }
   std::vector<std::string> elastic_;
   std::unique_ptr<broker::BrokerClient> Client(const std::string& secret = kSecret) {
     return std::make_unique<broker::BrokerClient>(address_, secret);
@@ -415,12 +424,15 @@ TEST_F(BrokerTest, UnknownTaskIsNotFound) {
 }
 
 TEST_F(BrokerTest, RegistrationDeadlineNamesExactlyTheMissingTasks) {
-  StartBroker({{"ps", 1}, {"worker", 3}}, absl::Milliseconds(800));
+  SimulatedClock clock;
+  clock_ = &clock;
+  StartBroker({{"ps", 1}, {"worker", 3}}, absl::Seconds(30));
   auto w0 = RegisterAsync("worker", 0, 3000);
   auto w2 = RegisterAsync("worker", 2, 3002);
-  absl::Time start = absl::Now();
+  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:3000", absl::Seconds(10)));
+  ASSERT_TRUE(observer_.WaitFor("registered worker:2 127.0.0.1:3002", absl::Seconds(10)));
+  clock.Advance(absl::Seconds(31));
   auto r0 = w0.get();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_EQ(r0.status().code(), absl::StatusCode::kAborted) << r0.status();
   EXPECT_THAT(r0.status().message(), HasSubstr("never registered: ps:0, worker:1"));
   EXPECT_EQ(w2.get().status().code(), absl::StatusCode::kAborted);
@@ -712,22 +724,31 @@ TEST(BrokerTlsTest, PinnedClientTalksAndEveryOtherClientIsRefused) {
 }
 
 TEST_F(BrokerTest, SilentTaskIsReportedLost) {
-  StartBroker({{"worker", 1}}, absl::Seconds(30), absl::Milliseconds(300));
+  SimulatedClock clock;
+  clock_ = &clock;
+  StartBroker({{"worker", 1}}, absl::Seconds(30), absl::Seconds(10));
   ASSERT_TRUE(Client()->Register("worker", 0, "127.0.0.1", 6000, absl::Seconds(5)).ok());
+  AdvanceBroker(absl::Seconds(9));
+  EXPECT_FALSE(observer_.WaitFor("lost worker:0", absl::ZeroDuration()));
+  AdvanceBroker(absl::Seconds(2));
   EXPECT_TRUE(observer_.WaitFor("lost worker:0", absl::Seconds(5)));
 }
 
 TEST_F(BrokerTest, ATaskWaitingForTheSpecIsNotLostHoweverLongTheGangTakes) {
-  StartBroker({{"worker", 2}}, absl::Seconds(30), absl::Milliseconds(300));
+  SimulatedClock clock;
+  clock_ = &clock;
+  StartBroker({{"worker", 2}}, absl::Minutes(10), absl::Seconds(10));
   auto first = RegisterAsync("worker", 0, 6200);
   ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:6200", absl::Seconds(10)));
-  // The time under test: the gang's last member comes three heartbeat timeouts later.
-  absl::SleepFor(absl::Milliseconds(900));
+  // The gang's last member comes three heartbeat timeouts later.
+  AdvanceBroker(absl::Seconds(30));
   EXPECT_FALSE(observer_.WaitFor("lost worker:0", absl::ZeroDuration()));
   ASSERT_TRUE(Client()->Register("worker", 1, "127.0.0.1", 6201, absl::Seconds(5)).ok());
   ASSERT_TRUE(first.get().ok());
+  AdvanceBroker(absl::Seconds(9));
   EXPECT_FALSE(observer_.WaitFor("lost worker:0", absl::ZeroDuration()));
   // Silent after publication: lost, as any task.
+  AdvanceBroker(absl::Seconds(2));
   EXPECT_TRUE(observer_.WaitFor("lost worker:0", absl::Seconds(5)));
 }
 
@@ -753,22 +774,26 @@ TEST_F(BrokerTest, ObserverGetsTheSpecAtPublicationWithoutRegistering) {
 }
 
 TEST_F(BrokerTest, OutsideTaskReportsAndIsWatchedOnceStarted) {
+  SimulatedClock clock;
+  clock_ = &clock;
   ClusterSpecBrokerOptions options;
   options.listen_address = "127.0.0.1:0";
   options.secret = kSecret;
   options.expected_tasks = {{"worker", 1}};
   options.outside_tasks = {"client:0"};
-  options.heartbeat_timeout = absl::Milliseconds(400);
+  options.heartbeat_timeout = absl::Seconds(10);
   options.observer = &observer_;
   ClusterSpecBroker broker(options);
+  broker::BrokerClockSeam::UseClock(&broker, &clock);
   ASSERT_TRUE(broker.Start().ok());
   broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
   // Not expected to register: the worker alone publishes the spec.
   ASSERT_TRUE(client.Register("worker", 0, "127.0.0.1", 6100, absl::Seconds(5)).ok());
-  absl::SleepFor(absl::Milliseconds(600));
+  AdvanceBroker(absl::Seconds(15), &broker);
   EXPECT_FALSE(observer_.WaitFor("lost client:0", absl::ZeroDuration()));  // not started yet
   ASSERT_TRUE(client.TaskStarted("client", 0).ok());
   EXPECT_TRUE(observer_.WaitFor("started client:0", absl::Seconds(5)));
+  AdvanceBroker(absl::Seconds(11), &broker);
   EXPECT_TRUE(observer_.WaitFor("lost client:0", absl::Seconds(5)));
   ASSERT_TRUE(client.Heartbeat("client", 0).ok());
   ASSERT_TRUE(client.ReportExit("client", 0, 0, "").ok());
