@@ -221,7 +221,11 @@ struct JobSpec {
   std::string script_file;            // local file shipped to every task as DTF_TASK_SCRIPT
   std::vector<std::string> files;     // extra local files shipped to every task
   std::vector<std::string> archives;  // extra local archives, unpacked for every task
-  bool tensorboard = false;           // adds an untracked "tensorboard" task
+  // Local directory whose files and subdirectories every task finds in its working directory
+  // under their own names (TonY's --src_dir); packed into one archive at submission. In the
+  // spec a container reads, where it was unpacked. Default: "" (none).
+  std::string source_dir;
+  bool tensorboard = false;  // adds an untracked "tensorboard" task
   // What starts TensorBoard; it gets `--logdir <output> --host 0.0.0.0 --port <port>`.
   // Default: "" (`tensorboard`, from the python_env's bin/ when there is one, else the node's
   // PATH).

@@ -298,9 +298,7 @@ absl::Status LoadTonyFlags(const std::vector<RawFlag>& flags, JobSpec* spec) {
     } else if (name == "shell_env" || name == "container_env") {
       in.env.push_back(f.value);
     } else if (name == "src_dir") {
-      return FlagError(*f.def,
-                       "not supported: ship the entry point with --executes and other files "
-                       "with --file or --archive (docs/migrating-from-tony.md)");
+      in.src_dir = f.value;  // the spec's source_dir comes with the other options
     }
   }
   if (in.empty()) return absl::OkStatus();
@@ -430,6 +428,8 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     spec->files.push_back(f.value);
   } else if (name == "archive") {
     spec->archives.push_back(f.value);
+  } else if (name == "src_dir") {
+    spec->source_dir = f.value;
   } else if (name == "node_label") {
     std::vector<std::string> parts = absl::StrSplit(f.value, absl::MaxSplits(':', 1));
     JobTypeSpec* jt = parts.size() == 2 ? spec->FindJobType(parts[0]) : nullptr;
@@ -607,6 +607,8 @@ Job:
       --archive <file>   extra local archive (.tar.gz, .tgz, .tar, .zip, .jar) unpacked for
                          every task into ./<file name>/ in its working directory (e.g.
                          ./env.tar.gz/bin/python3); repeatable; YARN only
+      --src_dir <dir>    a directory whose files and subdirectories every task finds in
+                         its working directory under their own names (TonY's --src_dir)
       --node_label <job>:<label>   YARN node label expression for a job
       --restart <job>:<key>=<value>[,...]   restart policy of a job's tasks; keys: policy
                          (never, on-failure, exit-code), max_restarts (3), backoff (10s),

@@ -306,8 +306,9 @@ std::string Command(const TonyInput& in, JobSpec* spec) {
   std::string cmd =
       absl::EndsWith(in.executes, ".py") ? absl::StrCat(python, " ", in.executes) : in.executes;
   if (!in.task_params.empty()) absl::StrAppend(&cmd, " ", in.task_params);
-  // A local script is shipped with the job, as TonY does.
-  if (absl::EndsWith(in.executes, ".py") && !absl::StrContains(in.executes, "/")) {
+  // A local script is shipped with the job, as TonY does; with --src_dir it is one of the sources.
+  if (in.src_dir.empty() && absl::EndsWith(in.executes, ".py") &&
+      !absl::StrContains(in.executes, "/")) {
     spec->files.push_back(in.executes);
   }
   return cmd;

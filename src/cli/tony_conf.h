@@ -27,6 +27,7 @@ struct TonyInput {
   std::string python_binary_path;  // --python_binary_path; relative: inside --python_venv
   std::string python_venv;         // --python_venv: a zip of a venv
   std::vector<std::string> env;    // --shell_env / --container_env KEY=VALUE
+  std::string src_dir;  // --src_dir: --executes is found there (the spec takes it from the flag)
 
   bool empty() const {
     return conf_files.empty() && settings.empty() && executes.empty() && task_params.empty() &&

@@ -47,6 +47,7 @@
 #include "executor/gpu_usage.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
+#include "executor/source_links.h"
 #include "ipc/credentials.h"
 #include "ipc/token.h"
 #include "spec/python_env.h"
@@ -399,6 +400,10 @@ absl::StatusOr<ClusterSpec> RegisterAndWait(const ExecutorConfig& config, const 
 absl::StatusOr<std::map<std::string, std::string>> TaskEnvironment(const JobSpec& spec,
                                                                    const TaskSpec& task,
                                                                    ClusterSpec* cluster) {
+  if (!spec.source_dir.empty()) {
+    // Before the command runs, as TonY unpacks --src_dir: the sources in the working directory.
+    TONY_RETURN_IF_ERROR(LinkSourceEntries(spec.source_dir, "."));
+  }
   std::map<std::string, std::string> env = CurrentEnvironment();
   for (const char* var : kPrivateVariables) env.erase(var);
   for (auto& [k, v] : BuildTaskEnvironment(spec, task, cluster)) env[k] = std::move(v);

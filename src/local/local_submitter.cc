@@ -507,6 +507,7 @@ class LocalSubmitter : public Submitter {
     // Tasks run in their own directories: ship files by absolute path.
     spec.script_file = Absolute(spec.script_file);
     for (std::string& f : spec.files) f = Absolute(f);
+    if (!spec.source_dir.empty()) spec.source_dir = Absolute(spec.source_dir);
     if (!spec.archives.empty()) {
       return absl::UnimplementedError(
           "archives are not supported by the local backend yet; unpack them and use files");

@@ -286,10 +286,11 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
          a.task_defaults == b.task_defaults && a.command == b.command && a.env == b.env &&
          a.docker_image == b.docker_image && a.input_path == b.input_path &&
          a.output_path == b.output_path && a.script_file == b.script_file && a.files == b.files &&
-         a.archives == b.archives && a.tensorboard == b.tensorboard &&
-         a.tensorboard_command == b.tensorboard_command && a.python_env == b.python_env &&
-         a.client_mode == b.client_mode && a.am_vcores == b.am_vcores &&
-         a.am_memory_mb == b.am_memory_mb && a.am_node_label == b.am_node_label &&
+         a.archives == b.archives && a.source_dir == b.source_dir &&
+         a.tensorboard == b.tensorboard && a.tensorboard_command == b.tensorboard_command &&
+         a.python_env == b.python_env && a.client_mode == b.client_mode &&
+         a.am_vcores == b.am_vcores && a.am_memory_mb == b.am_memory_mb &&
+         a.am_node_label == b.am_node_label &&
          a.work_preserving_restart == b.work_preserving_restart &&
          a.timeouts.registration == b.timeouts.registration && a.timeouts.job == b.timeouts.job &&
          a.timeouts.stop_grace == b.timeouts.stop_grace &&

@@ -105,6 +105,26 @@ absl::Status CheckLocalFile(const std::string& path, absl::string_view key, absl
   return absl::OkStatus();
 }
 
+absl::Status CheckLocalDirectory(const std::string& path, absl::string_view key,
+                                 absl::string_view flag) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return Invalid(key, flag,
+                   absl::StrCat("cannot read '", path, "': ", strerror(errno),
+                                "; give an existing local directory"));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return Invalid(key, flag,
+                   absl::StrCat("'", path,
+                                "' is not a directory; give the directory of the "
+                                "sources (a single file goes with --file)"));
+  }
+  if (access(path.c_str(), R_OK | X_OK) != 0) {
+    return Invalid(key, flag, absl::StrCat("cannot read '", path, "'; check its permissions"));
+  }
+  return absl::OkStatus();
+}
+
 // YAML carries only UTF-8, and the spec reaches the ApplicationMaster as YAML: other bytes would
 // arrive as U+FFFD.
 absl::Status CheckText(absl::string_view value, absl::string_view key, absl::string_view flag) {
@@ -146,6 +166,7 @@ absl::Status CheckAllText(const JobSpec& spec) {
   for (const std::string& f : spec.archives) {
     if (auto s = CheckText(f, "archives", "--archive"); !s.ok()) return s;
   }
+  if (auto s = CheckText(spec.source_dir, "source_dir", "--src_dir"); !s.ok()) return s;
   for (const JobTypeSpec& jt : spec.job_types) {
     const std::string key = absl::StrCat("jobs.", jt.name);
     if (auto s = CheckText(jt.node_label, key + ".node_label", "--node_label"); !s.ok()) return s;
@@ -411,6 +432,11 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   for (const std::string& f : spec.archives) {
     if (auto s = CheckLocalFile(f, "archives", "--archive", spec::kMaxArchiveBytes); !s.ok()) {
+      return s;
+    }
+  }
+  if (!spec.source_dir.empty()) {
+    if (auto s = CheckLocalDirectory(spec.source_dir, "source_dir", "--src_dir"); !s.ok()) {
       return s;
     }
   }

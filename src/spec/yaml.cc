@@ -273,32 +273,19 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
 absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   JobSpec spec;
   if (root.IsNull()) return r.Error(root, "(document)", "is empty; see docs/job-spec.md");
-  TONY_RETURN_IF_ERROR(r.CheckKeys(root, "",
-                                   {"name",
-                                    "queue",
-                                    "tags",
-                                    "application_type",
-                                    "max_attempts",
-                                    "priority",
-                                    "framework",
-                                    "command",
-                                    "env",
-                                    "docker_image",
-                                    "input",
-                                    "output",
-                                    "script",
-                                    "files",
-                                    "archives",
-                                    "tensorboard",
-                                    "tensorboard_command",
-                                    "python_env",
-                                    "client",
-                                    "am",
-                                    "timeouts",
-                                    "defaults",
-                                    "jobs",
-                                    "resolved",
-                                    "summary"}));
+  TONY_RETURN_IF_ERROR(r.CheckKeys(root, "", {"name",         "queue",
+                                              "tags",         "application_type",
+                                              "max_attempts", "priority",
+                                              "framework",    "command",
+                                              "env",          "docker_image",
+                                              "input",        "output",
+                                              "script",       "files",
+                                              "archives",     "source_dir",
+                                              "tensorboard",  "tensorboard_command",
+                                              "python_env",   "client",
+                                              "am",           "timeouts",
+                                              "defaults",     "jobs",
+                                              "resolved",     "summary"}));
   if (root["name"]) {
     TONY_ASSIGN_OR_RETURN(spec.name, r.String(root["name"], "name"));
   }
@@ -347,6 +334,9 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   }
   if (root["archives"]) {
     TONY_ASSIGN_OR_RETURN(spec.archives, r.StringList(root["archives"], "archives"));
+  }
+  if (root["source_dir"]) {
+    TONY_ASSIGN_OR_RETURN(spec.source_dir, r.String(root["source_dir"], "source_dir"));
   }
   if (root["tensorboard"]) {
     TONY_ASSIGN_OR_RETURN(spec.tensorboard, r.Bool(root["tensorboard"], "tensorboard"));
@@ -489,6 +479,7 @@ void ResolveAgainstDirectoryOf(const std::string& file, JobSpec* spec) {
   for (std::string& f : spec->files) resolve(f);
   for (std::string& a : spec->archives) resolve(a);
   resolve(spec->python_env);
+  resolve(spec->source_dir);
 }
 
 }  // namespace
@@ -584,6 +575,9 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   EmitStringList(out, spec.files);
   out << YAML::Key << "archives" << YAML::Value;
   EmitStringList(out, spec.archives);
+  if (!spec.source_dir.empty()) {
+    out << YAML::Key << "source_dir" << YAML::Value << YAML::DoubleQuoted << spec.source_dir;
+  }
   out << YAML::Key << "tensorboard" << YAML::Value << spec.tensorboard;
   if (!spec.tensorboard_command.empty()) {
     out << YAML::Key << "tensorboard_command" << YAML::Value << YAML::DoubleQuoted

@@ -55,6 +55,7 @@ inline constexpr char kApplicationTag[] = "libtony";
 // Names in a container's working directory.
 inline constexpr char kRuntimeLink[] = "tony";  // the runtime bundle, unpacked: tony/bin, tony/lib
 inline constexpr char kSpecLink[] = "tony-job.yaml";
+inline constexpr char kSourceLink[] = "tony-src";  // JobSpec::source_dir, unpacked
 inline constexpr char kAmBinary[] = "tony/bin/tony-am";
 inline constexpr char kExecutorBinary[] = "tony/bin/tony-executor";
 

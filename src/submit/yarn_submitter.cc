@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -50,6 +52,7 @@
 #include "submit/artifact_cache.h"
 #include "submit/cluster_checks.h"
 #include "submit/contract.h"
+#include "submit/source_archive.h"
 
 namespace tony::submit {
 namespace {
@@ -687,6 +690,28 @@ class YarnSubmitter : public Submitter {
     return r;
   }
 
+  // Packs `dir` into a private temporary tar, uploads it to `remote` and removes it.
+  absl::StatusOr<yarn::LocalResource> ShipSourceDir(hdfs::WebHdfsClient& fs, const std::string& dir,
+                                                    const std::string& remote,
+                                                    const hdfs::UploadOptions& options) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string temp_dir =
+        absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tony-src-XXXXXX");
+    if (::mkdtemp(temp_dir.data()) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("a temporary directory for the source archive: ", strerror(errno)));
+    }
+    const std::string tar = temp_dir + "/src.tar";
+    absl::Status packed = WriteSourceArchive(dir, tar);
+    absl::StatusOr<hdfs::FileStatus> status =
+        packed.ok() ? fs.Upload(tar, remote, options) : absl::StatusOr<hdfs::FileStatus>(packed);
+    ::unlink(tar.c_str());
+    ::rmdir(temp_dir.c_str());
+    if (!status.ok()) return status.status();
+    TONY_LOG(INFO) << "source directory " << dir << ": " << status->length << " bytes packed";
+    return Resource(remote, yarn::LocalResourceType::kArchive, *status);
+  }
+
   absl::StatusOr<std::map<std::string, yarn::LocalResource>> Stage(
       const JobSpec& spec, const std::string& bundle,
       const std::optional<PythonEnvArchive>& python_env, const std::string& home,
@@ -740,7 +765,7 @@ class YarnSubmitter : public Submitter {
                                       python_env->content_key, "the Python env"));
       shipped.python_env = kPythonEnvLink;
     }
-    std::set<std::string> names = {kRuntimeLink, kSpecLink, kPythonEnvLink};
+    std::set<std::string> names = {kRuntimeLink, kSpecLink, kPythonEnvLink, kSourceLink};
     auto ship = [&](const std::string& local, yarn::LocalResourceType type) -> absl::Status {
       std::string name = BaseName(local);
       if (!names.insert(name).second) {
@@ -767,6 +792,12 @@ class YarnSubmitter : public Submitter {
     for (const std::string& a : spec.archives) {
       TONY_RETURN_IF_ERROR(ship(a, yarn::LocalResourceType::kArchive));
       shipped.archives.push_back(BaseName(a));
+    }
+    if (!spec.source_dir.empty()) {
+      const std::string remote = absl::StrCat(staging, "/", kSourceLink, ".tar");
+      TONY_ASSIGN_OR_RETURN(resources[kSourceLink],
+                            ShipSourceDir(fs, spec.source_dir, remote, private_file));
+      shipped.source_dir = kSourceLink;
     }
     *spec_yaml = JobSpecToYaml(shipped);
     return resources;

@@ -127,6 +127,34 @@ TEST(CliTest, WordsAfterDoubleDashReachTheTaskAsGiven) {
   EXPECT_THAT(logs.out, HasSubstr("a b ['$HOME', 'x y']\n"));
 }
 
+// TonY's command line with --src_dir: the sources, subpackages and all, are every task's
+// working directory's, and --executes names a file among them.
+TEST(CliTest, ATonyCommandLineWithSrcDirRunsTheSourcesInEveryTask) {
+  const std::string src = absl::StrCat(::testing::TempDir(), "/cli-itest-src-", ::getpid());
+  const std::string deep = src + "/pkg/" + std::string(80, 'd') + "/" + std::string(40, 'e');
+  ASSERT_TRUE(MakeDirectories(deep).ok());
+  ASSERT_TRUE(WriteFileAtomically(src + "/pkg/__init__.py", "").ok());
+  ASSERT_TRUE(WriteFileAtomically(src + "/pkg/model.py", "NAME = 'model from the sources'\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(deep + "/leaf.txt", "leaf\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(src + "/train.py",
+                                  "import glob, os, sys\n"
+                                  "from pkg.model import NAME\n"
+                                  "print(NAME, sys.argv[1:])\n"
+                                  "print('leaf:', open(glob.glob('pkg/*/*/leaf.txt')[0]).read())\n")
+                  .ok());
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-src-dir", "-src_dir", src, "-executes",
+                   "train.py", "-task_params", "--steps 3", "-python_binary_path", "python3",
+                   "-conf", "tony.worker.instances=2", "-conf", "tony.worker.memory=128m"});
+  const std::string app = AppIdOf(r.out);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* task : {"worker:0", "worker:1"}) {
+    Result logs = Exec({Ytf(), "logs", app, "--task", task, "--file", "stdout"});
+    EXPECT_THAT(logs.out, HasSubstr("model from the sources ['--steps', '3']")) << task;
+    EXPECT_THAT(logs.out, HasSubstr("leaf: leaf")) << task;
+  }
+  (void)std::system(absl::StrCat("rm -rf '", src, "'").c_str());
+}
+
 TEST(CliTest, MaxAttemptsAboveTheClusterCapWarnsPlainlyAndProgressAgrees) {
   // The test cluster allows 3 attempts. worker:0 fails in the first attempt only (its container
   // id names the attempt), so the second one succeeds.

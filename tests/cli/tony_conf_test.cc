@@ -208,8 +208,12 @@ TEST(TonyConfTest, ClientFlagsMakeTheCommand) {
 
   auto both = ParseSubmitArgs({"--spec", xml, "--tony_conf", xml});
   EXPECT_THAT(both.status().message(), HasSubstr("either --spec or TonY's configuration"));
-  auto src = ParseSubmitArgs({"--tony_conf", xml, "--src_dir", "src"});
-  EXPECT_THAT(src.status().message(), HasSubstr("--src_dir"));
+  // --src_dir: the sources go with the job; the entry point is one of them, not shipped apart.
+  auto src = ParseSubmitArgs({"-conf_file", xml, "-src_dir", dir, "-executes", "train.py"});
+  ASSERT_TRUE(src.ok()) << src.status();
+  EXPECT_EQ(src->spec.source_dir, dir);
+  EXPECT_EQ(src->spec.command, "python train.py");
+  EXPECT_THAT(src->spec.files, IsEmpty());
   auto missing = ParseSubmitArgs({"--tony_conf", dir + "/nope.xml", "true"});
   EXPECT_THAT(missing.status().message(), HasSubstr("--tony_conf"));
 }

@@ -349,6 +349,7 @@ TEST(JobSpecYamlTest, RelativePathsInAFileAreRelativeToItsDirectory) {
                                       "script: train.py\n"
                                       "files: [data/a.txt, /abs/b.txt, hdfs:///c.txt]\n"
                                       "archives: [../env.tar.gz]\n"
+                                      "source_dir: src\n"
                                       "jobs: {worker: {instances: 1}}\n";
   auto spec = LoadJobSpecFile(dir + "/job.yaml");
   ASSERT_TRUE(spec.ok()) << spec.status();
@@ -356,6 +357,13 @@ TEST(JobSpecYamlTest, RelativePathsInAFileAreRelativeToItsDirectory) {
   EXPECT_EQ(spec->files,
             (std::vector<std::string>{dir + "/data/a.txt", "/abs/b.txt", "hdfs:///c.txt"}));
   EXPECT_EQ(spec->archives, std::vector<std::string>{dir + "/../env.tar.gz"});
+  EXPECT_EQ(spec->source_dir, dir + "/src");
+  // Written out only when set, and read back the same.
+  auto again = ParseJobSpecYaml(JobSpecToYaml(*spec), "again");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->source_dir, dir + "/src");
+  spec->source_dir.clear();
+  EXPECT_THAT(JobSpecToYaml(*spec), Not(HasSubstr("source_dir")));
 }
 
 TEST(YamlTest, RestartPolicyParsesAndBadFieldsNameTheKey) {

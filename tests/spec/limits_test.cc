@@ -84,6 +84,24 @@ TEST(LocalFileLimitsTest, ShippedFilesMustBeRegularFiles) {
   unlink(fifo.c_str());
 }
 
+TEST(LocalFileLimitsTest, TheSourceDirectoryMustBeADirectory) {
+  const std::string fifo = MakeFifo();
+  for (const auto& [path, expected] : std::vector<std::pair<std::string, std::string>>{
+           {fifo, "is not a directory"},
+           {TempPath("missing"), "give an existing local directory"}}) {
+    JobSpec spec = OneWorker();
+    spec.source_dir = path;
+    absl::Status s = ValidateJobSpec(spec);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << path;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("--src_dir")) << path;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(expected)) << path;
+  }
+  JobSpec spec = OneWorker();
+  spec.source_dir = ::testing::TempDir();
+  EXPECT_TRUE(ValidateJobSpec(spec).ok());
+  unlink(fifo.c_str());
+}
+
 TEST(LocalFileLimitsTest, OversizedScriptIsRefused) {
   std::string script = TempPath("big.py");
   { std::ofstream out(script); }

@@ -1,0 +1,36 @@
+// Copyright libtony authors.
+//
+// WriteSourceArchive: packs a job's source directory (JobSpec::source_dir, TonY's --src_dir)
+// into one uncompressed POSIX tar (ustar), which YARN unpacks in every task's container. One
+// archive rather than one resource per file: a source tree of hundreds of files is one upload
+// and one localization.
+//
+// Thread-safe: a free function without shared state.
+
+#ifndef TONY_SUBMIT_SOURCE_ARCHIVE_H_
+#define TONY_SUBMIT_SOURCE_ARCHIVE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace tony::submit {
+
+struct SourceArchiveLimits {
+  int64_t max_files = 10000;      // Default: 10,000 files and directories
+  int64_t max_bytes = 1LL << 30;  // Default: 1 GiB of file contents
+  int max_depth = 32;             // Default: 32 levels (a symlink loop ends here)
+};
+
+// Writes the files and subdirectories of `dir` (not `dir` itself) to a new file at `out_path`,
+// names relative to `dir`, in name order, symlinks followed. Sockets, FIFOs and devices are
+// left out. InvalidArgument naming the path for what cannot be packed (a name over 255 bytes,
+// too many files or bytes, too deep, unreadable, changed while packing); Internal when writing
+// `out_path` fails.
+absl::Status WriteSourceArchive(const std::string& dir, const std::string& out_path,
+                                const SourceArchiveLimits& limits = {});
+
+}  // namespace tony::submit
+
+#endif  // TONY_SUBMIT_SOURCE_ARCHIVE_H_
