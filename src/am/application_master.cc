@@ -37,6 +37,7 @@ JobStateOptions StateOptions(const ApplicationMasterOptions& o) {
   JobStateOptions s;
   s.spec = o.spec;
   s.attempt = o.attempt;
+  s.scale_targets = o.scale_targets;
   s.heartbeat_timeout = o.heartbeat_timeout;
   s.stop_margin = o.stop_margin;
   s.exit_cause_wait = o.exit_cause_wait;

@@ -108,6 +108,9 @@ struct ApplicationMasterOptions {
   // YARN's attempt of this AM, 1 for the first: restart policies of scope job count the
   // attempts before it as restarts. Default: 1.
   int attempt = 1;
+  // Elastic roles' sizes an earlier attempt was scaled to (JobStateOptions::scale_targets).
+  // Default: none.
+  std::map<std::string, int> scale_targets;
   // The attempts the backend makes: a failed attempt before the last leaves the job to the next
   // one (NextAttemptFollows) unless a restart policy found the failure final. Default: 1.
   int max_attempts = 1;

@@ -111,6 +111,9 @@ JobState::JobState(JobStateOptions options)
     // Nothing would ever decide success: every task counts (TensorBoard never ends by itself).
     for (auto& [id, t] : tasks_) t.spec.tracked = !IsSidecar(t.spec);
   }
+  for (const auto& [role, tasks] : options_.scale_targets) {
+    if (CheckScaleRequest(role, tasks).ok()) scale_target_[role] = tasks;
+  }
   round_ = DependencyRounds(options_.spec);
   for (auto& [id, t] : tasks_) {
     const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
@@ -118,6 +121,7 @@ JobState::JobState(JobStateOptions options)
     t.phase = TaskPhase::kBlocked;
     t.container_ended = true;  // it has none
   }
+  for (auto& [id, t] : tasks_) KeepScaledDown(t);
 }
 
 JobActions JobState::Start(absl::Time now) {
@@ -128,12 +132,21 @@ JobActions JobState::Start(absl::Time now) {
   }
   gang_.Asked(now);
   for (const TaskId& id : order_) {
-    const Task& t = tasks_[id];
-    if (t.outside || t.phase == TaskPhase::kBlocked) continue;
+    Task& t = tasks_[id];
+    if (t.outside || t.phase == TaskPhase::kBlocked || t.scaled_down) continue;
     out.requests.push_back(t.spec);
     asked_at_.emplace(t.spec.job_name, now);
   }
   return out;
+}
+
+void JobState::KeepScaledDown(Task& t) {
+  auto target = scale_target_.find(t.spec.job_name);
+  if (target == scale_target_.end() || t.spec.index < target->second) return;
+  // As a task a scale down stopped: never asked for, until CheckScale's scale up.
+  t.scaled_down = true;
+  t.phase = TaskPhase::kStopped;
+  t.container_ended = true;
 }
 
 void JobState::StopQuietly(Task& t, const TaskId& id, JobActions* out) {

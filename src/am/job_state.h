@@ -212,6 +212,10 @@ struct JobStateOptions {
   // What the scheduler last said the job could still get ("<4096 MB, 3 vcores>"), for the
   // pending tasks' line. Default: null (unknown).
   std::function<std::string()> headroom;
+  // Elastic roles' numbers of tasks an earlier attempt was scaled to (ytf scale): tasks beyond
+  // are never asked for until a scale up. Entries for other roles, or out of a role's range,
+  // are ignored. Default: none (every role at its full size).
+  std::map<std::string, int> scale_targets;
 };
 
 class JobState {
@@ -302,6 +306,8 @@ class JobState {
   Task* Find(const TaskId& id);
   // Stops `t` without failure until it is asked for again (Scale, Suspend): at once when it has
   // no live container (its request is withdrawn), else when its container ends.
+  // A task of a role scaled below it (scale_targets): marked stopped, never asked for.
+  void KeepScaledDown(Task& t);
   void StopQuietly(Task& t, const TaskId& id, JobActions* out);
   // `t` as a new incarnation, asked for again: only its spec and restart counts stay.
   static void Renew(Task& t);

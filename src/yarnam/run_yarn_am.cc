@@ -90,6 +90,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.status_page_redirect_url = std::move(guard.redirect_url);
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
+  options.scale_targets = yam.ScaleTargetsFromEventLog();
   options.max_attempts = yam.max_attempts();
   // Work-preserving AM restart: executors whose AM went away find the next attempt's broker in
   // the staging directory; the next attempt adopts their containers (YARN kept them).
@@ -124,7 +125,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     bool publish = work_preserving;
     if (!previous.empty()) {
       std::map<std::string, yarn::Container> plan;
-      if (work_preserving) plan = yam.PlanAdoption(ResolveTasks(*spec), previous);
+      if (work_preserving) plan = yam.PlanAdoption(*spec, previous);
       if (plan.empty()) {
         if (work_preserving) {
           core->AddWarning(absl::StrCat("the ApplicationMaster's attempt ", yam.attempt() - 1,

@@ -23,6 +23,7 @@
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
 #include "history/hdfs_event_sink.h"
+#include "http/json.h"
 #include "ipc/credentials.h"
 #include "ipc/sasl.h"
 #include "submit/contract.h"
@@ -343,8 +344,36 @@ absl::Status YarnAm::PublishAmAddress(const std::string& address) {
   return hdfs_->Mkdirs(absl::StrCat(dir, "/", broker::AmAddressName({attempt(), address})), 0700);
 }
 
+std::map<std::string, int> YarnAm::ScaleTargetsFromEventLog() const {
+  std::map<std::string, int> targets;
+  const std::string dir = Env(history::kEnvHistoryDir);
+  if (attempt() <= 1 || dir.empty() || hdfs_ == nullptr) return targets;
+  absl::StatusOr<std::string> log =
+      hdfs_->ReadToString(history::EventLogPath(dir, application_id()));
+  if (!log.ok()) {
+    TONY_LOG(WARNING) << "the event log, for the sizes elastic roles were scaled to: "
+                      << log.status();
+    return targets;
+  }
+  for (absl::string_view line : absl::StrSplit(*log, '\n')) {
+    if (line.find("\"role_scaled\"") == absl::string_view::npos) continue;
+    http::Json j = http::Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || j.value("event", "") != "role_scaled") continue;
+    const http::Json& role = j["role"];
+    const http::Json& tasks = j["tasks"];
+    if (role.is_string() && tasks.is_number_integer()) {
+      targets[role.get<std::string>()] = tasks.get<int>();
+    }
+  }
+  for (const auto& [role, tasks] : targets) {
+    TONY_LOG(INFO) << "attempt " << attempt() << ": " << role << " was scaled to " << tasks
+                   << " tasks";
+  }
+  return targets;
+}
+
 std::map<std::string, yarn::Container> YarnAm::PlanAdoption(
-    const std::vector<TaskSpec>& tasks, const std::vector<yarn::Container>& previous) {
+    const JobSpec& spec, const std::vector<yarn::Container>& previous) {
   std::map<std::string, yarn::Container> plan;
   if (previous.empty() || hdfs_ == nullptr) return plan;
   absl::StatusOr<std::string> text =
@@ -366,10 +395,12 @@ std::map<std::string, yarn::Container> YarnAm::PlanAdoption(
     if (c.task.find('@') == std::string::npos) container_of[c.task] = c.container_id;
   }
   std::vector<std::string> missing;
-  for (const TaskSpec& t : tasks) {
+  for (const TaskSpec& t : ResolveTasks(spec)) {
     auto c = container_of.find(t.id());
     auto l = c == container_of.end() ? live.end() : live.find(c->second);
     if (l == live.end()) {
+      const JobTypeSpec* jt = spec.FindJobType(t.job_name);
+      if (jt != nullptr && jt->elastic) continue;
       missing.push_back(t.id());
     } else {
       plan[t.id()] = *l->second;

@@ -81,10 +81,16 @@ class YarnAm {
   // Publishes this attempt's broker address (`host:port`) beside the earlier attempts'.
   absl::Status PublishAmAddress(const std::string& address);
   // Which of `previous` (containers an earlier attempt left running; YARN's registration answer)
-  // run which of `tasks`, by the task history that attempt wrote. All or nothing: empty unless
-  // every task has one of them (with a task missing, the attempt starts every task afresh).
-  std::map<std::string, yarn::Container> PlanAdoption(const std::vector<TaskSpec>& tasks,
+  // run which of the job's tasks, by the task history that attempt wrote. All or nothing:
+  // empty unless every task has one of them (with a task missing, the attempt starts every task
+  // afresh), except an elastic role's tasks, which need not run (lost or scaled down: the new
+  // attempt asks for them as the old one would have).
+  std::map<std::string, yarn::Container> PlanAdoption(const JobSpec& spec,
                                                       const std::vector<yarn::Container>& previous);
+  // Elastic roles' sizes an earlier attempt was scaled to: the last role_scaled line of each in
+  // the job's event log. Empty on the first attempt, without an event log, or when it cannot be
+  // read (the roles then run at their full size, as submitted).
+  std::map<std::string, int> ScaleTargetsFromEventLog() const;
   // Hands containers back to YARN, which stops them.
   void ReleaseContainers(const std::vector<yarn::Container>& containers);
 

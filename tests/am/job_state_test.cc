@@ -796,6 +796,35 @@ TEST(JobStateElasticTest, ScaleStopsTasksBeyondTheTargetAndAsksForThemAgainWithi
   EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 3);
 }
 
+// A later attempt of a job scaled down before its AM died: it never asks for the tasks beyond
+// the target (they would grow the job back to its maximum), and a scale up still reaches them.
+TEST(JobStateElasticTest, ALaterAttemptKeepsTheSizeTheJobWasScaledTo) {
+  JobStateOptions o = ElasticOptions(1, 3);
+  o.attempt = 2;
+  o.scale_targets = {{"worker", 2}, {"rendezvous", 1}, {"nosuchrole", 1}};
+  JobState state(o);
+  EXPECT_EQ(Describe(state.Start(kStart)), "request rendezvous:0");
+  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Seconds(1));
+  rows.back().actions = "admit worker; request worker:0 worker:1";
+  RunTable(state, rows);
+  EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 2);
+  RunTable(state, TwoAgentsRun());
+  RunTable(state, {
+                      {absl::Seconds(20), JobEvent::Scale("worker", 3),
+                       "reopen worker:2; request worker:2", "worker:2=WAITING"},
+                  });
+  EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 3);
+
+  // Out of range: ignored, the role at its full size.
+  JobStateOptions bad = ElasticOptions(2, 3);
+  bad.scale_targets = {{"worker", 1}};
+  JobState full(bad);
+  full.Start(kStart);
+  std::vector<Row> all = AllRunning({"rendezvous:0"}, absl::Seconds(1));
+  all.back().actions = "admit worker; request worker:0 worker:1 worker:2";
+  RunTable(full, all);
+}
+
 TEST(JobStateSuspendTest, SuspendStopsUnfinishedTasksAndResumeAsksForThemAsOneGang) {
   JobStateOptions o = Options({Job("ps", 1), Job("worker", 2)});
   o.spec.timeouts.job = absl::Hours(1);

@@ -259,6 +259,78 @@ int RunningContainers(const std::string& app) {
 // checkpoint: every task stops and its container goes back to YARN while the application stays;
 // resumed, its tasks start afresh with a new cluster spec and the chief goes on from the
 // checkpoint to the end.
+// Work-preserving AM restart of a job scaled down: the second attempt adopts the running tasks
+// (the elastic role's stopped one is not "missing"), keeps the size from the event log's
+// role_scaled line instead of growing back to the maximum, and still scales up. The workers are
+// plain loops (no torch): what is tested is the AM, not torchrun.
+TEST(YarnElasticTest, AnAmRestartKeepsAScaledJobsSizeAndItsRunningTasks) {
+  const std::string dir = MakeTempDir();
+  ASSERT_FALSE(dir.empty());
+  Result r = RunCommand(
+      {Submit(),
+       "--yarn",
+       "--detach",
+       "-n",
+       "itest-elastic-am-restart",
+       "--framework",
+       "pytorch",
+       "-r",
+       "worker:3",
+       "--elastic",
+       "worker=2:3",
+       "-m",
+       "256m",
+       "--am_memory",
+       "256m",
+       "--max_attempts",
+       "2",
+       "-e",
+       "TONY_RENDEZVOUS_PYTHON=" + Python(),
+       absl::StrCat("for i in $(seq 3000); do [ -e ", dir, "/end ] && break; sleep 0.2; done")});
+  const std::string app = AppIdOf(r);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<int> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(WaitForTaskProcess(app, "worker", i));
+  ASSERT_GT(*std::min_element(workers.begin(), workers.end()), 0);
+
+  Result down = RunCommand({Ytf(), "scale", app, "worker=2", "--wait"});
+  ASSERT_EQ(down.exit_code, 0) << down.out << down.err;
+  // The event log has the line (it is flushed every 2 s) before the AM dies.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return RunCommand({Ytf(), "events", app}).out.find("role_scaled") != std::string::npos;
+      },
+      absl::Seconds(30)));
+  const int am = AmProcess(app);
+  ASSERT_GT(am, 0);
+  ASSERT_EQ(kill(am, SIGKILL), 0);
+
+  http::Json last;
+  const bool back = WaitUntil(
+      [&] {
+        last = StatusJsonOf(app);
+        return last.is_object() && last["attempt"].get<int>() == 2 &&
+               last["progress"].contains("worker") &&
+               last["progress"]["worker"]["running"].get<int>() == 2;
+      },
+      absl::Minutes(2), absl::Milliseconds(500));
+  ASSERT_TRUE(back) << "the two workers never ran under attempt 2: " << last.dump();
+  EXPECT_EQ(last["progress"]["worker"]["total"].get<int>(), 2) << last.dump();
+  EXPECT_EQ(TaskProcess(app, "worker", 0), workers[0]);  // adopted, not started afresh
+  EXPECT_EQ(TaskProcess(app, "worker", 1), workers[1]);
+  EXPECT_LE(TaskProcess(app, "worker", 2), 0);
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("took over its 3 running task containers")) << status.out;
+
+  // Scaling up still works under the new attempt.
+  Result up = RunCommand({Ytf(), "scale", app, "worker=3", "--wait"});
+  EXPECT_EQ(up.exit_code, 0) << up.out << up.err;
+  EXPECT_GT(WaitForTaskProcess(app, "worker", 2), 0);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/end", "").ok());
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnSuspendTest, APsJobSuspendedReleasesItsContainersAndResumesFromItsCheckpoint) {
   const std::string out = MakeTempDir();
   ASSERT_FALSE(out.empty());
