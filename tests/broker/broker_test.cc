@@ -1111,6 +1111,23 @@ TEST_F(BoundedListenerTest, AnEvictionNeverTouchesAFileThatReusedTheOwnersNumber
   close(b);
 }
 
+// The listener keeps a duplicate of every socket it hands to gRPC; a connection gRPC drops on
+// its own (here: bytes that are no HTTP/2) must still end for the peer, which it does only if
+// gRPC shuts the socket down rather than just closing its descriptor.
+TEST_F(BrokerTest, AConnectionGrpcDropsEndsForThePeerDespiteTheListenersDuplicate) {
+  StartBroker({{"worker", 1}});
+  for (int i = 0; i < 5; ++i) {
+    int fd = IdleConnection(broker_->port());
+    ASSERT_GE(fd, 0);
+    const char kGarbage[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_GT(send(fd, kGarbage, sizeof(kGarbage) - 1, MSG_NOSIGNAL), 0);
+    EXPECT_TRUE(ClosedByServer(fd, absl::Seconds(10))) << "connection " << i;
+    close(fd);
+  }
+  // And the broker still serves.
+  EXPECT_TRUE(Client()->Register("worker", 0, "127.0.0.1", 7000, absl::Seconds(10)).ok());
+}
+
 TEST_F(BrokerTest, AFloodOfIdleConnectionsNeitherGrowsTheBrokerNorKeepsTasksOut) {
   // Few tasks, so the limit is small (2 per task + 64); the flood is ten times that.
   StartBroker({{"worker", 2}});
