@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -344,15 +345,20 @@ absl::Status YarnAm::PublishAmAddress(const std::string& address) {
   return hdfs_->Mkdirs(absl::StrCat(dir, "/", broker::AmAddressName({attempt(), address})), 0700);
 }
 
-std::map<std::string, int> YarnAm::ScaleTargetsFromEventLog() const {
+std::map<std::string, int> YarnAm::ScaleTargetsFromEventLog(const JobSpec& spec) const {
   std::map<std::string, int> targets;
   const std::string dir = Env(history::kEnvHistoryDir);
-  if (attempt() <= 1 || dir.empty() || hdfs_ == nullptr) return targets;
+  const bool elastic = std::any_of(spec.job_types.begin(), spec.job_types.end(),
+                                   [](const JobTypeSpec& jt) { return jt.elastic.has_value(); });
+  if (!elastic || attempt() <= 1 || dir.empty() || hdfs_ == nullptr) return targets;
   absl::StatusOr<std::string> log =
       hdfs_->ReadToString(history::EventLogPath(dir, application_id()));
   if (!log.ok()) {
-    TONY_LOG(WARNING) << "the event log, for the sizes elastic roles were scaled to: "
-                      << log.status();
+    // Not found: the first attempt died before its first flush, and had scaled nothing then.
+    if (!absl::IsNotFound(log.status())) {
+      TONY_LOG(WARNING) << "the event log, for the sizes elastic roles were scaled to: "
+                        << log.status();
+    }
     return targets;
   }
   for (absl::string_view line : absl::StrSplit(*log, '\n')) {

@@ -395,6 +395,21 @@ std::string ChiefOutput(const std::string& app) {
   return RunCommand({Ytf(), "logs", app, "--task", "chief:0", "--file", "stdout"}).out;
 }
 
+bool RmContainerRunning(const std::string& app_id, const std::string& container) {
+  http::Json attempts = Rm("/ws/v1/cluster/apps/" + app_id + "/appattempts");
+  if (!attempts.contains("appAttempts")) return false;
+  const http::Json& list = attempts["appAttempts"]["appAttempt"];
+  if (!list.is_array() || list.empty()) return false;
+  const std::string attempt = list.back().value("appAttemptId", "");
+  http::Json containers =
+      Rm("/ws/v1/cluster/apps/" + app_id + "/appattempts/" + attempt + "/containers");
+  if (!containers.contains("container") || !containers["container"].is_array()) return false;
+  for (const http::Json& c : containers["container"]) {
+    if (c.value("containerId", "") == container) return c.value("containerState", "") == "RUNNING";
+  }
+  return false;
+}
+
 int AmProcess(const std::string& app_id) {
   for (int pid : ProcessesOf(app_id)) {
     char exe[4096] = {0};

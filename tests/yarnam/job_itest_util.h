@@ -137,6 +137,11 @@ std::string ChiefOutput(const std::string& app);
 // The pid of the job's ApplicationMaster (its executable is tony-am), or -1.
 int AmProcess(const std::string& app_id);
 
+// Whether the ResourceManager has `container` of the current attempt RUNNING (its NodeManager
+// reported it). Only such containers outlive their AM in a work-preserving restart; one
+// launched but not yet reported is killed with the attempt.
+bool RmContainerRunning(const std::string& app_id, const std::string& container);
+
 // Waits (at most `bound`) until no process of `app_id` runs; how long that took, or
 // InfiniteDuration with `left` naming how many still run.
 absl::Duration WaitNoProcessLeft(const std::string& app_id, absl::Time since, absl::Duration bound,
