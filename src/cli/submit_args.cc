@@ -80,6 +80,7 @@ constexpr FlagDef kFlags[] = {
     {0, "shell_env", true},
     {0, "container_env", true},
     {0, "src_dir", true},
+    {0, "sidecar_tensorboard_log_dir", true},
     {0, "conf_file", true},
     {0, "conf", true},
     {0, "dry-run", false},
@@ -137,9 +138,9 @@ std::string ShellQuote(const std::string& word) {
 }
 
 // TonY's client flags (cli/tony_conf.h), which TonY users also write with a single dash.
-constexpr absl::string_view kTonyFlags[] = {"executes",    "task_params", "python_binary_path",
-                                            "python_venv", "shell_env",   "container_env",
-                                            "src_dir",     "conf_file",   "conf"};
+constexpr absl::string_view kTonyFlags[] = {
+    "executes",      "task_params", "python_binary_path",          "python_venv", "shell_env",
+    "container_env", "src_dir",     "sidecar_tensorboard_log_dir", "conf_file",   "conf"};
 
 bool IsTonyFlag(absl::string_view arg) {
   if (arg.size() < 3 || arg[0] != '-' || arg[1] == '-') return false;
@@ -299,6 +300,8 @@ absl::Status LoadTonyFlags(const std::vector<RawFlag>& flags, JobSpec* spec) {
       in.env.push_back(f.value);
     } else if (name == "src_dir") {
       in.src_dir = f.value;  // the spec's source_dir comes with the other options
+    } else if (name == "sidecar_tensorboard_log_dir") {
+      in.tensorboard_log_dir = f.value;
     }
   }
   if (in.empty()) return absl::OkStatus();
@@ -654,6 +657,7 @@ TonY's configuration (docs/migrating-from-tony.md), instead of --spec:
       --tony key=value   one TonY key, over the files; repeatable
       --executes <entry>, --task_params <args>, --python_venv <zip>,
       --python_binary_path <path>, --shell_env k=v, --container_env k=v,
+      --src_dir <dir>, --sidecar_tensorboard_log_dir <dir>,
       --conf_file <tony.xml>, --conf key=value
                          TonY's client flags (also with one dash, as TonY takes them)
 

@@ -338,6 +338,11 @@ absl::StatusOr<std::vector<std::string>> ApplyTonyConf(const TonyInput& input, J
     spec->env[kv->first] = kv->second;
   }
   if (!input.python_venv.empty()) spec->python_env = input.python_venv;
+  if (!input.tensorboard_log_dir.empty()) {
+    // TonY's sidecar TensorBoard reads this directory; libtony's reads the job's output.
+    spec->tensorboard = true;
+    spec->output_path = input.tensorboard_log_dir;
+  }
   spec->command = Command(input, spec);
   return warnings;
 }

@@ -22,16 +22,18 @@ namespace tony::cli {
 struct TonyInput {
   std::vector<std::string> conf_files;                        // --tony_conf, in order
   std::vector<std::pair<std::string, std::string>> settings;  // --tony key=value, last wins
-  std::string executes;            // --executes: the entry point (a .py runs with python)
-  std::string task_params;         // --task_params: its arguments
-  std::string python_binary_path;  // --python_binary_path; relative: inside --python_venv
-  std::string python_venv;         // --python_venv: a zip of a venv
-  std::vector<std::string> env;    // --shell_env / --container_env KEY=VALUE
+  std::string executes;             // --executes: the entry point (a .py runs with python)
+  std::string task_params;          // --task_params: its arguments
+  std::string python_binary_path;   // --python_binary_path; relative: inside --python_venv
+  std::string python_venv;          // --python_venv: a zip of a venv
+  std::vector<std::string> env;     // --shell_env / --container_env KEY=VALUE
+  std::string tensorboard_log_dir;  // --sidecar_tensorboard_log_dir: a TensorBoard task reads it
   std::string src_dir;  // --src_dir: --executes is found there (the spec takes it from the flag)
 
   bool empty() const {
     return conf_files.empty() && settings.empty() && executes.empty() && task_params.empty() &&
-           python_binary_path.empty() && python_venv.empty() && env.empty();
+           python_binary_path.empty() && python_venv.empty() && env.empty() &&
+           tensorboard_log_dir.empty();
   }
 };
 

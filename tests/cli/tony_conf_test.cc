@@ -214,6 +214,12 @@ TEST(TonyConfTest, ClientFlagsMakeTheCommand) {
   EXPECT_EQ(src->spec.source_dir, dir);
   EXPECT_EQ(src->spec.command, "python train.py");
   EXPECT_THAT(src->spec.files, IsEmpty());
+  // TonY's sidecar TensorBoard: libtony's TensorBoard task, reading that directory.
+  auto tb = ParseSubmitArgs({"-conf_file", xml, "-sidecar_tensorboard_log_dir", "hdfs:///tb",
+                             "-executes", "/abs/train.py"});
+  ASSERT_TRUE(tb.ok()) << tb.status();
+  EXPECT_TRUE(tb->spec.tensorboard);
+  EXPECT_EQ(tb->spec.output_path, "hdfs:///tb");
   auto missing = ParseSubmitArgs({"--tony_conf", dir + "/nope.xml", "true"});
   EXPECT_THAT(missing.status().message(), HasSubstr("--tony_conf"));
 }
