@@ -81,6 +81,7 @@ constexpr FlagDef kFlags[] = {
     {0, "container_env", true},
     {0, "src_dir", true},
     {0, "sidecar_tensorboard_log_dir", true},
+    {0, "hdfs_classpath", true},
     {0, "conf_file", true},
     {0, "conf", true},
     {0, "dry-run", false},
@@ -139,8 +140,9 @@ std::string ShellQuote(const std::string& word) {
 
 // TonY's client flags (cli/tony_conf.h), which TonY users also write with a single dash.
 constexpr absl::string_view kTonyFlags[] = {
-    "executes",      "task_params", "python_binary_path",          "python_venv", "shell_env",
-    "container_env", "src_dir",     "sidecar_tensorboard_log_dir", "conf_file",   "conf"};
+    "executes",      "task_params", "python_binary_path",          "python_venv",    "shell_env",
+    "container_env", "src_dir",     "sidecar_tensorboard_log_dir", "hdfs_classpath", "conf_file",
+    "conf"};
 
 bool IsTonyFlag(absl::string_view arg) {
   if (arg.size() < 3 || arg[0] != '-' || arg[1] == '-') return false;
@@ -302,6 +304,10 @@ absl::Status LoadTonyFlags(const std::vector<RawFlag>& flags, JobSpec* spec) {
       in.src_dir = f.value;  // the spec's source_dir comes with the other options
     } else if (name == "sidecar_tensorboard_log_dir") {
       in.tensorboard_log_dir = f.value;
+    } else if (name == "hdfs_classpath") {
+      return FlagError(*f.def,
+                       "not supported: ship the jars with --file and set -e CLASSPATH=... "
+                       "(docs/migrating-from-tony.md)");
     }
   }
   if (in.empty()) return absl::OkStatus();

@@ -214,6 +214,8 @@ TEST(TonyConfTest, ClientFlagsMakeTheCommand) {
   EXPECT_EQ(src->spec.source_dir, dir);
   EXPECT_EQ(src->spec.command, "python train.py");
   EXPECT_THAT(src->spec.files, IsEmpty());
+  auto classpath = ParseSubmitArgs({"-conf_file", xml, "-hdfs_classpath", "/jars"});
+  EXPECT_THAT(classpath.status().message(), HasSubstr("--hdfs_classpath: not supported"));
   // TonY's sidecar TensorBoard: libtony's TensorBoard task, reading that directory.
   auto tb = ParseSubmitArgs({"-conf_file", xml, "-sidecar_tensorboard_log_dir", "hdfs:///tb",
                              "-executes", "/abs/train.py"});
