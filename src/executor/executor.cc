@@ -35,6 +35,7 @@
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
+#include "common/clock.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/proc.h"
@@ -48,6 +49,7 @@
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
 #include "executor/source_links.h"
+#include "executor/stop_rule.h"
 #include "ipc/credentials.h"
 #include "ipc/token.h"
 #include "spec/python_env.h"
@@ -124,7 +126,8 @@ class Heartbeater {
     thread_ = std::thread([this] {
       absl::MutexLock lock(&mu_);
       while (!stop_) {
-        mu_.AwaitWithTimeout(absl::Condition(&stop_), config_.heartbeat_interval);
+        clock_->AwaitWithDeadline(&mu_, absl::Condition(&stop_),
+                                  clock_->Now() + config_.heartbeat_interval);
         if (stop_) break;
         std::shared_ptr<broker::BrokerClient> client = client_;
         mu_.Unlock();
@@ -134,10 +137,10 @@ class Heartbeater {
                                            SampleGpusOnce());
         if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
         mu_.Lock();
-        if (s.ok()) last_answer_ = absl::Now();
+        if (s.ok()) last_answer_ = clock_->Now();
         if (absl::IsFailedPrecondition(s)) superseded_ = std::string(s.message());
         if (!s.ok() && superseded_.empty() && locator_ != nullptr &&
-            absl::Now() - last_answer_ > 2 * config_.heartbeat_interval) {
+            clock_->Now() - last_answer_ > 2 * config_.heartbeat_interval) {
           mu_.Unlock();
           MoveToNewAttempt(/*task_running=*/true);
           mu_.Lock();
@@ -174,7 +177,7 @@ class Heartbeater {
   absl::Duration Silence() const {
     absl::MutexLock lock(&mu_);
     if (moving_) return absl::ZeroDuration();
-    return absl::Now() - last_answer_;
+    return clock_->Now() - last_answer_;
   }
   std::shared_ptr<broker::BrokerClient> client() {
     absl::MutexLock lock(&mu_);
@@ -230,7 +233,7 @@ class Heartbeater {
       client_ = std::move(client);
       am_address_ = found->address;
       am_attempt_ = found->attempt;
-      last_answer_ = absl::Now();
+      last_answer_ = clock_->Now();
     } else if (absl::IsAborted(cluster.status()) || absl::IsFailedPrecondition(cluster.status())) {
       superseded_ = absl::StrCat("the new ApplicationMaster attempt refused this task: ",
                                  cluster.status().message());
@@ -240,6 +243,7 @@ class Heartbeater {
 
  private:
   const ExecutorConfig& config_;
+  Clock* const clock_ = config_.clock;  // silence and heartbeat intervals
   const std::string address_;
   const TaskProcessFilter task_processes_;
   const GpuSampling gpu_sampling_;
@@ -249,7 +253,7 @@ class Heartbeater {
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::string superseded_ ABSL_GUARDED_BY(mu_);
-  absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = absl::Now();
+  absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = clock_->Now();  // after clock_
   bool moving_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);
   std::string am_address_ ABSL_GUARDED_BY(mu_);
@@ -432,7 +436,9 @@ struct SupervisionContext {
   int stderr_copy = -1;                    // where the task's stderr is tee'd
   PortReservation* reservation = nullptr;  // held until the task listens
   const Heartbeater* heartbeater = nullptr;
-  LineTail* tail = nullptr;  // the end of the task's stderr, for its exit report
+  LineTail* tail = nullptr;
+  Clock* clock =
+      RealClock();  // the stop rule's time  // the end of the task's stderr, for its exit report
 };
 
 // Watches one run of the task's command until it has exited and its stderr (`err_read`) is
@@ -443,7 +449,8 @@ std::optional<int> Supervise(const SupervisionContext& ctx, Subprocess& child,
                              const std::function<void(int)>& signal_task, int err_read,
                              bool* stopping) {
   std::optional<int> exit_code;
-  std::optional<absl::Time> kill_at;      // SIGKILL the group then
+  StopRule rule(ctx.timeouts.am_unreachable, ctx.timeouts.stop_grace);
+  int stop_signal = 0;
   std::optional<absl::Time> drain_until;  // after the exit, wait this long for stderr's EOF
   bool stderr_open = true;
   absl::Time next_listen_check = absl::Now();
@@ -472,37 +479,31 @@ std::optional<int> Supervise(const SupervisionContext& ctx, Subprocess& child,
                      << "; reservation released";
       ctx.reservation->Release();
     }
-    // Dead-man switch: without its AM nobody would ever stop the task (or learn its exit).
-    if (!kill_at && !exit_code && ctx.heartbeater->Silence() > ctx.timeouts.am_unreachable) {
-      TONY_LOG(ERROR) << ctx.task_name << ": the ApplicationMaster at "
-                      << ctx.heartbeater->am_address() << " has not answered for "
-                      << absl::FormatDuration(ctx.timeouts.am_unreachable)
-                      << " (ctx.timeouts.am_unreachable); stopping the task: SIGTERM, SIGKILL in "
-                      << absl::FormatDuration(ctx.timeouts.stop_grace);
+    // Without its AM nobody would ever stop the task (or learn its exit): see StopRule.
+    const StopRule::Decision stop =
+        rule.Next(ctx.clock->Now(), {.am_silence = ctx.heartbeater->Silence(),
+                                     .am_address = ctx.heartbeater->am_address(),
+                                     .superseded = ctx.heartbeater->Superseded(),
+                                     .stop_signal = stop_signal,
+                                     .exited = exit_code.has_value()});
+    if (stop.action == StopRule::Action::kTerminate) {
+      const std::string line =
+          absl::StrCat(ctx.task_name, ": ", stop.why, "; stopping the task: SIGTERM, SIGKILL in ",
+                       absl::FormatDuration(ctx.timeouts.stop_grace));
+      if (stop_signal != 0) {
+        TONY_LOG(INFO) << line;  // the usual stop: YARN or the AM asked
+      } else {
+        TONY_LOG(ERROR) << line;
+      }
       signal_task(SIGTERM);
       *stopping = true;
-      kill_at = absl::Now() + ctx.timeouts.stop_grace;
-    }
-    // Replaced: the AM relaunched the task elsewhere (it took this node for lost); a task left
-    // running here would be an orphan nobody stops.
-    if (!kill_at && !exit_code) {
-      if (std::string why = ctx.heartbeater->Superseded(); !why.empty()) {
-        TONY_LOG(ERROR) << ctx.task_name << ": " << why
-                        << "; stopping the task: SIGTERM, SIGKILL in "
-                        << absl::FormatDuration(ctx.timeouts.stop_grace);
-        signal_task(SIGTERM);
-        *stopping = true;
-        kill_at = absl::Now() + ctx.timeouts.stop_grace;
-      }
-    }
-    if (kill_at && !exit_code && absl::Now() >= *kill_at) {
-      TONY_LOG(WARNING) << ctx.task_name << ": still running after the stop grace; SIGKILL";
+    } else if (stop.action == StopRule::Action::kKill) {
+      TONY_LOG(WARNING) << ctx.task_name << ": " << stop.why << "; SIGKILL";
       signal_task(SIGKILL);
-      kill_at.reset();
     }
     pollfd fds[2] = {{ctx.sigfd, POLLIN, 0}, {stderr_open ? err_read : -1, POLLIN, 0}};
     // Short while the port is held (to see the task bind it) or a deadline is near.
-    int timeout_ms = kill_at || exit_code ? 100 : 1000;
+    int timeout_ms = rule.NextWake() != absl::InfiniteFuture() || exit_code ? 100 : 1000;
     if (ctx.reservation->held()) {
       timeout_ms =
           std::clamp(static_cast<int>(absl::ToInt64Milliseconds(next_listen_check - absl::Now())),
@@ -526,13 +527,7 @@ std::optional<int> Supervise(const SupervisionContext& ctx, Subprocess& child,
       int sig = static_cast<int>(si.ssi_signo);
       if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && !exit_code) {
         *stopping = true;
-        if (!kill_at) {
-          TONY_LOG(INFO) << ctx.task_name << ": signal " << sig
-                         << "; forwarding SIGTERM, SIGKILL in "
-                         << absl::FormatDuration(ctx.timeouts.stop_grace);
-          signal_task(SIGTERM);
-          kill_at = absl::Now() + ctx.timeouts.stop_grace;
-        }
+        if (stop_signal == 0) stop_signal = sig;  // StopRule forwards it
       }
     }
   }
@@ -750,7 +745,8 @@ int RunExecutor(const ExecutorConfig& config) {
                                        .stderr_copy = stderr_copy,
                                        .reservation = &*reservation,
                                        .heartbeater = &heartbeater,
-                                       .tail = &tail};
+                                       .tail = &tail,
+                                       .clock = config.clock};
   int last_exit = 0;      // the command's last exit code
   bool stopping = false;  // a signal or the dead-man switch: no restart
   while (true) {

@@ -50,6 +50,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 
 namespace tony::executor {
 
@@ -77,6 +78,9 @@ struct ExecutorConfig {
   std::string log_dir;     // Default: "" (own stdout/stderr)
   std::string host;        // Default: "" ($NM_HOST, else the hostname)
   absl::Duration heartbeat_interval = absl::Seconds(5);  // Default: 5s
+  // The time heartbeats, the AM's silence and the stop rule (executor/stop_rule.h) are measured
+  // by. Default: RealClock().
+  Clock* clock = RealClock();
   int hold_port = -1;  // Default: -1 (by framework and job type; see above)
   // The port to reserve when it is free (TONY_TASK_PORT_HINT: a relaunched task's old port, so
   // that it comes back at its old address). Default: 0 (any).
