@@ -14,6 +14,7 @@
 #include "history/history_server.h"
 #include "http/client.h"
 #include "http/json.h"
+#include "local/local_am.h"
 #include "submit/contract.h"
 
 namespace tony::cli {
@@ -55,13 +56,26 @@ absl::StatusOr<http::Json> ListFromServer(const std::string& server, const std::
   return http::ParseJson(response->body, "history server's job list");
 }
 
-absl::StatusOr<http::Json> ListFromDirectory(const HistoryArgs& args, submit::YarnCluster& cluster,
-                                             const std::string& query) {
-  absl::StatusOr<std::string> dir = HistoryDir(args, cluster);
+// The local backend's jobs with --local, else the cluster's history directory in HDFS.
+absl::StatusOr<std::unique_ptr<history::HistoryStore>> OpenStore(const HistoryArgs& args,
+                                                                 submit::YarnCluster* cluster) {
+  if (args.local) return history::LocalJobsHistoryStore(local::DefaultWorkRoot());
+  absl::StatusOr<std::string> dir = HistoryDir(args, *cluster);
   if (!dir.ok()) return dir.status();
-  history::HistoryServer reader(history::HdfsHistoryStore(cluster.hdfs.get(), *dir), {});
+  return history::HdfsHistoryStore(cluster->hdfs.get(), *dir);
+}
+
+absl::StatusOr<http::Json> ListFromDirectory(const HistoryArgs& args, submit::YarnCluster* cluster,
+                                             const std::string& query) {
+  absl::StatusOr<std::unique_ptr<history::HistoryStore>> store = OpenStore(args, cluster);
+  if (!store.ok()) return store.status();
+  const std::string where = (*store)->Describe();
+  history::HistoryServer reader(*std::move(store), {});
   if (absl::Status s = reader.Scan(); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("history directory ", *dir, ": ", s.message()));
+    // No local job yet: an empty list, not an error.
+    if (args.local && absl::IsNotFound(s))
+      return http::Json{{"total", 0}, {"jobs", http::Json::array()}};
+    return absl::Status(s.code(), absl::StrCat("history directory ", where, ": ", s.message()));
   }
   am::HttpReply reply = reader.Handle(absl::StrCat("/api/jobs?", query));
   return http::ParseJson(reply.body, "job list");
@@ -121,7 +135,7 @@ int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostre
     err << "ytf: " << query.status().message() << " (see ytf history --help)\n";
     return kExitUsage;
   }
-  absl::StatusOr<http::Json> list = args.server.empty() ? ListFromDirectory(args, *cluster, *query)
+  absl::StatusOr<http::Json> list = args.server.empty() ? ListFromDirectory(args, cluster, *query)
                                                         : ListFromServer(args.server, *query);
   if (!list.ok()) {
     err << "ytf: " << list.status().message() << "\n";
@@ -135,14 +149,15 @@ int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostre
   return kExitOk;
 }
 
-int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster& cluster, std::ostream& out,
+int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                      std::ostream& err) {
   SignalWatcher signals;  // before the server's threads, which inherit its mask
-  absl::StatusOr<std::string> dir = HistoryDir(args, cluster);
-  if (!dir.ok()) {
-    err << "ytf: " << dir.status().message() << "\n";
+  absl::StatusOr<std::unique_ptr<history::HistoryStore>> store = OpenStore(args, cluster);
+  if (!store.ok()) {
+    err << "ytf: " << store.status().message() << "\n";
     return kExitUsage;
   }
+  const std::string where = (*store)->Describe();
   history::HistoryServerOptions options;
   options.listen_host = args.listen_host;
   options.port = args.port;
@@ -150,7 +165,7 @@ int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster& cluster, std:
   options.retention.max_age = args.max_age;
   options.retention.max_jobs = args.max_jobs;
   options.index_file = args.index_file;
-  history::HistoryServer server(history::HdfsHistoryStore(cluster.hdfs.get(), *dir), options);
+  history::HistoryServer server(*std::move(store), options);
   if (absl::Status s = server.Start(); !s.ok()) {
     err << "ytf: history-server: " << s.message() << "\n";
     return kExitInternal;
@@ -159,7 +174,7 @@ int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster& cluster, std:
   signals.Start([&stop](int) {
     if (!stop.HasBeenNotified()) stop.Notify();
   });
-  out << "history server: http://" << args.listen_host << ":" << server.port() << "/ over " << *dir
+  out << "history server: http://" << args.listen_host << ":" << server.port() << "/ over " << where
       << " (scanned every " << absl::FormatDuration(args.scan_interval) << "); Ctrl-C stops it\n"
       << std::flush;
   stop.WaitForNotification();

@@ -25,6 +25,7 @@ struct HistoryArgs {
   bool json = false;
   std::string server;       // http://host:port of a history server; empty: read the directory
   std::string history_dir;  // instead of tony.history.dir
+  bool local = false;       // the local backend's jobs (ytf-submit --local) instead: no cluster
   // history-server
   std::string listen_host = "127.0.0.1";
   int port = 18890;
@@ -43,11 +44,11 @@ absl::StatusOr<std::string> ClusterHistoryDir(const submit::YarnCluster& cluster
 absl::StatusOr<std::string> HistoryQueryString(const HistoryArgs& args);
 
 // Both print to `out`/`err` and return the exit code. Neither needs a ResourceManager: `cluster`
-// gives the configuration and HDFS (unused by `ytf history --server`).
+// gives the configuration and HDFS; null with `--server` or `--local`.
 int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                std::ostream& err);
 // Runs until SIGINT or SIGTERM.
-int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster& cluster, std::ostream& out,
+int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                      std::ostream& err);
 
 }  // namespace tony::cli

@@ -73,6 +73,7 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "limit", true, "history"},
     {0, "server", true, "history"},
     {0, "history_dir", true, "history history-server"},
+    {0, "local", false, "history history-server"},
     {0, "listen_host", true, "history-server"},
     {0, "port", true, "history-server"},
     {0, "scan_interval", true, "history-server"},
@@ -149,6 +150,8 @@ absl::Status ParseHistoryFlag(const std::string& name, const std::string& value,
     h.server = value;
   } else if (name == "history_dir") {
     h.history_dir = value;
+  } else if (name == "local") {
+    h.local = true;
   } else if (name == "index_file") {
     h.index_file = value;
   } else if (name == "listen_host") {
@@ -759,7 +762,7 @@ Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable or no event log for the j
 
 Usage: ytf history [--user <u>] [--queue <q>] [--state <s>] [--name <part>] [--tag <t>]
                    [--from <date>] [--to <date>] [--offset <n>] [--limit <n>] [--json]
-                   [--server <url> | --history_dir <dir>]
+                   [--server <url> | --history_dir <dir> | --local]
 
 Lists the jobs whose event logs are in the history directory (tony.history.dir, default
 /tmp/tony-history; docs/events.md), newest first, every user's you may read: state, user,
@@ -775,6 +778,8 @@ queue, start, tasks, name. Kept after YARN has forgotten the job.
       --server <url>        ask a running history server (ytf history-server) instead of
                             reading every log: fast with many jobs
       --history_dir <dir>   another directory than tony.history.dir
+      --local               this user's local jobs (ytf-submit --local) instead, from
+                            $TMPDIR/tony-jobs-<uid>/<id>/events.jsonl; needs no cluster
 Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 )",
                         kCommon);
@@ -784,7 +789,7 @@ Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 
 Usage: ytf history-server [--listen_host <ip>] [--port <n>] [--scan_interval <d>]
                           [--max_age <d>] [--max_jobs <n>] [--index_file <file>]
-                          [--history_dir <dir>]
+                          [--history_dir <dir> | --local]
 
 Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
   /                   the job list, with filters and paging
@@ -805,6 +810,8 @@ It lists the directory every --scan_interval and reads only new or changed logs.
                             scan that changed it): a restart reads only the logs that changed,
                             not every log (default none)
       --history_dir <dir>   another directory than tony.history.dir
+      --local               this user's local jobs (ytf-submit --local) instead; needs no
+                            cluster, deletes nothing
 Exit codes: 0 stopped by a signal, 2 bad usage, 3 the directory cannot be read or the port
 cannot be had.
 )",
@@ -891,6 +898,15 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (parsed->command == "history" && !parsed->history.server.empty()) {
     return RunHistory(parsed->history, nullptr, out, err);  // no cluster needed
   }
+  if ((parsed->command == "history" || parsed->command == "history-server") &&
+      parsed->history.local) {
+    if (auto q = HistoryQueryString(parsed->history); !q.ok()) {
+      err << "ytf: " << q.status().message() << " (see ytf history --help)\n";
+      return kExitUsage;
+    }
+    return parsed->command == "history" ? RunHistory(parsed->history, nullptr, out, err)
+                                        : RunHistoryServer(parsed->history, nullptr, out, err);
+  }
   if (parsed->command == "history") {
     // Bad filters are bad usage before anything is contacted.
     if (auto q = HistoryQueryString(parsed->history); !q.ok()) {
@@ -959,7 +975,7 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (parsed->command == "events") return Events(*cluster, parsed->app, parsed->json, out, err);
   if (parsed->command == "history") return RunHistory(parsed->history, cluster.get(), out, err);
   if (parsed->command == "history-server") {
-    return RunHistoryServer(parsed->history, *cluster, out, err);
+    return RunHistoryServer(parsed->history, cluster.get(), out, err);
   }
 
   auto opened = submit::OpenYarnApplicationById(cluster, parsed->app);

@@ -3,6 +3,7 @@
 #include "history/history_server.h"
 
 #include <dirent.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,9 +95,68 @@ class LocalStore : public HistoryStore {
   const std::string dir_;
 };
 
-// Only what YARN makes an application id of: the id becomes part of a path.
+// The name of user `uid`, or its number.
+std::string UserName(uid_t uid) {
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found != nullptr) {
+    return found->pw_name;
+  }
+  return std::to_string(uid);
+}
+
+// The local backend's jobs: <root>/<id>/events.jsonl, listed as "<id>.jsonl", owned by the
+// file's owner (the local AM's log does not name its user).
+class LocalJobsStore : public HistoryStore {
+ public:
+  explicit LocalJobsStore(std::string root) : root_(std::move(root)) {}
+
+  absl::StatusOr<std::vector<HistoryFile>> List() const override {
+    DIR* d = ::opendir(root_.c_str());
+    if (d == nullptr) {
+      return errno == ENOENT ? absl::NotFoundError(absl::StrCat(root_, " does not exist"))
+                             : absl::PermissionDeniedError(absl::StrCat("cannot read ", root_));
+    }
+    std::vector<HistoryFile> out;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string id = e->d_name;
+      struct stat st {};
+      if (!absl::StartsWith(id, "local_") || ::stat(Log(id).c_str(), &st) != 0 ||
+          !S_ISREG(st.st_mode)) {
+        continue;
+      }
+      out.push_back({id + ".jsonl", static_cast<int64_t>(st.st_size),
+                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000,
+                     UserName(st.st_uid)});
+    }
+    ::closedir(d);
+    return out;
+  }
+  absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const override {
+    absl::string_view id = name;
+    if (!absl::ConsumeSuffix(&id, ".jsonl")) return absl::NotFoundError(name);
+    return ReadRegularFile(Log(std::string(id)), max_bytes);
+  }
+  absl::Status Delete(const std::string& name) const override {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a local job's directory (", root_, ") is its user's to remove"));
+  }
+  std::string Describe() const override { return absl::StrCat("local jobs in ", root_); }
+
+ private:
+  std::string Log(const std::string& id) const {
+    return absl::StrCat(root_, "/", id, "/events.jsonl");
+  }
+
+  const std::string root_;
+};
+
+// Only what YARN or the local backend makes an application id of: the id becomes part of a path.
 bool PlausibleAppId(absl::string_view id) {
-  if (!absl::StartsWith(id, "application_") || id.size() > 64) return false;
+  if (!(absl::StartsWith(id, "application_") || absl::StartsWith(id, "local_")) || id.size() > 64) {
+    return false;
+  }
   for (char c : id) {
     if (!absl::ascii_isalnum(c) && c != '_') return false;
   }
@@ -120,6 +180,10 @@ HttpReply ErrorReply(int code, absl::string_view title, absl::string_view messag
 
 std::unique_ptr<HistoryStore> HdfsHistoryStore(const hdfs::WebHdfsClient* hdfs, std::string dir) {
   return std::make_unique<HdfsStore>(hdfs, std::move(dir));
+}
+
+std::unique_ptr<HistoryStore> LocalJobsHistoryStore(std::string root) {
+  return std::make_unique<LocalJobsStore>(std::move(root));
 }
 
 std::unique_ptr<HistoryStore> LocalHistoryStore(std::string dir) {

@@ -63,6 +63,9 @@ class HistoryStore {
 // `hdfs` is not owned and must outlive the store.
 std::unique_ptr<HistoryStore> HdfsHistoryStore(const hdfs::WebHdfsClient* hdfs, std::string dir);
 std::unique_ptr<HistoryStore> LocalHistoryStore(std::string dir);
+// The local backend's jobs under `root` (local::DefaultWorkRoot()): each job's
+// <root>/<id>/events.jsonl, named "<id>.jsonl". Never deletes (retention leaves them listed).
+std::unique_ptr<HistoryStore> LocalJobsHistoryStore(std::string root);
 
 struct HistoryServerOptions {
   // Where to listen. Default: loopback only, a port the system picks (the CLI's default is

@@ -216,7 +216,9 @@ JobHistory ReadJobHistory(absl::string_view app_id, absl::string_view text,
 
 std::optional<std::string> AppIdOfLogName(absl::string_view file_name) {
   if (!absl::ConsumeSuffix(&file_name, ".jsonl") || file_name.empty()) return std::nullopt;
-  if (!absl::StartsWith(file_name, "application_")) return std::nullopt;
+  if (!absl::StartsWith(file_name, "application_") && !absl::StartsWith(file_name, "local_")) {
+    return std::nullopt;
+  }
   return std::string(file_name);
 }
 

@@ -377,6 +377,11 @@ TEST(CliTest, LocalJobIdsGetAClearAnswerFromYtf) {
     EXPECT_THAT(y.err, HasSubstr("is a local job (--local)")) << command;
     EXPECT_EQ(Lines(y.err), 1) << y.err;
   }
+  // Its history is the local backend's, read without a cluster.
+  Result history = Exec({Ytf(), "history", "--local", "--json", "--limit", "1000"},
+                        {{"HADOOP_CONF_DIR", "/nonexistent"}});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  EXPECT_THAT(history.out, HasSubstr(absl::StrCat("\"app_id\": \"", id, "\"")));
 }
 
 TEST(CliTest, UnreachableResourceManagerSaysWhatAndGivesUp) {

@@ -7,6 +7,7 @@
 #include "history/history_server.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -107,6 +108,31 @@ TEST_F(HistoryServerTest, ListsJobsAndShowsOne) {
   http::Json detail = Json(server->Handle("/api/jobs/application_1_0002"));
   EXPECT_EQ(detail["tasks"][0]["exit_code"], 3);
   EXPECT_EQ(detail["tasks"][0]["usage"][0]["rss_bytes"], 50000000);
+}
+
+// The local backend's jobs: <root>/<id>/events.jsonl, each named by its id, its owner the user.
+TEST_F(HistoryServerTest, LocalJobsAreListedAndShownFromTheirJobDirectories) {
+  for (const char* id : {"local_1795750000000_a1b2", "local_1795750000001_c3d4"}) {
+    ASSERT_EQ(::mkdir(absl::StrCat(dir_, "/", id).c_str(), 0700), 0);
+  }
+  Write("local_1795750000000_a1b2/events.jsonl", Log("SUCCEEDED", "local-one", 0));
+  Write("local_1795750000001_c3d4/stdout", "a job dir without a log yet");
+  ASSERT_EQ(::mkdir((dir_ + "/other").c_str(), 0700), 0);
+  Write("other/events.jsonl", Log("FAILED", "not a local job's directory", 1));
+
+  HistoryServer server(LocalJobsHistoryStore(dir_), {});
+  ASSERT_TRUE(server.Scan().ok());
+  http::Json list = Json(server.Handle("/api/jobs"));
+  ASSERT_EQ(list["total"], 1) << list.dump();
+  EXPECT_EQ(list["jobs"][0]["app_id"], "local_1795750000000_a1b2");
+  EXPECT_EQ(list["jobs"][0]["name"], "local-one");
+  am::HttpReply job = server.Handle("/jobs/local_1795750000000_a1b2");
+  EXPECT_EQ(job.code, 200);
+  EXPECT_THAT(job.body, HasSubstr("local-one"));
+  EXPECT_EQ(server.Handle("/jobs/local_..%2Fother").code, 404);
+  // Retention never removes a local job's directory.
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      LocalJobsHistoryStore(dir_)->Delete("local_1795750000000_a1b2.jsonl")));
 }
 
 TEST_F(HistoryServerTest, BadRequestsGetAClearAnswer) {
