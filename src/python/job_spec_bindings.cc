@@ -95,6 +95,37 @@ JobTypeList JobTypesFromDict(const py::dict& d) {
   return out;
 }
 
+// Items of a JobTypeList are references into the vector (spec.job_types[0].instances = 2 edits
+// the spec). A change that moves or frees items would leave such a reference pointing at freed
+// memory, so it is refused while any item (or a part of one, which keeps its item alive) is
+// referenced from Python.
+void CheckNoItemReferenced(const JobTypeList& types, const char* what) {
+  const py::detail::type_info* info = py::detail::get_type_info(typeid(JobTypeSpec));
+  for (const JobTypeSpec& t : types) {
+    if (info != nullptr && py::detail::get_object_handle(&t, info)) {
+      throw py::value_error(absl::StrCat(
+          "JobSpec.job_types.", what, ": the JobTypeSpec '", t.name,
+          "' taken from this list is still referenced (e.g. t = spec.job_types[0]); changing "
+          "the list would leave it pointing at freed memory: drop it (del t) or keep a copy "
+          "(copy.copy(t)) first"));
+    }
+  }
+}
+
+// Wraps the list's method `name` so that it first checks for referenced items (always, or only
+// when its first argument is a slice).
+void GuardListMethod(const py::object& cls, const char* name, bool slices_only = false) {
+  py::object original = cls.attr(name);
+  cls.attr(name) = py::cpp_function(
+      [original, name, slices_only](py::object self, py::args args) {
+        if (!slices_only || (args.size() > 0 && py::isinstance<py::slice>(args[0]))) {
+          CheckNoItemReferenced(self.cast<const JobTypeList&>(), name);
+        }
+        return original(self, *args);
+      },
+      py::name(name), py::is_method(cls));
+}
+
 void BindContainers(py::module_& m) {
   py::bind_map<StringMap>(m, "StringMap").def(py::init(&MapFromDict<StringMap>));
   py::implicitly_convertible<py::dict, StringMap>();
@@ -103,16 +134,21 @@ void BindContainers(py::module_& m) {
   py::implicitly_convertible<py::tuple, StringList>();
   py::bind_map<ResourcesByTask>(m, "ResourcesByTask").def(py::init(&MapFromDict<ResourcesByTask>));
   py::implicitly_convertible<py::dict, ResourcesByTask>();
-  py::bind_vector<JobTypeList>(m, "JobTypeList")
-      .def(py::init(&JobTypesFromDict), py::prepend())
-      .def("__repr__", [](const JobTypeList& types) {
-        return absl::StrCat("[",
-                            absl::StrJoin(types, ", ",
-                                          [](std::string* out, const auto& t) {
-                                            absl::StrAppend(out, t.name, ":", t.instances);
-                                          }),
-                            "]");
-      });
+  auto job_types = py::bind_vector<JobTypeList>(m, "JobTypeList")
+                       .def(py::init(&JobTypesFromDict), py::prepend());
+  for (const char* method :
+       {"append", "extend", "insert", "pop", "clear", "remove", "__delitem__"}) {
+    GuardListMethod(job_types, method);
+  }
+  GuardListMethod(job_types, "__setitem__", /*slices_only=*/true);  // an index assigns in place
+  job_types.def("__repr__", [](const JobTypeList& types) {
+    return absl::StrCat("[",
+                        absl::StrJoin(types, ", ",
+                                      [](std::string* out, const auto& t) {
+                                        absl::StrAppend(out, t.name, ":", t.instances);
+                                      }),
+                        "]");
+  });
   py::implicitly_convertible<py::list, JobTypeList>();
   py::implicitly_convertible<py::dict, JobTypeList>();
 }
@@ -218,6 +254,8 @@ void BindJobType(py::module_& m) {
       .def(
           "__eq__", [](const JobTypeSpec& a, const JobTypeSpec& b) { return a == b; },
           py::is_operator())
+      .def("__copy__", [](const JobTypeSpec& t) { return JobTypeSpec(t); })
+      .def("__deepcopy__", [](const JobTypeSpec& t, py::dict) { return JobTypeSpec(t); })
       .def("__repr__", [](const JobTypeSpec& t) {
         return absl::StrCat("JobTypeSpec('", t.name, "', instances=", t.instances, ")");
       });
@@ -253,7 +291,13 @@ void BindJobSpecFields(py::class_<JobSpec>& c) {
       .def_readwrite("priority", &JobSpec::priority)
       .def_readwrite("work_preserving_restart", &JobSpec::work_preserving_restart)
       .def_readwrite("framework", &JobSpec::framework)
-      .def_readwrite("job_types", &JobSpec::job_types)
+      .def_property(
+          "job_types", [](JobSpec& s) -> JobTypeList& { return s.job_types; },
+          [](JobSpec& s, const JobTypeList& types) {
+            CheckNoItemReferenced(s.job_types, "assignment");
+            s.job_types = types;
+          },
+          py::return_value_policy::reference_internal)
       .def_readwrite("task_defaults", &JobSpec::task_defaults)
       .def_readwrite("command", &JobSpec::command)
       .def_readwrite("env", &JobSpec::env)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import ast
+import copy
 import datetime
 import os
 import signal
@@ -44,6 +45,31 @@ def test_jobspec_from_kwargs_edits_in_place():
     assert libtony.JobSpec(priority=3).priority == 3
     assert spec.total_tasks() == 4
     assert [t.id for t in spec.tasks()] == ["ps:0", "worker:0", "worker:1", "chief:0"]
+
+
+def test_a_kept_job_type_blocks_changes_that_would_free_it():
+    # Items are references into the spec: a change that moves them is refused while one is
+    # held, instead of leaving it pointing at freed memory.
+    spec = libtony.JobSpec(command="x", job_types={"ps": 1, "worker": 2})
+    worker = spec.job_types[1]
+    resources = spec.job_types[0].resources  # a part keeps its job type alive too
+    for change in (lambda: spec.job_types.append(libtony.JobTypeSpec("chief")),
+                   lambda: spec.job_types.insert(0, libtony.JobTypeSpec("chief")),
+                   lambda: spec.job_types.pop(), lambda: spec.job_types.clear(),
+                   lambda: spec.job_types.__delitem__(0),
+                   lambda: spec.job_types.extend([libtony.JobTypeSpec("chief")]),
+                   lambda: setattr(spec, "job_types", {"worker": 1})):
+        with pytest.raises(ValueError, match="still referenced"):
+            change()
+    worker.instances = 3  # the reference is still good
+    resources.memory_mb = 512
+    spec.job_types[0] = libtony.JobTypeSpec("ps", instances=2)  # in place: allowed
+    assert spec.job_types[1].instances == 3
+    kept = copy.copy(worker)
+    del worker, resources
+    spec.job_types.append(libtony.JobTypeSpec("chief"))
+    assert [t.name for t in spec.job_types] == ["ps", "worker", "chief"]
+    assert kept.instances == 3
 
 
 def test_role_dependencies_and_linger_round_trip_through_yaml():
