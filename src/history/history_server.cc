@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -54,29 +56,54 @@ class HdfsStore : public HistoryStore {
   const std::string dir_;
 };
 
+// The name of user `uid`, or its number.
+std::string UserName(uid_t uid) {
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found != nullptr) {
+    return found->pw_name;
+  }
+  return std::to_string(uid);
+}
+
+// Calls `each` with every entry of `dir` but . and ..; NotFound or PermissionDenied naming it.
+absl::Status ForEachEntry(const std::string& dir,
+                          const std::function<void(const std::string&)>& each) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return errno == ENOENT ? absl::NotFoundError(absl::StrCat(dir, " does not exist"))
+                           : absl::PermissionDeniedError(absl::StrCat("cannot read ", dir));
+  }
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") each(name);
+  }
+  ::closedir(d);
+  return absl::OkStatus();
+}
+
+// `path`, listed as `name` (owned by its user, `with_owner`), when it is a regular file.
+std::optional<HistoryFile> RegularFile(const std::string& path, std::string name, bool with_owner) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return HistoryFile{std::move(name), static_cast<int64_t>(st.st_size),
+                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000,
+                     with_owner ? UserName(st.st_uid) : ""};
+}
+
 class LocalStore : public HistoryStore {
  public:
   explicit LocalStore(std::string dir) : dir_(std::move(dir)) {}
 
   absl::StatusOr<std::vector<HistoryFile>> List() const override {
-    DIR* d = ::opendir(dir_.c_str());
-    if (d == nullptr) {
-      return errno == ENOENT ? absl::NotFoundError(absl::StrCat(dir_, " does not exist"))
-                             : absl::PermissionDeniedError(absl::StrCat("cannot read ", dir_));
-    }
     std::vector<HistoryFile> out;
-    while (const dirent* e = ::readdir(d)) {
-      struct stat st {};
-      const std::string name = e->d_name;
-      if (name == "." || name == ".." || ::stat((dir_ + "/" + name).c_str(), &st) != 0 ||
-          !S_ISREG(st.st_mode)) {
-        continue;
+    absl::Status listed = ForEachEntry(dir_, [&](const std::string& name) {
+      if (auto f = RegularFile(absl::StrCat(dir_, "/", name), name, /*with_owner=*/false); f) {
+        out.push_back(*std::move(f));
       }
-      out.push_back({name, static_cast<int64_t>(st.st_size),
-                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000,
-                     ""});
-    }
-    ::closedir(d);
+    });
+    if (!listed.ok()) return listed;
     return out;
   }
   absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const override {
@@ -95,17 +122,6 @@ class LocalStore : public HistoryStore {
   const std::string dir_;
 };
 
-// The name of user `uid`, or its number.
-std::string UserName(uid_t uid) {
-  struct passwd pw {};
-  struct passwd* found = nullptr;
-  char buf[4096];
-  if (::getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found != nullptr) {
-    return found->pw_name;
-  }
-  return std::to_string(uid);
-}
-
 // The local backend's jobs: <root>/<id>/events.jsonl, listed as "<id>.jsonl", owned by the
 // file's owner (the local AM's log does not name its user).
 class LocalJobsStore : public HistoryStore {
@@ -113,24 +129,14 @@ class LocalJobsStore : public HistoryStore {
   explicit LocalJobsStore(std::string root) : root_(std::move(root)) {}
 
   absl::StatusOr<std::vector<HistoryFile>> List() const override {
-    DIR* d = ::opendir(root_.c_str());
-    if (d == nullptr) {
-      return errno == ENOENT ? absl::NotFoundError(absl::StrCat(root_, " does not exist"))
-                             : absl::PermissionDeniedError(absl::StrCat("cannot read ", root_));
-    }
     std::vector<HistoryFile> out;
-    while (const dirent* e = ::readdir(d)) {
-      const std::string id = e->d_name;
-      struct stat st {};
-      if (!absl::StartsWith(id, "local_") || ::stat(Log(id).c_str(), &st) != 0 ||
-          !S_ISREG(st.st_mode)) {
-        continue;
+    absl::Status listed = ForEachEntry(root_, [&](const std::string& id) {
+      if (!absl::StartsWith(id, "local_")) return;
+      if (auto f = RegularFile(Log(id), id + ".jsonl", /*with_owner=*/true); f) {
+        out.push_back(*std::move(f));
       }
-      out.push_back({id + ".jsonl", static_cast<int64_t>(st.st_size),
-                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000,
-                     UserName(st.st_uid)});
-    }
-    ::closedir(d);
+    });
+    if (!listed.ok()) return listed;
     return out;
   }
   absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const override {
