@@ -436,9 +436,8 @@ struct SupervisionContext {
   int stderr_copy = -1;                    // where the task's stderr is tee'd
   PortReservation* reservation = nullptr;  // held until the task listens
   const Heartbeater* heartbeater = nullptr;
-  LineTail* tail = nullptr;
-  Clock* clock =
-      RealClock();  // the stop rule's time  // the end of the task's stderr, for its exit report
+  LineTail* tail = nullptr;    // the end of the task's stderr, for its exit report
+  Clock* clock = RealClock();  // the stop rule's time
 };
 
 // Watches one run of the task's command until it has exited and its stderr (`err_read`) is
