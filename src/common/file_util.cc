@@ -130,6 +130,11 @@ absl::Status MakePrivateDirectory(const std::string& path) {
   return absl::OkStatus();
 }
 
+std::string TempDirectory() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
 std::string HomeDirectory() {
   const char* home = std::getenv("HOME");
   if (home != nullptr && *home != '\0') return home;

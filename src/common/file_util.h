@@ -38,6 +38,8 @@ absl::Status MakePrivateDirectory(const std::string& path);
 // The user's home directory: $HOME, else the password database's entry. Empty when neither is
 // known (callers fail then, never fall back to a shared directory such as /tmp).
 std::string HomeDirectory();
+// Where temporary files go: $TMPDIR, else /tmp.
+std::string TempDirectory();
 // Last component of a path ("a/b.py" -> "b.py").
 std::string BaseName(absl::string_view path);
 // Directory of this program (from /proc/self/exe).

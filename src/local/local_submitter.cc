@@ -637,10 +637,7 @@ class LocalSubmitter : public Submitter {
 
 }  // namespace
 
-std::string DefaultWorkRoot() {
-  const char* tmp = std::getenv("TMPDIR");
-  return absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tony-jobs-", ::geteuid());
-}
+std::string DefaultWorkRoot() { return absl::StrCat(TempDirectory(), "/tony-jobs-", ::geteuid()); }
 
 }  // namespace local
 

@@ -694,9 +694,7 @@ class YarnSubmitter : public Submitter {
   absl::StatusOr<yarn::LocalResource> ShipSourceDir(hdfs::WebHdfsClient& fs, const std::string& dir,
                                                     const std::string& remote,
                                                     const hdfs::UploadOptions& options) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string temp_dir =
-        absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/tony-src-XXXXXX");
+    std::string temp_dir = TempDirectory() + "/tony-src-XXXXXX";
     if (::mkdtemp(temp_dir.data()) == nullptr) {
       return absl::InternalError(
           absl::StrCat("a temporary directory for the source archive: ", strerror(errno)));

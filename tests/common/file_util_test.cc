@@ -23,6 +23,18 @@ class FileUtilTest : public ::testing::Test {
   std::string dir_;
 };
 
+TEST(TempDirectoryTest, TmpdirElseTmp) {
+  const char* saved = std::getenv("TMPDIR");
+  const std::string before = saved != nullptr ? saved : "";
+  setenv("TMPDIR", "/var/tmp/x", 1);
+  EXPECT_EQ(TempDirectory(), "/var/tmp/x");
+  setenv("TMPDIR", "", 1);
+  EXPECT_EQ(TempDirectory(), "/tmp");
+  unsetenv("TMPDIR");
+  EXPECT_EQ(TempDirectory(), "/tmp");
+  if (saved != nullptr) setenv("TMPDIR", before.c_str(), 1);
+}
+
 TEST_F(FileUtilTest, WriteFileAtomicallyThenRead) {
   const std::string path = dir_ + "/a.txt";
   ASSERT_TRUE(WriteFileAtomically(path, "first", 0600).ok());
