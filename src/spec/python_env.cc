@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -114,11 +115,18 @@ absl::Status ReadAll(int fd, const std::string& path, ContentHasher* hasher, F c
   }
 }
 
+// -1 for a malformed field, a negative base-256 number or one past int64_t: an 11-byte base-256
+// field holds up to 2^88, which a shift would wrap (to 0 for 2^80, hiding a "huge" entry).
 int64_t TarNumber(const char* field, size_t size) {
-  if (static_cast<unsigned char>(field[0]) & 0x80) {  // base-256 (GNU, large files)
-    int64_t v = 0;
-    for (size_t i = 1; i < size; ++i) v = (v << 8) | static_cast<unsigned char>(field[i]);
-    return v;
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(field[i]); };
+  if (byte(0) & 0x80) {  // base-256 (GNU, large files); 0xff starts a negative number
+    if (byte(0) & 0x40) return -1;
+    uint64_t v = byte(0) & 0x3f;
+    for (size_t i = 1; i < size; ++i) {
+      if (v > (static_cast<uint64_t>(INT64_MAX) >> 8)) return -1;
+      v = (v << 8) | byte(i);
+    }
+    return static_cast<int64_t>(v);
   }
   int64_t v = 0;
   for (size_t i = 0; i < size && field[i] != '\0' && field[i] != ' '; ++i) {
@@ -338,7 +346,9 @@ absl::Status ReadZip(int fd, const std::string& path, int64_t file_size, Content
     cd_size = Le64(z64 + 40);
     cd_offset = Le64(z64 + 48);
   }
-  if (cd_size > (uint64_t{1} << 31) || cd_offset + cd_size > static_cast<uint64_t>(file_size)) {
+  // Subtracted, not added: zip64 offsets are any 64-bit value, and a sum could wrap.
+  if (cd_size > (uint64_t{1} << 31) || cd_size > static_cast<uint64_t>(file_size) ||
+      cd_offset > static_cast<uint64_t>(file_size) - cd_size) {
     return Bad(path, bad_zip);
   }
   std::vector<unsigned char> cd(cd_size);
@@ -359,6 +369,8 @@ absl::Status ReadZip(int fd, const std::string& path, int64_t file_size, Content
     for (size_t x = 0; x + 4 <= extra_len;) {
       const unsigned char* f = h + 46 + name_len + x;
       size_t len = Le16(f + 2);
+      // A field longer than the extra would read the next entry or past the directory's end.
+      if (4 + len > extra_len - x) return Bad(path, bad_zip);
       if (Le16(f) == 1) {
         size_t k = 4;
         if (uncompressed == 0xffffffffu && k + 8 <= 4 + len) uncompressed = Le64(f + k), k += 8;

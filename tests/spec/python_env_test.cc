@@ -129,6 +129,61 @@ TEST_F(PythonEnvTest, BadInputIsRefusedNamingTheFix) {
   }
 }
 
+// Little-endian bytes, for archives written by hand.
+std::string Le(uint64_t v, int bytes) {
+  std::string out;
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return out;
+}
+
+// The reproducer of fuzz/corpus/python_env/zip64-extra-overrun.zip: a central-directory entry
+// whose zip64 field claims 0xffff bytes of a 4-byte extra, at the directory's very end. It was
+// read past the buffer (ASan: heap-buffer-overflow) and the zip accepted.
+TEST_F(PythonEnvTest, AZip64FieldLongerThanItsExtraIsRefused) {
+  const std::string name = "bin/python";
+  const std::string local = absl::StrCat(Le(0x04034b50, 4), Le(20, 2), std::string(20, '\0'),
+                                         Le(name.size(), 2), Le(0, 2), name);
+  const std::string central = absl::StrCat(
+      Le(0x02014b50, 4), Le(20, 2), Le(20, 2), std::string(12, '\0'), Le(0, 4),  // compressed
+      Le(0xffffffff, 4),  // uncompressed: in the zip64 field
+      Le(name.size(), 2), Le(4, 2), std::string(8, '\0'), Le(0100644u << 16, 4), Le(0, 4), name,
+      Le(1, 2), Le(0xffff, 2));
+  const std::string eocd = absl::StrCat(Le(0x06054b50, 4), std::string(4, '\0'), Le(1, 2), Le(1, 2),
+                                        Le(central.size(), 4), Le(local.size(), 4), Le(0, 2));
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/overrun.zip", local + central + eocd).ok());
+  auto a = InspectPythonEnv(dir_ + "/overrun.zip");
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), HasSubstr("is not a readable .zip"));
+}
+
+// The reproducer of fuzz/corpus/python_env/base256-size-overflow.tar.gz: bin/python with a GNU
+// base-256 size of 2^80. Shifted in an int64_t (UB) it wrapped to 0, and the tar was accepted.
+TEST_F(PythonEnvTest, ATarSizePastInt64IsRefusedNotWrapped) {
+  std::string header(512, '\0');
+  header.replace(0, 10, "bin/python");
+  header.replace(100, 8, std::string("0000755\0", 8));
+  header[124] = static_cast<char>(0x80);
+  header[125] = 1;  // then ten zero bytes: 2^80
+  header[156] = '0';
+  header.replace(257, 6, std::string("ustar\0", 6));
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/huge.tar", header + std::string(1024, '\0')).ok());
+  Run(absl::StrCat("gzip -n '", dir_, "/huge.tar'"));
+  auto a = InspectPythonEnv(dir_ + "/huge.tar.gz");
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), HasSubstr("not a tar archive"));
+
+  // A size base-256 can hold and int64_t too is still read (1 byte here).
+  header[125] = 0;
+  header[135] = 1;
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/small.tar",
+                                  header + std::string(512, 'x') + std::string(1024, '\0'))
+                  .ok());
+  Run(absl::StrCat("gzip -n '", dir_, "/small.tar'"));
+  auto b = InspectPythonEnv(dir_ + "/small.tar.gz");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->root, "");
+}
+
 TEST_F(PythonEnvTest, TheEnvGoesFirstOnPathAndPythonHomeIsUnset) {
   std::map<std::string, std::string> env = {{"PATH", "/usr/bin:/bin"}, {"PYTHONHOME", "/opt/py"}};
   ApplyPythonEnv("/c/tony-python-env", false, &env);
