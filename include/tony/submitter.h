@@ -188,9 +188,12 @@ class TONY_EXPORT Application {
 
   // The async twins: each returns at once and calls `done` exactly once, on a thread the
   // Application owns (never the caller's), with what the blocking call would have returned;
-  // `on_progress` runs on that thread too. Destroying the Application cancels its waits and
-  // waits for the calls in flight to finish their `done` (a `done` may destroy it: that call
-  // then returns without waiting for itself). `done` may call back into the Application.
+  // `on_progress` runs on that thread too. `done` may call back into the Application, or
+  // destroy it. Destroying an Application a Submitter handed out never waits for the backend:
+  // it waits only for a `done` or `on_progress` already running on another thread (the host's
+  // own code), calls the `done` of every call not answered yet with Cancelled on the
+  // destroying thread, and nothing of those calls runs afterwards. What the backend already
+  // sent goes on without it (a Kill in flight still stops the job).
   void StatusAsync(const CallOptions& options, StatusCallback done) {
     DoStatusAsync(options, std::move(done));
   }
@@ -256,6 +259,7 @@ class TONY_EXPORT Application {
 
  private:
   friend class ApplicationMonitor;
+  friend class ApplicationHandle;  // internal (src/common/application_handle.h)
 };
 
 // One application as a listing shows it.

@@ -31,6 +31,7 @@
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/wire.h"
+#include "common/application_handle.h"
 #include "common/call_deadline.h"
 #include "common/cancellation.h"
 #include "common/file_util.h"
@@ -484,7 +485,7 @@ class LocalSubmitter : public Submitter {
                        "can be re-attached only within the process that submitted them, "
                        "while it holds an Application for them)"));
     }
-    return std::unique_ptr<Application>(new LocalHandle(std::move(app)));
+    return MakeApplicationHandle(std::make_shared<LocalHandle>(std::move(app)));
   }
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
@@ -583,7 +584,7 @@ class LocalSubmitter : public Submitter {
       absl::erase_if(jobs_, [](const auto& job) { return job.second.expired(); });
       jobs_[id] = app;
     }
-    return std::unique_ptr<Application>(new LocalHandle(std::move(app)));
+    return MakeApplicationHandle(std::make_shared<LocalHandle>(std::move(app)));
   }
 
   // Task logs are files in the job's directory: <job>-<index>/<file>, and am.log for "am".

@@ -37,6 +37,7 @@
 #include "broker/broker_client.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
+#include "common/application_handle.h"
 #include "common/call_deadline.h"
 #include "common/cancellation.h"
 #include "common/content_key.h"
@@ -1064,9 +1065,9 @@ std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cl
                                                  const yarn::ApplicationId& id, std::string secret,
                                                  std::string staging_dir, int max_attempts,
                                                  std::string tls_cert_pem) {
-  return std::make_unique<YarnApplication>(std::move(cluster), id, std::move(secret),
-                                           std::move(staging_dir), max_attempts,
-                                           std::move(tls_cert_pem));
+  return MakeApplicationHandle(std::make_shared<YarnApplication>(
+      std::move(cluster), id, std::move(secret), std::move(staging_dir), max_attempts,
+      std::move(tls_cert_pem)));
 }
 
 }  // namespace tony::submit

@@ -334,6 +334,43 @@ TEST_F(LocalJobTest, DestroyingARunningApplicationLeavesNoZombieAm) {
   EXPECT_THAT(zombies, IsEmpty());
 }
 
+// Destroying an Application never waits for its backend: a Kill in flight (here held by a task
+// that ignores SIGTERM for the stop grace) is answered Cancelled at once and goes on without it.
+TEST_F(LocalJobTest, DestroyingAnApplicationWithAKillInFlightDoesNotWaitForTheKill) {
+  JobSpec spec;
+  spec.job_types = {Job("worker", 1)};
+  spec.command = "trap '' TERM; echo up; sleep 300";
+  spec.timeouts.stop_grace = absl::Seconds(15);
+  auto app = Submit(spec);
+  ASSERT_NE(app, nullptr);
+  const std::string id = app->id();
+  testing::WaitUntil(
+      [&] {
+        auto s = app->Status();
+        return s.ok() && s->progress.count("worker") && s->progress.at("worker").running == 1;
+      },
+      absl::Minutes(1));
+  std::atomic<int> answers{0};
+  absl::Status answer;
+  app->KillAsync({}, [&](absl::Status s) {
+    answer = s;
+    ++answers;
+  });
+  app.reset();
+  // Had the destructor waited for the kill, the task would be gone: it outlives the grace.
+  EXPECT_EQ(answers, 1);
+  EXPECT_TRUE(absl::IsCancelled(answer)) << answer;
+  EXPECT_THAT(local::FindJobProcesses(id, /*match_cmdline=*/true), Not(IsEmpty()));
+  // The kill goes on in the background and leaves nothing.
+  const absl::Time deadline = absl::Now() + absl::Seconds(120);
+  testing::WaitUntil([&] { return local::FindJobProcesses(id, true).empty(); },
+                     deadline - absl::Now());
+  EXPECT_THAT(local::FindJobProcesses(id, true), IsEmpty());
+  std::vector<std::string> zombies;
+  testing::WaitUntil([&] { return (zombies = ZombieChildren()).empty(); }, deadline - absl::Now());
+  EXPECT_THAT(zombies, IsEmpty());
+}
+
 // Application promises thread-safety: Wait, Status and Kill from several threads at once.
 // Status must keep answering while other threads are in Kill's reaping.
 TEST_F(LocalJobTest, ConcurrentWaitStatusAndKill) {

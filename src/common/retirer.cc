@@ -1,0 +1,89 @@
+// Copyright libtony authors.
+
+#include "common/retirer.h"
+
+#include <cstdlib>
+#include <utility>
+
+namespace tony {
+
+Retirer::~Retirer() { Stop(); }
+
+void Retirer::Start() {
+  absl::MutexLock lifecycle(&lifecycle_mu_);
+  if (thread_.joinable()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    running_ = true;
+    stopping_ = false;
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Retirer::Stop() {
+  absl::MutexLock lifecycle(&lifecycle_mu_);
+  if (!thread_.joinable()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+void Retirer::Retire(std::shared_ptr<void> object) {
+  if (object == nullptr) return;
+  {
+    absl::MutexLock lock(&mu_);
+    if (running_) {
+      queue_.push_back(std::move(object));
+      return;
+    }
+  }
+  object.reset();  // no thread: here, with no lock held
+}
+
+size_t Retirer::pending() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size() + destroying_;
+}
+
+void Retirer::Loop() {
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    auto work = [this]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
+    mu_.Await(absl::Condition(&work));
+    if (queue_.empty()) break;  // stopping, and nothing left to destroy
+    std::shared_ptr<void> next = std::move(queue_.front());
+    queue_.pop_front();
+    ++destroying_;
+    mu_.Unlock();
+    next.reset();  // the destructor may wait: no lock held
+    mu_.Lock();
+    --destroying_;
+  }
+  running_ = false;
+}
+
+namespace {
+
+// Never destroyed (an object may be handed over during exit); its thread is joined at exit.
+Retirer& ProcessRetirer() {
+  static Retirer* const retirer = [] {
+    auto* r = new Retirer;
+    std::atexit([] { ProcessRetirer().Stop(); });
+    return r;
+  }();
+  return *retirer;
+}
+
+}  // namespace
+
+void RetireInBackground(std::shared_ptr<void> object) {
+  if (object == nullptr) return;
+  Retirer& retirer = ProcessRetirer();
+  retirer.Start();
+  retirer.Retire(std::move(object));
+}
+
+}  // namespace tony
