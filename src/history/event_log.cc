@@ -105,15 +105,22 @@ absl::Status EventLog::Flush() {
   return status;
 }
 
+void EventLog::AddUrgent(std::string line) {
+  Add(std::move(line));
+  absl::MutexLock lock(&mu_);
+  urgent_ = true;
+}
+
 void EventLog::Loop() {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      auto stopped = [this]()
-                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return phase_ == Phase::kStopped; };
-      if (clock_->AwaitWithDeadline(&mu_, absl::Condition(&stopped), next_flush_)) {
-        return;  // Stop() flushes what is left
-      }
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return phase_ == Phase::kStopped || urgent_;
+      };
+      clock_->AwaitWithDeadline(&mu_, absl::Condition(&woken), next_flush_);
+      if (phase_ == Phase::kStopped) return;  // Stop() flushes what is left
+      urgent_ = false;
       next_flush_ = clock_->Now() + options_.flush_interval;
     }
     Flush().IgnoreError();

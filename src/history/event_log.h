@@ -69,6 +69,10 @@ class EventLog {
   void Start();
   // Buffers one line (a JSON object; the newline is added). Never blocks on the sink.
   void Add(std::string line);
+  // Add(), and the flush thread appends it (with what is buffered) now rather than at the next
+  // interval: for a line the next attempt of a crashed AM must find (a scale target). Never
+  // blocks on the sink.
+  void AddUrgent(std::string line);
   // Appends what is buffered now, on the caller's thread (waits for a flush in progress).
   absl::Status Flush();
   // Flushes what is left and joins the thread; the last flush's status. Idempotent; lines
@@ -102,6 +106,7 @@ class EventLog {
   int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t written_ ABSL_GUARDED_BY(mu_) = 0;
   bool failing_ ABSL_GUARDED_BY(mu_) = false;  // the last append failed (logged once)
+  bool urgent_ ABSL_GUARDED_BY(mu_) = false;   // AddUrgent() since the last flush began
   std::thread thread_;
 };
 

@@ -108,7 +108,15 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.on_event_lines = [log = events.get(), live](std::vector<std::string> lines) {
     live->Add(lines);
     if (log == nullptr) return;
-    for (std::string& line : lines) log->Add(std::move(line));
+    for (std::string& line : lines) {
+      // A scale target is what the next attempt reads back (ScaleTargetsFromEventLog): it goes
+      // out at once instead of within the flush interval.
+      if (line.find("\"role_scaled\"") != std::string::npos) {
+        log->AddUrgent(std::move(line));
+      } else {
+        log->Add(std::move(line));
+      }
+    }
   };
   absl::Status registered = absl::UnknownError("not registered");
   am::ApplicationMaster* core = nullptr;  // set before Run() calls on_broker_started

@@ -85,6 +85,21 @@ TEST_F(EventLogTest, LinesGoOutInOneBatchPerIntervalNeverFromAdd) {
   EXPECT_TRUE(log->Stop().ok());  // idempotent
 }
 
+TEST_F(EventLogTest, AnUrgentLineGoesOutAtOnceWithWhatIsBuffered) {
+  auto log = Make();
+  log->Start();
+  log->Add(R"({"seq":1})");
+  log->AddUrgent(R"({"event":"role_scaled"})");
+  // No clock advance: the flush thread is woken.
+  ASSERT_TRUE(WaitUntil([&] { return Appends().size() == 1; }, absl::Seconds(10)));
+  EXPECT_THAT(Appends(), ElementsAre("{\"seq\":1}\n{\"event\":\"role_scaled\"}\n"));
+  // Then back to the interval.
+  log->Add(R"({"seq":2})");
+  EXPECT_EQ(Calls(), 1);
+  EXPECT_TRUE(log->Stop().ok());
+  EXPECT_EQ(log->written(), 3);
+}
+
 TEST_F(EventLogTest, AFailingSinkKeepsTheLinesInOrderForTheNextTry) {
   auto log = Make();
   {
