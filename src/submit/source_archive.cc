@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/file_util.h"
 #include "common/unique_fd.h"
 
 namespace tony::submit {
@@ -173,6 +174,23 @@ absl::Status WriteSourceArchive(const std::string& dir, const std::string& out_p
   if (absl::Status s = tar.AddTree(dir, "", 0); !s.ok()) return s;
   if (absl::Status s = tar.Finish(); !s.ok()) return s;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<PackedSource>> PackedSource::Pack(
+    const std::string& dir, const SourceArchiveLimits& limits) {
+  std::string temp_dir = TempDirectory() + "/tony-src-XXXXXX";
+  if (::mkdtemp(temp_dir.data()) == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("a temporary directory for the source archive: ", strerror(errno)));
+  }
+  std::unique_ptr<PackedSource> packed(new PackedSource(temp_dir, temp_dir + "/src.tar"));
+  if (absl::Status s = WriteSourceArchive(dir, packed->tar(), limits); !s.ok()) return s;
+  return packed;
+}
+
+PackedSource::~PackedSource() {
+  ::unlink(tar_.c_str());
+  ::rmdir(temp_dir_.c_str());
 }
 
 }  // namespace tony::submit

@@ -11,9 +11,12 @@
 #define TONY_SUBMIT_SOURCE_ARCHIVE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace tony::submit {
 
@@ -30,6 +33,26 @@ struct SourceArchiveLimits {
 // `out_path` fails.
 absl::Status WriteSourceArchive(const std::string& dir, const std::string& out_path,
                                 const SourceArchiveLimits& limits = {});
+
+// `dir` packed by WriteSourceArchive into a private temporary directory, removed with this
+// object. Not thread-safe (one owner).
+class PackedSource {
+ public:
+  // As WriteSourceArchive; Internal when no temporary directory can be made.
+  static absl::StatusOr<std::unique_ptr<PackedSource>> Pack(const std::string& dir,
+                                                            const SourceArchiveLimits& limits = {});
+  ~PackedSource();
+  PackedSource(const PackedSource&) = delete;
+  PackedSource& operator=(const PackedSource&) = delete;
+
+  const std::string& tar() const { return tar_; }
+
+ private:
+  PackedSource(std::string temp_dir, std::string tar)
+      : temp_dir_(std::move(temp_dir)), tar_(std::move(tar)) {}
+  const std::string temp_dir_;
+  const std::string tar_;
+};
 
 }  // namespace tony::submit
 

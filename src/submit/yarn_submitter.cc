@@ -571,6 +571,12 @@ class YarnSubmitter : public Submitter {
     if (!spec.python_env.empty()) {
       TONY_ASSIGN_OR_RETURN(python_env, InspectPythonEnv(spec.python_env));
     }
+    // Packed before anything reaches the cluster: a tree that cannot be packed (a loop, a
+    // path too long for the tar) is refused with nothing uploaded.
+    std::unique_ptr<PackedSource> source;
+    if (!spec.source_dir.empty()) {
+      TONY_ASSIGN_OR_RETURN(source, PackedSource::Pack(spec.source_dir));
+    }
     // Queue, labels and node sizes first: a bad one creates no application at all.
     TONY_ASSIGN_OR_RETURN(yarn::QueueInfo queue, CheckQueue(spec, *cluster_->yarn));
     TONY_RETURN_IF_ERROR(CheckNodes(spec, queue, *cluster_->yarn));
@@ -588,7 +594,7 @@ class YarnSubmitter : public Submitter {
     MarkStagingBy(id);
 
     std::string spec_yaml;  // as shipped: in the containers' credentials
-    auto staged = Stage(spec, bundle, python_env, home, staging, &spec_yaml);
+    auto staged = Stage(spec, bundle, python_env, source.get(), home, staging, &spec_yaml);
     if (!staged.ok()) {
       (void)cluster_->hdfs->Delete(staging, true);
       return staged.status();
@@ -691,30 +697,10 @@ class YarnSubmitter : public Submitter {
     return r;
   }
 
-  // Packs `dir` into a private temporary tar, uploads it to `remote` and removes it.
-  absl::StatusOr<yarn::LocalResource> ShipSourceDir(hdfs::WebHdfsClient& fs, const std::string& dir,
-                                                    const std::string& remote,
-                                                    const hdfs::UploadOptions& options) {
-    std::string temp_dir = TempDirectory() + "/tony-src-XXXXXX";
-    if (::mkdtemp(temp_dir.data()) == nullptr) {
-      return absl::InternalError(
-          absl::StrCat("a temporary directory for the source archive: ", strerror(errno)));
-    }
-    const std::string tar = temp_dir + "/src.tar";
-    absl::Status packed = WriteSourceArchive(dir, tar);
-    absl::StatusOr<hdfs::FileStatus> status =
-        packed.ok() ? fs.Upload(tar, remote, options) : absl::StatusOr<hdfs::FileStatus>(packed);
-    ::unlink(tar.c_str());
-    ::rmdir(temp_dir.c_str());
-    if (!status.ok()) return status.status();
-    TONY_LOG(INFO) << "source directory " << dir << ": " << status->length << " bytes packed";
-    return Resource(remote, yarn::LocalResourceType::kArchive, *status);
-  }
-
   absl::StatusOr<std::map<std::string, yarn::LocalResource>> Stage(
       const JobSpec& spec, const std::string& bundle,
-      const std::optional<PythonEnvArchive>& python_env, const std::string& home,
-      const std::string& staging, std::string* spec_yaml) {
+      const std::optional<PythonEnvArchive>& python_env, const PackedSource* source,
+      const std::string& home, const std::string& staging, std::string* spec_yaml) {
     hdfs::WebHdfsClient& fs = *cluster_->hdfs;
     // A missing HDFS home is made as Hadoop makes homes (0755), not by the 0700 mkdir below,
     // which would make it, too, closed to others, and the cache under it unusable as PUBLIC.
@@ -792,10 +778,13 @@ class YarnSubmitter : public Submitter {
       TONY_RETURN_IF_ERROR(ship(a, yarn::LocalResourceType::kArchive));
       shipped.archives.push_back(BaseName(a));
     }
-    if (!spec.source_dir.empty()) {
+    if (source != nullptr) {
       const std::string remote = absl::StrCat(staging, "/", kSourceLink, ".tar");
+      TONY_ASSIGN_OR_RETURN(hdfs::FileStatus st, fs.Upload(source->tar(), remote, private_file));
+      TONY_LOG(INFO) << "source directory " << spec.source_dir << ": " << st.length
+                     << " bytes packed";
       TONY_ASSIGN_OR_RETURN(resources[kSourceLink],
-                            ShipSourceDir(fs, spec.source_dir, remote, private_file));
+                            Resource(remote, yarn::LocalResourceType::kArchive, st));
       shipped.source_dir = kSourceLink;
     }
     *spec_yaml = JobSpecToYaml(shipped);

@@ -152,6 +152,14 @@ TEST(CliTest, ATonyCommandLineWithSrcDirRunsTheSourcesInEveryTask) {
     EXPECT_THAT(logs.out, HasSubstr("model from the sources ['--steps', '3']")) << task;
     EXPECT_THAT(logs.out, HasSubstr("leaf: leaf")) << task;
   }
+  // A tree that cannot be packed is refused before anything reaches the cluster: no
+  // application, nothing uploaded.
+  ASSERT_EQ(::symlink("..", (src + "/pkg/loop").c_str()), 0);
+  Result refused = Exec(
+      {Submit(), "--yarn", "-n", "cli-itest-src-loop", "-src_dir", src, "-executes", "train.py"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("a loop"));
+  EXPECT_THAT(refused.out + refused.err, Not(HasSubstr("application_")));
   (void)std::system(absl::StrCat("rm -rf '", src, "'").c_str());
 }
 

@@ -102,5 +102,32 @@ TEST_F(SourceArchiveTest, WhatCannotBePackedIsNamed) {
   EXPECT_EQ(*ReadFileToString(src_ + "/a.py"), "1");
 }
 
+TEST_F(SourceArchiveTest, APackedSourceLivesInItsOwnTemporaryDirectoryUntilDestroyed) {
+  Write("train.py", "print(1)");
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string saved = tmpdir == nullptr ? "" : tmpdir;
+  setenv("TMPDIR", root_.c_str(), 1);
+  auto packed = PackedSource::Pack(src_);
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  const std::string tar = (*packed)->tar();
+  EXPECT_EQ(tar.rfind(root_ + "/tony-src-", 0), 0u) << tar;
+  EXPECT_EQ(Untar(tar, root_ + "/out"), 0);
+  EXPECT_EQ(*ReadFileToString(root_ + "/out/train.py"), "print(1)");
+  const std::string dir = tar.substr(0, tar.rfind('/'));
+  packed->reset();
+  EXPECT_NE(::access(dir.c_str(), F_OK), 0);
+
+  // A tree that cannot be packed leaves no temporary directory behind.
+  ASSERT_EQ(::symlink("..", (src_ + "/loop").c_str()), 0);
+  auto refused = PackedSource::Pack(src_);
+  if (tmpdir == nullptr) {
+    unsetenv("TMPDIR");
+  } else {
+    setenv("TMPDIR", saved.c_str(), 1);
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_NE(std::system(absl::StrCat("ls -d '", root_, "'/tony-src-* >/dev/null 2>&1").c_str()), 0);
+}
+
 }  // namespace
 }  // namespace tony::submit
