@@ -53,6 +53,7 @@ void SetFieldsFromKwargs(py::handle self, const char* type_name, const py::kwarg
 void BindStatusTypes(py::module_& m);   // AppState, ApplicationStatus, ApplicationEvent, ...
 void BindJobSpec(py::module_& m);       // JobSpec and its parts, YAML
 void BindApplications(py::module_& m);  // Submitter, Application, ApplicationMonitor
+void BindLogging(py::module_& m);       // libtony's log lines for Python's logging
 
 }  // namespace tony::python
 

@@ -151,4 +151,5 @@ PYBIND11_MODULE(_tony, m) {
   tony::python::BindStatusTypes(m);
   tony::python::BindJobSpec(m);
   tony::python::BindApplications(m);
+  tony::python::BindLogging(m);
 }

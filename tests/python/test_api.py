@@ -6,6 +6,7 @@ import asyncio
 import ast
 import copy
 import datetime
+import logging
 import os
 import signal
 import threading
@@ -148,6 +149,44 @@ def test_local_job_with_progress_logs_and_html(local):
         app.logs("worker:7")
     html = final._repr_html_()
     assert "<table>" in html and "<td>worker</td>" in html and "SUCCEEDED" in html
+
+
+def test_log_lines_become_records_of_a_python_logger(local):
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    logger = logging.getLogger("libtony-test")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        assert libtony.log_to_python(logger) is logger
+        app = local.submit(libtony.JobSpec(command="true", job_types={"worker": 1}))
+        assert app.wait(timeout=120).state == libtony.AppState.SUCCEEDED
+        # Lines come through the drain thread a moment later.
+        deadline = time.monotonic() + 30
+        while (not any(f"submitted {app.id}" in r.getMessage() for r in records)
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
+        submitted = [r for r in records if f"submitted {app.id}" in r.getMessage()]
+        assert submitted, [r.getMessage() for r in records]
+        assert submitted[0].levelno == logging.INFO and submitted[0].name == "libtony-test"
+        assert submitted[0].pathname.endswith("local_submitter.cc")
+        assert submitted[0].lineno > 0
+        assert not any(r.levelno < logging.INFO for r in records)  # the logger's level holds
+    finally:
+        libtony.log_to_stderr()
+        logger.removeHandler(handler)
+    count = len(records)
+    local.submit(libtony.JobSpec(command="true", job_types={"worker": 1})).wait(timeout=120)
+    assert len(records) == count  # back on stderr
+    assert libtony.dropped_log_lines() == 0
+    with pytest.raises(TypeError, match="logger must be"):
+        libtony.log_to_python(42)
 
 
 def test_failed_task_gives_diagnostics(local):

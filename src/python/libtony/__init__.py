@@ -16,6 +16,7 @@ from __future__ import annotations
 import html as _html
 
 from libtony import errors
+from libtony._logging import dropped_log_lines, log_to_python, log_to_stderr
 from libtony._tony import (AddressChange, Application, ApplicationEvent, ApplicationMonitor,
                            ApplicationStatus, ApplicationSummary, AppState,
                            DependencyCondition, ElasticRange, Framework, JobSpec, JobTimeouts,
@@ -29,7 +30,8 @@ __all__ = [
     "ApplicationStatus", "ApplicationSummary", "AppState", "DependencyCondition", "ElasticRange",
     "Framework", "JobSpec", "JobTimeouts", "JobTypeProgress", "JobTypeSpec", "Resources",
     "RestartPolicy", "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskSpec",
-    "TonyError", "YamlDetail", "errors", "__version__",
+    "TonyError", "YamlDetail", "dropped_log_lines", "errors", "log_to_python", "log_to_stderr",
+    "__version__",
 ]
 
 _COLUMNS = ("total", "allocated", "registered", "running", "succeeded", "failed", "restarts")

@@ -51,6 +51,9 @@ class TonyHook(BaseHook):
 
 
 def submitter_from_options(options: Dict[str, Any]) -> libtony.Submitter:
+    # libtony's own lines (submission, retries, warnings) as records of the "libtony" logger:
+    # written by C++ to the process's stderr they would bypass Airflow's task log.
+    libtony.log_to_python()
     options = dict(options)
     if options.pop("backend", "yarn") == "local":
         return libtony.Submitter.local()
