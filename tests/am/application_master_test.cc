@@ -530,6 +530,8 @@ TEST_F(AmTest, ProgressCountsPerJobType) {
 TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
   absl::Mutex mu;
   std::string tracking_url, tensorboard_url;
+  std::atomic<bool> listening_started{false};
+  bool announced_while_listening = false;
   tweak_ = [&](ApplicationMasterOptions& o) {
     o.spec.tensorboard = true;
     o.spec.output_path = "/tmp/out";
@@ -540,6 +542,7 @@ TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
     o.on_tensorboard_ready = [&](const std::string& url) {
       absl::MutexLock lock(&mu);
       tensorboard_url = url;
+      announced_while_listening = listening_started;
     };
   };
   Start({AmJob("worker", 1)});
@@ -566,9 +569,10 @@ TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
   events()->OnTaskStarted("worker", 0);
   events()->OnRegistered("tensorboard", 0, absl::StrCat("127.0.0.1:", tb_port));
   events()->OnTaskStarted("tensorboard", 0);
-  absl::SleepFor(absl::Seconds(1));
   EXPECT_EQ(am_->Status().tensorboard_url, "");
+  // An AM that announced TensorBoard before it answers would do it before this.
   StatusPage listening({"127.0.0.1", tb_port}, [] { return std::string("TensorBoard"); });
+  listening_started = true;
   ASSERT_TRUE(listening.Start().ok());
   const std::string tb_url = absl::StrCat("http://127.0.0.1:", tb_port, "/");
   {
@@ -576,6 +580,7 @@ TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
     auto known = [&] { return !tensorboard_url.empty(); };
     mu.AwaitWithTimeout(absl::Condition(&known), absl::Seconds(10));
     EXPECT_EQ(tensorboard_url, tb_url);
+    EXPECT_TRUE(announced_while_listening);
   }
   EXPECT_EQ(am_->Status().tensorboard_url, tb_url);
   page = Get(url);
