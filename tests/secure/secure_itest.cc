@@ -1,7 +1,7 @@
 // Copyright libtony authors.
 //
 // libtony on the Kerberos test cluster (scripts/hadoop-cluster --secure: its own MIT KDC,
-// hadoop.rpc.protection=privacy,authentication by default, SPNEGO everywhere, SASL data
+// hadoop.rpc.protection=privacy by default, as production runs it; SPNEGO everywhere, SASL data
 // transfer): the real binaries with the test user's ticket, a real TensorFlow job, a task that
 // reaches HDFS with nothing but the job's delegation token, and every bad-credential case ending
 // in one line and exit 3.
