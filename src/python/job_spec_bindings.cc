@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl_bind.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,6 +113,24 @@ void CheckNoItemReferenced(const JobTypeList& types, const char* what) {
   }
 }
 
+// Values of a ResourcesByTask are references into the map too (r = t.task_resources[0]);
+// removing a key frees its value, so that is refused while the value is referenced.
+void CheckNoValueReferenced(const ResourcesByTask& map, std::optional<int> only_key,
+                            const char* what) {
+  const py::detail::type_info* info = py::detail::get_type_info(typeid(Resources));
+  if (info == nullptr) return;
+  for (const auto& [index, resources] : map) {
+    if (only_key && index != *only_key) continue;
+    if (py::detail::get_object_handle(&resources, info)) {
+      throw py::value_error(absl::StrCat(
+          "JobTypeSpec.task_resources.", what, ": the Resources of task ", index,
+          " taken from this map is still referenced (e.g. r = t.task_resources[", index,
+          "]); removing it would leave it pointing at freed memory: drop it (del r) or keep a "
+          "copy (copy.copy(r)) first"));
+    }
+  }
+}
+
 // Wraps the list's method `name` so that it first checks for referenced items (always, or only
 // when its first argument is a slice).
 void GuardListMethod(const py::object& cls, const char* name, bool slices_only = false) {
@@ -132,8 +151,19 @@ void BindContainers(py::module_& m) {
   py::bind_vector<StringList>(m, "StringList");
   py::implicitly_convertible<py::list, StringList>();
   py::implicitly_convertible<py::tuple, StringList>();
-  py::bind_map<ResourcesByTask>(m, "ResourcesByTask").def(py::init(&MapFromDict<ResourcesByTask>));
+  auto resources_map = py::bind_map<ResourcesByTask>(m, "ResourcesByTask")
+                           .def(py::init(&MapFromDict<ResourcesByTask>));
   py::implicitly_convertible<py::dict, ResourcesByTask>();
+  py::object delitem = resources_map.attr("__delitem__");
+  resources_map.attr("__delitem__") = py::cpp_function(
+      [delitem](py::object self, py::object key) {
+        if (py::isinstance<py::int_>(key)) {
+          CheckNoValueReferenced(self.cast<const ResourcesByTask&>(), key.cast<int>(),
+                                 "__delitem__");
+        }
+        return delitem(self, key);
+      },
+      py::name("__delitem__"), py::is_method(resources_map));
   auto job_types = py::bind_vector<JobTypeList>(m, "JobTypeList")
                        .def(py::init(&JobTypesFromDict), py::prepend());
   for (const char* method :
@@ -175,6 +205,7 @@ void BindParts(py::module_& m) {
       .def_readwrite("vcores", &Resources::vcores)
       .def_readwrite("memory_mb", &Resources::memory_mb)
       .def_readwrite("gpus", &Resources::gpus)
+      .def("__copy__", [](const Resources& r) { return Resources(r); })
       .def(
           "__eq__", [](const Resources& a, const Resources& b) { return a == b; },
           py::is_operator())
@@ -238,7 +269,13 @@ void BindJobType(py::module_& m) {
       .def_readwrite("name", &JobTypeSpec::name)
       .def_readwrite("instances", &JobTypeSpec::instances)
       .def_readwrite("resources", &JobTypeSpec::resources)
-      .def_readwrite("task_resources", &JobTypeSpec::task_resources)
+      .def_property(
+          "task_resources", [](JobTypeSpec& t) -> ResourcesByTask& { return t.task_resources; },
+          [](JobTypeSpec& t, const ResourcesByTask& map) {
+            CheckNoValueReferenced(t.task_resources, std::nullopt, "assignment");
+            t.task_resources = map;
+          },
+          py::return_value_policy::reference_internal)
       .def_readwrite("node_label", &JobTypeSpec::node_label)
       .def_readwrite("docker_image", &JobTypeSpec::docker_image)
       .def_readwrite("command", &JobTypeSpec::command)

@@ -39,17 +39,17 @@ class LogQueue {
       running_ = true;
     }
     SetMinLogSeverity(min_severity);
-    SetLogSink([this](LogSeverity severity, absl::string_view file, int line,
-                      absl::string_view message) {
-      absl::MutexLock lock(&mu_);
-      if (!running_) return;
-      if (lines_.size() >= kMaxLines) {
-        lines_.pop_front();
-        ++dropped_;
-      }
-      lines_.emplace_back(static_cast<int>(severity), std::string(file), line,
-                          std::string(message));
-    });
+    SetLogSink(
+        [this](LogSeverity severity, absl::string_view file, int line, absl::string_view message) {
+          absl::MutexLock lock(&mu_);
+          if (!running_) return;
+          if (lines_.size() >= kMaxLines) {
+            lines_.pop_front();
+            ++dropped_;
+          }
+          lines_.emplace_back(static_cast<int>(severity), std::string(file), line,
+                              std::string(message));
+        });
   }
 
   // Back to the default stderr sink; a waiting Next() returns nullopt.
@@ -62,9 +62,8 @@ class LogQueue {
   // The lines queued, waiting up to `timeout` for the first; nullopt once stopped and empty.
   std::optional<std::vector<LogLine>> Next(absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
-    auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !lines_.empty() || !running_;
-    };
+    auto ready = [this]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !lines_.empty() || !running_; };
     mu_.AwaitWithTimeout(absl::Condition(&ready), timeout);
     if (lines_.empty() && !running_) return std::nullopt;
     std::vector<LogLine> out(std::make_move_iterator(lines_.begin()),

@@ -73,6 +73,23 @@ def test_a_kept_job_type_blocks_changes_that_would_free_it():
     assert kept.instances == 3
 
 
+def test_a_kept_task_resources_value_blocks_removing_its_key():
+    t = libtony.JobTypeSpec("worker", instances=2)
+    t.task_resources[0] = libtony.Resources(memory_mb=4096)
+    t.task_resources[1] = libtony.Resources(gpus=1)
+    r = t.task_resources[0]
+    for change in (lambda: t.task_resources.__delitem__(0),
+                   lambda: setattr(t, "task_resources", {})):
+        with pytest.raises(ValueError, match="still referenced"):
+            change()
+    assert r.memory_mb == 4096
+    del t.task_resources[1]  # not held: removed
+    kept = copy.copy(r)
+    del r
+    del t.task_resources[0]
+    assert kept.memory_mb == 4096 and len(t.task_resources) == 0
+
+
 def test_role_dependencies_and_linger_round_trip_through_yaml():
     spec = libtony.JobSpec(command="x", job_types={"prep": 1, "worker": 2, "evaluator": 1})
     spec.job_types[1].depends_on = [libtony.RoleDependency(role="prep")]
