@@ -2,8 +2,6 @@
 
 #include "broker/broker_client.h"
 
-#include "common/call_deadline.h"
-
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -17,10 +15,12 @@
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "broker/wire.h"
+#include "common/call_deadline.h"
 #include "common/cancellation.h"
 #include "common/egress.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "common/utf8.h"
 #include "tony/broker.grpc.pb.h"
 
 namespace tony::broker {
@@ -282,7 +282,7 @@ absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index, in
   if (restart > 0) {
     request.set_restart(restart);
     request.set_previous_exit_code(previous_exit_code);
-    request.set_previous_stderr_tail(std::string(previous_stderr_tail));
+    request.set_previous_stderr_tail(ToValidUtf8(previous_stderr_tail));
   }
   TaskStartedResponse response;
   return FromGrpcStatus(stub_->stub->TaskStarted(&ctx, request, &response));
@@ -296,7 +296,9 @@ absl::Status BrokerClient::ReportExit(absl::string_view job_name, int index, int
   ExitReport request;
   SetTask(request.mutable_task(), job_name, index);
   request.set_exit_code(exit_code);
-  request.set_stderr_tail(std::string(stderr_tail));
+  // Any text the caller has (a tail, a spawn error naming a path) may hold bytes a proto3
+  // string refuses: the whole report would be lost.
+  request.set_stderr_tail(ToValidUtf8(stderr_tail));
   request.set_address(std::string(address));
   ExitReportResponse response;
   return FromGrpcStatus(stub_->stub->ReportExit(&ctx, request, &response));

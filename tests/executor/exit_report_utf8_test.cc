@@ -62,6 +62,13 @@ TEST(ExitReportUtf8Test, AStderrTailOfAnyBytesReachesTheAmAsValidUtf8) {
   EXPECT_EQ(observer.exits(), std::vector<std::string>{
                                   absl::StrCat("worker:0 3 Traceback\n", replacement, replacement,
                                                "\n", std::string(1023, 'x'), replacement, "...")});
+  // Text that did not come through a LineTail (an error naming a path) is made valid by the
+  // client itself.
+  ASSERT_TRUE(client.Register("worker", 0, "127.0.0.1", 5000, absl::Seconds(10)).ok());
+  reported = client.ReportExit("worker", 0, 127, "cannot run /data/\xFF.sh");
+  ASSERT_TRUE(reported.ok()) << reported;
+  EXPECT_EQ(observer.exits().back(),
+            absl::StrCat("worker:0 127 cannot run /data/", replacement, ".sh"));
   broker.Stop();
 }
 
