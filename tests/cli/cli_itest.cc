@@ -155,8 +155,8 @@ TEST(CliTest, ATonyCommandLineWithSrcDirRunsTheSourcesInEveryTask) {
   // A tree that cannot be packed is refused before anything reaches the cluster: no
   // application, nothing uploaded.
   ASSERT_EQ(::symlink("..", (src + "/pkg/loop").c_str()), 0);
-  Result refused = Exec(
-      {Submit(), "--yarn", "-n", "cli-itest-src-loop", "-src_dir", src, "-executes", "train.py"});
+  Result refused = Exec({Submit(), "--yarn", "-n", "cli-itest-src-loop", "-src_dir", src,
+                         "-executes", "train.py", "-conf", "tony.worker.instances=1"});
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
   EXPECT_THAT(refused.err, HasSubstr("a loop"));
   EXPECT_THAT(refused.out + refused.err, Not(HasSubstr("application_")));
