@@ -72,6 +72,10 @@ check "TF then PyTorch succeeded" "$home/ok.txt" "application_[0-9_]+ SUCCEEDED"
 [[ $(grep -cE "application_[0-9_]+ SUCCEEDED" "$home/ok.txt") -ge 2 ]] ||
   check "both jobs succeeded" "$home/ok.txt" "two SUCCEEDED lines"
 check "DAG run succeeded" "$home/ok.txt" "DagRun Finished: .* state=success"
+# libtony's C++ log lines as records of the Python logger "libtony" (written to fd 2 they
+# would bypass the task log), with the C++ file and line.
+check "libtony's own lines in the task log" "$home/ok.txt" \
+  "submitted application_[0-9_]+ to queue default \[libtony\] loc=yarn_submitter\.cc:[0-9]+"
 
 airflow dags test libtony_failing >"$home/fail.txt" 2>&1 || true
 check "failed job fails the task" "$home/fail.txt" "ended FAILED"
