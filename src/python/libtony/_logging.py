@@ -12,7 +12,9 @@ reaches its handlers a moment after libtony logged it, in order.
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import threading
 from typing import Optional, Union
 
@@ -65,10 +67,15 @@ def log_to_python(logger: Union[str, logging.Logger] = "libtony",
     with _lock:
         _logger = target
         _tony._log_queue_start(_severity_of(effective))
-        if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(target=_drain, name="libtony-log", daemon=True)
-            _thread.start()
+        _start_drain_locked()
     return target
+
+
+def _start_drain_locked() -> None:
+    global _thread
+    if _thread is None or not _thread.is_alive():
+        _thread = threading.Thread(target=_drain, name="libtony-log", daemon=True)
+        _thread.start()
 
 
 def log_to_stderr() -> None:
@@ -79,7 +86,29 @@ def log_to_stderr() -> None:
         thread, _thread = _thread, None
     if thread is not None:
         thread.join(timeout=5)
-    _logger = None
+    with _lock:
+        _logger = None
+
+
+def _at_exit() -> None:
+    # The drain thread waits in C++ with the GIL released; left there while the interpreter
+    # finalizes, CPython would end it as it takes the GIL back, through a noexcept C++ frame:
+    # std::terminate, and the process aborts. Ended first (atexit runs before that).
+    if _logger is not None:
+        log_to_stderr()
+
+
+def _after_fork_in_child() -> None:
+    # The routing is still on in the child, but not its thread: lines would pile up unseen.
+    global _lock
+    _lock = threading.Lock()
+    if _logger is not None:
+        with _lock:
+            _start_drain_locked()
+
+
+atexit.register(_at_exit)
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def dropped_log_lines() -> int:
