@@ -27,29 +27,27 @@ namespace {
 class Deliveries : public std::enable_shared_from_this<Deliveries> {
  public:
   // `done`, wrapped: it runs through this gate, and Close() calls it with `if_closed` instead
-  // when the call has not been answered by then.
+  // when the call has not been answered by then. `call_id`, when set, receives the call's id
+  // (for TrackProgress).
   template <typename... Args>
-  std::function<void(Args...)> Track(std::function<void(Args...)> done,
+  std::function<void(Args...)> Track(uint64_t* call_id, std::function<void(Args...)> done,
                                      std::decay_t<Args>... if_closed) {
     auto slot = std::make_shared<std::function<void(Args...)>>(std::move(done));
     const uint64_t call =
         Begin([slot, closed = std::make_tuple(std::move(if_closed)...)]() mutable {
           std::apply(std::exchange(*slot, nullptr), std::move(closed));
         });
+    if (call_id != nullptr) *call_id = call;
     return [self = shared_from_this(), call, slot](Args... args) {
       self->Deliver(call, /*last=*/true,
                     [&] { std::exchange(*slot, nullptr)(std::move(args)...); });
     };
   }
 
-  // `on_progress` of the call whose `done` the last Track() wrapped (null stays null).
-  Application::ProgressCallback TrackProgress(Application::ProgressCallback on_progress) {
+  // `on_progress` of the call `call` (an id from Track), through this gate (null stays null).
+  Application::ProgressCallback TrackProgress(uint64_t call,
+                                              Application::ProgressCallback on_progress) {
     if (on_progress == nullptr) return nullptr;
-    uint64_t call;
-    {
-      absl::MutexLock lock(&mu_);
-      call = next_;
-    }
     auto slot = std::make_shared<Application::ProgressCallback>(std::move(on_progress));
     return [self = shared_from_this(), call, slot](const ApplicationStatus& s) {
       self->Deliver(call, /*last=*/false, [&] { (*slot)(s); });
@@ -151,12 +149,13 @@ class ApplicationHandle final : public Application {
   }
 
   void DoStatusAsync(const CallOptions& options, StatusCallback done) override {
-    backend_->StatusAsync(options, deliveries_->Track(std::move(done), Cancelled()));
+    backend_->StatusAsync(options, deliveries_->Track(nullptr, std::move(done), Cancelled()));
   }
   void DoWaitAsync(absl::Duration timeout, ProgressCallback on_progress, StatusCallback done,
                    const Cancellation& cancel) override {
-    StatusCallback tracked = deliveries_->Track(std::move(done), Cancelled());
-    ProgressCallback progress = deliveries_->TrackProgress(std::move(on_progress));
+    uint64_t call = 0;
+    StatusCallback tracked = deliveries_->Track(&call, std::move(done), Cancelled());
+    ProgressCallback progress = deliveries_->TrackProgress(call, std::move(on_progress));
     // Ended by the caller's token or by this handle going away; the token pair lives as long as
     // the wait does.
     auto either = std::make_shared<EitherCancellation>(cancel, closing_);
@@ -168,15 +167,16 @@ class ApplicationHandle final : public Application {
         either->token());
   }
   void DoKillAsync(const CallOptions& options, DoneCallback done) override {
-    backend_->KillAsync(options, deliveries_->Track(std::move(done), Cancelled().status()));
+    backend_->KillAsync(options,
+                        deliveries_->Track(nullptr, std::move(done), Cancelled().status()));
   }
   void DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
                     DoneCallback done) override {
     backend_->ScaleAsync(job_name, tasks, options,
-                         deliveries_->Track(std::move(done), Cancelled().status()));
+                         deliveries_->Track(nullptr, std::move(done), Cancelled().status()));
   }
   void DoSuspendAsync(bool suspend, const CallOptions& options, DoneCallback done) override {
-    DoneCallback tracked = deliveries_->Track(std::move(done), Cancelled().status());
+    DoneCallback tracked = deliveries_->Track(nullptr, std::move(done), Cancelled().status());
     if (suspend) {
       backend_->SuspendAsync(options, std::move(tracked));
     } else {
@@ -185,7 +185,7 @@ class ApplicationHandle final : public Application {
   }
   void DoWatchAsync(uint64_t known_version, absl::Duration max_wait, WatchCallback done) override {
     backend_->DoWatchAsync(known_version, max_wait,
-                           deliveries_->Track(std::move(done), Cancelled(), uint64_t{0}));
+                           deliveries_->Track(nullptr, std::move(done), Cancelled(), uint64_t{0}));
   }
 
  private:
