@@ -155,7 +155,11 @@ void FakeIpcServer::Serve(int fd, int index) {
   }
   while (true) {
     char len_bytes[4];
-    if (!ReadFull(fd, len_bytes, 4)) break;
+    if (!ReadFull(fd, len_bytes, 4)) {
+      absl::MutexLock lock(&mu_);
+      ++counts_.closed;
+      break;
+    }
     std::string body(DecodeFrameLength(len_bytes), '\0');
     if (!ReadFull(fd, body.data(), body.size())) break;
     absl::string_view in = body;
@@ -189,6 +193,10 @@ void FakeIpcServer::Serve(int fd, int index) {
     call.request = std::string(in.substr(std::min(in.size(), pos + 1)));
 
     Reply reply = handler_(call);
+    {
+      absl::MutexLock lock(&mu_);
+      ++counts_.calls;
+    }
     if (reply.kind == Reply::kNone) continue;
     if (reply.kind == Reply::kClose) {
       ::shutdown(fd, SHUT_RDWR);
@@ -202,8 +210,10 @@ void FakeIpcServer::Serve(int fd, int index) {
     if (reply.delay > absl::ZeroDuration()) {
       absl::MutexLock lock(&mu_);
       threads_.emplace_back([this, fd, frame, delay = reply.delay] {
-        absl::SleepFor(delay);
+        absl::SleepFor(delay);  // the late answer under test, not a wait for something
         Write(fd, frame);
+        absl::MutexLock lock(&mu_);
+        ++counts_.delayed_replies;
       });
       continue;
     }
@@ -213,6 +223,13 @@ void FakeIpcServer::Serve(int fd, int index) {
       break;
     }
   }
+}
+
+bool FakeIpcServer::WaitFor(const std::function<bool(const Counts&)>& done,
+                            absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto holds = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done(counts_); };
+  return mu_.AwaitWithTimeout(absl::Condition(&holds), timeout);
 }
 
 }  // namespace tony::ipc::testing

@@ -53,6 +53,16 @@ class FakeIpcServer {
   // Drops every open connection (as a restarting server would).
   void DropConnections();
 
+  // What a test waits for instead of sleeping.
+  struct Counts {
+    int calls = 0;            // calls handed to the handler
+    int closed = 0;           // connections the client closed (EOF)
+    int delayed_replies = 0;  // Reply::delay answers written
+  };
+  // Waits until `done` holds for the counts (true) or `timeout` passes (false).
+  bool WaitFor(const std::function<bool(const Counts&)>& done,
+               absl::Duration timeout = absl::Seconds(10));
+
  private:
   void AcceptLoop();
   void Serve(int fd, int index);
@@ -68,6 +78,7 @@ class FakeIpcServer {
   std::vector<int> fds_ ABSL_GUARDED_BY(mu_);
   int connections_ ABSL_GUARDED_BY(mu_) = 0;
   int pings_ ABSL_GUARDED_BY(mu_) = 0;
+  Counts counts_ ABSL_GUARDED_BY(mu_);
   std::string last_user_ ABSL_GUARDED_BY(mu_);
   std::string last_protocol_ ABSL_GUARDED_BY(mu_);
   absl::Mutex write_mu_;

@@ -170,7 +170,7 @@ TEST(RpcClientTest, ReconnectsAfterTheServerDropsIdleConnections) {
   auto client = Client(server.address());
   ASSERT_TRUE(CallEcho(*client, "a").ok());
   server.DropConnections();
-  absl::SleepFor(absl::Milliseconds(50));  // let the reader see EOF
+  // Whether or not the client has seen the EOF yet, the next call gets through.
   auto got = CallEcho(*client, "b");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(server.connections(), 2);
@@ -207,7 +207,8 @@ TEST(RpcClientTest, LateReplyAfterDeadlineIsIgnored) {
   quick.timeout = absl::Milliseconds(100);
   EXPECT_EQ(CallEcho(*client, "h", "slow", quick).status().code(),
             absl::StatusCode::kDeadlineExceeded);
-  absl::SleepFor(absl::Milliseconds(400));
+  // The late reply is in the stream before the next call's.
+  ASSERT_TRUE(server.WaitFor([](const auto& c) { return c.delayed_replies == 1; }));
   auto got = CallEcho(*client, "fresh");
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, "fresh");
@@ -230,13 +231,14 @@ TEST(RpcClientTest, IdleConnectionIsClosedAndReopened) {
   o.address = server.address();
   o.protocol = "test.Protocol";
   o.ping_interval = absl::Milliseconds(50);  // pings must not count as use
-  o.max_idle = absl::Milliseconds(300);
+  o.max_idle = absl::Seconds(1);             // time for pings first, even on a loaded host
   auto client = RpcClient::Create(o);
   ASSERT_TRUE(client.ok());
   ASSERT_TRUE(CallEcho(**client, "a").ok());
   ASSERT_TRUE(CallEcho(**client, "b").ok());
   EXPECT_EQ(server.connections(), 1);
-  absl::SleepFor(absl::Milliseconds(700));
+  // Closed by the client once idle for max_idle, pings notwithstanding.
+  ASSERT_TRUE(server.WaitFor([](const auto& c) { return c.closed == 1; }));
   EXPECT_GE(server.pings(), 1);
   auto got = CallEcho(**client, "c");
   ASSERT_TRUE(got.ok()) << got.status();
@@ -299,7 +301,7 @@ TEST(RpcClientTest, CloseWakesWaitingCallers) {
     slow.idempotent = false;
     result = client->Call("stall", Node("h"), &resp, slow);
   });
-  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_TRUE(server.WaitFor([](const auto& c) { return c.calls == 1; }));  // in flight
   absl::Time start = absl::Now();
   client->Close();
   caller.join();
