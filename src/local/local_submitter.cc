@@ -92,6 +92,8 @@ std::string TailOfFile(const std::string& path, size_t lines) {
   return text->substr(pos, end - pos);
 }
 
+// One local job. Submit() and Open() hand out ApplicationHandles over it (several may share
+// it: it lives as long as the last of them, or a call one of them left in flight).
 class LocalApplication : public broker::BrokerBackedApplication {
  public:
   LocalApplication(std::string id, std::string job_dir, std::string secret,
@@ -112,7 +114,6 @@ class LocalApplication : public broker::BrokerBackedApplication {
 
   const std::string& id() const override { return id_; }
 
-  // Public here: LocalHandle forwards to them.
   absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions& options) override {
     return Refresh(CallDeadline(options));
   }
@@ -431,34 +432,6 @@ class LocalApplication : public broker::BrokerBackedApplication {
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// What Submit() and Open() hand out: one of possibly several handles to one LocalApplication,
-// which lives as long as the last of them (and then is destroyed as documented there).
-class LocalHandle : public broker::BrokerBackedApplication {
- public:
-  explicit LocalHandle(std::shared_ptr<LocalApplication> app) : app_(std::move(app)) {}
-  ~LocalHandle() override { StopAsyncCalls(); }
-
-  const std::string& id() const override { return app_->id(); }
-
- protected:
-  absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions& options) override {
-    return app_->DoStatus(options);
-  }
-  absl::StatusOr<ApplicationStatus> DoWait(absl::Duration timeout,
-                                           const ProgressCallback& on_progress,
-                                           const Cancellation& cancel) override {
-    return app_->DoWait(timeout, on_progress, cancel);
-  }
-  absl::Status DoKill(const CallOptions& options) override { return app_->DoKill(options); }
-  void DoWatchAsync(uint64_t known_version, absl::Duration max_wait, WatchCallback done) override {
-    app_->DoWatchAsync(known_version, max_wait, std::move(done));
-  }
-  absl::StatusOr<std::shared_ptr<broker::BrokerClient>> Broker() override { return app_->Broker(); }
-
- private:
-  const std::shared_ptr<LocalApplication> app_;
-};
-
 class LocalSubmitter : public Submitter {
  public:
   explicit LocalSubmitter(LocalSubmitterOptions options) : options_(std::move(options)) {}
@@ -485,7 +458,7 @@ class LocalSubmitter : public Submitter {
                        "can be re-attached only within the process that submitted them, "
                        "while it holds an Application for them)"));
     }
-    return MakeApplicationHandle(std::make_shared<LocalHandle>(std::move(app)));
+    return MakeApplicationHandle(std::move(app));
   }
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
@@ -584,7 +557,7 @@ class LocalSubmitter : public Submitter {
       absl::erase_if(jobs_, [](const auto& job) { return job.second.expired(); });
       jobs_[id] = app;
     }
-    return MakeApplicationHandle(std::make_shared<LocalHandle>(std::move(app)));
+    return MakeApplicationHandle(std::move(app));
   }
 
   // Task logs are files in the job's directory: <job>-<index>/<file>, and am.log for "am".
