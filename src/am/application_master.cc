@@ -103,7 +103,8 @@ ApplicationMaster::ApplicationMaster(ApplicationMasterOptions options, ResourceM
         JobStateOptions o = StateOptions(options_);
         o.headroom = [this] { return rm_->Headroom(); };
         return o;
-      }()) {}
+      }()),
+      usage_(TaskUsageOptions{.record_every = options_.usage_record_every}) {}
 
 ApplicationMaster::~ApplicationMaster() {
   StopTensorBoardProbe();

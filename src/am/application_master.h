@@ -105,6 +105,9 @@ struct ApplicationMasterOptions {
   // Receives the job's event log (docs/events.md): JSON objects, one per line, in order, from
   // Run()'s thread with no lock held. Must not block (history::EventLog buffers). Default: null.
   std::function<void(std::vector<std::string> lines)> on_event_lines;
+  // How often each task's usage goes to the event log (TaskUsageOptions::record_every).
+  // Default: 1 minute.
+  absl::Duration usage_record_every = absl::Minutes(1);
   // YARN's attempt of this AM, 1 for the first: restart policies of scope job count the
   // attempts before it as restarts. Default: 1.
   int attempt = 1;

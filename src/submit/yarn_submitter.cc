@@ -831,6 +831,9 @@ class YarnSubmitter : public Submitter {
     // The job's event log (docs/events.md); an empty tony.history.dir turns it off.
     TONY_ASSIGN_OR_RETURN(am.environment[history::kEnvHistoryDir],
                           cluster_->conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir));
+    TONY_ASSIGN_OR_RETURN(absl::Duration usage_every,
+                          history::UsageIntervalFromConf(cluster_->conf));
+    am.environment[history::kEnvUsageInterval] = absl::StrCat(absl::ToInt64Seconds(usage_every));
     am.environment[kEnvRpcProtection] = std::string(ipc::ProtectionName(cluster_->min_protection));
     am.environment["HADOOP_USER_NAME"] = cluster_->user;
     am.environment[kEnvLocalResources] = EncodeLocalResources(resources);

@@ -18,6 +18,7 @@
 #include "common/proc.h"
 #include "common/resident.h"
 #include "common/signal_watcher.h"
+#include "history/hdfs_event_sink.h"
 #include "history/live_job_view.h"
 #include "submit/contract.h"
 #include "yarnam/yarn_am.h"
@@ -102,6 +103,8 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   // The job's event log (docs/events.md), continued by every attempt.
   // The same lines feed the live view at the tracking URL.
   std::unique_ptr<history::EventLog> events = yam.OpenEventLog();
+  options.usage_record_every =
+      history::UsageIntervalFromEnv(std::getenv(history::kEnvUsageInterval));
   auto live = std::make_shared<history::LiveJobView>(app_id, options.user);
   options.status_routes = live->Routes();
   if (events != nullptr) events->Start();

@@ -186,10 +186,12 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
   const std::string smi = std::string(mkdtemp(tmpl.data())) + "/nvidia-smi";
   std::ofstream(smi) << "#!/bin/sh\necho '0, 3, 8000, 16000'\necho '1, 90, 12000, 16000'\n";
   ASSERT_EQ(::chmod(smi.c_str(), 0755), 0);
-  Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-usage", "-r", "worker:1",
-                         "-m", "512m", "-e", "TONY_NVIDIA_SMI=" + smi,
-                         "exec python3 -c 'import time; b = bytearray(150 << 20); t = time.time(); "
-                         "any(iter(lambda: time.time() - t >= 120, True))'"});
+  // A usage point every heartbeat in the event log (the default is one a minute).
+  Result r =
+      RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-usage", "-r", "worker:1", "-m",
+                  "512m", "-D", "tony.history.usage-interval=2s", "-e", "TONY_NVIDIA_SMI=" + smi,
+                  "exec python3 -c 'import time; b = bytearray(150 << 20); t = time.time(); "
+                  "any(iter(lambda: time.time() - t >= 120, True))'"});
   const std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   http::Client http;
@@ -243,6 +245,14 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
   auto live_json = http.Get(proxy + "api/job");
   ASSERT_TRUE(live_json.ok()) << live_json.status();
   EXPECT_THAT(live_json->body, HasSubstr("\"name\":\"itest-usage\""));
+  auto usage_lines = [&] {
+    int n = 0;
+    for (const http::Json& e : JobEvents(app)) {
+      n += e.value("event", "") == "task_usage" && e.value("task", "") == "worker:0";
+    }
+    return n;
+  };
+  EXPECT_TRUE(WaitUntil([&] { return usage_lines() >= 3; }, absl::Minutes(1)));
   Result kill = RunCommand({Ytf(), "kill", app});
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   ExpectNothingLeft(app);
@@ -261,7 +271,7 @@ TEST(YarnJobTest, ATasksMemoryAndCpuReachMetricsAndTheEventLog) {
     EXPECT_TRUE(e.contains("rss_bytes") && e.contains("cpu_seconds") && e.contains("cpu_cores"));
     EXPECT_EQ(e.value("gpus", http::Json::array()).size(), 2u);
   }
-  EXPECT_GE(samples, 1);
+  EXPECT_GE(samples, 3);
 }
 
 TEST(YarnJobTest, YtfKillEndsTheJobKilled) {
