@@ -565,6 +565,8 @@ class YarnSubmitter : public Submitter {
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
     TONY_RETURN_IF_ERROR(ValidateJobSpec(input));
+    // Configuration the AM gets is checked before anything reaches the cluster.
+    TONY_RETURN_IF_ERROR(history::UsageIntervalFromConf(cluster_->conf).status());
     const JobSpec spec = ExpandElastic(input);
     TONY_ASSIGN_OR_RETURN(std::string bundle, FindRuntimeBundle(bin_dir_));
     std::optional<PythonEnvArchive> python_env;

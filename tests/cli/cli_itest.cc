@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -390,6 +391,15 @@ TEST(CliTest, LocalJobIdsGetAClearAnswerFromYtf) {
                         {{"HADOOP_CONF_DIR", "/nonexistent"}});
   ASSERT_EQ(history.exit_code, 0) << history.err;
   EXPECT_THAT(history.out, HasSubstr(absl::StrCat("\"app_id\": \"", id, "\"")));
+}
+
+TEST(CliTest, ABadUsageIntervalIsOneLineNamingTheKeyAndNothingIsSubmitted) {
+  Result r =
+      Exec({Submit(), "--yarn", "-D", "tony.history.usage-interval=0", "-r", "worker:1", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tony.history.usage-interval is 0; give at least 1s"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(AppIdOf(r.out + r.err), "");
 }
 
 TEST(CliTest, UnreachableResourceManagerSaysWhatAndGivesUp) {
