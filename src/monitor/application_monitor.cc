@@ -171,6 +171,8 @@ class TONY_NO_EXPORT ApplicationMonitor::Impl {
   uint64_t generation_ ABSL_GUARDED_BY(inbox_->mu) = 0;
   bool poked_ ABSL_GUARDED_BY(inbox_->mu) = false;  // a new application to ask
   std::map<std::string, Followed> apps_ ABSL_GUARDED_BY(inbox_->mu);
+  // Applications no longer followed, let go of by Loop() without the lock.
+  std::vector<std::shared_ptr<Application>> released_ ABSL_GUARDED_BY(inbox_->mu);
   std::deque<ApplicationEvent> queue_ ABSL_GUARDED_BY(inbox_->mu);
 };
 
@@ -205,6 +207,9 @@ void ApplicationMonitor::Impl::Ask(const std::string& id, Followed& f) {
   // never block this thread: libtony's backends ask on threads of their own.
   inbox_->mu.Unlock();
   app->DoWatchAsync(version, wait, deliver);
+  // Unfollowed meanwhile, this may have been the last reference: the Application goes here,
+  // without the lock (its destruction answers the watch, whose `deliver` takes it).
+  app.reset();
   inbox_->mu.Lock();
 }
 
@@ -229,6 +234,7 @@ void ApplicationMonitor::Impl::Confirm(
     };
     confirm[i].second->WaitAsync(absl::Minutes(2), nullptr, std::move(deliver));
   }
+  confirm.clear();  // as in Ask(): the last references go without the lock
   inbox_->mu.Lock();
 }
 
@@ -240,6 +246,7 @@ void ApplicationMonitor::Impl::Absorb(
   Followed& f = it->second;
   if (answer.confirmed) {
     Emit(f, answer.id, std::move(answer.status), /*last=*/true, out);
+    released_.push_back(std::move(f.app));
     apps_.erase(it);
     return;
   }
@@ -249,6 +256,7 @@ void ApplicationMonitor::Impl::Absorb(
     f.version = 0;  // ask the backend afresh
     if (++f.failures >= options_.max_failures) {
       Emit(f, answer.id, answer.status.status(), /*last=*/true, out);
+      released_.push_back(std::move(f.app));
       apps_.erase(it);
       return;
     }
@@ -299,6 +307,7 @@ void ApplicationMonitor::Impl::Loop() {
             f, it->first,
             absl::DeadlineExceededError(absl::StrCat(it->first, " is not final after its timeout")),
             /*last=*/true, &out);
+        released_.push_back(std::move(f.app));
         it = apps_.erase(it);
         continue;
       }
@@ -312,6 +321,13 @@ void ApplicationMonitor::Impl::Loop() {
       ++it;
     }
     if (!confirm.empty()) Confirm(std::move(confirm));
+    if (!released_.empty()) {
+      std::vector<std::shared_ptr<Application>> released;
+      released.swap(released_);
+      inbox_->mu.Unlock();
+      released.clear();  // a destroyed Application answers its calls, whose callbacks lock
+      inbox_->mu.Lock();
+    }
     if (!out.empty()) {
       inbox_->mu.Unlock();
       // Callbacks run without the lock: they may follow, unfollow, stop or take events.

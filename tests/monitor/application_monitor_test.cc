@@ -5,6 +5,8 @@
 #include <poll.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,8 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "common/application_handle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/wait_until.h"
 
 namespace tony {
 namespace {
@@ -287,6 +291,58 @@ TEST(ApplicationStatusTest, EqualityCoversEveryFieldTheTensorBoardUrlIncluded) {
   b = a;
   b.tracking_url = "http://rm/proxy/app/";
   EXPECT_NE(a, b);
+}
+
+// A backend whose long poll stays in flight; the host unfollows meanwhile, so the monitor's
+// copy is the last reference to the handle. Found by review: the monitor let go of it with its
+// lock held, the handle's destruction answered the watch Cancelled, and the answer took the
+// same lock on the same thread (absl's deadlock detection aborted; without it, a hang).
+class HeldWatchBackend : public Application {
+ public:
+  explicit HeldWatchBackend(std::shared_ptr<std::atomic<bool>> destroyed)
+      : destroyed_(std::move(destroyed)) {}
+  ~HeldWatchBackend() override { *destroyed_ = true; }
+  const std::string& id() const override { return id_; }
+  absl::Notification asking, unfollowed;
+
+ protected:
+  absl::StatusOr<ApplicationStatus> DoStatus(const CallOptions&) override {
+    return ApplicationStatus{};
+  }
+  absl::StatusOr<ApplicationStatus> DoWait(absl::Duration, const ProgressCallback&,
+                                           const Cancellation&) override {
+    return ApplicationStatus{};
+  }
+  absl::Status DoKill(const CallOptions&) override { return absl::OkStatus(); }
+  void DoWatchAsync(uint64_t, absl::Duration, WatchCallback done) override {
+    held_ = std::move(done);  // a long poll in flight
+    asking.Notify();
+    unfollowed.WaitForNotification();
+  }
+
+ private:
+  const std::string id_ = "application_7_0001";
+  const std::shared_ptr<std::atomic<bool>> destroyed_;
+  WatchCallback held_;
+};
+
+TEST(ApplicationMonitorTest, UnfollowingDuringAWatchLetsGoOfTheApplicationWithoutItsLock) {
+  ApplicationMonitor monitor;
+  ASSERT_TRUE(monitor.Start().ok());
+  auto destroyed = std::make_shared<std::atomic<bool>>(false);
+  auto backend = std::make_shared<HeldWatchBackend>(destroyed);
+  HeldWatchBackend* raw = backend.get();
+  ASSERT_TRUE(monitor.Follow(MakeApplicationHandle(std::move(backend)), absl::Hours(1)).ok());
+  raw->asking.WaitForNotification();
+  monitor.Unfollow("application_7_0001");  // the monitor's copy is now the only one
+  raw->unfollowed.Notify();
+  // The monitor's thread goes on: it answers, and the backend goes (on the Retirer).
+  auto size = std::async(std::launch::async, [&] { return monitor.size(); });
+  ASSERT_EQ(size.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "the monitor's thread is stuck";
+  EXPECT_EQ(size.get(), 0);
+  EXPECT_TRUE(testing::WaitUntil([&] { return destroyed->load(); }, absl::Seconds(20)));
+  monitor.Stop();
 }
 
 }  // namespace
