@@ -54,6 +54,13 @@ class Deliveries : public std::enable_shared_from_this<Deliveries> {
     };
   }
 
+  // Whether Close() has begun: a call started from then on (by a `done` that Close() runs) is
+  // answered Cancelled at once rather than started and never answered.
+  bool closed() const {
+    absl::MutexLock lock(&mu_);
+    return closed_;
+  }
+
   // Ends every delivery: waits for those running on other threads, then answers the calls not
   // answered yet, on this thread. Whether any was.
   bool Close() {
@@ -95,7 +102,7 @@ class Deliveries : public std::enable_shared_from_this<Deliveries> {
         std::find(delivering_.begin(), delivering_.end(), std::this_thread::get_id()));
   }
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_ ABSL_GUARDED_BY(mu_) = 0;
   // Calls begun and not answered: what answers them when the gate closes first.
@@ -149,10 +156,12 @@ class ApplicationHandle final : public Application {
   }
 
   void DoStatusAsync(const CallOptions& options, StatusCallback done) override {
+    if (deliveries_->closed()) return done(Cancelled());
     backend_->StatusAsync(options, deliveries_->Track(nullptr, std::move(done), Cancelled()));
   }
   void DoWaitAsync(absl::Duration timeout, ProgressCallback on_progress, StatusCallback done,
                    const Cancellation& cancel) override {
+    if (deliveries_->closed()) return done(Cancelled());
     uint64_t call = 0;
     StatusCallback tracked = deliveries_->Track(&call, std::move(done), Cancelled());
     ProgressCallback progress = deliveries_->TrackProgress(call, std::move(on_progress));
@@ -167,15 +176,18 @@ class ApplicationHandle final : public Application {
         either->token());
   }
   void DoKillAsync(const CallOptions& options, DoneCallback done) override {
+    if (deliveries_->closed()) return done(Cancelled().status());
     backend_->KillAsync(options,
                         deliveries_->Track(nullptr, std::move(done), Cancelled().status()));
   }
   void DoScaleAsync(absl::string_view job_name, int tasks, const CallOptions& options,
                     DoneCallback done) override {
+    if (deliveries_->closed()) return done(Cancelled().status());
     backend_->ScaleAsync(job_name, tasks, options,
                          deliveries_->Track(nullptr, std::move(done), Cancelled().status()));
   }
   void DoSuspendAsync(bool suspend, const CallOptions& options, DoneCallback done) override {
+    if (deliveries_->closed()) return done(Cancelled().status());
     DoneCallback tracked = deliveries_->Track(nullptr, std::move(done), Cancelled().status());
     if (suspend) {
       backend_->SuspendAsync(options, std::move(tracked));
@@ -184,6 +196,7 @@ class ApplicationHandle final : public Application {
     }
   }
   void DoWatchAsync(uint64_t known_version, absl::Duration max_wait, WatchCallback done) override {
+    if (deliveries_->closed()) return done(Cancelled(), 0);
     backend_->DoWatchAsync(known_version, max_wait,
                            deliveries_->Track(nullptr, std::move(done), Cancelled(), uint64_t{0}));
   }

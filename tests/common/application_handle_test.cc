@@ -200,6 +200,21 @@ TEST(ApplicationHandleTest, ItsDestructionCancelsAWaitAndSilencesItsProgress) {
   EXPECT_EQ(answer.Codes().size(), 1u);
 }
 
+TEST(ApplicationHandleTest, ACallFromADoneItsDestructionAnswersIsAnsweredCancelledAtOnce) {
+  auto pending = std::make_shared<Pending>();
+  auto handle = MakeApplicationHandle(std::make_shared<FakeBackend>(pending, false));
+  Application* raw = handle.get();
+  Answer again;
+  // A done that asks again on an error, as a poll loop would.
+  handle->StatusAsync({}, [&](absl::StatusOr<ApplicationStatus> s) {
+    if (!s.ok()) raw->StatusAsync({}, again.Recorder());
+  });
+  handle.reset();
+  EXPECT_EQ(again.Codes(), std::vector<absl::StatusCode>{absl::StatusCode::kCancelled});
+  absl::MutexLock lock(&pending->mu);
+  EXPECT_EQ(pending->status.size(), 1u);  // only the first call reached the backend
+}
+
 TEST(RetirerTest, DestroysOnItsThreadInOrderAndStopDrainsWhatIsLeft) {
   Retirer retirer;
   absl::Mutex mu;
