@@ -2,7 +2,11 @@
 
 #include "common/retirer.h"
 
+#include <pthread.h>
+
+#include <atomic>
 #include <cstdlib>
+#include <new>
 #include <utility>
 
 namespace tony {
@@ -42,6 +46,11 @@ void Retirer::Retire(std::shared_ptr<void> object) {
   object.reset();  // no thread: here, with no lock held
 }
 
+void Retirer::Keep(std::shared_ptr<void> object) {
+  absl::MutexLock lock(&mu_);
+  kept_.push_back(std::move(object));
+}
+
 size_t Retirer::pending() const {
   absl::MutexLock lock(&mu_);
   return queue_.size() + destroying_;
@@ -65,13 +74,43 @@ void Retirer::Loop() {
   running_ = false;
 }
 
+void Retirer::BeforeFork() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  lifecycle_mu_.Lock();
+  mu_.Lock();
+}
+
+void Retirer::AfterForkInParent() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  mu_.Unlock();
+  lifecycle_mu_.Unlock();
+}
+
+void Retirer::AfterForkInChild() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // The parent's thread does not exist here: forget its handle without join or detach.
+  new (&thread_) std::thread();
+  for (auto& object : queue_) kept_.push_back(std::move(object));  // the parent's to destroy
+  queue_.clear();
+  running_ = false;
+  stopping_ = false;
+  destroying_ = 0;
+  mu_.Unlock();
+  lifecycle_mu_.Unlock();
+}
+
 namespace {
+
+std::atomic<bool> process_exiting{false};
 
 // Never destroyed (an object may be handed over during exit); its thread is joined at exit.
 Retirer& ProcessRetirer() {
   static Retirer* const retirer = [] {
     auto* r = new Retirer;
-    std::atexit([] { ProcessRetirer().Stop(); });
+    std::atexit([] {
+      process_exiting = true;
+      ProcessRetirer().Stop();
+    });
+    pthread_atfork([] { ProcessRetirer().BeforeFork(); },
+                   [] { ProcessRetirer().AfterForkInParent(); },
+                   [] { ProcessRetirer().AfterForkInChild(); });
     return r;
   }();
   return *retirer;
@@ -82,6 +121,11 @@ Retirer& ProcessRetirer() {
 void RetireInBackground(std::shared_ptr<void> object) {
   if (object == nullptr) return;
   Retirer& retirer = ProcessRetirer();
+  if (process_exiting) {
+    // Statics are going: a destructor that waits for its calls must not run now.
+    retirer.Keep(std::move(object));
+    return;
+  }
   retirer.Start();
   retirer.Retire(std::move(object));
 }

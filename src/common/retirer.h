@@ -14,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -36,6 +37,16 @@ class Retirer {
   void Retire(std::shared_ptr<void> object);
   // References handed over and not dropped yet.
   size_t pending() const;
+  // Holds `object` for as long as this Retirer exists, never destroying it (the process is
+  // ending, or it is a forked child's copy of the parent's).
+  void Keep(std::shared_ptr<void> object);
+
+  // fork() handlers (pthread_atfork): no lock is held across the fork, and the child, where
+  // the thread does not exist, starts afresh; what the parent had queued is the parent's to
+  // destroy, so the child never touches it (leaked there).
+  void BeforeFork();
+  void AfterForkInParent();
+  void AfterForkInChild();
 
  private:
   void Loop();
@@ -47,10 +58,12 @@ class Retirer {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<std::shared_ptr<void>> queue_ ABSL_GUARDED_BY(mu_);
   size_t destroying_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::shared_ptr<void>> kept_ ABSL_GUARDED_BY(mu_);
 };
 
 // Hands `object` to the process's Retirer, started on first use and stopped when the process
-// exits normally (std::atexit). Null is ignored.
+// exits normally (std::atexit); from then on what is handed over is let go of without running
+// its destructor (the process is ending: no thread is started again). Null is ignored.
 void RetireInBackground(std::shared_ptr<void> object);
 
 }  // namespace tony

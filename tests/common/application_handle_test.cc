@@ -2,6 +2,9 @@
 
 #include "common/application_handle.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -9,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "common/retirer.h"
@@ -238,6 +242,50 @@ TEST(RetirerTest, DestroysOnItsThreadInOrderAndStopDrainsWhatIsLeft) {
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(threads[0], std::this_thread::get_id());
   EXPECT_NE(threads[1], std::this_thread::get_id());
+}
+
+// A fork while the Retirer's thread destroys something and more is queued: the child's Retirer
+// starts afresh (the parent's thread does not exist there) and never destroys the parent's
+// objects; the parent's go on.
+TEST(RetirerTest, AForkedChildStartsAfreshAndLeavesTheParentsObjectsAlone) {
+#ifdef ABSL_HAVE_THREAD_SANITIZER
+  GTEST_SKIP() << "TSan does not support starting threads after a multi-threaded fork";
+#endif
+  Retirer retirer;
+  retirer.Start();
+  absl::Notification busy, release;
+  std::atomic<bool> queued_destroyed{false};
+  retirer.Retire(std::shared_ptr<void>(new int(0), [&](void* p) {
+    busy.Notify();
+    release.WaitForNotification();
+    delete static_cast<int*>(p);
+  }));
+  retirer.Retire(std::shared_ptr<void>(new int(1), [&](void* p) {
+    queued_destroyed = true;
+    delete static_cast<int*>(p);
+  }));
+  busy.WaitForNotification();
+  retirer.BeforeFork();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    retirer.AfterForkInChild();
+    std::atomic<bool> mine{false};
+    retirer.Start();
+    retirer.Retire(std::shared_ptr<void>(new int(2), [&](void* p) {
+      mine = true;
+      delete static_cast<int*>(p);
+    }));
+    retirer.Stop();
+    ::_exit(mine && !queued_destroyed ? 0 : 1);
+  }
+  retirer.AfterForkInParent();
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  release.Notify();
+  retirer.Stop();
+  EXPECT_TRUE(queued_destroyed);
 }
 
 }  // namespace
