@@ -8,11 +8,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <pthread.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -36,32 +40,34 @@ class LogQueue {
   void Start(LogSeverity min_severity) {
     {
       absl::MutexLock lock(&mu_);
+      if (!running_) severity_before_ = MinLogSeverity();
       running_ = true;
     }
     SetMinLogSeverity(min_severity);
-    SetLogSink(
-        [this](LogSeverity severity, absl::string_view file, int line, absl::string_view message) {
-          absl::MutexLock lock(&mu_);
-          if (!running_) return;
-          if (lines_.size() >= kMaxLines) {
-            lines_.pop_front();
-            ++dropped_;
-          }
-          lines_.emplace_back(static_cast<int>(severity), std::string(file), line,
-                              std::string(message));
-        });
+    SetLogSink([this](LogSeverity severity, absl::string_view file, int line,
+                      absl::string_view message) { Add(severity, file, line, message); });
   }
 
-  // Back to the default stderr sink; a waiting Next() returns nullopt.
+  // Back to the default stderr sink and the severity threshold from before Start(); a waiting
+  // Next() returns nullopt once the queue is empty.
   void Stop() {
     SetLogSink(nullptr);
-    absl::MutexLock lock(&mu_);
-    running_ = false;
+    LogSeverity before;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!running_) return;
+      running_ = false;
+      before = severity_before_;
+    }
+    SetMinLogSeverity(before);
   }
 
   // The lines queued, waiting up to `timeout` for the first; nullopt once stopped and empty.
+  // The calling thread is the drain: what it logs itself (a handler calling into libtony) goes
+  // to stderr, not around again.
   std::optional<std::vector<LogLine>> Next(absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
+    drain_ = std::this_thread::get_id();
     auto ready = [this]()
                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !lines_.empty() || !running_; };
     mu_.AwaitWithTimeout(absl::Condition(&ready), timeout);
@@ -72,21 +78,58 @@ class LogQueue {
     return out;
   }
 
+  // fork() handlers: no thread holds the lock across the fork; the child, which has no drain
+  // thread yet, keeps none of the parent's lines.
+  void BeforeFork() ABSL_NO_THREAD_SAFETY_ANALYSIS { mu_.Lock(); }
+  void AfterForkInParent() ABSL_NO_THREAD_SAFETY_ANALYSIS { mu_.Unlock(); }
+  void AfterForkInChild() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    lines_.clear();
+    drain_ = std::thread::id();
+    mu_.Unlock();
+  }
+
   int64_t dropped() const {
     absl::MutexLock lock(&mu_);
     return dropped_;
   }
 
  private:
+  void Add(LogSeverity severity, absl::string_view file, int line, absl::string_view message) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (running_ && std::this_thread::get_id() != drain_) {
+        if (lines_.size() >= kMaxLines) {
+          lines_.pop_front();
+          ++dropped_;
+        }
+        lines_.emplace_back(static_cast<int>(severity), std::string(file), line,
+                            std::string(message));
+        return;
+      }
+    }
+    // Logged by the drain thread itself, or just as the routing stopped.
+    static constexpr char kLetters[] = "DIWE";
+    std::fprintf(stderr, "%c %.*s:%d] %.*s\n", kLetters[static_cast<int>(severity) & 3],
+                 static_cast<int>(file.size()), file.data(), line, static_cast<int>(message.size()),
+                 message.data());
+  }
+
   mutable absl::Mutex mu_;
   bool running_ ABSL_GUARDED_BY(mu_) = false;
+  LogSeverity severity_before_ ABSL_GUARDED_BY(mu_) = LogSeverity::kInfo;
+  std::thread::id drain_ ABSL_GUARDED_BY(mu_);
   std::deque<LogLine> lines_ ABSL_GUARDED_BY(mu_);
   int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Never destroyed: libtony's threads may log until the process exits.
 LogQueue& Queue() {
-  static LogQueue* const queue = new LogQueue;
+  static LogQueue* const queue = [] {
+    auto* q = new LogQueue;
+    pthread_atfork([] { Queue().BeforeFork(); }, [] { Queue().AfterForkInParent(); },
+                   [] { Queue().AfterForkInChild(); });
+    return q;
+  }();
   return *queue;
 }
 

@@ -206,6 +206,49 @@ def test_log_lines_become_records_of_a_python_logger(local):
         libtony.log_to_python(42)
 
 
+def test_a_failing_handler_or_one_that_ends_the_routing_does_not_break_it(local):
+    seen = []
+
+    class Flaky(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+            if len(seen) == 1:
+                raise RuntimeError("a handler's bug")
+
+    logger = logging.getLogger("libtony-flaky")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = Flaky()
+    logger.addHandler(handler)
+    try:
+        libtony.log_to_python(logger)
+        for _ in range(2):
+            local.submit(libtony.JobSpec(command="true", job_types={"worker": 1})).wait(
+                timeout=120)
+        deadline = time.monotonic() + 30
+        while sum("submitted" in m for m in seen) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sum("submitted" in m for m in seen) >= 2, seen  # the raise ended nothing
+
+        # A handler may end the routing itself (it runs on the drain thread).
+        class Ender(logging.Filter):
+            def filter(self, record):
+                libtony.log_to_stderr()
+                return True
+
+        ender = Ender()
+        logger.addFilter(ender)
+        local.submit(libtony.JobSpec(command="true", job_types={"worker": 1})).wait(timeout=120)
+        deadline = time.monotonic() + 30
+        while libtony._logging._logger is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert libtony._logging._logger is None and libtony._logging._thread is None
+        logger.removeFilter(ender)
+    finally:
+        libtony.log_to_stderr()
+        logger.removeHandler(handler)
+
+
 def test_a_process_routing_log_lines_exits_cleanly():
     # The drain thread waits in C++ in 0.5 s slices; CPython ending it as it woke during
     # finalization aborted the process ("terminate called without an active exception"), in
