@@ -321,11 +321,16 @@ std::string ZipHead(int fd, uint64_t local_offset, int method, uint64_t compress
 
 absl::Status ReadZip(int fd, const std::string& path, int64_t file_size, ContentHasher* hasher,
                      Listing* l) {
-  const std::string bad_zip = "is not a readable .zip (no central directory); zip the env again";
+  const std::string no_directory =
+      "is not a readable .zip (no central directory); zip the env again";
+  const std::string bad_zip =
+      "is not a readable .zip (its central directory is damaged); zip the env again";
   // End of central directory: the last 22 bytes plus a comment of up to 64 KB.
   const uint64_t tail_size = std::min<int64_t>(file_size, 22 + 65535);
   std::vector<unsigned char> tail(tail_size);
-  if (!PreadAll(fd, tail.data(), tail.size(), file_size - tail_size)) return Bad(path, bad_zip);
+  if (!PreadAll(fd, tail.data(), tail.size(), file_size - tail_size)) {
+    return Bad(path, no_directory);
+  }
   std::optional<size_t> eocd;
   for (size_t i = tail.size() >= 22 ? tail.size() - 22 + 1 : 0; i-- > 0;) {
     if (Le32(&tail[i]) == 0x06054b50) {
@@ -333,7 +338,7 @@ absl::Status ReadZip(int fd, const std::string& path, int64_t file_size, Content
       break;
     }
   }
-  if (!eocd) return Bad(path, bad_zip);
+  if (!eocd) return Bad(path, no_directory);
   uint64_t entries = Le16(&tail[*eocd + 10]);
   uint64_t cd_size = Le32(&tail[*eocd + 12]);
   uint64_t cd_offset = Le32(&tail[*eocd + 16]);
