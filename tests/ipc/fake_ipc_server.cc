@@ -15,9 +15,6 @@
 #include "ipc/wire.h"
 
 namespace tony::ipc::testing {
-namespace {
-
-using tony::hadoop::common::RpcResponseHeaderProto;
 
 bool ReadFull(int fd, char* buf, size_t n) {
   while (n > 0) {
@@ -28,6 +25,10 @@ bool ReadFull(int fd, char* buf, size_t n) {
   }
   return true;
 }
+
+namespace {
+
+using tony::hadoop::common::RpcResponseHeaderProto;
 
 std::string ResponseFrame(int32_t call_id, RpcResponseHeaderProto::RpcStatusProto status,
                           const Reply& reply) {

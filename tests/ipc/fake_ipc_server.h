@@ -18,6 +18,9 @@
 
 namespace tony::ipc::testing {
 
+// Reads exactly `n` bytes from the socket `fd`; false at EOF or on an error.
+bool ReadFull(int fd, char* buf, size_t n);
+
 struct ServerCall {
   int connection = 0;  // 0-based index of the accepted connection
   int32_t call_id = 0;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "fake_ipc_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hadoop/RpcHeader.pb.h"
@@ -29,6 +30,7 @@ using ::testing::HasSubstr;
 using tony::hadoop::common::RpcRequestHeaderProto;
 using tony::hadoop::common::RpcResponseHeaderProto;
 using tony::hadoop::common::RpcSaslProto;
+using ::tony::ipc::testing::ReadFull;
 
 constexpr int32_t kCallId = 7;
 
@@ -39,16 +41,6 @@ int PasswordCallback(Gsasl*, Gsasl_session* session, Gsasl_property prop) {
     return gsasl_property_set(session, GSASL_PASSWORD, g_password->c_str());
   }
   return GSASL_NO_CALLBACK;
-}
-
-bool ReadFull(int fd, char* buf, size_t n) {
-  while (n > 0) {
-    ssize_t got = ::recv(fd, buf, n, 0);
-    if (got <= 0) return false;
-    buf += got;
-    n -= static_cast<size_t>(got);
-  }
-  return true;
 }
 
 std::string Frame(const std::string& body) {
