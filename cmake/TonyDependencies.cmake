@@ -14,6 +14,8 @@ find_package(PkgConfig REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto SSL)
 # MIT Kerberos: GSS-API (SASL GSSAPI for Hadoop IPC) and libkrb5 (keytab login).
 pkg_check_modules(KRB5 REQUIRED IMPORTED_TARGET krb5-gssapi krb5)
+# GNU libmicrohttpd: the HTTP server under the AM's page and the history server (src/httpd).
+pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd>=0.9.75)
 
 find_program(TONY_PROTOC protoc REQUIRED)
 find_program(TONY_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

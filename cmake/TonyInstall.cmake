@@ -1,8 +1,9 @@
 # The installed library: one shared library `tony` (alias tony::tony) holding every concern's
 # objects. Its dependencies are private: a consumer links libtony.so and Abseil (the public
 # headers use Abseil's types) and nothing else; protobuf, gRPC, curl, yaml-cpp, fmt, libgsasl,
-# Kerberos, OpenSSL, expat and zlib stay behind the shared library. It exports only the public
-# API (include/tony/, TONY_EXPORT; cmake/libtony.map; checked by the library_symbols test).
+# libmicrohttpd, Kerberos, OpenSSL, expat and zlib stay behind the shared library. It exports only
+# the public API (include/tony/, TONY_EXPORT; cmake/libtony.map; checked by the library_symbols
+# test).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

@@ -4,9 +4,10 @@
 # mapped about 90 (Abseil alone about 40) and `ytf-submit --help` alone peaked at 18 MB. With
 # TONY_STATIC_TOOLS, tony-am, ytf-submit and ytf link libtony.a (every concern's objects; the
 # linker takes only those a tool uses) and the dependencies Debian ships as archives: Abseil,
-# protobuf, gRPC with its own (upb, gpr, address_sorting, re2, c-ares), yaml-cpp, expat, zlib and
-# libstdc++. The rest stays shared, for lack of archives or to keep one copy in the process:
-# libcurl (its ~20 libraries have no archives) and with it OpenSSL, and MIT Kerberos.
+# protobuf, gRPC with its own (upb, gpr, address_sorting, re2, c-ares), yaml-cpp, expat, zlib,
+# libmicrohttpd and libstdc++. The rest stays shared, for lack of archives or to keep one copy in
+# the process: libcurl (its ~20 libraries have no archives) and with it OpenSSL, MIT Kerberos,
+# and GnuTLS, which libmicrohttpd's archive refers to (p11-kit and libunistring have none).
 # tony-executor links fully statically on its own terms (tools/tony-executor).
 option(TONY_STATIC_TOOLS
   "Link tony-am, ytf-submit and ytf against libtony.a and the static archives of their dependencies"
@@ -44,7 +45,8 @@ function(tony_find_archives archives_var complete_var)
 endfunction()
 
 tony_find_archives(tony_static_archives tony_static_complete
-  grpc++ grpc upb gpr address_sorting re2 cares protobuf yaml-cpp expat z)
+  grpc++ grpc upb gpr address_sorting re2 cares protobuf yaml-cpp expat z microhttpd)
+pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
 find_package(OpenSSL REQUIRED COMPONENTS SSL Crypto)
 if(TONY_STATIC_TOOLS AND NOT tony_static_complete)
   message(STATUS "TONY_STATIC_TOOLS: static archives missing; the tools link shared libraries")
@@ -67,6 +69,6 @@ function(tony_static_tool name)
   target_link_libraries(${name} PRIVATE
     -Wl,--start-group tony_static ${tony_static_archives}
     -Wl,--end-group
-    CURL::libcurl OpenSSL::SSL OpenSSL::Crypto PkgConfig::KRB5
+    CURL::libcurl OpenSSL::SSL OpenSSL::Crypto PkgConfig::KRB5 PkgConfig::GNUTLS
     -static-libstdc++ -static-libgcc Threads::Threads ${CMAKE_DL_LIBS} rt m)
 endfunction()

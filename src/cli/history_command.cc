@@ -77,7 +77,7 @@ absl::StatusOr<http::Json> ListFromDirectory(const HistoryArgs& args, submit::Ya
       return http::Json{{"total", 0}, {"jobs", http::Json::array()}};
     return absl::Status(s.code(), absl::StrCat("history directory ", where, ": ", s.message()));
   }
-  am::HttpReply reply = reader.Handle(absl::StrCat("/api/jobs?", query));
+  httpd::Reply reply = reader.Handle(absl::StrCat("/api/jobs?", query));
   return http::ParseJson(reply.body, "job list");
 }
 

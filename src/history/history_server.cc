@@ -24,8 +24,6 @@
 namespace tony::history {
 namespace {
 
-using am::HttpReply;
-
 class HdfsStore : public HistoryStore {
  public:
   HdfsStore(const hdfs::WebHdfsClient* hdfs, std::string dir) : hdfs_(hdfs), dir_(std::move(dir)) {}
@@ -169,15 +167,15 @@ bool PlausibleAppId(absl::string_view id) {
   return true;
 }
 
-HttpReply Reply(int code, std::string body, bool json) {
-  HttpReply r;
+httpd::Reply Reply(int code, std::string body, bool json) {
+  httpd::Reply r;
   r.code = code;
   r.body = std::move(body);
   if (json) r.content_type = "application/json";
   return r;
 }
 
-HttpReply ErrorReply(int code, absl::string_view title, absl::string_view message, bool json) {
+httpd::Reply ErrorReply(int code, absl::string_view title, absl::string_view message, bool json) {
   if (json) return Reply(code, http::Json{{"error", message}}.dump() + "\n", true);
   return Reply(code, RenderMessagePage(title, message), false);
 }
@@ -232,12 +230,12 @@ absl::Status HistoryServer::Start() {
     return absl::Status(s.code(),
                         absl::StrCat("history directory ", store_->Describe(), ": ", s.message()));
   }
-  am::StatusPageOptions page;
-  page.listen_host = options_.listen_host;
-  page.port = options_.port;
-  page.workers = options_.workers;
-  http_ = std::make_unique<am::StatusPage>(
-      page, [this](const std::string& target) { return Handle(target); });
+  httpd::ServerOptions http;
+  http.listen_host = options_.listen_host;
+  http.port = options_.port;
+  http.max_connections = options_.max_connections;
+  http_ = std::make_unique<httpd::Server>(
+      http, [this](const httpd::Request& request) { return Handle(request.target); });
   if (absl::Status s = http_->Start(); !s.ok()) {
     http_.reset();
     return s;
@@ -341,7 +339,7 @@ int HistoryServer::ApplyRetention() {
   return deleted;
 }
 
-HttpReply HistoryServer::Handle(const std::string& target) {
+httpd::Reply HistoryServer::Handle(const std::string& target) {
   requests_.fetch_add(1);
   const size_t q = target.find('?');
   const std::string path = target.substr(0, q);
@@ -349,7 +347,7 @@ HttpReply HistoryServer::Handle(const std::string& target) {
   if (path == "/" || path == "/jobs" || path == "/index.html") return JobList(query, false);
   if (path == "/api/jobs") return JobList(query, true);
   if (path == "/metrics") {
-    HttpReply r = Reply(200, Metrics(), false);
+    httpd::Reply r = Reply(200, Metrics(), false);
     r.content_type = "text/plain; version=0.0.4";
     return r;
   }
@@ -359,7 +357,7 @@ HttpReply HistoryServer::Handle(const std::string& target) {
   return ErrorReply(404, "Not found", absl::StrCat("Nothing is at ", path, "."), false);
 }
 
-HttpReply HistoryServer::JobList(const std::string& query, bool json) {
+httpd::Reply HistoryServer::JobList(const std::string& query, bool json) {
   absl::StatusOr<HistoryQuery> parsed = ParseHistoryQuery(query);
   if (!parsed.ok()) return ErrorReply(400, "Bad filter", parsed.status().message(), json);
   absl::MutexLock lock(&mu_);
@@ -368,7 +366,7 @@ HttpReply HistoryServer::JobList(const std::string& query, bool json) {
   return Reply(200, RenderJobListPage(page, *parsed, index_.size()), false);
 }
 
-HttpReply HistoryServer::Job(const std::string& app_id, bool json) {
+httpd::Reply HistoryServer::Job(const std::string& app_id, bool json) {
   if (!PlausibleAppId(app_id)) {
     return ErrorReply(404, "No such job", absl::StrCat("'", app_id, "' is not an application id"),
                       json);

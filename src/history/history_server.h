@@ -13,8 +13,8 @@
 //   GET /api/jobs/<app id>   the same, JSON
 //   GET /metrics             Prometheus text: jobs by state, scans, errors, bytes read
 //
-// The HTTP server is the AM's status page's (limits on request size and time, a bounded queue,
-// a few workers): a flood or a slow client cannot stall it or grow it.
+// The HTTP server is the AM's status page's (httpd::Server: limits on request size and time and
+// on connections): a flood or a slow client cannot stall it or grow it.
 //
 //   auto server = std::make_unique<HistoryServer>(HdfsHistoryStore(hdfs, dir), options);
 //   TONY_RETURN_IF_ERROR(server->Start());  // reads the directory once; fails if it cannot
@@ -39,10 +39,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "am/status_page.h"
 #include "common/clock.h"
 #include "hdfs/webhdfs_client.h"
 #include "history/history_index.h"
+#include "httpd/server.h"
 
 namespace tony::history {
 
@@ -81,8 +81,8 @@ struct HistoryServerOptions {
   // a restarted server reads only the logs that changed meanwhile, not every log. Default: ""
   // (none; a start reads every log once).
   std::string index_file;
-  // HTTP worker threads. Default: 4.
-  int workers = 4;
+  // HTTP connections open at once (a thread each). Default: 16.
+  int max_connections = 16;
   // Where the scan thread reads the time and waits. Not owned. Default: null (RealClock()).
   Clock* clock = nullptr;
 };
@@ -103,11 +103,11 @@ class HistoryServer {
   // One scan: list, read what is new or changed, forget what is gone, apply retention.
   absl::Status Scan();
   // The answer to a GET of `target` (path and query), as the HTTP server sends it.
-  am::HttpReply Handle(const std::string& target);
+  httpd::Reply Handle(const std::string& target);
 
  private:
-  am::HttpReply JobList(const std::string& query, bool json);
-  am::HttpReply Job(const std::string& app_id, bool json);
+  httpd::Reply JobList(const std::string& query, bool json);
+  httpd::Reply Job(const std::string& app_id, bool json);
   std::string Metrics();
   void ScanLoop();
   // How many logs retention deleted.
@@ -118,7 +118,7 @@ class HistoryServer {
   const std::unique_ptr<HistoryStore> store_;
   const HistoryServerOptions options_;
   Clock* const clock_;
-  std::unique_ptr<am::StatusPage> http_;
+  std::unique_ptr<httpd::Server> http_;
   std::thread scanner_;
 
   absl::Mutex mu_;

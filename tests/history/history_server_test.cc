@@ -71,7 +71,7 @@ class HistoryServerTest : public ::testing::Test {
   std::unique_ptr<HistoryServer> Server(HistoryServerOptions options = {}) {
     return std::make_unique<HistoryServer>(LocalHistoryStore(dir_), options);
   }
-  static http::Json Json(const am::HttpReply& reply) {
+  static http::Json Json(const httpd::Reply& reply) {
     auto j = http::ParseJson(reply.body, "reply");
     EXPECT_TRUE(j.ok()) << reply.body;
     return j.ok() ? *j : http::Json();
@@ -88,12 +88,12 @@ TEST_F(HistoryServerTest, ListsJobsAndShowsOne) {
   EXPECT_EQ(list["jobs"][0]["state"], "FAILED");
   EXPECT_EQ(Json(server->Handle("/api/jobs?state=SUCCEEDED"))["jobs"][0]["name"], "first");
 
-  am::HttpReply html = server->Handle("/?state=FAILED");
+  httpd::Reply html = server->Handle("/?state=FAILED");
   EXPECT_EQ(html.code, 200);
   EXPECT_THAT(html.body, HasSubstr("href=\"/jobs/application_1_0002\""));
   EXPECT_THAT(html.body, Not(HasSubstr("application_1_0001")));
 
-  am::HttpReply job = server->Handle("/jobs/application_1_0002");
+  httpd::Reply job = server->Handle("/jobs/application_1_0002");
   EXPECT_EQ(job.code, 200);
   EXPECT_THAT(job.body, HasSubstr("<svg class=\"timeline\""));
   EXPECT_THAT(job.body, HasSubstr("<svg class=\"usage\" data-metric=\"memory\""));
@@ -126,7 +126,7 @@ TEST_F(HistoryServerTest, LocalJobsAreListedAndShownFromTheirJobDirectories) {
   ASSERT_EQ(list["total"], 1) << list.dump();
   EXPECT_EQ(list["jobs"][0]["app_id"], "local_1795750000000_a1b2");
   EXPECT_EQ(list["jobs"][0]["name"], "local-one");
-  am::HttpReply job = server.Handle("/jobs/local_1795750000000_a1b2");
+  httpd::Reply job = server.Handle("/jobs/local_1795750000000_a1b2");
   EXPECT_EQ(job.code, 200);
   EXPECT_THAT(job.body, HasSubstr("local-one"));
   EXPECT_EQ(server.Handle("/jobs/local_..%2Fother").code, 404);
@@ -151,7 +151,7 @@ TEST_F(HistoryServerTest, BadRequestsGetAClearAnswer) {
            {"/?from=yesterday", 400, "is not a date"},
            {"/nothing", 404, "Nothing is at /nothing"},
        }) {
-    am::HttpReply r = server->Handle(c.target);
+    httpd::Reply r = server->Handle(c.target);
     EXPECT_EQ(r.code, c.code) << c.target;
     EXPECT_THAT(r.body, HasSubstr(c.says)) << c.target;
   }
@@ -164,7 +164,7 @@ TEST_F(HistoryServerTest, ACutShortLogIsShownWithItsProblem) {
   ASSERT_TRUE(server->Scan().ok());
   http::Json list = Json(server->Handle("/api/jobs?state=RUNNING"));
   EXPECT_EQ(list["jobs"][0]["bad_lines"], 1);
-  am::HttpReply page = server->Handle("/jobs/application_1_0003");
+  httpd::Reply page = server->Handle("/jobs/application_1_0003");
   EXPECT_EQ(page.code, 200);
   EXPECT_THAT(page.body, HasSubstr("line 7: not a JSON object"));
 }
