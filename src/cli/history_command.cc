@@ -2,6 +2,10 @@
 
 #include "cli/history_command.h"
 
+#include <unistd.h>
+
+#include <memory>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,6 +18,8 @@
 #include "history/history_server.h"
 #include "http/client.h"
 #include "http/json.h"
+#include "ipc/kerberos.h"
+#include "ipc/spnego_acceptor.h"
 #include "local/local_am.h"
 #include "submit/contract.h"
 
@@ -45,9 +51,12 @@ absl::StatusOr<std::string> HistoryDir(const HistoryArgs& args, submit::YarnClus
 // The list as JSON ({"total", "jobs": [...]}) from a history server.
 absl::StatusOr<http::Json> ListFromServer(const std::string& server, const std::string& query) {
   http::Client client;
+  http::Request request;
+  request.negotiate = true;  // a server with --spnego_keytab asks for Kerberos
   std::string base = server;
   while (absl::EndsWith(base, "/")) base.pop_back();
-  auto response = client.Get(absl::StrCat(base, "/api/jobs?", query));
+  request.url = absl::StrCat(base, "/api/jobs?", query);
+  auto response = client.Do(request);
   if (!response.ok()) return response.status();
   if (response->status != 200) {
     return absl::UnavailableError(
@@ -149,8 +158,53 @@ int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostre
   return kExitOk;
 }
 
+// SPNEGO for the server's pages, when asked for; refused without it on a Kerberos cluster if
+// the pages would be reachable beyond this machine (they show every user's jobs).
+absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnCluster* cluster,
+                                 history::HistoryServerOptions* options) {
+  if (args.spnego_keytab.empty()) {
+    if (!args.spnego_principal.empty()) {
+      return absl::InvalidArgumentError("--spnego_principal needs --spnego_keytab");
+    }
+    const bool loopback = absl::StartsWith(args.listen_host, "127.") || args.listen_host == "::1" ||
+                          args.listen_host == "localhost";
+    if (cluster != nullptr && cluster->kerberos && !loopback) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--listen_host ", args.listen_host,
+          ": on a Kerberos cluster the pages need --spnego_keytab (the HTTP/host@REALM keys) "
+          "when they are reachable beyond this machine"));
+    }
+    return absl::OkStatus();
+  }
+  std::string host = args.listen_host;
+  if (host == "0.0.0.0") {
+    char name[256] = {};
+    if (::gethostname(name, sizeof(name) - 1) == 0) host = name;
+  }
+  const std::string principal = ipc::ResolveServerPrincipal(args.spnego_principal, host);
+  absl::StatusOr<std::unique_ptr<ipc::SpnegoAcceptor>> acceptor =
+      ipc::SpnegoAcceptor::Create(args.spnego_keytab, principal);
+  if (!acceptor.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--spnego_keytab: ", acceptor.status().message()));
+  }
+  std::shared_ptr<ipc::SpnegoAcceptor> shared = *std::move(acceptor);
+  options->authenticate =
+      [shared](absl::string_view authorization) -> absl::StatusOr<history::HttpLogin> {
+    absl::StatusOr<ipc::SpnegoAcceptor::Accepted> who = shared->Accept(authorization);
+    if (!who.ok()) return who.status();
+    return history::HttpLogin{who->principal, who->reply};
+  };
+  return absl::OkStatus();
+}
+
 int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                      std::ostream& err) {
+  history::HistoryServerOptions options;
+  if (absl::Status s = SetUpAuthentication(args, cluster, &options); !s.ok()) {
+    err << "ytf: history-server: " << s.message() << "\n";
+    return kExitUsage;
+  }
   SignalWatcher signals;  // before the server's threads, which inherit its mask
   absl::StatusOr<std::unique_ptr<history::HistoryStore>> store = OpenStore(args, cluster);
   if (!store.ok()) {
@@ -158,7 +212,6 @@ int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std:
     return kExitUsage;
   }
   const std::string where = (*store)->Describe();
-  history::HistoryServerOptions options;
   options.listen_host = args.listen_host;
   options.port = args.port;
   options.scan_interval = args.scan_interval;
@@ -175,7 +228,8 @@ int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std:
     if (!stop.HasBeenNotified()) stop.Notify();
   });
   out << "history server: http://" << args.listen_host << ":" << server.port() << "/ over " << where
-      << " (scanned every " << absl::FormatDuration(args.scan_interval) << "); Ctrl-C stops it\n"
+      << (options.authenticate ? " (Kerberos sign-in)" : "") << " (scanned every "
+      << absl::FormatDuration(args.scan_interval) << "); Ctrl-C stops it\n"
       << std::flush;
   stop.WaitForNotification();
   out << "history server: stopping\n" << std::flush;

@@ -80,6 +80,8 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "max_age", true, "history-server"},
     {0, "max_jobs", true, "history-server"},
     {0, "index_file", true, "history-server"},
+    {0, "spnego_principal", true, "history-server"},
+    {0, "spnego_keytab", true, "history-server"},
     {0, "wait", false, "status scale suspend resume"},
     {0, "timeout", true, "status scale suspend resume"},
     {0, "task", true, "logs"},
@@ -154,6 +156,10 @@ absl::Status ParseHistoryFlag(const std::string& name, const std::string& value,
     h.local = true;
   } else if (name == "index_file") {
     h.index_file = value;
+  } else if (name == "spnego_principal") {
+    h.spnego_principal = value;
+  } else if (name == "spnego_keytab") {
+    h.spnego_keytab = value;
   } else if (name == "listen_host") {
     h.listen_host = value;
   } else if (name == "port") {
@@ -789,6 +795,7 @@ Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 
 Usage: ytf history-server [--listen_host <ip>] [--port <n>] [--scan_interval <d>]
                           [--max_age <d>] [--max_jobs <n>] [--index_file <file>]
+                          [--spnego_keytab <file> [--spnego_principal <p>]]
                           [--history_dir <dir> | --local]
 
 Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
@@ -809,11 +816,16 @@ It lists the directory every --scan_interval and reads only new or changed logs.
       --index_file <file>   keep the index here across restarts (written 0600 after each
                             scan that changed it): a restart reads only the logs that changed,
                             not every log (default none)
+      --spnego_keytab <file>  ask every client for Kerberos (SPNEGO, as Hadoop's web pages):
+                            the server's keys (HTTP/host@REALM). On a Kerberos cluster a
+                            server listening beyond loopback needs it
+      --spnego_principal <p>  the principal of those keys (HTTP/_HOST@REALM: _HOST is this
+                            host's name; default: any in the keytab)
       --history_dir <dir>   another directory than tony.history.dir
       --local               this user's local jobs (ytf-submit --local) instead; needs no
                             cluster, deletes nothing
-Exit codes: 0 stopped by a signal, 2 bad usage, 3 the directory cannot be read or the port
-cannot be had.
+Exit codes: 0 stopped by a signal, 2 bad usage (a keytab without the key included), 3 the
+directory cannot be read or the port cannot be had.
 )",
                         kCommon);
   }

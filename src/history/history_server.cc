@@ -235,7 +235,7 @@ absl::Status HistoryServer::Start() {
   http.port = options_.port;
   http.max_connections = options_.max_connections;
   http_ = std::make_unique<httpd::Server>(
-      http, [this](const httpd::Request& request) { return Handle(request.target); });
+      http, [this](const httpd::Request& request) { return Serve(request); });
   if (absl::Status s = http_->Start(); !s.ok()) {
     http_.reset();
     return s;
@@ -357,6 +357,31 @@ httpd::Reply HistoryServer::Handle(const std::string& target) {
   return ErrorReply(404, "Not found", absl::StrCat("Nothing is at ", path, "."), false);
 }
 
+httpd::Reply HistoryServer::Serve(const httpd::Request& request) {
+  if (!options_.authenticate) return Handle(request.target);
+  const bool json = absl::StartsWith(request.path, "/api/");
+  if (request.authorization.empty()) {
+    httpd::Reply r =
+        ErrorReply(401, "Sign in with Kerberos",
+                   "This history server takes Kerberos (SPNEGO): kinit, then a browser set up for "
+                   "Negotiate, or curl --negotiate -u : URL.",
+                   json);
+    r.www_authenticate = "Negotiate";
+    return r;
+  }
+  absl::StatusOr<HttpLogin> login = options_.authenticate(request.authorization);
+  if (!login.ok()) {
+    refused_logins_.fetch_add(1);
+    TONY_LOG(INFO) << "history server: refused " << request.peer << ": "
+                   << login.status().message();
+    return ErrorReply(403, "Not signed in", login.status().message(), json);
+  }
+  TONY_LOG(DEBUG) << "history server: " << login->user << " GET " << request.target;
+  httpd::Reply r = Handle(request.target);
+  r.www_authenticate = login->www_authenticate;
+  return r;
+}
+
 httpd::Reply HistoryServer::JobList(const std::string& query, bool json) {
   absl::StatusOr<HistoryQuery> parsed = ParseHistoryQuery(query);
   if (!parsed.ok()) return ErrorReply(400, "Bad filter", parsed.status().message(), json);
@@ -418,7 +443,9 @@ std::string HistoryServer::Metrics() {
       "# TYPE tony_history_last_scan_seconds gauge\ntony_history_last_scan_seconds ",
       absl::ToDoubleSeconds(last_scan_), "\n# HELP tony_history_requests_total HTTP requests.\n",
       "# TYPE tony_history_requests_total counter\ntony_history_requests_total ", requests_.load(),
-      "\n");
+      "\n# HELP tony_history_refused_logins_total Requests whose credentials were refused.\n",
+      "# TYPE tony_history_refused_logins_total counter\ntony_history_refused_logins_total ",
+      refused_logins_.load(), "\n");
   return out;
 }
 

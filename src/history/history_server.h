@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -37,6 +38,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
@@ -67,6 +69,12 @@ std::unique_ptr<HistoryStore> LocalHistoryStore(std::string dir);
 // <root>/<id>/events.jsonl, named "<id>.jsonl". Never deletes (retention leaves them listed).
 std::unique_ptr<HistoryStore> LocalJobsHistoryStore(std::string root);
 
+// Who a request's Authorization header proved to be (HistoryServerOptions::authenticate).
+struct HttpLogin {
+  std::string user;              // "alice@EXAMPLE.COM"
+  std::string www_authenticate;  // sent back (SPNEGO's final token), or ""
+};
+
 struct HistoryServerOptions {
   // Where to listen. Default: loopback only, a port the system picks (the CLI's default is
   // 18890): a history server shows every user's jobs, so opening it wider is a choice.
@@ -83,6 +91,11 @@ struct HistoryServerOptions {
   std::string index_file;
   // HTTP connections open at once (a thread each). Default: 16.
   int max_connections = 16;
+  // Who may see the pages (SPNEGO on a Kerberos cluster: ytf history-server --spnego_keytab).
+  // A request without an Authorization header gets 401 with "WWW-Authenticate: Negotiate", one
+  // this refuses 403 with its reason; the rest are answered. Called on HTTP threads, several at
+  // once. Default: null (anyone who reaches the server).
+  std::function<absl::StatusOr<HttpLogin>(absl::string_view authorization)> authenticate;
   // Where the scan thread reads the time and waits. Not owned. Default: null (RealClock()).
   Clock* clock = nullptr;
 };
@@ -104,6 +117,8 @@ class HistoryServer {
   absl::Status Scan();
   // The answer to a GET of `target` (path and query), as the HTTP server sends it.
   httpd::Reply Handle(const std::string& target);
+  // The same for a request from the HTTP server: authenticated first when options ask for it.
+  httpd::Reply Serve(const httpd::Request& request);
 
  private:
   httpd::Reply JobList(const std::string& query, bool json);
@@ -131,6 +146,7 @@ class HistoryServer {
   absl::Duration last_scan_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> requests_{0};
+  std::atomic<int64_t> refused_logins_{0};
 };
 
 }  // namespace tony::history

@@ -293,6 +293,8 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
   options.stdout_path = TempDir() + "/history-server.out";
   options.stderr_path = TempDir() + "/history-server.err";
+  // Spawn appends: an earlier run's line would name its port.
+  ::unlink(options.stdout_path.c_str());
   auto server = Subprocess::Spawn(options);
   ASSERT_TRUE(server.ok()) << server.status();
   std::string url;

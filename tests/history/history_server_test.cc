@@ -260,5 +260,51 @@ TEST_F(HistoryServerTest, ServesOverHttpAndPicksUpNewLogsEveryScanInterval) {
   server->Stop();
 }
 
+TEST_F(HistoryServerTest, WithAnAuthenticatorOnlySignedInRequestsSeeJobs) {
+  HistoryServerOptions options;
+  std::vector<std::string> asked;
+  options.authenticate = [&](absl::string_view authorization) -> absl::StatusOr<HttpLogin> {
+    asked.emplace_back(authorization);
+    if (authorization == "Negotiate good") return HttpLogin{"alice@EXAMPLE.COM", "Negotiate fin"};
+    return absl::UnauthenticatedError("Kerberos: the token does not verify");
+  };
+  auto server = Server(options);
+  ASSERT_TRUE(server->Scan().ok());
+  httpd::Request request;
+  request.method = "GET";
+  request.target = request.path = "/api/jobs";
+  request.peer = "10.0.0.9";
+
+  // No credentials: the SPNEGO challenge, and nothing of the jobs.
+  httpd::Reply challenge = server->Serve(request);
+  EXPECT_EQ(challenge.code, 401);
+  EXPECT_EQ(challenge.www_authenticate, "Negotiate");
+  EXPECT_THAT(challenge.body, HasSubstr("kinit"));
+  EXPECT_THAT(challenge.body, Not(HasSubstr("application_1")));
+  EXPECT_TRUE(asked.empty());
+
+  request.authorization = "Negotiate bad";
+  httpd::Reply refused = server->Serve(request);
+  EXPECT_EQ(refused.code, 403);
+  EXPECT_THAT(refused.body, HasSubstr("does not verify"));
+  EXPECT_THAT(refused.body, Not(HasSubstr("application_1")));
+
+  request.authorization = "Negotiate good";
+  httpd::Reply ok = server->Serve(request);
+  EXPECT_EQ(ok.code, 200);
+  EXPECT_EQ(ok.www_authenticate, "Negotiate fin");
+  EXPECT_EQ(Json(ok)["total"], 2);
+  EXPECT_EQ(asked, (std::vector<std::string>{"Negotiate bad", "Negotiate good"}));
+  request.target = request.path = "/metrics";
+  EXPECT_THAT(server->Serve(request).body, HasSubstr("tony_history_refused_logins_total 1\n"));
+
+  // Without an authenticator anyone is answered, and the header is not looked at.
+  auto open = Server();
+  ASSERT_TRUE(open->Scan().ok());
+  request.authorization = "";
+  request.target = request.path = "/api/jobs";
+  EXPECT_EQ(open->Serve(request).code, 200);
+}
+
 }  // namespace
 }  // namespace tony::history

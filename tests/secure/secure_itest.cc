@@ -7,6 +7,7 @@
 // in one line and exit 3.
 
 #include <glob.h>
+#include <netdb.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "absl/time/clock.h"
 #include "broker/broker_client.h"
 #include "broker/tls.h"
+#include "common/egress.h"
 #include "common/file_util.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
@@ -466,6 +468,110 @@ TEST(SecureTest, KillListAndStatusWorkWithTheUsersTicket) {
   EXPECT_EQ(kill.exit_code, 0) << kill.out << kill.err;
   Result status = Exec({Ytf(), "status", app});
   EXPECT_THAT(status.out, HasSubstr("KILLED")) << status.err;
+}
+
+// The IPv4 address `host` resolves to (the test bed's names are in /etc/hosts).
+absl::StatusOr<std::string> ResolveIpv4(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
+    return absl::NotFoundError(absl::StrCat("cannot resolve ", host));
+  }
+  std::string ip = SockaddrToString(found->ai_addr);
+  ::freeaddrinfo(found);
+  return ip;
+}
+
+// ytf history-server --spnego_keytab on the Kerberos cluster, as Hadoop's own pages: a client
+// with the user's ticket sees the jobs (SPNEGO), one without credentials gets 401 Negotiate and
+// nothing else, `ytf history --server` signs in by itself; a server reachable beyond loopback
+// without a keytab, or with a keytab holding no HTTP key, does not start (exit 2, one line).
+TEST(SecureTest, TheHistoryServerAsksForKerberosAndShowsJobsOnlyToTheSignedIn) {
+  // Where the daemons listen: the name the HTTP/_HOST principal carries, and its address.
+  std::smatch m;
+  const std::string rm_web = Cluster().rm_web_url();
+  ASSERT_TRUE(std::regex_search(rm_web, m, std::regex("//([^:/]+)"))) << rm_web;
+  const std::string host = m[1].str();
+  auto ip = ResolveIpv4(host);
+  ASSERT_TRUE(ip.ok()) << ip.status();
+  const std::string realm = Cluster().principal().substr(Cluster().principal().find('@') + 1);
+  std::string service_keytab = Cluster().keytab();
+  service_keytab = service_keytab.substr(0, service_keytab.rfind('/')) + "/service.keytab";
+
+  // Every interface: beyond loopback (the test bed may run all on localhost).
+  Result open = Exec({Ytf(), "history-server", "--listen_host", "0.0.0.0", "--port", "0"}, {},
+                     absl::Seconds(30));
+  EXPECT_EQ(open.exit_code, 2) << open.out << open.err;
+  EXPECT_EQ(Lines(open.err), 1) << open.err;
+  EXPECT_THAT(open.err, HasSubstr("--spnego_keytab"));
+  Result no_key =
+      Exec({Ytf(), "history-server", "--listen_host", *ip, "--port", "0", "--spnego_keytab",
+            Cluster().keytab(), "--spnego_principal", "HTTP/_HOST@" + realm});
+  EXPECT_EQ(no_key.exit_code, 2) << no_key.out << no_key.err;
+  EXPECT_EQ(Lines(no_key.err), 1) << no_key.err;
+  EXPECT_THAT(no_key.err, HasSubstr("--spnego_keytab: no key for HTTP/"));
+
+  // A file of an earlier run would name an old port.
+  const std::string base = absl::StrCat(::testing::TempDir(), "/history-spnego-", ::getpid());
+  SubprocessOptions options;
+  options.argv = {Ytf(),
+                  "history-server",
+                  "--listen_host",
+                  *ip,
+                  "--port",
+                  "0",
+                  "--spnego_keytab",
+                  service_keytab,
+                  "--spnego_principal",
+                  "HTTP/_HOST@" + realm};
+  options.env = CurrentEnvironment();
+  options.env["HADOOP_CONF_DIR"] = Cluster().conf_dir();
+  options.stdout_path = base + ".out";
+  options.stderr_path = base + ".err";
+  auto server = Subprocess::Spawn(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::string port;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        std::smatch p;
+        const std::string out = ReadFileToString(options.stdout_path).value_or("");
+        if (std::regex_search(out, p, std::regex(":([0-9]+)/ over .*Kerberos sign-in"))) {
+          port = p[1].str();
+        }
+        return !port.empty() || (*server)->Poll().has_value();
+      },
+      absl::Seconds(60)));
+  ASSERT_FALSE(port.empty()) << ReadFileToString(options.stderr_path).value_or("");
+  const std::string url = absl::StrCat("http://", host, ":", port);
+
+  http::Client client;
+  auto anonymous = client.Get(url + "/api/jobs");
+  ASSERT_TRUE(anonymous.ok()) << anonymous.status();
+  EXPECT_EQ(anonymous->status, 401);
+  EXPECT_EQ(anonymous->Header("www-authenticate").value_or(""), "Negotiate");
+  EXPECT_THAT(anonymous->body, Not(HasSubstr("application_")));
+  http::Request signed_in;
+  signed_in.url = url + "/api/jobs";
+  signed_in.negotiate = true;
+  auto jobs = client.Do(signed_in);
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  EXPECT_EQ(jobs->status, 200) << jobs->body;
+  EXPECT_THAT(jobs->body, HasSubstr("\"total\""));
+  // Made up, or from another service: refused.
+  auto forged = client.Get(url + "/api/jobs", {{"Authorization", "Negotiate YIIBAAYGKwYBBQUC"}});
+  ASSERT_TRUE(forged.ok()) << forged.status();
+  EXPECT_EQ(forged->status, 403);
+
+  Result listed = Exec({Ytf(), "history", "--server", url, "--json"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr("\"total\""));
+  Result without_ticket = Exec({Ytf(), "history", "--server", url, "--json"},
+                               {{"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}});
+  EXPECT_NE(without_ticket.exit_code, 0);
+  EXPECT_THAT(without_ticket.err, HasSubstr("answered 401"));
+  (*server)->Terminate(absl::Seconds(10));
 }
 
 TEST(SecureTest, KeytabLoginWorksWithoutATicketCache) {
