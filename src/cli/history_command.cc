@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "absl/strings/ascii.h"
@@ -13,9 +14,11 @@
 #include "absl/synchronization/notification.h"
 #include "cli/submit_command.h"
 #include "cli/ytf_command.h"
+#include "common/file_util.h"
 #include "common/signal_watcher.h"
 #include "history/hdfs_event_sink.h"
 #include "history/history_server.h"
+#include "history/tensorboard_launcher.h"
 #include "http/client.h"
 #include "http/json.h"
 #include "ipc/kerberos.h"
@@ -158,6 +161,17 @@ int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostre
   return kExitOk;
 }
 
+namespace {
+
+bool IsLoopback(const std::string& host) {
+  return absl::StartsWith(host, "127.") || host == "::1" || host == "localhost";
+}
+
+std::string ThisHostName() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "localhost";
+}
+
 // SPNEGO for the server's pages, when asked for; refused without it on a Kerberos cluster if
 // the pages would be reachable beyond this machine (they show every user's jobs).
 absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnCluster* cluster,
@@ -176,11 +190,7 @@ absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnClus
     }
     return absl::OkStatus();
   }
-  std::string host = args.listen_host;
-  if (host == "0.0.0.0") {
-    char name[256] = {};
-    if (::gethostname(name, sizeof(name) - 1) == 0) host = name;
-  }
+  const std::string host = args.listen_host == "0.0.0.0" ? ThisHostName() : args.listen_host;
   const std::string principal = ipc::ResolveServerPrincipal(args.spnego_principal, host);
   absl::StatusOr<std::unique_ptr<ipc::SpnegoAcceptor>> acceptor =
       ipc::SpnegoAcceptor::Create(args.spnego_keytab, principal);
@@ -198,10 +208,37 @@ absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnClus
   return absl::OkStatus();
 }
 
+// TensorBoard on demand, when asked for. It has no sign-in of its own: with SPNEGO on, only
+// where nothing beyond this machine reaches it.
+absl::Status SetUpTensorBoard(const HistoryArgs& args, const submit::YarnCluster* cluster,
+                              history::HistoryServerOptions* options) {
+  if (args.tensorboard_command.empty()) return absl::OkStatus();
+  if (options->authenticate && !IsLoopback(args.listen_host)) {
+    return absl::InvalidArgumentError(
+        "--tensorboard_command: TensorBoard has no sign-in of its own, so with --spnego_keytab "
+        "it is started only for a server on loopback (--listen_host 127.0.0.1)");
+  }
+  history::TensorBoardLauncherOptions tb;
+  tb.command = args.tensorboard_command;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  tb.cache_dir = absl::StrCat(xdg != nullptr && *xdg != '\0' ? xdg : HomeDirectory() + "/.cache",
+                              "/libtony/history-tensorboard");
+  tb.host = args.listen_host == "0.0.0.0" ? ThisHostName() : args.listen_host;
+  options->tensorboard =
+      history::MakeTensorBoardLauncher(tb, cluster != nullptr ? cluster->hdfs.get() : nullptr);
+  options->tensorboard_pool.idle = args.tensorboard_idle;
+  options->tensorboard_pool.max_running = args.tensorboard_max;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                      std::ostream& err) {
   history::HistoryServerOptions options;
-  if (absl::Status s = SetUpAuthentication(args, cluster, &options); !s.ok()) {
+  absl::Status set_up = SetUpAuthentication(args, cluster, &options);
+  if (set_up.ok()) set_up = SetUpTensorBoard(args, cluster, &options);
+  if (absl::Status s = set_up; !s.ok()) {
     err << "ytf: history-server: " << s.message() << "\n";
     return kExitUsage;
   }

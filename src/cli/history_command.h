@@ -33,8 +33,11 @@ struct HistoryArgs {
   absl::Duration max_age = absl::InfiniteDuration();
   int max_jobs = 0;
   std::string index_file;
-  std::string spnego_keytab;     // SPNEGO: the server's keys; empty: no authentication
-  std::string spnego_principal;  // "HTTP/_HOST@REALM"; empty: any in the keytab
+  std::string spnego_keytab;        // SPNEGO: the server's keys; empty: no authentication
+  std::string spnego_principal;     // "HTTP/_HOST@REALM"; empty: any in the keytab
+  std::string tensorboard_command;  // TensorBoard on demand; empty: none
+  absl::Duration tensorboard_idle = absl::Minutes(30);
+  int tensorboard_max = 4;
 };
 
 // The cluster's history directory (tony.history.dir, default /tmp/tony-history);

@@ -82,6 +82,9 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "index_file", true, "history-server"},
     {0, "spnego_principal", true, "history-server"},
     {0, "spnego_keytab", true, "history-server"},
+    {0, "tensorboard_command", true, "history-server"},
+    {0, "tensorboard_idle", true, "history-server"},
+    {0, "tensorboard_max", true, "history-server"},
     {0, "wait", false, "status scale suspend resume"},
     {0, "timeout", true, "status scale suspend resume"},
     {0, "task", true, "logs"},
@@ -160,6 +163,13 @@ absl::Status ParseHistoryFlag(const std::string& name, const std::string& value,
     h.spnego_principal = value;
   } else if (name == "spnego_keytab") {
     h.spnego_keytab = value;
+  } else if (name == "tensorboard_command") {
+    h.tensorboard_command = value;
+  } else if (name == "tensorboard_max") {
+    if (!absl::SimpleAtoi(value, &h.tensorboard_max) || h.tensorboard_max < 1) {
+      return Usage(out->command,
+                   absl::StrCat("--tensorboard_max: '", value, "' is not a number of at least 1"));
+    }
   } else if (name == "listen_host") {
     h.listen_host = value;
   } else if (name == "port") {
@@ -171,7 +181,7 @@ absl::Status ParseHistoryFlag(const std::string& name, const std::string& value,
       return Usage(out->command,
                    absl::StrCat("--max_jobs: '", value, "' is not a number (0: no limit)"));
     }
-  } else if (name == "scan_interval" || name == "max_age") {
+  } else if (name == "scan_interval" || name == "max_age" || name == "tensorboard_idle") {
     // Days too, for retention: "30d".
     int days = 0;
     absl::StatusOr<absl::Duration> d =
@@ -182,7 +192,9 @@ absl::Status ParseHistoryFlag(const std::string& name, const std::string& value,
       return Usage(out->command, absl::StrCat("--", name, ": '", value,
                                               "' is not a duration (30s, 10m, 12h, 30d)"));
     }
-    (name == "max_age" ? h.max_age : h.scan_interval) = *d;
+    (name == "max_age"            ? h.max_age
+     : name == "tensorboard_idle" ? h.tensorboard_idle
+                                  : h.scan_interval) = *d;
   }
   return absl::OkStatus();
 }
@@ -796,6 +808,8 @@ Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 Usage: ytf history-server [--listen_host <ip>] [--port <n>] [--scan_interval <d>]
                           [--max_age <d>] [--max_jobs <n>] [--index_file <file>]
                           [--spnego_keytab <file> [--spnego_principal <p>]]
+                          [--tensorboard_command <cmd> [--tensorboard_idle <d>]
+                           [--tensorboard_max <n>]]
                           [--history_dir <dir> | --local]
 
 Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
@@ -804,6 +818,8 @@ Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
                       a timeline of each task's phases, memory and CPU over time, stderr tails
                       of failed tasks, the job spec
   /api/jobs, /api/jobs/<app id>   the same as JSON
+  /jobs/<app id>/tensorboard      TensorBoard over an ended job's output path, started on
+                      demand (with --tensorboard_command): a redirect to it
   /metrics            Prometheus text: jobs by state, scans, logs read, requests
 It lists the directory every --scan_interval and reads only new or changed logs.
       --listen_host <ip>    where to listen (default 127.0.0.1: the pages show every job it
@@ -821,6 +837,15 @@ It lists the directory every --scan_interval and reads only new or changed logs.
                             server listening beyond loopback needs it
       --spnego_principal <p>  the principal of those keys (HTTP/_HOST@REALM: _HOST is this
                             host's name; default: any in the keytab)
+      --tensorboard_command <cmd>  start TensorBoard for an ended job when its page's link
+                            is followed: <cmd> --logdir <dir> --host <listen_host> --port 0
+                            (e.g. tensorboard, or 'python -m tensorboard.main'); event files
+                            in HDFS are copied to ~/.cache/libtony/history-tensorboard first.
+                            TensorBoard has no sign-in: not with --spnego_keytab beyond
+                            loopback
+      --tensorboard_idle <d>  stop one not opened for this long (default 30m)
+      --tensorboard_max <n>   at most n at once, the least recently opened stopped first
+                            (default 4)
       --history_dir <dir>   another directory than tony.history.dir
       --local               this user's local jobs (ytf-submit --local) instead; needs no
                             cluster, deletes nothing

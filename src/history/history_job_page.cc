@@ -88,7 +88,7 @@ std::string TaskTable(const JobHistory& job) {
   return html;
 }
 
-std::string Summary(const JobHistory& job, bool tag_links) {
+std::string Summary(const JobHistory& job, bool tag_links, const std::string& tensorboard_href) {
   const JobSummary& s = job.summary;
   std::string html = absl::StrCat(
       "<h1>", HtmlEscape(s.app_id), "</h1>\n<table id=\"summary\"><tr><th>name</th><td>",
@@ -122,6 +122,11 @@ std::string Summary(const JobHistory& job, bool tag_links) {
                   : absl::StrCat("<a id=\"tensorboard\" href=\"", HtmlEscape(job.tensorboard_url),
                                  "\">", HtmlEscape(job.tensorboard_url), "</a>"),
         "</td></tr>");
+  }
+  if (s.ended() && !tensorboard_href.empty()) {
+    absl::StrAppend(&html, "<tr><th>TensorBoard</th><td><a id=\"tensorboard-on-demand\" href=\"",
+                    HtmlEscape(tensorboard_href),
+                    "\">open its output (started on demand)</a></td></tr>");
   }
   absl::StrAppend(&html, "</table>\n");
   if (!s.diagnostics.empty()) {
@@ -276,7 +281,8 @@ std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options) 
                     " line(s) that could not be read; the page shows the rest.</b> First: ",
                     HtmlEscape(job.problems.front()), "</p>\n");
   }
-  absl::StrAppend(&html, Summary(job, !options.live), TaskTable(job));
+  absl::StrAppend(&html, Summary(job, !options.live, options.tensorboard_on_demand_href),
+                  TaskTable(job));
   const absl::Time begin = s.started;
   const absl::Time end = s.ended() ? s.finished : std::max(job.last_event, options.now);
   if (!job.tasks.empty() && begin != absl::InfinitePast()) {

@@ -35,6 +35,8 @@ struct JobPageOptions {
   std::string json_href;  // Default: "" (/api/jobs/<app id>)
   bool live = false;
   absl::Time now = absl::InfinitePast();  // live: the timeline's end while the job runs
+  // An ended job's TensorBoard, started when followed (the history server's); "": none.
+  std::string tensorboard_on_demand_href;
 };
 std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options = {});
 // Every page's start: doctype, title, style, up to <body>.

@@ -20,6 +20,7 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "history/history_pages.h"
+#include "tony/job_spec.h"
 
 namespace tony::history {
 namespace {
@@ -180,6 +181,13 @@ httpd::Reply ErrorReply(int code, absl::string_view title, absl::string_view mes
   return Reply(code, RenderMessagePage(title, message), false);
 }
 
+// The job's output path (DTF_OUTPUT_PATH) from the spec its log keeps; "" without one.
+std::string OutputPath(const JobHistory& job) {
+  if (job.spec_yaml.empty()) return "";
+  absl::StatusOr<JobSpec> spec = ParseJobSpecYaml(job.spec_yaml, "the event log's spec");
+  return spec.ok() ? spec->output_path : "";
+}
+
 }  // namespace
 
 std::unique_ptr<HistoryStore> HdfsHistoryStore(const hdfs::WebHdfsClient* hdfs, std::string dir) {
@@ -197,7 +205,13 @@ std::unique_ptr<HistoryStore> LocalHistoryStore(std::string dir) {
 HistoryServer::HistoryServer(std::unique_ptr<HistoryStore> store, HistoryServerOptions options)
     : store_(std::move(store)),
       options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : RealClock()) {}
+      clock_(options_.clock != nullptr ? options_.clock : RealClock()) {
+  if (options_.tensorboard) {
+    TensorBoardPoolOptions pool = options_.tensorboard_pool;
+    pool.clock = clock_;
+    tensorboards_ = std::make_unique<TensorBoardPool>(options_.tensorboard, pool);
+  }
+}
 
 HistoryServer::~HistoryServer() { Stop(); }
 
@@ -255,6 +269,7 @@ void HistoryServer::Stop() {
   }
   if (scanner_.joinable()) scanner_.join();
   if (http_ != nullptr) http_->Stop();
+  tensorboards_.reset();  // after the HTTP threads, which may be starting one
 }
 
 int HistoryServer::port() const { return http_ != nullptr ? http_->port() : 0; }
@@ -272,6 +287,7 @@ void HistoryServer::ScanLoop() {
     if (absl::Status s = Scan(); !s.ok()) {
       TONY_LOG(WARNING) << "history server: scan of " << store_->Describe() << ": " << s.message();
     }
+    if (tensorboards_ != nullptr) tensorboards_->Reap();
   }
 }
 
@@ -352,6 +368,10 @@ httpd::Reply HistoryServer::Handle(const std::string& target) {
     return r;
   }
   absl::string_view rest = path;
+  if (absl::ConsumePrefix(&rest, "/jobs/") && absl::ConsumeSuffix(&rest, "/tensorboard")) {
+    return TensorBoard(std::string(rest));
+  }
+  rest = path;
   if (absl::ConsumePrefix(&rest, "/api/jobs/")) return Job(std::string(rest), true);
   if (absl::ConsumePrefix(&rest, "/jobs/")) return Job(std::string(rest), false);
   return ErrorReply(404, "Not found", absl::StrCat("Nothing is at ", path, "."), false);
@@ -391,10 +411,12 @@ httpd::Reply HistoryServer::JobList(const std::string& query, bool json) {
   return Reply(200, RenderJobListPage(page, *parsed, index_.size()), false);
 }
 
-httpd::Reply HistoryServer::Job(const std::string& app_id, bool json) {
+absl::StatusOr<JobHistory> HistoryServer::ReadJob(const std::string& app_id, bool json,
+                                                  httpd::Reply* error) {
   if (!PlausibleAppId(app_id)) {
-    return ErrorReply(404, "No such job", absl::StrCat("'", app_id, "' is not an application id"),
-                      json);
+    *error = ErrorReply(404, "No such job", absl::StrCat("'", app_id, "' is not an application id"),
+                        json);
+    return absl::NotFoundError("no such job");
   }
   std::string owner;
   {
@@ -404,17 +426,59 @@ httpd::Reply HistoryServer::Job(const std::string& app_id, bool json) {
   }
   auto text = store_->Read(absl::StrCat(app_id, ".jsonl"), options_.max_log_bytes);
   if (!text.ok()) {
-    if (absl::IsNotFound(text.status())) {
-      return ErrorReply(404, "No such job",
-                        absl::StrCat(app_id, " has no event log in ", store_->Describe(), "."),
-                        json);
-    }
-    return ErrorReply(503, "Event log unreadable",
-                      absl::StrCat(app_id, ": ", text.status().message()), json);
+    *error = absl::IsNotFound(text.status())
+                 ? ErrorReply(
+                       404, "No such job",
+                       absl::StrCat(app_id, " has no event log in ", store_->Describe(), "."), json)
+                 : ErrorReply(503, "Event log unreadable",
+                              absl::StrCat(app_id, ": ", text.status().message()), json);
+    return text.status();
   }
-  JobHistory job = ReadJobHistory(app_id, *text, owner);
-  if (json) return Reply(200, JobJson(job).dump() + "\n", true);
-  return Reply(200, RenderJobPage(job), false);
+  return ReadJobHistory(app_id, *text, owner);
+}
+
+httpd::Reply HistoryServer::Job(const std::string& app_id, bool json) {
+  httpd::Reply error;
+  absl::StatusOr<JobHistory> job = ReadJob(app_id, json, &error);
+  if (!job.ok()) return error;
+  if (json) return Reply(200, JobJson(*job).dump() + "\n", true);
+  JobPageOptions page;
+  if (tensorboards_ != nullptr && !OutputPath(*job).empty()) {
+    page.tensorboard_on_demand_href = absl::StrCat("/jobs/", app_id, "/tensorboard");
+  }
+  return Reply(200, RenderJobPage(*job, page), false);
+}
+
+httpd::Reply HistoryServer::TensorBoard(const std::string& app_id) {
+  if (tensorboards_ == nullptr) {
+    return ErrorReply(404, "No TensorBoard",
+                      "This history server starts no TensorBoard (ytf history-server "
+                      "--tensorboard_command).",
+                      false);
+  }
+  httpd::Reply error;
+  absl::StatusOr<JobHistory> job = ReadJob(app_id, false, &error);
+  if (!job.ok()) return error;
+  if (!job->summary.ended()) {
+    return ErrorReply(404, "Still running",
+                      "The job runs: its own TensorBoard, if it has one, is linked from its "
+                      "tracking URL.",
+                      false);
+  }
+  const std::string output = OutputPath(*job);
+  if (output.empty()) {
+    return ErrorReply(404, "No TensorBoard",
+                      "The job has no output path (ytf-submit -o), so no event files to show.",
+                      false);
+  }
+  absl::StatusOr<std::string> url = tensorboards_->Open(app_id, output);
+  if (!url.ok()) {
+    return ErrorReply(absl::IsNotFound(url.status()) ? 404 : 503, "No TensorBoard",
+                      url.status().message(), false);
+  }
+  httpd::Reply r = Reply(302, "", false);
+  r.location = *url;
+  return r;
 }
 
 std::string HistoryServer::Metrics() {

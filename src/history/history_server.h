@@ -11,6 +11,8 @@
 //   GET /api/jobs            the same, JSON
 //   GET /jobs/<app id>       one job: summary, tasks, timeline, memory and CPU charts
 //   GET /api/jobs/<app id>   the same, JSON
+//   GET /jobs/<app id>/tensorboard   TensorBoard over the ended job's output, started on demand
+//                            (with options.tensorboard): a redirect to it
 //   GET /metrics             Prometheus text: jobs by state, scans, errors, bytes read
 //
 // The HTTP server is the AM's status page's (httpd::Server: limits on request size and time and
@@ -44,6 +46,8 @@
 #include "common/clock.h"
 #include "hdfs/webhdfs_client.h"
 #include "history/history_index.h"
+#include "history/job_history.h"
+#include "history/tensorboard_pool.h"
 #include "httpd/server.h"
 
 namespace tony::history {
@@ -96,6 +100,10 @@ struct HistoryServerOptions {
   // this refuses 403 with its reason; the rest are answered. Called on HTTP threads, several at
   // once. Default: null (anyone who reaches the server).
   std::function<absl::StatusOr<HttpLogin>(absl::string_view authorization)> authenticate;
+  // TensorBoard on demand for ended jobs with an output path (/jobs/<app id>/tensorboard starts
+  // one and redirects there; ytf history-server --tensorboard_command). Default: null (none).
+  TensorBoardLauncher tensorboard;
+  TensorBoardPoolOptions tensorboard_pool;  // its clock is the server's
   // Where the scan thread reads the time and waits. Not owned. Default: null (RealClock()).
   Clock* clock = nullptr;
 };
@@ -123,6 +131,9 @@ class HistoryServer {
  private:
   httpd::Reply JobList(const std::string& query, bool json);
   httpd::Reply Job(const std::string& app_id, bool json);
+  httpd::Reply TensorBoard(const std::string& app_id);
+  // The job's history from its log, or the error page.
+  absl::StatusOr<JobHistory> ReadJob(const std::string& app_id, bool json, httpd::Reply* error);
   std::string Metrics();
   void ScanLoop();
   // How many logs retention deleted.
@@ -133,6 +144,7 @@ class HistoryServer {
   const std::unique_ptr<HistoryStore> store_;
   const HistoryServerOptions options_;
   Clock* const clock_;
+  std::unique_ptr<TensorBoardPool> tensorboards_;  // null without options_.tensorboard
   std::unique_ptr<httpd::Server> http_;
   std::thread scanner_;
 

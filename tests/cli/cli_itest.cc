@@ -255,6 +255,89 @@ void CheckInABrowser(const std::string& url, const std::string& app) {
 
 // The history of finished jobs, from their event logs: `ytf history` reading the directory,
 // `ytf history-server` serving the list and each job's page, and `ytf history --server`.
+// A training job's event files, written as PyTorch's SummaryWriter writes them, into HDFS under
+// the output path of an ended job: its history page offers TensorBoard, and following the link
+// starts one over a copy of them (TensorFlow 2 reads no HDFS) that shows the run; stopping the
+// server stops it.
+TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
+  const harness::HadoopCluster& c = harness::HadoopCluster::Get();
+  const std::string output = absl::StrCat("/tmp/tony-tb-itest-", ::getpid());
+  const std::string events = TempDir() + "/tb-events";
+  Result wrote = Exec({"/bin/sh", "-c",
+                       "python3 -c 'import sys; from torch.utils.tensorboard import SummaryWriter; "
+                       "w = SummaryWriter(sys.argv[1]); w.add_scalar(\"loss\", 0.5, 1); "
+                       "w.close()' \"$0\" && ls \"$0\"",
+                       events});
+  ASSERT_EQ(wrote.exit_code, 0) << wrote.err;
+  const std::string event_file = std::string(absl::StripAsciiWhitespace(wrote.out));
+  ASSERT_THAT(event_file, HasSubstr("tfevents"));
+  http::Client http;
+  http::Request put;
+  put.method = http::Method::kPut;
+  put.url = absl::StrCat(c.namenode_web_url(), "/webhdfs/v1", output, "/run1/", event_file,
+                         "?op=CREATE&overwrite=true&user.name=", c.user());
+  put.body = ReadFileToString(events + "/" + event_file).value_or("");
+  put.follow_redirects = true;
+  auto created = http.Do(put);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_EQ(created->status, 201) << created->body;
+
+  Result job = Exec({Submit(), "--yarn", "-n", "cli-itest-tensorboard", "-r", "worker:1", "-m",
+                     "128m", "-o", "hdfs://" + output, "true"});
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  const std::string app = AppIdOf(job.out);
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        Result list = Exec({Ytf(), "history", "--json", "--name", "cli-itest-tensorboard"});
+        return absl::StrContains(list.out, app) && absl::StrContains(list.out, "SUCCEEDED");
+      },
+      absl::Seconds(30)));
+
+  SubprocessOptions options;
+  options.argv = {Ytf(), "history-server", "--port", "0", "--tensorboard_command", "tensorboard"};
+  options.env = CurrentEnvironment();
+  options.env["HADOOP_CONF_DIR"] = c.conf_dir();
+  options.env["XDG_CACHE_HOME"] = TempDir() + "/cache";
+  options.stdout_path = TempDir() + "/history-server-tb.out";
+  options.stderr_path = TempDir() + "/history-server-tb.err";
+  ::unlink(options.stdout_path.c_str());
+  auto server = Subprocess::Spawn(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::string url;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        std::smatch m;
+        static const std::regex re("http://127\\.0\\.0\\.1:[0-9]+/");
+        const std::string out = ReadFileToString(options.stdout_path).value_or("");
+        if (std::regex_search(out, m, re)) url = m.str();
+        return !url.empty() || (*server)->Poll().has_value();
+      },
+      absl::Seconds(60)));
+  ASSERT_FALSE(url.empty()) << ReadFileToString(options.stderr_path).value_or("");
+  auto page = http.Get(url + "jobs/" + app);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(page->body, HasSubstr("href=\"/jobs/" + app + "/tensorboard\""));
+  http::Request open;
+  open.url = url + "jobs/" + app + "/tensorboard";
+  open.timeout = absl::Minutes(3);  // TensorBoard imports TensorFlow
+  auto redirect = http.Do(open);
+  ASSERT_TRUE(redirect.ok()) << redirect.status();
+  ASSERT_EQ(redirect->status, 302) << redirect->body;
+  const std::string tensorboard = redirect->Header("location").value_or("");
+  ASSERT_THAT(tensorboard, ::testing::StartsWith("http://127.0.0.1:"));
+  auto runs = http.Get(tensorboard + "data/runs");
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_THAT(runs->body, HasSubstr("run1"));
+  // Opened again: the same one.
+  auto again = http.Do(open);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->Header("location").value_or(""), tensorboard);
+
+  (*server)->Terminate(absl::Seconds(20));
+  auto gone = http.Get(tensorboard);
+  EXPECT_FALSE(gone.ok()) << "TensorBoard still answers after the server stopped";
+}
+
 TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   const std::string& ok_app = FinishedJob();
   ASSERT_FALSE(ok_app.empty());

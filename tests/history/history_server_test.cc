@@ -306,5 +306,52 @@ TEST_F(HistoryServerTest, WithAnAuthenticatorOnlySignedInRequestsSeeJobs) {
   EXPECT_EQ(open->Serve(request).code, 200);
 }
 
+class FixedTensorBoard : public TensorBoardProcess {
+ public:
+  std::string url() const override { return "http://127.0.0.1:6006/"; }
+  bool alive() override { return true; }
+};
+
+TEST_F(HistoryServerTest, AnEndedJobsTensorBoardIsStartedOnDemandOverItsOutput) {
+  const std::string spec = R"({"v":1,"seq":7,"attempt":1,"time":"2026-11-26T10:00:05.500Z",)"
+                           R"("event":"job_spec","yaml":"output: hdfs:///out/three\njobs:\n  )"
+                           R"(worker:\n    instances: 1\n    command: 'true'\n"})"
+                           "\n";
+  Write("application_1_0003.jsonl", Log("SUCCEEDED", "third", 0) + spec);
+  Write("application_1_0004.jsonl", Log("", "running", 0) + spec);
+  HistoryServerOptions options;
+  std::vector<std::string> launched;
+  options.tensorboard =
+      [&](const std::string& app,
+          const std::string& output) -> absl::StatusOr<std::unique_ptr<TensorBoardProcess>> {
+    launched.push_back(app + " " + output);
+    return std::make_unique<FixedTensorBoard>();
+  };
+  auto server = Server(options);
+  ASSERT_TRUE(server->Scan().ok());
+  // The page links it only for an ended job with an output path.
+  EXPECT_THAT(server->Handle("/jobs/application_1_0003").body,
+              HasSubstr("href=\"/jobs/application_1_0003/tensorboard\""));
+  EXPECT_THAT(server->Handle("/jobs/application_1_0001").body, Not(HasSubstr("on demand")));
+  httpd::Reply to_it = server->Handle("/jobs/application_1_0003/tensorboard");
+  EXPECT_EQ(to_it.code, 302);
+  EXPECT_EQ(to_it.location, "http://127.0.0.1:6006/");
+  EXPECT_EQ(server->Handle("/jobs/application_1_0003/tensorboard").code, 302);
+  EXPECT_EQ(launched, (std::vector<std::string>{"application_1_0003 hdfs:///out/three"}));
+  // No output path, still running, not a job: no TensorBoard, each saying why.
+  httpd::Reply none = server->Handle("/jobs/application_1_0001/tensorboard");
+  EXPECT_EQ(none.code, 404);
+  EXPECT_THAT(none.body, HasSubstr("no output path"));
+  httpd::Reply running = server->Handle("/jobs/application_1_0004/tensorboard");
+  EXPECT_EQ(running.code, 404);
+  EXPECT_THAT(running.body, HasSubstr("The job runs"));
+  EXPECT_EQ(server->Handle("/jobs/../etc/tensorboard").code, 404);
+  EXPECT_EQ(launched.size(), 1u);
+  // Without a launcher the route says so.
+  auto plain = Server();
+  ASSERT_TRUE(plain->Scan().ok());
+  EXPECT_EQ(plain->Handle("/jobs/application_1_0003/tensorboard").code, 404);
+}
+
 }  // namespace
 }  // namespace tony::history
