@@ -253,8 +253,6 @@ void CheckInABrowser(const std::string& url, const std::string& app) {
   }
 }
 
-// The history of finished jobs, from their event logs: `ytf history` reading the directory,
-// `ytf history-server` serving the list and each job's page, and `ytf history --server`.
 // A training job's event files, written as PyTorch's SummaryWriter writes them, into HDFS under
 // the output path of an ended job: its history page offers TensorBoard, and following the link
 // starts one over a copy of them (TensorFlow 2 reads no HDFS) that shows the run; stopping the
@@ -332,12 +330,28 @@ TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
   auto again = http.Do(open);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->Header("location").value_or(""), tensorboard);
+  // In a browser: the link leads to TensorBoard's own page, showing the run's scalar.
+  ASSERT_EQ(access(testing::kChromium, X_OK), 0) << "no chromium (scripts/install-deps)";
+  testing::BrowserResult dom =
+      testing::Browse(url + "jobs/" + app + "/tensorboard", {"--dump-dom"});
+  ASSERT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_THAT(dom.out, HasSubstr("<title>TensorBoard</title>"));
+  const char* artifacts = std::getenv("TONY_ARTIFACT_DIR");
+  const std::string shot =
+      (artifacts != nullptr ? artifacts : TempDir()) + "/history-tensorboard.png";
+  testing::BrowserResult shown =
+      testing::Browse(url + "jobs/" + app + "/tensorboard",
+                      {"--screenshot=" + shot, "--hide-scrollbars", "--virtual-time-budget=8000"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  std::cerr << "screenshot: " << shot << "\n";
 
   (*server)->Terminate(absl::Seconds(20));
   auto gone = http.Get(tensorboard);
   EXPECT_FALSE(gone.ok()) << "TensorBoard still answers after the server stopped";
 }
 
+// The history of finished jobs, from their event logs: `ytf history` reading the directory,
+// `ytf history-server` serving the list and each job's page, and `ytf history --server`.
 TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   const std::string& ok_app = FinishedJob();
   ASSERT_FALSE(ok_app.empty());
