@@ -3,6 +3,7 @@
 #include "history/tensorboard_launcher.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <memory>
 #include <regex>
