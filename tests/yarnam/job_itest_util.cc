@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -146,7 +147,22 @@ bool Has(const std::vector<std::string>& vars, const std::string& var) {
   return std::find(vars.begin(), vars.end(), var) != vars.end();
 }
 
+namespace {
+
+// The parent pid of `pid` (-1 once it is gone).
+int ParentOf(int pid) {
+  const std::string stat = ReadFileToString(absl::StrCat("/proc/", pid, "/stat")).value_or("");
+  const size_t end = stat.rfind(')');  // the command name may hold spaces and parentheses
+  int ppid = -1;
+  std::vector<std::string> fields =
+      absl::StrSplit(stat.substr(std::min(end + 2, stat.size())), ' ');
+  return fields.size() > 1 && absl::SimpleAtoi(fields[1], &ppid) ? ppid : -1;
+}
+
+}  // namespace
+
 int TaskProcess(const std::string& app_id, const std::string& job, int index) {
+  std::vector<int> candidates;
   for (int pid : ProcessesOf(app_id)) {
     std::vector<std::string> vars = EnvironOf(pid);
     bool is_user = std::any_of(vars.begin(), vars.end(), [](const std::string& v) {
@@ -154,6 +170,14 @@ int TaskProcess(const std::string& app_id, const std::string& job, int index) {
     });
     if (is_user && Has(vars, "DTF_TASK_JOB_NAME=" + job) &&
         Has(vars, absl::StrCat("DTF_TASK_INDEX=", index))) {
+      candidates.push_back(pid);
+    }
+  }
+  // The task's command, not a child it started (a `sleep` of its loop inherits the same
+  // environment, and after the pids wrap may come first): the one whose parent is no candidate.
+  for (int pid : candidates) {
+    const int parent = ParentOf(pid);  // -1: it ended meanwhile
+    if (parent > 0 && std::find(candidates.begin(), candidates.end(), parent) == candidates.end()) {
       return pid;
     }
   }
