@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <regex>
 
 #include "absl/strings/ascii.h"
@@ -253,6 +255,47 @@ void CheckInABrowser(const std::string& url, const std::string& app) {
   }
 }
 
+// `ytf history-server --port 0` with `flags`, as a person starts it; its URL
+// ("http://127.0.0.1:N/") once printed, "" when it never was (its stderr is logged).
+struct HistoryServerProcess {
+  std::unique_ptr<Subprocess> process;
+  std::string url;
+};
+HistoryServerProcess StartHistoryServer(const std::string& name, std::vector<std::string> flags,
+                                        std::map<std::string, std::string> env = {}) {
+  SubprocessOptions options;
+  options.argv = {Ytf(), "history-server", "--port", "0"};
+  options.argv.insert(options.argv.end(), flags.begin(), flags.end());
+  options.env = CurrentEnvironment();
+  options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
+  for (const auto& [k, v] : env) options.env[k] = v;
+  options.stdout_path = TempDir() + "/" + name + ".out";
+  options.stderr_path = TempDir() + "/" + name + ".err";
+  // Spawn appends: an earlier run's line would name its port.
+  ::unlink(options.stdout_path.c_str());
+  HistoryServerProcess server;
+  auto spawned = Subprocess::Spawn(options);
+  if (!spawned.ok()) {
+    ADD_FAILURE() << spawned.status();
+    return server;
+  }
+  server.process = *std::move(spawned);
+  testing::WaitUntil(
+      [&] {
+        std::smatch m;
+        static const std::regex re("http://127\\.0\\.0\\.1:[0-9]+/");
+        const std::string out = ReadFileToString(options.stdout_path).value_or("");
+        if (std::regex_search(out, m, re)) server.url = m.str();
+        return !server.url.empty() || server.process->Poll().has_value();
+      },
+      absl::Seconds(60));
+  if (server.url.empty()) {
+    ADD_FAILURE() << name << " never printed its URL: "
+                  << ReadFileToString(options.stderr_path).value_or("");
+  }
+  return server;
+}
+
 // A training job's event files, written as PyTorch's SummaryWriter writes them, into HDFS under
 // the output path of an ended job: its history page offers TensorBoard, and following the link
 // starts one over a copy of them (TensorFlow 2 reads no HDFS) that shows the run; stopping the
@@ -291,27 +334,11 @@ TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
       },
       absl::Seconds(30)));
 
-  SubprocessOptions options;
-  options.argv = {Ytf(), "history-server", "--port", "0", "--tensorboard_command", "tensorboard"};
-  options.env = CurrentEnvironment();
-  options.env["HADOOP_CONF_DIR"] = c.conf_dir();
-  options.env["XDG_CACHE_HOME"] = TempDir() + "/cache";
-  options.stdout_path = TempDir() + "/history-server-tb.out";
-  options.stderr_path = TempDir() + "/history-server-tb.err";
-  ::unlink(options.stdout_path.c_str());
-  auto server = Subprocess::Spawn(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  std::string url;
-  EXPECT_TRUE(testing::WaitUntil(
-      [&] {
-        std::smatch m;
-        static const std::regex re("http://127\\.0\\.0\\.1:[0-9]+/");
-        const std::string out = ReadFileToString(options.stdout_path).value_or("");
-        if (std::regex_search(out, m, re)) url = m.str();
-        return !url.empty() || (*server)->Poll().has_value();
-      },
-      absl::Seconds(60)));
-  ASSERT_FALSE(url.empty()) << ReadFileToString(options.stderr_path).value_or("");
+  HistoryServerProcess server =
+      StartHistoryServer("history-server-tb", {"--tensorboard_command", "tensorboard"},
+                         {{"XDG_CACHE_HOME", TempDir() + "/cache"}});
+  ASSERT_FALSE(server.url.empty());
+  const std::string& url = server.url;
   auto page = http.Get(url + "jobs/" + app);
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_THAT(page->body, HasSubstr("href=\"/jobs/" + app + "/tensorboard\""));
@@ -345,7 +372,7 @@ TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
   EXPECT_EQ(shown.exit_code, 0) << shown.err;
   std::cerr << "screenshot: " << shot << "\n";
 
-  (*server)->Terminate(absl::Seconds(20));
+  server.process->Terminate(absl::Seconds(20));
   auto gone = http.Get(tensorboard);
   EXPECT_FALSE(gone.ok()) << "TensorBoard still answers after the server stopped";
 }
@@ -382,29 +409,11 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   EXPECT_THAT(bad.err, HasSubstr("--from: 'yesterday' is not a date"));
 
   // The server, on a free port it prints.
-  SubprocessOptions options;
   const std::string index_file = TempDir() + "/history-index.jsonl";
-  options.argv = {Ytf(), "history-server", "--port",  "0", "--scan_interval",
-                  "2s",  "--index_file",   index_file};
-  options.env = CurrentEnvironment();
-  options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
-  options.stdout_path = TempDir() + "/history-server.out";
-  options.stderr_path = TempDir() + "/history-server.err";
-  // Spawn appends: an earlier run's line would name its port.
-  ::unlink(options.stdout_path.c_str());
-  auto server = Subprocess::Spawn(options);
-  ASSERT_TRUE(server.ok()) << server.status();
-  std::string url;
-  EXPECT_TRUE(testing::WaitUntil(
-      [&] {
-        std::smatch m;
-        static const std::regex re("http://127\\.0\\.0\\.1:[0-9]+/");
-        const std::string out = ReadFileToString(options.stdout_path).value_or("");
-        if (std::regex_search(out, m, re)) url = m.str();
-        return !url.empty() || (*server)->Poll().has_value();
-      },
-      absl::Seconds(60)));
-  ASSERT_FALSE(url.empty()) << ReadFileToString(options.stderr_path).value_or("");
+  HistoryServerProcess server =
+      StartHistoryServer("history-server", {"--scan_interval", "2s", "--index_file", index_file});
+  ASSERT_FALSE(server.url.empty());
+  const std::string& url = server.url;
   http::Client client;
   auto page = client.Get(url + "jobs/" + failed_app);
   ASSERT_TRUE(page.ok()) << page.status();
@@ -433,9 +442,10 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   Result via_server = Exec({Ytf(), "history", "--server", url, "--state", "FAILED"});
   EXPECT_EQ(via_server.exit_code, 0) << via_server.err;
   EXPECT_THAT(via_server.out, HasSubstr(failed_app));
-  (*server)->Signal(SIGTERM);
-  auto code = (*server)->Wait(absl::Seconds(20));
-  EXPECT_TRUE(code.ok() && *code == 0) << ReadFileToString(options.stderr_path).value_or("");
+  server.process->Signal(SIGTERM);
+  auto code = server.process->Wait(absl::Seconds(20));
+  EXPECT_TRUE(code.ok() && *code == 0)
+      << ReadFileToString(TempDir() + "/history-server.err").value_or("");
   EXPECT_THAT(ReadFileToString(index_file).value_or(""), HasSubstr(failed_app));
 }
 
