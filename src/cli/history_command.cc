@@ -223,7 +223,7 @@ absl::Status SetUpTensorBoard(const HistoryArgs& args, const submit::YarnCluster
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   tb.cache_dir = absl::StrCat(xdg != nullptr && *xdg != '\0' ? xdg : HomeDirectory() + "/.cache",
                               "/libtony/history-tensorboard");
-  tb.host = args.listen_host == "0.0.0.0" ? ThisHostName() : args.listen_host;
+  tb.host = args.listen_host;  // 0.0.0.0: redirects name the host the browser used
   options->tensorboard =
       history::MakeTensorBoardLauncher(tb, cluster != nullptr ? cluster->hdfs.get() : nullptr);
   options->tensorboard_pool.idle = args.tensorboard_idle;

@@ -248,6 +248,9 @@ absl::Status HistoryServer::Start() {
   http.listen_host = options_.listen_host;
   http.port = options_.port;
   http.max_connections = options_.max_connections;
+  // A Kerberos token with a large PAC (Active Directory groups) runs to 16 KB of base64; Hadoop's
+  // web servers take 64 KiB of headers (hadoop.http.max.request.header.size).
+  if (options_.authenticate) http.max_header_bytes = 64 << 10;
   http_ = std::make_unique<httpd::Server>(
       http, [this](const httpd::Request& request) { return Serve(request); });
   if (absl::Status s = http_->Start(); !s.ok()) {
@@ -269,7 +272,7 @@ void HistoryServer::Stop() {
   }
   if (scanner_.joinable()) scanner_.join();
   if (http_ != nullptr) http_->Stop();
-  tensorboards_.reset();  // after the HTTP threads, which may be starting one
+  if (tensorboards_ != nullptr) tensorboards_->StopAll();  // after the HTTP threads
 }
 
 int HistoryServer::port() const { return http_ != nullptr ? http_->port() : 0; }
@@ -355,7 +358,7 @@ int HistoryServer::ApplyRetention() {
   return deleted;
 }
 
-httpd::Reply HistoryServer::Handle(const std::string& target) {
+httpd::Reply HistoryServer::Handle(const std::string& target, absl::string_view host) {
   requests_.fetch_add(1);
   const size_t q = target.find('?');
   const std::string path = target.substr(0, q);
@@ -369,7 +372,7 @@ httpd::Reply HistoryServer::Handle(const std::string& target) {
   }
   absl::string_view rest = path;
   if (absl::ConsumePrefix(&rest, "/jobs/") && absl::ConsumeSuffix(&rest, "/tensorboard")) {
-    return TensorBoard(std::string(rest));
+    return TensorBoard(std::string(rest), host);
   }
   rest = path;
   if (absl::ConsumePrefix(&rest, "/api/jobs/")) return Job(std::string(rest), true);
@@ -378,7 +381,7 @@ httpd::Reply HistoryServer::Handle(const std::string& target) {
 }
 
 httpd::Reply HistoryServer::Serve(const httpd::Request& request) {
-  if (!options_.authenticate) return Handle(request.target);
+  if (!options_.authenticate) return Handle(request.target, request.host);
   const bool json = absl::StartsWith(request.path, "/api/");
   if (request.authorization.empty()) {
     httpd::Reply r =
@@ -391,13 +394,17 @@ httpd::Reply HistoryServer::Serve(const httpd::Request& request) {
   }
   absl::StatusOr<HttpLogin> login = options_.authenticate(request.authorization);
   if (!login.ok()) {
+    // The cause is the operator's to read (a keytab, a clock); the client learns only the refusal.
     refused_logins_.fetch_add(1);
     TONY_LOG(INFO) << "history server: refused " << request.peer << ": "
                    << login.status().message();
-    return ErrorReply(403, "Not signed in", login.status().message(), json);
+    return ErrorReply(403, "Not signed in",
+                      "Kerberos sign-in refused: the token does not verify here. A fresh ticket "
+                      "(kinit) for this host's HTTP service may help; the server's log says more.",
+                      json);
   }
   TONY_LOG(DEBUG) << "history server: " << login->user << " GET " << request.target;
-  httpd::Reply r = Handle(request.target);
+  httpd::Reply r = Handle(request.target, request.host);
   r.www_authenticate = login->www_authenticate;
   return r;
 }
@@ -449,7 +456,7 @@ httpd::Reply HistoryServer::Job(const std::string& app_id, bool json) {
   return Reply(200, RenderJobPage(*job, page), false);
 }
 
-httpd::Reply HistoryServer::TensorBoard(const std::string& app_id) {
+httpd::Reply HistoryServer::TensorBoard(const std::string& app_id, absl::string_view host) {
   if (tensorboards_ == nullptr) {
     return ErrorReply(404, "No TensorBoard",
                       "This history server starts no TensorBoard (ytf history-server "
@@ -471,13 +478,24 @@ httpd::Reply HistoryServer::TensorBoard(const std::string& app_id) {
                       "The job has no output path (ytf-submit -o), so no event files to show.",
                       false);
   }
-  absl::StatusOr<std::string> url = tensorboards_->Open(app_id, output);
+  absl::StatusOr<std::string> url =
+      tensorboards_->Open(TensorBoardJob{app_id, output, job->summary.user});
   if (!url.ok()) {
     return ErrorReply(absl::IsNotFound(url.status()) ? 404 : 503, "No TensorBoard",
                       url.status().message(), false);
   }
   httpd::Reply r = Reply(302, "", false);
   r.location = *url;
+  // Listening everywhere: the browser reaches it by the name it reached this server by.
+  const std::string any = "//0.0.0.0:";
+  if (const size_t at = r.location.find(any); at != std::string::npos && !host.empty()) {
+    const size_t colon = host.rfind(':');
+    const absl::string_view name =
+        colon != absl::string_view::npos && host.find(']', colon) == absl::string_view::npos
+            ? host.substr(0, colon)
+            : host;
+    r.location.replace(at + 2, any.size() - 3, std::string(name));
+  }
   return r;
 }
 

@@ -123,15 +123,16 @@ class HistoryServer {
 
   // One scan: list, read what is new or changed, forget what is gone, apply retention.
   absl::Status Scan();
-  // The answer to a GET of `target` (path and query), as the HTTP server sends it.
-  httpd::Reply Handle(const std::string& target);
+  // The answer to a GET of `target` (path and query), as the HTTP server sends it; `host` is
+  // the request's Host header (where a TensorBoard listening everywhere is reached).
+  httpd::Reply Handle(const std::string& target, absl::string_view host = "");
   // The same for a request from the HTTP server: authenticated first when options ask for it.
   httpd::Reply Serve(const httpd::Request& request);
 
  private:
   httpd::Reply JobList(const std::string& query, bool json);
   httpd::Reply Job(const std::string& app_id, bool json);
-  httpd::Reply TensorBoard(const std::string& app_id);
+  httpd::Reply TensorBoard(const std::string& app_id, absl::string_view host);
   // The job's history from its log, or the error page.
   absl::StatusOr<JobHistory> ReadJob(const std::string& app_id, bool json, httpd::Reply* error);
   std::string Metrics();

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <regex>
 #include <utility>
@@ -23,21 +24,32 @@ namespace {
 
 class TensorBoardChild : public TensorBoardProcess {
  public:
-  TensorBoardChild(std::unique_ptr<Subprocess> child, std::string url)
-      : child_(std::move(child)), url_(std::move(url)) {}
-  ~TensorBoardChild() override { child_->Terminate(absl::Seconds(5)); }
+  // `copy`: the directory of event files made for it ("" when it reads the output in place),
+  // removed once it is stopped.
+  TensorBoardChild(std::unique_ptr<Subprocess> child, std::string url, std::string copy)
+      : child_(std::move(child)), url_(std::move(url)), copy_(std::move(copy)) {}
+  ~TensorBoardChild() override {
+    child_->Terminate(absl::Seconds(5));
+    std::error_code ignored;
+    if (!copy_.empty()) std::filesystem::remove_all(copy_, ignored);
+  }
   std::string url() const override { return url_; }
   bool alive() override { return !child_->Poll().has_value(); }
 
  private:
   std::unique_ptr<Subprocess> child_;
   const std::string url_;
+  const std::string copy_;
 };
 
-// What TensorBoard shows: event files, and what its plugins keep beside them.
-bool WantedFile(absl::string_view relative) {
-  return absl::StrContains(BaseName(relative), "tfevents") ||
-         absl::StrContains(absl::StrCat("/", relative), "/plugins/");
+// Only event files: TensorBoard's plugins read files their configuration names (the projector
+// any local path), which a job's owner writes and the server's account would read.
+bool WantedFile(absl::string_view name) { return absl::StrContains(name, "tfevents"); }
+
+// A name the NameNode listed that is safe as one local path component.
+bool SafeName(absl::string_view name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find_first_of(absl::string_view("/\0", 2)) == absl::string_view::npos;
 }
 
 // Copies the wanted files under `dir` (HDFS) into `local`, `relative` deep; counts into *bytes
@@ -49,13 +61,17 @@ absl::Status CopyEventFiles(const hdfs::WebHdfsClient& hdfs, const std::string& 
   absl::StatusOr<std::vector<hdfs::FileStatus>> entries = hdfs.List(dir);
   if (!entries.ok()) return entries.status();
   for (const hdfs::FileStatus& e : *entries) {
+    if (!SafeName(e.name)) {
+      return absl::DataLossError(absl::StrCat("the listing of ", dir, " names an entry '", e.name,
+                                              "' that is no file name"));
+    }
     const std::string rel = relative.empty() ? e.name : absl::StrCat(relative, "/", e.name);
     if (e.type == hdfs::FileType::kDirectory) {
       absl::Status s = CopyEventFiles(hdfs, e.path, local, rel, depth + 1, max_bytes, bytes, files);
       if (!s.ok()) return s;
       continue;
     }
-    if (!WantedFile(rel)) continue;
+    if (!WantedFile(e.name)) continue;
     if (*bytes + e.length > max_bytes) {
       TONY_LOG(WARNING) << "TensorBoard on demand: " << dir << ": past " << max_bytes
                         << " bytes of event files; the rest is not shown";
@@ -72,39 +88,54 @@ absl::Status CopyEventFiles(const hdfs::WebHdfsClient& hdfs, const std::string& 
   return absl::OkStatus();
 }
 
-// The directory TensorBoard reads for `output` (copying from HDFS when it lies there).
-absl::StatusOr<std::string> LogDir(const TensorBoardLauncherOptions& options,
-                                   const hdfs::WebHdfsClient* hdfs, const std::string& app_id,
-                                   const std::string& output) {
-  absl::string_view path = output;
-  const bool hdfs_scheme = absl::ConsumePrefix(&path, "hdfs://");
-  if (hdfs_scheme) path = path.substr(std::min(path.size(), path.find('/')));  // the authority
-  if (absl::ConsumePrefix(&path, "file://") || (!hdfs_scheme && hdfs == nullptr)) {
-    return std::string(path);
+// The directory TensorBoard reads for `output`, and whether it is a copy made for it. With HDFS
+// (a cluster) only an HDFS path owned by the job's user is read: the server's account must not
+// show what the job's owner could not read, nor local files of the server's host.
+absl::StatusOr<std::pair<std::string, bool>> LogDir(const TensorBoardLauncherOptions& options,
+                                                    const hdfs::WebHdfsClient* hdfs,
+                                                    const TensorBoardJob& job) {
+  absl::string_view path = job.output_path;
+  if (hdfs == nullptr) {  // the local backend's jobs: this user's own
+    absl::ConsumePrefix(&path, "file://");
+    return std::make_pair(std::string(path), false);
   }
-  if (!hdfs_scheme && absl::StrContains(path, "://")) return output;  // gs://, s3://: as is
-  if (hdfs == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(output, " is in HDFS: no HDFS here"));
+  if (absl::ConsumePrefix(&path, "hdfs://")) {
+    const size_t slash = path.find('/');
+    path = slash == absl::string_view::npos ? absl::string_view("/") : path.substr(slash);
+  } else if (absl::StrContains(path, "://") || !absl::StartsWith(path, "/")) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the output path ", job.output_path,
+                     " is not in HDFS; TensorBoard on demand reads only HDFS on a cluster"));
   }
-  const std::string local = absl::StrCat(options.cache_dir, "/", app_id);
+  absl::StatusOr<hdfs::FileStatus> dir = hdfs->Stat(path);
+  if (!dir.ok()) {
+    return absl::Status(dir.status().code(), absl::StrCat("the output path ", job.output_path, ": ",
+                                                          dir.status().message()));
+  }
+  if (!job.user.empty() && dir->owner != job.user) {
+    return absl::PermissionDeniedError(absl::StrCat("the output path ", job.output_path,
+                                                    " belongs to ", dir->owner,
+                                                    ", not to the job's user ", job.user));
+  }
+  const std::string local = absl::StrCat(options.cache_dir, "/", job.app_id);
   int64_t bytes = 0;
   int files = 0;
   absl::Status copied =
       CopyEventFiles(*hdfs, std::string(path), local, "", 0, options.max_bytes, &bytes, &files);
   if (!copied.ok()) {
-    return absl::Status(
-        copied.code(), absl::StrCat("reading the event files of ", output, ": ", copied.message()));
+    return absl::Status(copied.code(), absl::StrCat("reading the event files of ", job.output_path,
+                                                    ": ", copied.message()));
   }
   if (files == 0) {
-    return absl::NotFoundError(absl::StrCat("no TensorBoard event files under ", output));
+    return absl::NotFoundError(absl::StrCat("no TensorBoard event files under ", job.output_path));
   }
-  return local;
+  return std::make_pair(local, true);
 }
 
 // Waits for TensorBoard's "TensorBoard 2.x at http://host:port/" line in `log`.
 absl::StatusOr<std::string> AwaitAddress(Subprocess* child, const std::string& log,
                                          absl::Duration timeout) {
-  static const std::regex kAt(" at (http://[^ ]+/)");
+  static const std::regex kAt(" at (http://[^\\s]+/)");
   for (absl::Time end = absl::Now() + timeout; absl::Now() < end;) {
     const std::string text = ReadFileToString(log).value_or("");
     std::smatch m;
@@ -124,16 +155,16 @@ absl::StatusOr<std::string> AwaitAddress(Subprocess* child, const std::string& l
 
 TensorBoardLauncher MakeTensorBoardLauncher(TensorBoardLauncherOptions options,
                                             const hdfs::WebHdfsClient* hdfs) {
-  return [options = std::move(options), hdfs](
-             const std::string& app_id,
-             const std::string& output) -> absl::StatusOr<std::unique_ptr<TensorBoardProcess>> {
-    if (output.empty()) {
+  return [options = std::move(options),
+          hdfs](const TensorBoardJob& job) -> absl::StatusOr<std::unique_ptr<TensorBoardProcess>> {
+    if (job.output_path.empty()) {
       return absl::NotFoundError("the job has no output path (ytf-submit -o), so no event files");
     }
-    absl::StatusOr<std::string> logdir = LogDir(options, hdfs, app_id, output);
+    absl::StatusOr<std::pair<std::string, bool>> logdir = LogDir(options, hdfs, job);
     if (!logdir.ok()) return logdir.status();
+    const std::string copy = logdir->second ? logdir->first : "";
     if (absl::Status s = MakeDirectories(options.cache_dir); !s.ok()) return s;
-    const std::string log = absl::StrCat(options.cache_dir, "/", app_id, ".tensorboard.log");
+    const std::string log = absl::StrCat(options.cache_dir, "/", job.app_id, ".tensorboard.log");
     ::unlink(log.c_str());  // Spawn appends: an earlier start's address must not be read
     SubprocessOptions spawn;
     // The command is the operator's (a flag of the server); the paths go as arguments.
@@ -141,7 +172,7 @@ TensorBoardLauncher MakeTensorBoardLauncher(TensorBoardLauncherOptions options,
                   "-c",
                   absl::StrCat("exec ", options.command, " --logdir \"$1\" --host \"$2\" --port 0"),
                   "tensorboard",
-                  *logdir,
+                  logdir->first,
                   options.host};
     spawn.env = CurrentEnvironment();
     spawn.stdout_path = log;
@@ -149,9 +180,14 @@ TensorBoardLauncher MakeTensorBoardLauncher(TensorBoardLauncherOptions options,
     absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(spawn);
     if (!child.ok()) return child.status();
     absl::StatusOr<std::string> url = AwaitAddress(child->get(), log, options.start_timeout);
-    if (!url.ok()) return url.status();
-    TONY_LOG(INFO) << "TensorBoard for " << app_id << " at " << *url << " over " << *logdir;
-    return std::make_unique<TensorBoardChild>(*std::move(child), *url);
+    if (!url.ok()) {
+      std::error_code ignored;
+      if (!copy.empty()) std::filesystem::remove_all(copy, ignored);
+      return url.status();
+    }
+    TONY_LOG(INFO) << "TensorBoard for " << job.app_id << " at " << *url << " over "
+                   << logdir->first;
+    return std::make_unique<TensorBoardChild>(*std::move(child), *url, copy);
   };
 }
 

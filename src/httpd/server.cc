@@ -58,18 +58,27 @@ MHD_Result Send(MHD_Connection* c, const Reply& reply) {
   MHD_Response* response = MHD_create_response_from_buffer(
       reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return MHD_NO;
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str());
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-  MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
-  if (!reply.location.empty()) {
-    MHD_add_response_header(response, MHD_HTTP_HEADER_LOCATION, reply.location.c_str());
+  // libmicrohttpd refuses a value with CR or LF: such a reply is not sent half-made.
+  bool headers =
+      MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str()) ==
+          MHD_YES &&
+      MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") == MHD_YES &&
+      MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close") == MHD_YES;
+  if (headers && !reply.location.empty()) {
+    headers = MHD_add_response_header(response, MHD_HTTP_HEADER_LOCATION, reply.location.c_str()) ==
+              MHD_YES;
   }
-  if (!reply.www_authenticate.empty()) {
-    MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                            reply.www_authenticate.c_str());
+  if (headers && !reply.www_authenticate.empty()) {
+    headers = MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                      reply.www_authenticate.c_str()) == MHD_YES;
   }
-  if (reply.code == MHD_HTTP_METHOD_NOT_ALLOWED) {
-    MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  if (headers && reply.code == MHD_HTTP_METHOD_NOT_ALLOWED) {
+    headers = MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") == MHD_YES;
+  }
+  if (!headers) {
+    MHD_destroy_response(response);
+    TONY_LOG(WARNING) << "http server: a reply header was refused; the connection is closed";
+    return MHD_NO;
   }
   const MHD_Result queued = MHD_queue_response(c, static_cast<unsigned>(reply.code), response);
   MHD_destroy_response(response);
@@ -108,6 +117,7 @@ Server::Server(ServerOptions options, Handler handler)
 Server::~Server() { Stop(); }
 
 absl::Status Server::Start() {
+  if (daemon_ != nullptr) return absl::FailedPreconditionError("http server: started already");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(options_.port));
@@ -119,8 +129,9 @@ absl::Status Server::Start() {
     absl::MutexLock lock(&mu_);
     stopping_ = false;
   }
-  // The accept policy is ours (shed() counts); libmicrohttpd's own limit is a backstop above it,
-  // as it counts a connection until its thread is reaped.
+  // The accept policy is ours (shed() counts); libmicrohttpd's own limit is a backstop above it.
+  // Both count a connection until libmicrohttpd has joined its thread, a moment after the client
+  // saw it end: a client reconnecting at once to a full server may be shed.
   const unsigned backstop = static_cast<unsigned>(std::max(1, options_.max_connections) * 2 + 4);
   const unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                          MHD_USE_POLL | MHD_USE_ERROR_LOG;
@@ -258,9 +269,12 @@ int Server::Answer(MHD_Connection* c, const char* method, size_t* upload_size,
   request.target = NormalizeTarget(state->raw_target);
   request.path = request.target.substr(0, request.target.find('?'));
   request.authorization = Header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+  request.host = Header(c, MHD_HTTP_HEADER_HOST);
   SetDeadline(c, absl::InfiniteFuture());
   const Reply reply = handler_(request);
-  SetDeadline(c, absl::Now() + options_.request_timeout);
+  const double send_seconds =
+      static_cast<double>(reply.body.size()) / std::max<int64_t>(1, options_.min_answer_rate);
+  SetDeadline(c, absl::Now() + options_.request_timeout + absl::Seconds(send_seconds));
   return Send(c, reply);
 }
 

@@ -8,10 +8,11 @@
 //   - body size: the pages take none; a body beyond max_body_bytes gets 413 unread, any method
 //     but GET and HEAD 405;
 //   - connections: beyond max_connections a connection is closed as it is accepted (shed());
-//   - time: a client gets request_timeout to send its request and again to take the answer;
-//     past either its connection is shut (libmicrohttpd's own timeout restarts with every byte,
-//     so a client sending one byte a second would hold a thread for hours). The handler's own
-//     time is not counted: a history page reading a large log from HDFS is not cut.
+//   - time: a client gets request_timeout to send its request and again to take the answer
+//     (plus its size at min_answer_rate); past either its connection is shut (libmicrohttpd's own
+//     timeout restarts with every byte, so a client sending one byte a second would hold a thread
+//     for hours). The handler's own time is not counted: a history page reading a large log from
+//     HDFS is not cut.
 //
 // Every answer closes its connection (pages are few and small; a kept-alive connection would
 // hold a thread). With allowed_peers set (the AM on YARN: Hadoop's AmIpFilter rule), a peer
@@ -25,9 +26,10 @@
 //   ... server.port() ...
 //   server.Stop();
 //
-// Thread-safe. The handler is called on connection threads, several at once. Start() launches
-// libmicrohttpd's threads and a deadline thread; Stop() (or the destructor) shuts every
-// connection, waits for handlers running and joins them all.
+// Thread-safe once started: the handler is called on connection threads, several at once, and
+// the counters may be read from any thread. Start() and Stop() are called from one thread (the
+// owner's): Start() launches libmicrohttpd's threads and a deadline thread; Stop() (or the
+// destructor) shuts every connection, waits for handlers running and joins them all.
 
 #ifndef TONY_HTTPD_SERVER_H_
 #define TONY_HTTPD_SERVER_H_
@@ -59,6 +61,9 @@ struct ServerOptions {
   int port = 0;
   // How long a client may take to send its request, and again to take the answer. Default: 2 s.
   absl::Duration request_timeout = absl::Seconds(2);
+  // The answer's time grows by its size at this rate (a large page over a slow link is not a
+  // stalled client). Default: 64 KiB/s.
+  int64_t min_answer_rate = 64 << 10;
   // The peers (IP addresses, e.g. YARN's web proxy's) allowed a page; anyone else is redirected
   // to `redirect_url` (403 without one). Default: empty (anyone).
   std::vector<std::string> allowed_peers;
@@ -76,6 +81,7 @@ struct Request {
   std::string target;         // as sent, path and query: "/jobs?state=FAILED" (no fragment)
   std::string path;           // the target up to '?'
   std::string peer;           // the client's IP address
+  std::string host;           // the Host header ("name:port"), "" without one
   std::string authorization;  // the Authorization header, "" without one
 };
 
@@ -104,7 +110,7 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Listens and serves. InvalidArgument for a listen_host that is not an IPv4 address,
-  // Unavailable when the address cannot be bound.
+  // Unavailable when the address cannot be bound, FailedPrecondition when started already.
   absl::Status Start();
   // Idempotent.
   void Stop();

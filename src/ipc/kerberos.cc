@@ -311,6 +311,12 @@ absl::Status KerberosError(uint32_t major, uint32_t minor, absl::string_view wha
                                                  minor_text.empty() ? "" : ")"));
 }
 
+std::string GssStatusText(uint32_t major, uint32_t minor) {
+  std::string text = GssMessages(major, GSS_C_GSS_CODE);
+  if (minor != 0) absl::StrAppend(&text, "; ", GssMessages(minor, GSS_C_MECH_CODE));
+  return text;
+}
+
 std::string CanonicalHostName(absl::string_view host) {
   const std::string h(host);
   // IPv4 first, as Hadoop's JVMs run with java.net.preferIPv4Stack.

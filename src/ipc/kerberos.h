@@ -63,6 +63,11 @@ std::string PrincipalShortName(absl::string_view principal);
 absl::Status KerberosError(uint32_t major, uint32_t minor, absl::string_view what,
                            absl::string_view server = "");
 
+// GSS-API's own text for a major/minor status ("No credentials were supplied ...; No key table
+// entry found for HTTP/h@R"): for a server's log, where KerberosError's client advice (kinit,
+// --principal) would mislead.
+std::string GssStatusText(uint32_t major, uint32_t minor);
+
 // SASL GSSAPI client (RFC 4752) for `server_principal` ("rm/host@REALM", _HOST resolved) with
 // the process's default credentials. The offer's protocol/serverId must name the same service
 // and host (Hadoop's client checks the same), else a "server principal mismatch" error. After

@@ -56,7 +56,10 @@ absl::StatusOr<std::unique_ptr<SpnegoAcceptor>> SpnegoAcceptor::Create(
     gss_buffer_desc text{principal.size(), const_cast<char*>(principal.data())};
     OM_uint32 major =
         gss_import_name(&minor, &text, const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME), &name);
-    if (GSS_ERROR(major)) return KerberosError(major, minor, "gss_import_name", principal);
+    if (GSS_ERROR(major)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", principal, "' is not a principal: ", GssStatusText(major, minor)));
+    }
   }
   // The keytab as this credential's own store: nothing process-wide changes.
   gss_key_value_element_desc element{"keytab", keytab.c_str()};
@@ -68,10 +71,10 @@ absl::StatusOr<std::unique_ptr<SpnegoAcceptor>> SpnegoAcceptor::Create(
   OM_uint32 ignored = 0;
   if (name != GSS_C_NO_NAME) gss_release_name(&ignored, &name);
   if (GSS_ERROR(major)) {
-    absl::Status s = KerberosError(major, minor, "acquiring the server's keys", principal);
-    return absl::FailedPreconditionError(
-        absl::StrCat("no key for ", principal.empty() ? "any principal" : principal, " in ", keytab,
-                     ": ", s.message()));
+    // The server's own keys: GSS-API's words, not the client advice of KerberosError.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no key for ", principal.empty() ? "any principal" : principal, " in ", keytab, " (",
+        GssStatusText(major, minor), "); klist -kt ", keytab, " lists the keys it holds"));
   }
   return std::unique_ptr<SpnegoAcceptor>(new SpnegoAcceptor(std::move(credential)));
 }
@@ -108,7 +111,10 @@ absl::StatusOr<SpnegoAcceptor::Accepted> SpnegoAcceptor::Accept(
     accepted.principal = NameText(client);
     gss_release_name(&ignored, &client);
   }
-  if (GSS_ERROR(major)) return KerberosError(major, minor, "accepting a SPNEGO token");
+  if (GSS_ERROR(major)) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("SPNEGO token refused: ", GssStatusText(major, minor)));
+  }
   if (major & GSS_S_CONTINUE_NEEDED) {
     return absl::UnauthenticatedError(
         "the SPNEGO exchange needs another round; only Kerberos in one round is accepted");

@@ -350,9 +350,16 @@ TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
   ASSERT_EQ(redirect->status, 302) << redirect->body;
   const std::string tensorboard = redirect->Header("location").value_or("");
   ASSERT_THAT(tensorboard, ::testing::StartsWith("http://127.0.0.1:"));
-  auto runs = http.Get(tensorboard + "data/runs");
-  ASSERT_TRUE(runs.ok()) << runs.status();
-  EXPECT_THAT(runs->body, HasSubstr("run1"));
+  // It prints its address before it has read the logdir: the run appears a moment later.
+  std::string runs;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        auto got = http.Get(tensorboard + "data/runs");
+        runs = got.ok() ? got->body : std::string(got.status().message());
+        return absl::StrContains(runs, "run1");
+      },
+      absl::Seconds(60)))
+      << runs;
   // Opened again: the same one.
   auto again = http.Do(open);
   ASSERT_TRUE(again.ok());
@@ -371,6 +378,33 @@ TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
                       {"--screenshot=" + shot, "--hide-scrollbars", "--virtual-time-budget=8000"});
   EXPECT_EQ(shown.exit_code, 0) << shown.err;
   std::cerr << "screenshot: " << shot << "\n";
+
+  // Another user's job pointing at these files, and a job whose output is not in HDFS: the
+  // server's account reads neither for them.
+  Result other = Exec({Submit(), "--yarn", "-n", "cli-itest-tensorboard-other", "-r", "worker:1",
+                       "-m", "128m", "-o", "hdfs://" + output, "true"},
+                      {{"HADOOP_USER_NAME", "cli-itest-other"}});
+  Result local = Exec({Submit(), "--yarn", "-n", "cli-itest-tensorboard-local", "-r", "worker:1",
+                       "-m", "128m", "-o", "file:///etc", "true"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  for (const auto& [job_out, why] : std::vector<std::pair<std::string, std::string>>{
+           {other.out, "not to the job's user cli-itest-other"}, {local.out, "is not in HDFS"}}) {
+    const std::string refused_app = AppIdOf(job_out);
+    http::Request refused;
+    refused.url = url + "jobs/" + refused_app + "/tensorboard";
+    refused.timeout = absl::Minutes(1);
+    std::string body;
+    // The server's index learns of the job at its next scan.
+    EXPECT_TRUE(testing::WaitUntil(
+        [&] {
+          auto r = http.Do(refused);
+          body = r.ok() ? absl::StrCat(r->status, " ", r->body) : "";
+          return absl::StartsWith(body, "503 ") && absl::StrContains(body, why);
+        },
+        absl::Seconds(30)))
+        << refused_app << ": " << body;
+  }
 
   server.process->Terminate(absl::Seconds(20));
   auto gone = http.Get(tensorboard);

@@ -52,14 +52,15 @@ class FakeTensorBoard : public TensorBoardProcess {
 };
 
 TensorBoardLauncher Launcher(Fleet* fleet) {
-  return [fleet](const std::string& app,
-                 const std::string& output) -> absl::StatusOr<std::unique_ptr<TensorBoardProcess>> {
-    if (output.empty()) return absl::NotFoundError("no output path");
+  return [fleet](const TensorBoardJob& job) -> absl::StatusOr<std::unique_ptr<TensorBoardProcess>> {
     absl::MutexLock lock(&fleet->mu);
-    fleet->launched.push_back(app);
-    return std::make_unique<FakeTensorBoard>(fleet, app, fleet->next_port++);
+    fleet->launched.push_back(job.app_id);
+    if (job.output_path.empty()) return absl::NotFoundError("no output path");
+    return std::make_unique<FakeTensorBoard>(fleet, job.app_id, fleet->next_port++);
   };
 }
+
+TensorBoardJob Job(const std::string& app) { return TensorBoardJob{app, "/out/" + app, "alice"}; }
 
 TEST(TensorBoardPoolTest, StartsOncePerJobReapsIdleAndDeadAndKeepsToTheLimit) {
   SimulatedClock clock;
@@ -91,7 +92,7 @@ TEST(TensorBoardPoolTest, StartsOncePerJobReapsIdleAndDeadAndKeepsToTheLimit) {
     if (s.open.empty()) {
       pool.Reap();
     } else {
-      absl::StatusOr<std::string> url = pool.Open(s.open, "/out/" + s.open);
+      absl::StatusOr<std::string> url = pool.Open(Job(s.open));
       ASSERT_TRUE(url.ok()) << "step " << i << ": " << url.status();
       EXPECT_EQ(*url, s.url) << "step " << i;
     }
@@ -104,43 +105,59 @@ TEST(TensorBoardPoolTest, StartsOncePerJobReapsIdleAndDeadAndKeepsToTheLimit) {
   EXPECT_EQ(fleet.launched, (std::vector<std::string>{"a", "b", "c", "a"}));
 }
 
-TEST(TensorBoardPoolTest, ADeadOneIsStartedAgainAndFailuresAreNotKept) {
+TEST(TensorBoardPoolTest, ADeadOneIsStartedAgainAndAFailureAnswersUntilRetryAfter) {
   SimulatedClock clock;
   Fleet fleet;
-  TensorBoardPool pool(Launcher(&fleet), {.clock = &clock});
-  ASSERT_TRUE(pool.Open("a", "/out/a").ok());
+  TensorBoardPool pool(Launcher(&fleet), {.retry_after = absl::Seconds(30), .clock = &clock});
+  ASSERT_TRUE(pool.Open(Job("a")).ok());
   {
     absl::MutexLock lock(&fleet.mu);
     fleet.dead.insert("a");
   }
-  EXPECT_EQ(*pool.Open("a", "/out/a"), "http://127.0.0.1:7001/");
-  // Nothing to show: the error, and nothing kept that would answer it next time.
-  EXPECT_EQ(pool.Open("b", "").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(*pool.Open(Job("a")), "http://127.0.0.1:7001/");
+  // A failed start: its error, and again for opens within retry_after, with no new launch.
+  const TensorBoardJob nothing{"b", "", "alice"};
+  EXPECT_EQ(pool.Open(nothing).status().code(), absl::StatusCode::kNotFound);
+  clock.Advance(absl::Seconds(29));
+  EXPECT_EQ(pool.Open(nothing).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(pool.running(), 1);
   {
     absl::MutexLock lock(&fleet.mu);
+    EXPECT_EQ(fleet.launched, (std::vector<std::string>{"a", "a", "b"}));
+  }
+  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(pool.Open(nothing).status().code(), absl::StatusCode::kNotFound);  // tried again
+  {
+    absl::MutexLock lock(&fleet.mu);
+    EXPECT_EQ(fleet.launched.size(), 4u);
     fleet.dead.insert("a");  // the second one dies too
   }
-  EXPECT_EQ(pool.Reap(), 1);
+  clock.Advance(absl::Seconds(30));
+  EXPECT_EQ(pool.Reap(), 1);  // the dead one (the failure is forgotten, not counted)
   EXPECT_EQ(pool.running(), 0);
+  // A failure does not hold a place: with max_running 4 these all start.
+  for (const char* app : {"c", "d", "e", "f"}) EXPECT_TRUE(pool.Open(Job(app)).ok()) << app;
+  pool.StopAll();
+  EXPECT_EQ(pool.running(), 0);
+  absl::MutexLock lock(&fleet.mu);
+  EXPECT_EQ(fleet.stopped.count("f"), 1u);
 }
 
 TEST(TensorBoardPoolTest, ConcurrentOpensOfAJobStartOneTensorBoard) {
   absl::Notification release;
   std::atomic<int> launches{0};
   TensorBoardPool pool(
-      [&](const std::string& app,
-          const std::string&) -> absl::StatusOr<std::unique_ptr<TensorBoardProcess>> {
+      [&](const TensorBoardJob& job) -> absl::StatusOr<std::unique_ptr<TensorBoardProcess>> {
         launches.fetch_add(1);
         release.WaitForNotificationWithTimeout(absl::Seconds(20));
         static Fleet fleet;
-        return std::make_unique<FakeTensorBoard>(&fleet, app, 7000);
+        return std::make_unique<FakeTensorBoard>(&fleet, job.app_id, 7000);
       },
       {});
   std::vector<std::thread> openers;
   std::vector<std::string> urls(4);
   for (int i = 0; i < 4; ++i) {
-    openers.emplace_back([&, i] { urls[i] = pool.Open("a", "/out").value_or(""); });
+    openers.emplace_back([&, i] { urls[i] = pool.Open(Job("a")).value_or(""); });
   }
   while (launches.load() == 0) std::this_thread::yield();
   release.Notify();

@@ -172,6 +172,32 @@ TEST(HttpdServerTest, OnlyAllowedPeersReachTheHandlerAndOthersAreSentToTheProxy)
   EXPECT_EQ(answering.refused(), 0);
 }
 
+TEST(HttpdServerTest, AKerberosSizedAuthorizationFitsAWiderLimit) {
+  Recorder rec;
+  ServerOptions o;
+  o.max_header_bytes = 64 << 10;  // the history server's with sign-in on
+  Server server(o, rec.Handler());
+  ASSERT_TRUE(server.Start().ok());
+  const std::string token(12 << 10, 'Y');  // a ticket with an Active Directory PAC
+  EXPECT_THAT(Exchange(server.port(), absl::StrCat("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: "
+                                                   "Negotiate ",
+                                                   token, "\r\n\r\n")),
+              HasSubstr(" 200 "));
+  ASSERT_EQ(rec.count(), 1u);
+  EXPECT_EQ(rec.seen[0].authorization.size(), token.size() + 10);
+  EXPECT_EQ(rec.seen[0].host, "x");
+}
+
+TEST(HttpdServerTest, AReplyHeaderWithALineBreakIsNotSent) {
+  Server server({}, [](const Request&) {
+    return Reply{.code = 302, .location = "http://x/\r\nSet-Cookie: stolen=1"};
+  });
+  ASSERT_TRUE(server.Start().ok());
+  std::string answer = Exchange(server.port(), "GET / HTTP/1.0\r\n\r\n");
+  EXPECT_THAT(answer, Not(HasSubstr("Set-Cookie")));
+  EXPECT_THAT(answer, Not(HasSubstr(" 302 ")));
+}
+
 TEST(HttpdServerTest, HeadersBeyondTheLimitAreRefusedAndTheServerGoesOn) {
   Recorder rec;
   ServerOptions o;
@@ -272,12 +298,13 @@ TEST(HttpdServerTest, AClientTricklingItsRequestIsCutAtTheDeadline) {
 
 TEST(HttpdServerTest, AClientNotTakingTheAnswerIsCutButTheHandlersOwnTimeIsNot) {
   ServerOptions o;
-  o.request_timeout = absl::Milliseconds(300);
+  o.request_timeout = absl::Seconds(1);
+  o.min_answer_rate = int64_t{1} << 30;  // the big answer's time is about request_timeout
   absl::Notification slow_handler_done;
   Server server(o, [&](const Request& r) {
     if (r.path == "/slow") {
-      // Five times the deadline inside the handler: not counted.
-      absl::SleepFor(absl::Milliseconds(1500));
+      // Three times the deadline inside the handler: not counted.
+      absl::SleepFor(absl::Seconds(3));
       slow_handler_done.Notify();
       return Reply{.body = "slow but whole"};
     }
@@ -321,6 +348,7 @@ TEST(HttpdServerTest, StartFailsClearly) {
   EXPECT_THAT(s.message(), HasSubstr("not-an-address"));
   Server first({}, [](const Request&) { return Reply{}; });
   ASSERT_TRUE(first.Start().ok());
+  EXPECT_EQ(first.Start().code(), absl::StatusCode::kFailedPrecondition);
   Server second({.port = first.port()}, [](const Request&) { return Reply{}; });
   s = second.Start();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
