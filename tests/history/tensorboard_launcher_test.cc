@@ -1,0 +1,108 @@
+// Copyright libtony authors.
+//
+// What the TensorBoard launcher refuses to read on a cluster, against a fake NameNode: an output
+// path outside HDFS, another user's directory, and a listing whose entry names would lead out
+// of the cache directory. None of these reaches the command (it would fail the test if run).
+
+#include "history/tensorboard_launcher.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/http/test_http_server.h"
+
+namespace tony::history {
+namespace {
+
+using ::testing::HasSubstr;
+using ::tony::testing::TestHttpServer;
+
+// A NameNode whose /out is owned by `owner` and lists `entry` (a file of 3 bytes).
+class FakeNameNode {
+ public:
+  FakeNameNode(std::string owner, std::string entry)
+      : owner_(std::move(owner)),
+        entry_(std::move(entry)),
+        server_([this](const auto& r) { return Answer(r); }) {}
+  std::string address() const { return absl::StrCat("127.0.0.1:", server_.port()); }
+
+ private:
+  TestHttpServer::Reply Answer(const TestHttpServer::Request& r) {
+    TestHttpServer::Reply reply;
+    const std::string op = r.Param("op").value_or("");
+    if (op == "GETFILESTATUS") {
+      reply.body = absl::StrCat(
+          R"({"FileStatus":{"length":0,"modificationTime":1,"pathSuffix":"","owner":")", owner_,
+          R"(","permission":"755","type":"DIRECTORY"}})");
+    } else if (op == "LISTSTATUS") {
+      reply.body = absl::StrCat(
+          R"({"FileStatuses":{"FileStatus":[{"length":3,"modificationTime":1,"pathSuffix":")",
+          entry_, R"(","owner":"alice","permission":"644","type":"FILE"}]}})");
+    } else {
+      reply.status = 400;  // OPEN, above all: nothing is to be read
+    }
+    return reply;
+  }
+
+  const std::string owner_;
+  const std::string entry_;
+  TestHttpServer server_;
+};
+
+class TensorBoardLauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "/tensorboard_launcher_test.XXXXXX";
+    dir_ = mkdtemp(tmpl.data());
+  }
+  void TearDown() override { (void)system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
+
+  absl::Status Launch(const FakeNameNode& nn, const std::string& output) {
+    hdfs::WebHdfsClient::Options o;
+    o.namenodes = {nn.address()};
+    o.user = "historyserver";
+    o.default_fs = "hdfs://nn:8020";
+    auto client = hdfs::WebHdfsClient::Create(o);
+    EXPECT_TRUE(client.ok()) << client.status();
+    TensorBoardLauncherOptions options;
+    options.command = "exit 1; :";  // never meant to run
+    options.cache_dir = dir_ + "/cache";
+    TensorBoardLauncher launch = MakeTensorBoardLauncher(options, client->get());
+    return launch(TensorBoardJob{"application_1_0001", output, "alice"}).status();
+  }
+  std::string dir_;
+};
+
+TEST_F(TensorBoardLauncherTest, OnAClusterOnlyTheJobUsersHdfsDirectoryIsRead) {
+  FakeNameNode nn("alice", "events.out.tfevents.1");
+  for (const std::string output : {"file:///etc", "gs://bucket/run", "relative/dir"}) {
+    absl::Status s = Launch(nn, output);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << output << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr("is not in HDFS")) << output;
+  }
+  FakeNameNode foreign("mallory", "events.out.tfevents.1");
+  absl::Status s = Launch(foreign, "hdfs://nn:8020/out");
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  EXPECT_THAT(s.message(), HasSubstr("belongs to mallory, not to the job's user alice"));
+}
+
+TEST_F(TensorBoardLauncherTest, AListingNameThatLeadsOutOfTheCacheIsRefused) {
+  for (const std::string name : {"../../escape.tfevents", "..", "a/b.tfevents"}) {
+    FakeNameNode nn("alice", name);
+    absl::Status s = Launch(nn, "/out");
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << name << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr("no file name")) << name;
+  }
+  struct stat st {};
+  EXPECT_NE(stat((dir_ + "/escape.tfevents").c_str(), &st), 0);
+  EXPECT_NE(stat((dir_ + "/cache/escape.tfevents").c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace tony::history
