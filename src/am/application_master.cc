@@ -11,17 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/metrics.h"
+#include "common/egress.h"
 #include "common/logging.h"
 #include "common/tcp_connect.h"
 
 namespace tony::am {
 namespace {
-
-std::string Hostname() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "127.0.0.1";
-  return buf;
-}
 
 // Whether something accepts TCP connections at "host:port". A host dropping packets costs a
 // second, not TCP's minutes.
@@ -344,7 +339,7 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
   broker_ = std::make_unique<ClusterSpecBroker>(bo);
   if (absl::Status s = broker_->Start(); !s.ok()) return s;
   *port = broker_->port();
-  *host = options_.advertised_host.empty() ? Hostname() : options_.advertised_host;
+  *host = options_.advertised_host.empty() ? LocalHostName("127.0.0.1") : options_.advertised_host;
   std::string tracking_url = options_.tracking_url;
   if (options_.serve_status_page) {
     // Reachable wherever the broker is (a local job's only from this machine).

@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "cli/submit_command.h"
 #include "cli/ytf_command.h"
+#include "common/egress.h"
 #include "common/file_util.h"
 #include "common/signal_watcher.h"
 #include "history/hdfs_event_sink.h"
@@ -167,11 +168,6 @@ bool IsLoopback(const std::string& host) {
   return absl::StartsWith(host, "127.") || host == "::1" || host == "localhost";
 }
 
-std::string ThisHostName() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : "localhost";
-}
-
 // SPNEGO for the server's pages, when asked for; refused without it on a Kerberos cluster if
 // the pages would be reachable beyond this machine (they show every user's jobs).
 absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnCluster* cluster,
@@ -190,7 +186,8 @@ absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnClus
     }
     return absl::OkStatus();
   }
-  const std::string host = args.listen_host == "0.0.0.0" ? ThisHostName() : args.listen_host;
+  const std::string host =
+      args.listen_host == "0.0.0.0" ? LocalHostName("localhost") : args.listen_host;
   const std::string principal = ipc::ResolveServerPrincipal(args.spnego_principal, host);
   absl::StatusOr<std::unique_ptr<ipc::SpnegoAcceptor>> acceptor =
       ipc::SpnegoAcceptor::Create(args.spnego_keytab, principal);

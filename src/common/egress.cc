@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +83,12 @@ bool NetworkAllowList::Allows(const sockaddr* addr) const {
     if (b.family == family && PrefixMatches(b.bytes, bytes, b.prefix)) return true;
   }
   return false;
+}
+
+std::string LocalHostName(absl::string_view fallback) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return std::string(fallback);
+  return name;
 }
 
 std::string SockaddrToString(const sockaddr* addr) {

@@ -67,6 +67,9 @@ absl::Status CheckEgressToHost(absl::string_view host, absl::string_view peer);
 // The address as text ("10.0.0.1", "::1"), for messages.
 std::string SockaddrToString(const sockaddr* addr);
 
+// This machine's name (gethostname), or `fallback` when it has none.
+std::string LocalHostName(absl::string_view fallback);
+
 }  // namespace tony
 
 #endif  // TONY_COMMON_EGRESS_H_

@@ -36,6 +36,7 @@
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/clock.h"
+#include "common/egress.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/proc.h"
@@ -70,12 +71,6 @@ std::string Get(const std::map<std::string, std::string>& env, const std::string
 
 absl::Status Missing(absl::string_view var, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("tony-executor: set ", var, " (", what, ")"));
-}
-
-std::string Hostname() {
-  char buf[256] = {0};
-  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "127.0.0.1";
-  return buf;
 }
 
 // Whether `found` is an AM attempt to move to from the one at `current` (attempt `*known`, 0 while
@@ -658,7 +653,7 @@ int RunExecutor(const ExecutorConfig& config) {
     TONY_LOG(ERROR) << task_name << ": " << reservation.status();
     return kExecutorFailure;
   }
-  const std::string host = config.host.empty() ? Hostname() : config.host;
+  const std::string host = config.host.empty() ? LocalHostName("127.0.0.1") : config.host;
   TONY_LOG(INFO) << task_name << ": reserved port " << reservation->port() << "; registering "
                  << host << ":" << reservation->port() << " with " << config.am_address;
 
