@@ -46,6 +46,11 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
     return std::nullopt;
   }
   s.state = fields[0][0];
+  constexpr uint64_t kPfKthread = 0x00200000;  // PF_KTHREAD of <linux/sched.h>
+  uint64_t flags = 0;
+  if (fields.size() > 6 && absl::SimpleAtoi(fields[6], &flags)) {
+    s.kernel_thread = (flags & kPfKthread) != 0;
+  }
   // Fields 14-17 (utime, stime, cutime, cstime), 22 (starttime) and 24 (rss) of proc(5).
   uint64_t ticks = 0;
   for (size_t i = 11; i <= 14 && i < fields.size(); ++i) {
@@ -77,21 +82,26 @@ std::vector<ProcStat> AllProcesses() {
 
 namespace {
 
-bool CarriesMarker(pid_t pid, const std::string& marker) {
+enum class Marked { kNo, kYes, kEmpty };
+
+Marked CarriesMarker(pid_t pid, const std::string& marker) {
   // Only our own user's processes are readable, which are the only ones a task could start.
   absl::StatusOr<std::string> env = ReadFileToString(absl::StrCat("/proc/", pid, "/environ"));
-  if (!env.ok()) return false;
+  if (!env.ok()) return Marked::kNo;
+  if (env->empty()) return Marked::kEmpty;
   for (absl::string_view var : absl::StrSplit(*env, '\0')) {
-    if (var == marker) return true;
+    if (var == marker) return Marked::kYes;
   }
-  return false;
+  return Marked::kNo;
 }
 
-}  // namespace
-
-std::vector<ProcStat> TaskProcessesBelowUs(const TaskProcessFilter& filter) {
+// TaskProcessesBelowUs, counting in `unsure` the processes started after this one whose
+// environment read empty (see KillTaskProcesses).
+std::vector<ProcStat> ScanTaskProcesses(const TaskProcessFilter& filter, int* unsure) {
   const pid_t self = ::getpid();
   const pid_t group = ::getpgrp();
+  const std::optional<ProcStat> self_stat = ReadProcStat(self);
+  const uint64_t self_started = self_stat ? self_stat->start_ticks : 0;
   std::set<pid_t> ancestors;
   for (pid_t p = ::getppid(); p > 1 && ancestors.insert(p).second;) {
     std::optional<ProcStat> s = ReadProcStat(p);
@@ -109,13 +119,31 @@ std::vector<ProcStat> TaskProcessesBelowUs(const TaskProcessFilter& filter) {
   }
   std::vector<ProcStat> out;
   for (const ProcStat& s : all) {
-    if (s.pid == self || ancestors.count(s.pid) > 0) continue;
-    if (below.count(s.pid) > 0 || (filter.with_group && s.pgrp == group) ||
-        (!filter.env_marker.empty() && CarriesMarker(s.pid, filter.env_marker))) {
+    if (s.pid == self || ancestors.count(s.pid) > 0 || s.kernel_thread) continue;
+    if (below.count(s.pid) > 0 || (filter.with_group && s.pgrp == group)) {
       out.push_back(s);
+      continue;
+    }
+    if (filter.env_marker.empty()) continue;
+    switch (CarriesMarker(s.pid, filter.env_marker)) {
+      case Marked::kYes:
+        out.push_back(s);
+        break;
+      case Marked::kEmpty:
+        if (s.start_ticks >= self_started) ++*unsure;
+        break;
+      case Marked::kNo:
+        break;
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ProcStat> TaskProcessesBelowUs(const TaskProcessFilter& filter) {
+  int unsure = 0;
+  return ScanTaskProcesses(filter, &unsure);
 }
 
 bool SignalIfSame(const ProcStat& process, int sig) {
@@ -156,8 +184,14 @@ int SignalTaskProcesses(int sig, const TaskProcessFilter& filter) {
 }
 
 void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans) {
-  for (int i = 0; i < max_scans && SignalTaskProcesses(SIGKILL, filter) > 0; ++i) {
-    ::usleep(10 * 1000);  // let the killed ones exit before the next scan
+  for (int i = 0; i < max_scans; ++i) {
+    int unsure = 0;
+    int signalled = 0;
+    for (const ProcStat& s : ScanTaskProcesses(filter, &unsure)) {
+      signalled += SignalIfSame(s, SIGKILL) ? 1 : 0;
+    }
+    if (signalled == 0 && unsure == 0) return;
+    ::usleep(10 * 1000);  // let the killed ones exit, and an exec'ing one finish, before the next
   }
 }
 

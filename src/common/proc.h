@@ -27,6 +27,7 @@ struct ProcStat {
   // CPU time used, its own and that of the children it reaped, in clock ticks.
   uint64_t cpu_ticks = 0;
   int64_t rss_pages = 0;  // resident set
+  bool kernel_thread = false;
 };
 
 // /proc/<pid>/stat, or nullopt when the process is gone.
@@ -68,7 +69,10 @@ TaskUsage SampleTaskUsage(const TaskProcessFilter& filter);
 int SignalTaskProcesses(int sig, const TaskProcessFilter& filter);
 
 // SIGKILLs TaskProcessesBelowUs() until a scan finds nothing (a process forked after one scan
-// is caught by the next), for at most `max_scans` scans.
+// is caught by the next), for at most `max_scans` scans 10 ms apart. With an `env_marker`, a scan
+// that saw a process started after this one with an empty environment finds nothing for sure only
+// once that changes: mid-execve a process's environment reads empty, so a task's process that
+// left the group with setsid() and is exec'ing would be missed.
 void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans = 50);
 
 }  // namespace tony

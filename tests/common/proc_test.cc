@@ -2,15 +2,19 @@
 
 #include "common/proc.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/wait_until.h"
 
 namespace tony {
 namespace {
@@ -47,6 +51,54 @@ TEST(ProcTest, ProcStatReadsCpuAndResidentPagesOfThisProcess) {
   ASSERT_TRUE(self.has_value());
   EXPECT_GT(self->rss_pages, 0);
   EXPECT_EQ(self->state, 'R');
+}
+
+TEST(ProcTest, KillingATaskWaitsForAProcessCaughtMidExec) {
+  // A task's process that left the tree and the group (double fork, setsid) and is exec'ing has
+  // an empty environment for a moment: the scan that saw it must not be the last. The moment is
+  // stretched here: a shell with an empty environment that takes the mark 300 ms later.
+  const std::string mark = absl::StrCat("TONY_PROC_TEST_MARK=", ::getpid());
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);  // EOF once the process exec'd
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::fork() != 0) ::_exit(0);
+    ::setsid();
+    const pid_t self = ::getpid();
+    (void)!::write(fds[1], &self, sizeof(self));
+    const std::string script =
+        absl::StrCat("/bin/sleep 0.3; exec /usr/bin/env ", mark, " /bin/sleep 300");
+    const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
+    const char* envp[] = {nullptr};
+    ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp));
+    ::_exit(127);
+  }
+  ::waitpid(child, nullptr, 0);
+  ::close(fds[1]);
+  pid_t left = 0;
+  ASSERT_EQ(::read(fds[0], &left, sizeof(left)), static_cast<ssize_t>(sizeof(left)));
+  char eof;
+  ASSERT_EQ(::read(fds[0], &eof, 1), 0);
+  ::close(fds[0]);
+
+  KillTaskProcesses({.env_marker = mark}, /*max_scans=*/1000);
+
+  // Gone (init reaps it), or at least dead.
+  auto alive = [&] {
+    std::optional<ProcStat> s = ReadProcStat(left);
+    return s.has_value() && s->state != 'Z';
+  };
+  testing::WaitUntil([&] { return !alive(); }, absl::Seconds(5));
+  EXPECT_FALSE(alive()) << "pid " << left << " outlived the kill";
+  if (alive()) ::kill(left, SIGKILL);
+}
+
+TEST(ProcTest, KernelThreadsAreToldApart) {
+  std::optional<ProcStat> kthreadd = ReadProcStat(2);
+  ASSERT_TRUE(kthreadd.has_value());
+  EXPECT_TRUE(kthreadd->kernel_thread);
+  EXPECT_FALSE(ReadProcStat(::getpid())->kernel_thread);
 }
 
 }  // namespace
