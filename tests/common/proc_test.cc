@@ -67,8 +67,9 @@ TEST(ProcTest, KillingATaskWaitsForAProcessCaughtMidExec) {
     ::setsid();
     const pid_t self = ::getpid();
     (void)!::write(fds[1], &self, sizeof(self));
-    const std::string script =
-        absl::StrCat("/bin/sleep 0.3; exec /usr/bin/env ", mark, " /bin/sleep 300");
+    // Straight from the empty environment to the marked one: dash exports PWD to what it runs,
+    // so an `env` in between would read unmarked, not empty.
+    const std::string script = absl::StrCat("/bin/sleep 0.3; ", mark, " exec /bin/sleep 300");
     const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
     const char* envp[] = {nullptr};
     ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp));
