@@ -247,6 +247,10 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   // The status as the provider (or the broker itself) sees it. Takes mu_ in the latter case.
   ApplicationStatus CurrentStatus();
   void TimerLoop();
+  // One pass of the timer at `now`: expired status waits, the registration deadline, silent
+  // tasks. Releases mu_ around callbacks and answers.
+  void TimerPassLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CheckHeartbeatsLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Finishes every parked registration with `status`, or with the spec when it is OK.
   void FinishWaiters(std::vector<RegisterReactor*> waiters, const absl::Status& status,
                      const grpc::ByteBuffer* response);
@@ -263,7 +267,8 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
 
   mutable absl::Mutex mu_;
   uint64_t timer_kicks_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the timer to recompute its deadline
-  // The clock's time at the timer's last full pass (heartbeats included).
+  // The clock's time of the timer's last full pass (heartbeats included), set once the pass is
+  // over.
   absl::Time timer_seen_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // kStarting: one Start() is under way (it alone touches listener_, server_ and acceptor_).
   enum class Phase { kNew, kStarting, kServing, kStopped };
@@ -1009,91 +1014,96 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Suspend(grpc::CallbackServerC
 }
 
 void ClusterSpecBroker::Impl::TimerLoop() {
-  const absl::Time registration_deadline = start_time_ + options_.registration_timeout;
   const bool watch_heartbeats = options_.heartbeat_timeout != absl::InfiniteDuration();
   const absl::Duration tick = watch_heartbeats
                                   ? std::min(absl::Seconds(1), options_.heartbeat_timeout / 4)
                                   : absl::InfiniteDuration();
   absl::MutexLock lock(&mu_);
-  absl::Time acted = absl::InfinitePast();
   while (!stopping_) {
-    timer_seen_ = acted;
-    const bool waiting_for_registration = !published_ && aborted_.ok();
+    // One reading of the clock for the pass and the next wake: a clock moved on meanwhile (a
+    // simulated one jumps) finds the wake already due rather than one tick past the jump.
+    const absl::Time now = clock_->Now();
+    TimerPassLocked(now);
+    if (stopping_) break;
+    timer_seen_ = now;
     absl::Time wake = absl::InfiniteFuture();
-    if (waiting_for_registration) wake = registration_deadline;
-    if (watch_heartbeats) wake = std::min(wake, clock_->Now() + tick);
+    if (!published_ && aborted_.ok()) wake = start_time_ + options_.registration_timeout;
+    if (watch_heartbeats) wake = std::min(wake, now + tick);
     for (const auto& [reactor, deadline] : status_waiters_) wake = std::min(wake, deadline);
     const uint64_t kicks = timer_kicks_;
     auto woken = [this, kicks]()
                      ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || timer_kicks_ != kicks; };
     clock_->AwaitWithDeadline(&mu_, absl::Condition(&woken), wake);
-    if (stopping_) break;
-    const absl::Time now = clock_->Now();
-    std::vector<StatusReactor*> expired;
-    for (const auto& [reactor, deadline] : status_waiters_) {
-      if (deadline <= now) expired.push_back(reactor);
-    }
-    if (!expired.empty()) {
-      for (StatusReactor* r : expired) status_waiters_.erase(r);
-      mu_.Unlock();
-      pb::StatusResponse current = RefreshStatus();  // answers the others if it changed
-      for (StatusReactor* r : expired) {
-        *r->response() = current;
-        r->Finish(grpc::Status::OK);
-      }
-      mu_.Lock();
-      continue;
-    }
-    if (!published_ && aborted_.ok() && now >= registration_deadline) {
-      std::vector<std::string> missing = UnregisteredLocked();
-      std::string message = absl::StrCat(
-          "registration deadline of ", absl::FormatDuration(options_.registration_timeout),
-          " passed; never registered: ", absl::StrJoin(missing, ", "));
-      aborted_ = absl::DeadlineExceededError(message);
-      std::vector<RegisterReactor*> waiters(waiters_.begin(), waiters_.end());
-      waiters_.clear();
-      mu_.Unlock();
-      TONY_LOG(WARNING) << message;
-      FinishWaiters(std::move(waiters), absl::AbortedError(message), nullptr);
-      if (options_.observer != nullptr) options_.observer->OnRegistrationTimeout(missing);
-      mu_.Lock();
-      continue;
-    }
-    if (watch_heartbeats && aborted_.ok()) {
-      std::vector<std::pair<std::string, int>> lost;
-      for (auto& [name, tasks] : tasks_) {
-        for (size_t i = 0; i < tasks.size(); ++i) {
-          TaskState& t = tasks[i];
-          // Before publication a registered task is waiting on its Register call, not
-          // heartbeating; a dead one is YARN's news (its container completes).
-          if (published_ && t.registered && !t.exited && !t.reopened && !t.joining &&
-              now - t.last_seen > options_.heartbeat_timeout) {
-            lost.emplace_back(name, static_cast<int>(i));
-            t.last_seen = now;  // report once per timeout period
-          }
-        }
-      }
-      for (auto& [name, t] : outside_) {
-        if (t.registered && !t.exited && now - t.last_seen > options_.heartbeat_timeout) {
-          size_t colon = name.rfind(':');
-          int index = 0;
-          (void)absl::SimpleAtoi(name.substr(colon + 1), &index);  // checked by Start()
-          lost.emplace_back(name.substr(0, colon), index);
-          t.last_seen = now;
-        }
-      }
-      if (!lost.empty() && options_.observer != nullptr) {
-        mu_.Unlock();
-        for (const auto& [name, index] : lost) {
-          TONY_LOG(WARNING) << "no heartbeat from " << TaskName(name, index) << " for "
-                            << absl::FormatDuration(options_.heartbeat_timeout);
-          options_.observer->OnHeartbeatTimeout(name, index);
-        }
-        mu_.Lock();
-      }
-    }
-    acted = now;
   }
+}
+
+void ClusterSpecBroker::Impl::TimerPassLocked(absl::Time now) {
+  std::vector<StatusReactor*> expired;
+  for (const auto& [reactor, deadline] : status_waiters_) {
+    if (deadline <= now) expired.push_back(reactor);
+  }
+  if (!expired.empty()) {
+    for (StatusReactor* r : expired) status_waiters_.erase(r);
+    mu_.Unlock();
+    pb::StatusResponse current = RefreshStatus();  // answers the others if it changed
+    for (StatusReactor* r : expired) {
+      *r->response() = current;
+      r->Finish(grpc::Status::OK);
+    }
+    mu_.Lock();
+    if (stopping_) return;
+  }
+  if (!published_ && aborted_.ok() && now >= start_time_ + options_.registration_timeout) {
+    std::vector<std::string> missing = UnregisteredLocked();
+    std::string message = absl::StrCat("registration deadline of ",
+                                       absl::FormatDuration(options_.registration_timeout),
+                                       " passed; never registered: ", absl::StrJoin(missing, ", "));
+    aborted_ = absl::DeadlineExceededError(message);
+    std::vector<RegisterReactor*> waiters(waiters_.begin(), waiters_.end());
+    waiters_.clear();
+    mu_.Unlock();
+    TONY_LOG(WARNING) << message;
+    FinishWaiters(std::move(waiters), absl::AbortedError(message), nullptr);
+    if (options_.observer != nullptr) options_.observer->OnRegistrationTimeout(missing);
+    mu_.Lock();
+    if (stopping_) return;
+  }
+  if (options_.heartbeat_timeout != absl::InfiniteDuration() && aborted_.ok()) {
+    CheckHeartbeatsLocked(now);
+  }
+}
+
+void ClusterSpecBroker::Impl::CheckHeartbeatsLocked(absl::Time now) {
+  std::vector<std::pair<std::string, int>> lost;
+  for (auto& [name, tasks] : tasks_) {
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      TaskState& t = tasks[i];
+      // Before publication a registered task is waiting on its Register call, not
+      // heartbeating; a dead one is YARN's news (its container completes).
+      if (published_ && t.registered && !t.exited && !t.reopened && !t.joining &&
+          now - t.last_seen > options_.heartbeat_timeout) {
+        lost.emplace_back(name, static_cast<int>(i));
+        t.last_seen = now;  // report once per timeout period
+      }
+    }
+  }
+  for (auto& [name, t] : outside_) {
+    if (t.registered && !t.exited && now - t.last_seen > options_.heartbeat_timeout) {
+      size_t colon = name.rfind(':');
+      int index = 0;
+      (void)absl::SimpleAtoi(name.substr(colon + 1), &index);  // checked by Start()
+      lost.emplace_back(name.substr(0, colon), index);
+      t.last_seen = now;
+    }
+  }
+  if (lost.empty() || options_.observer == nullptr) return;
+  mu_.Unlock();
+  for (const auto& [name, index] : lost) {
+    TONY_LOG(WARNING) << "no heartbeat from " << TaskName(name, index) << " for "
+                      << absl::FormatDuration(options_.heartbeat_timeout);
+    options_.observer->OnHeartbeatTimeout(name, index);
+  }
+  mu_.Lock();
 }
 
 ClusterSpecBroker::ClusterSpecBroker(ClusterSpecBrokerOptions options)
