@@ -6,8 +6,7 @@
 //
 // Stability: stable API (tony/version.h); the default sink's line format is not an API.
 //
-// Thread-safe: all functions here may be called from any thread. Fork-safe: a child forked
-// while other threads log may itself log (through the sink it inherited).
+// Thread-safe: all functions here may be called from any thread.
 
 #ifndef TONY_LOG_H_
 #define TONY_LOG_H_

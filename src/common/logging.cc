@@ -2,7 +2,6 @@
 
 #include "common/logging.h"
 
-#include <pthread.h>
 #include <sys/time.h>
 
 #include <atomic>
@@ -22,20 +21,6 @@ namespace {
 // slow sink never blocks SetLogSink and a sink may itself log.
 absl::Mutex sink_mu;
 std::shared_ptr<const LogSink> current_sink ABSL_GUARDED_BY(sink_mu);
-
-// fork() handlers: a fork while another thread held the lock would leave it held for good in the
-// child, whose first log line (a Python multiprocessing worker's, say) would then hang.
-void LockSinkBeforeFork() ABSL_NO_THREAD_SAFETY_ANALYSIS { sink_mu.Lock(); }
-void UnlockSinkAfterFork() ABSL_NO_THREAD_SAFETY_ANALYSIS { sink_mu.Unlock(); }
-
-// Registered once, before the lock is first taken.
-void RegisterForkHandlers() {
-  static const bool registered = [] {
-    pthread_atfork(LockSinkBeforeFork, UnlockSinkAfterFork, UnlockSinkAfterFork);
-    return true;
-  }();
-  (void)registered;
-}
 
 // Depth of sink calls on this thread: a line logged from inside the sink goes to stderr instead
 // of recursing into the sink.
@@ -90,7 +75,6 @@ absl::string_view SourcePath(absl::string_view file) {
 
 void SetLogSink(LogSink sink) {
   auto next = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
-  RegisterForkHandlers();
   absl::MutexLock lock(&sink_mu);
   current_sink.swap(next);
   // `next` (the old sink) is released after the lock; calls in flight keep their own reference.
@@ -117,7 +101,6 @@ void EmitLogLine(LogSeverity severity, const char* file_path, int line, const st
   absl::string_view file = SourcePath(file_path);
   std::shared_ptr<const LogSink> sink;
   if (sink_depth == 0) {
-    RegisterForkHandlers();
     absl::MutexLock lock(&sink_mu);
     sink = current_sink;
   }
