@@ -197,6 +197,11 @@ struct JobSpec {
   std::string queue = "default";
   std::vector<std::string> tags;
   std::string application_type = "TENSORFLOW";
+  // Who besides the job's owner and the cluster's admins may view the job: its history page
+  // (diagnostics and stderr tails included) and, through YARN's proxy, its AM page. YARN's ACL
+  // syntax: "*" (everyone), or "user1,user2 group1,group2" (" group1" for groups only). Passed to
+  // YARN as the application's VIEW_APP ACL. YAML: view_acls. Default: "" (no one else).
+  std::string view_acls;
   int max_attempts = 1;  // YARN AM attempts
   // YARN application priority: within a queue, the scheduler serves higher numbers first. The
   // ResourceManager caps it at yarn.cluster.max-application-priority (0 unless a platform team

@@ -274,7 +274,8 @@ absl::StatusOr<ApplicationStatus> ApplicationMaster::Run() {
                    {"user", options_.user},
                    {"name", options_.spec.name},
                    {"queue", options_.spec.queue},
-                   {"tags", options_.spec.tags}}},
+                   {"tags", options_.spec.tags},
+                   {"view_acls", options_.spec.view_acls}}},
                  {"job_spec", "", {{"yaml", JobSpecToYaml(SpecForTheRecord(options_.spec))}}}});
   }
   JobActions actions;

@@ -57,6 +57,7 @@ constexpr FlagDef kFlags[] = {
     {0, "node_attribute", true},
     {0, "elastic", true},
     {0, "tag", true},
+    {0, "view_acls", true},
     {0, "max_attempts", true},
     {0, "priority", true},
     {0, "am_memory", true},
@@ -476,6 +477,8 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     jt->node_attribute = f.value.substr(colon + 1);
   } else if (name == "tag") {
     spec->tags.push_back(f.value);
+  } else if (name == "view_acls") {
+    spec->view_acls = f.value;
   } else if (name == "max_attempts") {
     auto v = spec::ParsePositiveInt(f.value);
     if (!v.ok()) return FlagError(*f.def, v.status().message());
@@ -640,6 +643,8 @@ Job:
       --linger <job>=<duration>   an untracked job's tasks may run on this long after the
                          tracked ones finished (an evaluator's last evaluation), then stop
       --tag <tag>        YARN application tag; repeatable
+      --view_acls <acl>  who else may view the job (history page, diagnostics, stderr tails;
+                         the AM page through YARN): "user1,user2 group1,group2" or "*"
       --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
                          n-1 times, within the cluster's AM attempt limit (default 1)
       --priority <n>     YARN application priority: higher runs first within the queue,

@@ -324,6 +324,7 @@ void BindJobSpecFields(py::class_<JobSpec>& c) {
       .def_readwrite("queue", &JobSpec::queue)
       .def_readwrite("tags", &JobSpec::tags)
       .def_readwrite("application_type", &JobSpec::application_type)
+      .def_readwrite("view_acls", &JobSpec::view_acls)
       .def_readwrite("max_attempts", &JobSpec::max_attempts)
       .def_readwrite("priority", &JobSpec::priority)
       .def_readwrite("work_preserving_restart", &JobSpec::work_preserving_restart)

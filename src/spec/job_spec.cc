@@ -281,8 +281,9 @@ bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {
 
 bool operator==(const JobSpec& a, const JobSpec& b) {
   return a.name == b.name && a.queue == b.queue && a.tags == b.tags &&
-         a.application_type == b.application_type && a.max_attempts == b.max_attempts &&
-         a.priority == b.priority && a.framework == b.framework && a.job_types == b.job_types &&
+         a.application_type == b.application_type && a.view_acls == b.view_acls &&
+         a.max_attempts == b.max_attempts && a.priority == b.priority &&
+         a.framework == b.framework && a.job_types == b.job_types &&
          a.task_defaults == b.task_defaults && a.command == b.command && a.env == b.env &&
          a.docker_image == b.docker_image && a.input_path == b.input_path &&
          a.output_path == b.output_path && a.script_file == b.script_file && a.files == b.files &&

@@ -20,6 +20,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spec/access_control.h"
 #include "spec/limits.h"
 #include "spec/parse_util.h"
 #include "tony/job_spec.h"
@@ -294,6 +295,10 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   for (const std::string& tag : spec.tags) {
     if (auto s = CheckLength(tag, spec::kMaxTagLength, "tags", "--tag"); !s.ok()) return s;
+  }
+  if (auto acl = spec::ParseAccessControlList(spec.view_acls, "view_acls (--view_acls)");
+      !acl.ok()) {
+    return acl.status();
   }
   if (auto s = CheckLength(spec.command, spec::kMaxCommandBytes, "command", "<task_command>");
       !s.ok()) {

@@ -273,19 +273,34 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
 absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   JobSpec spec;
   if (root.IsNull()) return r.Error(root, "(document)", "is empty; see docs/job-spec.md");
-  TONY_RETURN_IF_ERROR(r.CheckKeys(root, "", {"name",         "queue",
-                                              "tags",         "application_type",
-                                              "max_attempts", "priority",
-                                              "framework",    "command",
-                                              "env",          "docker_image",
-                                              "input",        "output",
-                                              "script",       "files",
-                                              "archives",     "source_dir",
-                                              "tensorboard",  "tensorboard_command",
-                                              "python_env",   "client",
-                                              "am",           "timeouts",
-                                              "defaults",     "jobs",
-                                              "resolved",     "summary"}));
+  TONY_RETURN_IF_ERROR(r.CheckKeys(root, "",
+                                   {"name",
+                                    "queue",
+                                    "tags",
+                                    "application_type",
+                                    "view_acls",
+                                    "max_attempts",
+                                    "priority",
+                                    "framework",
+                                    "command",
+                                    "env",
+                                    "docker_image",
+                                    "input",
+                                    "output",
+                                    "script",
+                                    "files",
+                                    "archives",
+                                    "source_dir",
+                                    "tensorboard",
+                                    "tensorboard_command",
+                                    "python_env",
+                                    "client",
+                                    "am",
+                                    "timeouts",
+                                    "defaults",
+                                    "jobs",
+                                    "resolved",
+                                    "summary"}));
   if (root["name"]) {
     TONY_ASSIGN_OR_RETURN(spec.name, r.String(root["name"], "name"));
   }
@@ -298,6 +313,9 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   if (root["application_type"]) {
     TONY_ASSIGN_OR_RETURN(spec.application_type,
                           r.String(root["application_type"], "application_type"));
+  }
+  if (root["view_acls"]) {
+    TONY_ASSIGN_OR_RETURN(spec.view_acls, r.String(root["view_acls"], "view_acls"));
   }
   if (root["max_attempts"]) {
     TONY_ASSIGN_OR_RETURN(spec.max_attempts, r.Parsed<int>(root["max_attempts"], "max_attempts",
@@ -561,6 +579,9 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   EmitStringList(out, spec.tags);
   out << YAML::Key << "application_type" << YAML::Value << YAML::DoubleQuoted
       << spec.application_type;
+  if (!spec.view_acls.empty()) {
+    out << YAML::Key << "view_acls" << YAML::Value << YAML::DoubleQuoted << spec.view_acls;
+  }
   out << YAML::Key << "max_attempts" << YAML::Value << spec.max_attempts;
   if (spec.priority) out << YAML::Key << "priority" << YAML::Value << *spec.priority;
   out << YAML::Key << "framework" << YAML::Value << std::string(FrameworkName(spec.framework));

@@ -647,6 +647,9 @@ class YarnSubmitter : public Submitter {
       ctx.am_container.tokens.AddSecret(broker::kTlsCertCredentialAlias, tls.cert_pem);
     }
     ctx.am_container.environment[kEnvMaxAttempts] = std::to_string(ctx.max_app_attempts);
+    // YARN's web proxy (the AM page) and the RM's pages enforce it; the history server reads
+    // the same list from the event log.
+    ctx.am_container.view_acl = spec.view_acls;
 
     if (absl::Status s = cluster_->yarn->SubmitApplication(ctx); !s.ok()) {
       (void)cluster_->hdfs->Delete(staging, true);

@@ -237,6 +237,11 @@ absl::StatusOr<pb::ContainerLaunchContextProto> ToProto(const ContainerLaunchCon
     e->set_key(key);
     e->set_value(value);
   }
+  if (!ctx.view_acl.empty()) {
+    auto* acl = p.add_application_acls();
+    acl->set_accesstype(pb::APPACCESS_VIEW_APP);
+    acl->set_acl(ctx.view_acl);
+  }
   return p;
 }
 

@@ -231,6 +231,9 @@ struct ContainerLaunchContext {
   // Tokens for the container (written to its HADOOP_TOKEN_FILE_LOCATION); empty: none.
   ipc::Credentials tokens;
   std::map<std::string, std::string> service_data;
+  // The application's VIEW_APP ACL (the AM's container only): who besides its owner and the
+  // cluster's admins may view it, in YARN's ACL syntax. Default: "" (none sent: no one else).
+  std::string view_acl;
 };
 
 struct ApplicationSubmissionContext {

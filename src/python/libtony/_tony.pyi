@@ -201,6 +201,7 @@ class JobSpec:
     queue: str
     tags: StringList
     application_type: str
+    view_acls: str
     max_attempts: int
     priority: Optional[int]
     work_preserving_restart: bool

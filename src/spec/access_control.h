@@ -1,0 +1,46 @@
+// Copyright libtony authors.
+//
+// Who may view a job: YARN's access control list syntax (Hadoop's AccessControlList, as in
+// mapreduce.job.acl-view-job and YARN's ApplicationAccessType.VIEW_APP): "*" for everyone, else
+// comma-separated users, one space, comma-separated groups ("alice,bob ml-team"; " ml-team" for
+// groups only). The job's owner and the cluster's admins may always view; an empty list adds
+// no one.
+//
+// Thread-compatible values; the functions are pure.
+
+#ifndef TONY_SPEC_ACCESS_CONTROL_H_
+#define TONY_SPEC_ACCESS_CONTROL_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tony::spec {
+
+struct AccessControlList {
+  bool everyone = false;
+  std::set<std::string> users;
+  std::set<std::string> groups;
+};
+
+// InvalidArgument naming `field` for a list that is not in that syntax (more than one space
+// between the parts, a name with white space or control characters, an empty name).
+absl::StatusOr<AccessControlList> ParseAccessControlList(absl::string_view text,
+                                                         absl::string_view field);
+
+// Whether `user` (a short name; a Kerberos principal is cut at its first '/' or '@') with
+// `groups` may view a job of `owner`: the owner, an admin, or someone the job's list names.
+bool MayView(absl::string_view user, const std::vector<std::string>& groups,
+             absl::string_view owner, const AccessControlList& job,
+             const AccessControlList& admins);
+
+// A principal's short name, as Hadoop's default auth_to_local rule gives it for its own realm:
+// "alice@EXAMPLE.COM" and "alice/host@EXAMPLE.COM" -> "alice".
+std::string ShortUserName(absl::string_view principal);
+
+}  // namespace tony::spec
+
+#endif  // TONY_SPEC_ACCESS_CONTROL_H_
