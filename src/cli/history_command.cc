@@ -17,6 +17,7 @@
 #include "common/egress.h"
 #include "common/file_util.h"
 #include "common/signal_watcher.h"
+#include "common/status_macros.h"
 #include "history/hdfs_event_sink.h"
 #include "history/history_server.h"
 #include "history/tensorboard_launcher.h"
@@ -25,6 +26,7 @@
 #include "ipc/kerberos.h"
 #include "ipc/spnego_acceptor.h"
 #include "local/local_am.h"
+#include "spec/access_control.h"
 #include "submit/contract.h"
 
 namespace tony::cli {
@@ -72,7 +74,13 @@ absl::StatusOr<http::Json> ListFromServer(const std::string& server, const std::
 // The local backend's jobs with --local, else the cluster's history directory in HDFS.
 absl::StatusOr<std::unique_ptr<history::HistoryStore>> OpenStore(const HistoryArgs& args,
                                                                  submit::YarnCluster* cluster) {
-  if (args.local) return history::LocalJobsHistoryStore(local::DefaultWorkRoot());
+  if (args.local) {
+    // The user's own, private jobs directory, or nothing: another local user could have made
+    // $TMPDIR/tony-jobs-<uid> first and filled it with logs of their choosing.
+    const std::string root = local::DefaultWorkRoot();
+    TONY_RETURN_IF_ERROR(MakePrivateDirectory(root));
+    return history::LocalJobsHistoryStore(root);
+  }
   absl::StatusOr<std::string> dir = HistoryDir(args, *cluster);
   if (!dir.ok()) return dir.status();
   return history::HdfsHistoryStore(cluster->hdfs.get(), *dir);
@@ -168,6 +176,25 @@ bool IsLoopback(const std::string& host) {
   return absl::StartsWith(host, "127.") || host == "::1" || host == "localhost";
 }
 
+// Who sees every job once users sign in: --admin_acl, else as YARN decides it (everyone unless
+// yarn.acl.enable, then yarn.admin.acl, whose default is everyone too).
+absl::Status SetUpAdmins(const HistoryArgs& args, const submit::YarnCluster* cluster,
+                         history::HistoryServerOptions* options) {
+  std::string acl = "*";
+  if (!args.admin_acl.empty()) {
+    acl = args.admin_acl;
+  } else if (cluster != nullptr) {
+    absl::StatusOr<bool> enabled = cluster->conf.GetBool("yarn.acl.enable", false);
+    if (!enabled.ok()) return enabled.status();
+    if (*enabled) acl = cluster->conf.GetRaw("yarn.admin.acl").value_or("*");
+  }
+  if (auto parsed = spec::ParseAccessControlList(acl, "--admin_acl"); !parsed.ok()) {
+    return parsed.status();
+  }
+  options->admin_acl = acl;
+  return absl::OkStatus();
+}
+
 // SPNEGO for the server's pages, when asked for; refused without it on a Kerberos cluster if
 // the pages would be reachable beyond this machine (they show every user's jobs).
 absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnCluster* cluster,
@@ -175,6 +202,10 @@ absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnClus
   if (args.spnego_keytab.empty()) {
     if (!args.spnego_principal.empty()) {
       return absl::InvalidArgumentError("--spnego_principal needs --spnego_keytab");
+    }
+    if (!args.admin_acl.empty()) {
+      return absl::InvalidArgumentError(
+          "--admin_acl needs --spnego_keytab (without sign-in everyone sees every job)");
     }
     const bool loopback = absl::StartsWith(args.listen_host, "127.") || args.listen_host == "::1" ||
                           args.listen_host == "localhost";
@@ -202,7 +233,7 @@ absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnClus
     if (!who.ok()) return who.status();
     return history::HttpLogin{who->principal, who->reply};
   };
-  return absl::OkStatus();
+  return SetUpAdmins(args, cluster, options);
 }
 
 // TensorBoard on demand, when asked for. It has no sign-in of its own: with SPNEGO on, only
@@ -230,8 +261,40 @@ absl::Status SetUpTensorBoard(const HistoryArgs& args, const submit::YarnCluster
 
 }  // namespace
 
+namespace {
+
+// --init_dir: an admin's one-time step, then exit.
+int InitDir(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
+            std::ostream& err) {
+  if (args.local || cluster == nullptr) {
+    err << "ytf: history-server: --init_dir makes the directory in HDFS; drop --local\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::string> dir = HistoryDir(args, *cluster);
+  if (!dir.ok()) {
+    err << "ytf: history-server: " << dir.status().message() << "\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<hdfs::FileStatus> made = history::InitHistoryDir(*cluster->hdfs, *dir, args.group);
+  if (!made.ok()) {
+    err << "ytf: history-server: --init_dir " << *dir << ": " << made.status().message()
+        << " (run it as an HDFS admin)\n";
+    return kExitInternal;
+  }
+  out << absl::StrFormat("history directory %s: mode %04o, owner %s, group %s\n", *dir,
+                         made->permission, made->owner, made->group);
+  return kExitOk;
+}
+
+}  // namespace
+
 int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                      std::ostream& err) {
+  if (!args.group.empty() && !args.init_dir) {
+    err << "ytf: history-server: --group goes with --init_dir (the directory's group)\n";
+    return kExitUsage;
+  }
+  if (args.init_dir) return InitDir(args, cluster, out, err);
   history::HistoryServerOptions options;
   absl::Status set_up = SetUpAuthentication(args, cluster, &options);
   if (set_up.ok()) set_up = SetUpTensorBoard(args, cluster, &options);

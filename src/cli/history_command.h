@@ -33,8 +33,11 @@ struct HistoryArgs {
   absl::Duration max_age = absl::InfiniteDuration();
   int max_jobs = 0;
   std::string index_file;
+  bool init_dir = false;            // make the history directory (an admin's step) and exit
+  std::string group;                // with init_dir: the directory's group
   std::string spnego_keytab;        // SPNEGO: the server's keys; empty: no authentication
   std::string spnego_principal;     // "HTTP/_HOST@REALM"; empty: any in the keytab
+  std::string admin_acl;            // with sign-in: who sees every job; empty: as YARN says
   std::string tensorboard_command;  // TensorBoard on demand; empty: none
   absl::Duration tensorboard_idle = absl::Minutes(30);
   int tensorboard_max = 4;

@@ -80,8 +80,11 @@ constexpr YtfFlag kYtfFlags[] = {
     {0, "max_age", true, "history-server"},
     {0, "max_jobs", true, "history-server"},
     {0, "index_file", true, "history-server"},
+    {0, "init_dir", false, "history-server"},
+    {0, "group", true, "history-server"},
     {0, "spnego_principal", true, "history-server"},
     {0, "spnego_keytab", true, "history-server"},
+    {0, "admin_acl", true, "history-server"},
     {0, "tensorboard_command", true, "history-server"},
     {0, "tensorboard_idle", true, "history-server"},
     {0, "tensorboard_max", true, "history-server"},
@@ -159,10 +162,16 @@ absl::Status ParseHistoryFlag(const std::string& name, const std::string& value,
     h.local = true;
   } else if (name == "index_file") {
     h.index_file = value;
+  } else if (name == "init_dir") {
+    h.init_dir = true;
+  } else if (name == "group") {
+    h.group = value;
   } else if (name == "spnego_principal") {
     h.spnego_principal = value;
   } else if (name == "spnego_keytab") {
     h.spnego_keytab = value;
+  } else if (name == "admin_acl") {
+    h.admin_acl = value;
   } else if (name == "tensorboard_command") {
     h.tensorboard_command = value;
   } else if (name == "tensorboard_max") {
@@ -608,8 +617,14 @@ int Events(submit::YarnCluster& cluster, const std::string& app, bool json, std:
     err << "ytf: " << dir.status().message() << "\n";
     return kExitInternal;
   }
-  const std::string path = history::EventLogPath(*dir, app);
+  // The caller's private copy first: an AM that found the shared log's name taken by another
+  // user (or the directory open to others) logged there (history::HdfsEventSink).
+  std::string path = submit::PrivateEventLogPath(cluster.user, app);
   auto text = cluster.hdfs->ReadToString(path);
+  if (!text.ok()) {
+    path = history::EventLogPath(*dir, app);
+    text = cluster.hdfs->ReadToString(path);
+  }
   if (!text.ok()) {
     err << "ytf: no event log for " << app << " at " << path << " (" << text.status().message()
         << "); jobs submitted with an empty " << history::kHistoryDirKey
@@ -796,6 +811,11 @@ queue, start, tasks, name. Kept after YARN has forgotten the job.
       --server <url>        ask a running history server (ytf history-server) instead of
                             reading every log: fast with many jobs
       --history_dir <dir>   another directory than tony.history.dir
+      --init_dir            make the history directory for every user's ApplicationMaster
+                            and exit, run once by an HDFS admin: mode 1777, owned by the
+                            caller (AMs refuse a shared directory another user owns)
+      --group <g>           with --init_dir: the directory's group, the history server's
+                            (logs are 0640 and take the directory's group)
       --local               this user's local jobs (ytf-submit --local) instead, from
                             $TMPDIR/tony-jobs-<uid>/<id>/events.jsonl; needs no cluster
 Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
@@ -807,10 +827,12 @@ Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 
 Usage: ytf history-server [--listen_host <ip>] [--port <n>] [--scan_interval <d>]
                           [--max_age <d>] [--max_jobs <n>] [--index_file <file>]
-                          [--spnego_keytab <file> [--spnego_principal <p>]]
+                          [--spnego_keytab <file> [--spnego_principal <p>]
+                           [--admin_acl <acl>]]
                           [--tensorboard_command <cmd> [--tensorboard_idle <d>]
                            [--tensorboard_max <n>]]
                           [--history_dir <dir> | --local]
+       ytf history-server --init_dir [--group <g>] [--history_dir <dir>]
 
 Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
   /                   the job list, with filters and paging
@@ -828,7 +850,8 @@ It lists the directory every --scan_interval and reads only new or changed logs.
       --scan_interval <d>   default 10s
       --max_age <d>         delete the logs of jobs that ended longer ago (30d, 12h; default
                             keep)
-      --max_jobs <n>        keep the logs of the newest n ended jobs only (default all)
+      --max_jobs <n>        keep the logs of each user's newest n ended jobs only (default
+                            all). Age and order are the logs' HDFS modification times
       --index_file <file>   keep the index here across restarts (written 0600 after each
                             scan that changed it): a restart reads only the logs that changed,
                             not every log (default none)
@@ -837,6 +860,10 @@ It lists the directory every --scan_interval and reads only new or changed logs.
                             server listening beyond loopback needs it
       --spnego_principal <p>  the principal of those keys (HTTP/_HOST@REALM: _HOST is this
                             host's name; default: any in the keytab)
+      --admin_acl <acl>     with sign-in, a user sees only the jobs they may view: their own,
+                            those whose view_acls name them or their group, and every job if
+                            this ACL does ("user1,user2 group1", "*"; default: yarn.admin.acl
+                            when yarn.acl.enable is true, else everyone)
       --tensorboard_command <cmd>  start TensorBoard for an ended job when its page's link
                             is followed: <cmd> --logdir <dir> --host <listen_host> --port 0
                             (e.g. tensorboard, or 'python -m tensorboard.main'); event files

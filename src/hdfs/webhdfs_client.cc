@@ -518,6 +518,18 @@ absl::Status WebHdfsClient::SetPermission(absl::string_view path, int permission
   return absl::OkStatus();
 }
 
+absl::Status WebHdfsClient::SetGroup(absl::string_view path, absl::string_view group) const {
+  if (group.empty()) return absl::InvalidArgumentError("an empty group");
+  TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  TONY_ASSIGN_OR_RETURN(http::Response response,
+                        CallNameNode(http::Method::kPut, p, "SETOWNER",
+                                     absl::StrCat("&group=", http::UrlEncode(group))));
+  if (response.status != 200) {
+    return WebHdfsErrorStatus(response.status, response.body, absl::StrCat("WebHDFS SETOWNER ", p));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WebHdfsClient::SetXAttr(absl::string_view path, absl::string_view name,
                                      absl::string_view value) const {
   TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));

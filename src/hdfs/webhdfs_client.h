@@ -166,6 +166,9 @@ class WebHdfsClient {
                               absl::Time deadline = absl::InfiniteFuture()) const;
 
   absl::Status SetPermission(absl::string_view path, int permission) const;
+  // Sets the group of `path` (SETOWNER with a group only: a file's owner may give it a group
+  // it belongs to; the superuser any).
+  absl::Status SetGroup(absl::string_view path, absl::string_view group) const;
 
   // Extended attributes (the NameNode's dfs.namenode.xattrs.enabled, on by default): `name`
   // with its namespace ("user.tony.sha256"), `value` any bytes (sent hex-encoded). Only the

@@ -3,6 +3,7 @@
 #include "history/history_index.h"
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_set>
 
 #include "absl/strings/ascii.h"
@@ -165,7 +166,8 @@ const JobSummary* HistoryIndex::Find(const std::string& app_id) const {
   return it == entries_.end() ? nullptr : &it->second.summary;
 }
 
-HistoryPage HistoryIndex::Query(const HistoryQuery& query) {
+HistoryPage HistoryIndex::Query(const HistoryQuery& query,
+                                const std::function<bool(const JobSummary&)>& visible) {
   if (!sorted_) {
     newest_first_.clear();
     newest_first_.reserve(entries_.size());
@@ -179,6 +181,7 @@ HistoryPage HistoryIndex::Query(const HistoryQuery& query) {
   HistoryPage page;
   for (const Entry* e : newest_first_) {
     if (!Matches(e->summary, query)) continue;
+    if (visible && !visible(e->summary)) continue;
     if (page.total >= query.offset && static_cast<int>(page.jobs.size()) < query.limit) {
       page.jobs.push_back(e->summary);
     }
@@ -189,19 +192,24 @@ HistoryPage HistoryIndex::Query(const HistoryQuery& query) {
 
 std::vector<std::string> HistoryIndex::Expired(const RetentionPolicy& policy,
                                                absl::Time now) const {
-  std::vector<const Entry*> ended;
+  // Each owner's ended jobs, oldest log first.
+  std::map<std::string, std::vector<const Entry*>> ended;
   for (const auto& [app, e] : entries_) {
-    if (e.summary.ended()) ended.push_back(&e);
+    if (e.summary.ended()) ended[e.file.owner].push_back(&e);
   }
-  std::sort(ended.begin(), ended.end(), [](const Entry* a, const Entry* b) {
-    return a->summary.finished < b->summary.finished;
-  });
   std::vector<std::string> out;
-  const size_t keep = policy.max_jobs > 0 ? static_cast<size_t>(policy.max_jobs) : ended.size();
-  for (size_t i = 0; i < ended.size(); ++i) {
-    const bool too_old = now - ended[i]->summary.finished > policy.max_age;
-    const bool too_many = ended.size() - i > keep;
-    if (too_old || too_many) out.push_back(ended[i]->file.name);
+  for (auto& [owner, logs] : ended) {
+    std::sort(logs.begin(), logs.end(), [](const Entry* a, const Entry* b) {
+      return std::tie(a->file.modification_time_ms, a->file.name) <
+             std::tie(b->file.modification_time_ms, b->file.name);
+    });
+    const size_t keep = policy.max_jobs > 0 ? static_cast<size_t>(policy.max_jobs) : logs.size();
+    for (size_t i = 0; i < logs.size(); ++i) {
+      const absl::Time changed = absl::FromUnixMillis(logs[i]->file.modification_time_ms);
+      const bool too_old = now - changed > policy.max_age;
+      const bool too_many = logs.size() - i > keep;
+      if (too_old || too_many) out.push_back(logs[i]->file.name);
+    }
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #define TONY_HISTORY_HISTORY_INDEX_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -60,8 +61,11 @@ struct HistoryPage {
 // naming the parameter for a value that cannot be read.
 absl::StatusOr<HistoryQuery> ParseHistoryQuery(absl::string_view query_string);
 
-// What retention removes: jobs that ended longer ago than `max_age`, then the oldest ended jobs
-// beyond `max_jobs` (0: no limit). Jobs without an end stay.
+// What retention removes: ended jobs whose log HDFS last changed longer ago than `max_age`, then
+// each owner's oldest ended jobs beyond `max_jobs` (0: no limit). Age and order come from the
+// log's modification time as the file system keeps it, never from the log's text, and the count
+// is per owner: no user's logs (forged end times, a flood of logs) can push out another's. Jobs
+// without an end stay.
 struct RetentionPolicy {
   absl::Duration max_age = absl::InfiniteDuration();
   int max_jobs = 0;
@@ -79,7 +83,9 @@ class HistoryIndex {
   void Remove(const std::string& app_id);
 
   // Not const: it may sort the index again (after Put or Forget) before it answers.
-  HistoryPage Query(const HistoryQuery& query);
+  // `visible` (when given) leaves out the jobs the asker may not view, before paging.
+  HistoryPage Query(const HistoryQuery& query,
+                    const std::function<bool(const JobSummary&)>& visible = nullptr);
   // The names of the logs `policy` removes at `now`, oldest first.
   std::vector<std::string> Expired(const RetentionPolicy& policy, absl::Time now) const;
 

@@ -3,6 +3,7 @@
 #include "history/history_server.h"
 
 #include <dirent.h>
+#include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,6 +65,32 @@ std::string UserName(uid_t uid) {
     return found->pw_name;
   }
   return std::to_string(uid);
+}
+
+// The groups of `user` in this host's user database (none for a user it does not know).
+std::vector<std::string> GroupsOf(const std::string& user) {
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwnam_r(user.c_str(), &pw, buf, sizeof(buf), &found) != 0 || found == nullptr) {
+    return {};
+  }
+  int n = 64;
+  std::vector<gid_t> gids(n);
+  if (::getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) {
+    gids.resize(n);
+    if (::getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) return {};
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) {
+    struct group gr {};
+    struct group* g = nullptr;
+    char gbuf[4096];
+    if (::getgrgid_r(gids[i], &gr, gbuf, sizeof(gbuf), &g) == 0 && g != nullptr) {
+      names.emplace_back(g->gr_name);
+    }
+  }
+  return names;
 }
 
 // Calls `each` with every entry of `dir` but . and ..; NotFound or PermissionDenied naming it.
@@ -206,6 +233,12 @@ HistoryServer::HistoryServer(std::unique_ptr<HistoryStore> store, HistoryServerO
     : store_(std::move(store)),
       options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : RealClock()) {
+  if (auto admins = spec::ParseAccessControlList(options_.admin_acl, "admin ACL"); admins.ok()) {
+    admins_ = *std::move(admins);
+  } else {
+    // Checked by the CLI; a host that passes a bad one gets no admins rather than everyone.
+    TONY_LOG(ERROR) << "history server: " << admins.status().message() << "; no admins";
+  }
   if (options_.tensorboard) {
     TensorBoardPoolOptions pool = options_.tensorboard_pool;
     pool.clock = clock_;
@@ -358,13 +391,34 @@ int HistoryServer::ApplyRetention() {
   return deleted;
 }
 
-httpd::Reply HistoryServer::Handle(const std::string& target, absl::string_view host) {
+HistoryServer::Viewer HistoryServer::ViewerOf(const std::optional<std::string>& principal) const {
+  Viewer v;
+  if (!principal.has_value()) return v;
+  v.everyone = false;
+  v.user = spec::ShortUserName(*principal);
+  v.groups = options_.groups_of ? options_.groups_of(v.user) : GroupsOf(v.user);
+  return v;
+}
+
+bool HistoryServer::MayView(const Viewer& viewer, const JobSummary& job) const {
+  if (viewer.everyone) return true;
+  // A list that does not parse (a forged or damaged log) adds no one.
+  auto acl = spec::ParseAccessControlList(job.view_acls, "view_acls");
+  return spec::MayView(viewer.user, viewer.groups, job.user,
+                       acl.ok() ? *acl : spec::AccessControlList(), admins_);
+}
+
+httpd::Reply HistoryServer::Handle(const std::string& target, absl::string_view host,
+                                   const std::optional<std::string>& principal) {
   requests_.fetch_add(1);
+  const Viewer viewer = ViewerOf(principal);
   const size_t q = target.find('?');
   const std::string path = target.substr(0, q);
   const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
-  if (path == "/" || path == "/jobs" || path == "/index.html") return JobList(query, false);
-  if (path == "/api/jobs") return JobList(query, true);
+  if (path == "/" || path == "/jobs" || path == "/index.html") {
+    return JobList(query, false, viewer);
+  }
+  if (path == "/api/jobs") return JobList(query, true, viewer);
   if (path == "/metrics") {
     httpd::Reply r = Reply(200, Metrics(), false);
     r.content_type = "text/plain; version=0.0.4";
@@ -372,11 +426,11 @@ httpd::Reply HistoryServer::Handle(const std::string& target, absl::string_view 
   }
   absl::string_view rest = path;
   if (absl::ConsumePrefix(&rest, "/jobs/") && absl::ConsumeSuffix(&rest, "/tensorboard")) {
-    return TensorBoard(std::string(rest), host);
+    return TensorBoard(std::string(rest), host, viewer);
   }
   rest = path;
-  if (absl::ConsumePrefix(&rest, "/api/jobs/")) return Job(std::string(rest), true);
-  if (absl::ConsumePrefix(&rest, "/jobs/")) return Job(std::string(rest), false);
+  if (absl::ConsumePrefix(&rest, "/api/jobs/")) return Job(std::string(rest), true, viewer);
+  if (absl::ConsumePrefix(&rest, "/jobs/")) return Job(std::string(rest), false, viewer);
   return ErrorReply(404, "Not found", absl::StrCat("Nothing is at ", path, "."), false);
 }
 
@@ -404,22 +458,23 @@ httpd::Reply HistoryServer::Serve(const httpd::Request& request) {
                       json);
   }
   TONY_LOG(DEBUG) << "history server: " << login->user << " GET " << request.target;
-  httpd::Reply r = Handle(request.target, request.host);
+  httpd::Reply r = Handle(request.target, request.host, login->user);
   r.www_authenticate = login->www_authenticate;
   return r;
 }
 
-httpd::Reply HistoryServer::JobList(const std::string& query, bool json) {
+httpd::Reply HistoryServer::JobList(const std::string& query, bool json, const Viewer& viewer) {
   absl::StatusOr<HistoryQuery> parsed = ParseHistoryQuery(query);
   if (!parsed.ok()) return ErrorReply(400, "Bad filter", parsed.status().message(), json);
   absl::MutexLock lock(&mu_);
-  HistoryPage page = index_.Query(*parsed);
+  HistoryPage page =
+      index_.Query(*parsed, [&](const JobSummary& job) { return MayView(viewer, job); });
   if (json) return Reply(200, JobListJson(page, *parsed).dump() + "\n", true);
   return Reply(200, RenderJobListPage(page, *parsed, index_.size()), false);
 }
 
 absl::StatusOr<JobHistory> HistoryServer::ReadJob(const std::string& app_id, bool json,
-                                                  httpd::Reply* error) {
+                                                  const Viewer& viewer, httpd::Reply* error) {
   if (!PlausibleAppId(app_id)) {
     *error = ErrorReply(404, "No such job", absl::StrCat("'", app_id, "' is not an application id"),
                         json);
@@ -441,12 +496,21 @@ absl::StatusOr<JobHistory> HistoryServer::ReadJob(const std::string& app_id, boo
                               absl::StrCat(app_id, ": ", text.status().message()), json);
     return text.status();
   }
-  return ReadJobHistory(app_id, *text, owner);
+  JobHistory job = ReadJobHistory(app_id, *text, owner);
+  if (!MayView(viewer, job.summary)) {
+    // As for a job that does not exist: whose jobs exist is not for everyone either.
+    *error = ErrorReply(404, "No such job",
+                        absl::StrCat(app_id, " is not a job ", viewer.user,
+                                     " may view (its owner, its view_acls and the admins may)."),
+                        json);
+    return absl::PermissionDeniedError("not a viewer");
+  }
+  return job;
 }
 
-httpd::Reply HistoryServer::Job(const std::string& app_id, bool json) {
+httpd::Reply HistoryServer::Job(const std::string& app_id, bool json, const Viewer& viewer) {
   httpd::Reply error;
-  absl::StatusOr<JobHistory> job = ReadJob(app_id, json, &error);
+  absl::StatusOr<JobHistory> job = ReadJob(app_id, json, viewer, &error);
   if (!job.ok()) return error;
   if (json) return Reply(200, JobJson(*job).dump() + "\n", true);
   JobPageOptions page;
@@ -456,7 +520,8 @@ httpd::Reply HistoryServer::Job(const std::string& app_id, bool json) {
   return Reply(200, RenderJobPage(*job, page), false);
 }
 
-httpd::Reply HistoryServer::TensorBoard(const std::string& app_id, absl::string_view host) {
+httpd::Reply HistoryServer::TensorBoard(const std::string& app_id, absl::string_view host,
+                                        const Viewer& viewer) {
   if (tensorboards_ == nullptr) {
     return ErrorReply(404, "No TensorBoard",
                       "This history server starts no TensorBoard (ytf history-server "
@@ -464,7 +529,7 @@ httpd::Reply HistoryServer::TensorBoard(const std::string& app_id, absl::string_
                       false);
   }
   httpd::Reply error;
-  absl::StatusOr<JobHistory> job = ReadJob(app_id, false, &error);
+  absl::StatusOr<JobHistory> job = ReadJob(app_id, false, viewer, &error);
   if (!job.ok()) return error;
   if (!job->summary.ended()) {
     return ErrorReply(404, "Still running",

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +50,7 @@
 #include "history/job_history.h"
 #include "history/tensorboard_pool.h"
 #include "httpd/server.h"
+#include "spec/access_control.h"
 
 namespace tony::history {
 
@@ -100,6 +102,14 @@ struct HistoryServerOptions {
   // this refuses 403 with its reason; the rest are answered. Called on HTTP threads, several at
   // once. Default: null (anyone who reaches the server).
   std::function<absl::StatusOr<HttpLogin>(absl::string_view authorization)> authenticate;
+  // With `authenticate`, a signed-in user sees only the jobs they may view: their own, those
+  // whose view_acls name them or a group of theirs, and every job if this list does (YARN's ACL
+  // syntax, e.g. yarn.admin.acl's value; docs/security.md, "Tenants"). Without it everyone who
+  // reaches the server sees every job. Default: "" (no admins).
+  std::string admin_acl;
+  // The groups of a signed-in user (a short name), for the lists that name groups. Called on
+  // HTTP threads, several at once. Default: null (this host's user database: getgrouplist).
+  std::function<std::vector<std::string>(const std::string& user)> groups_of;
   // TensorBoard on demand for ended jobs with an output path (/jobs/<app id>/tensorboard starts
   // one and redirects there; ytf history-server --tensorboard_command). Default: null (none).
   TensorBoardLauncher tensorboard;
@@ -125,16 +135,28 @@ class HistoryServer {
   absl::Status Scan();
   // The answer to a GET of `target` (path and query), as the HTTP server sends it; `host` is
   // the request's Host header (where a TensorBoard listening everywhere is reached).
-  httpd::Reply Handle(const std::string& target, absl::string_view host = "");
+  // `viewer`, when given, is the signed-in user (a principal): only the jobs they may view.
+  httpd::Reply Handle(const std::string& target, absl::string_view host = "",
+                      const std::optional<std::string>& viewer = std::nullopt);
   // The same for a request from the HTTP server: authenticated first when options ask for it.
   httpd::Reply Serve(const httpd::Request& request);
 
  private:
-  httpd::Reply JobList(const std::string& query, bool json);
-  httpd::Reply Job(const std::string& app_id, bool json);
-  httpd::Reply TensorBoard(const std::string& app_id, absl::string_view host);
-  // The job's history from its log, or the error page.
-  absl::StatusOr<JobHistory> ReadJob(const std::string& app_id, bool json, httpd::Reply* error);
+  // Who asks: everyone (no sign-in), or a user and their groups.
+  struct Viewer {
+    bool everyone = true;
+    std::string user;
+    std::vector<std::string> groups;
+  };
+  Viewer ViewerOf(const std::optional<std::string>& principal) const;
+  bool MayView(const Viewer& viewer, const JobSummary& job) const;
+
+  httpd::Reply JobList(const std::string& query, bool json, const Viewer& viewer);
+  httpd::Reply Job(const std::string& app_id, bool json, const Viewer& viewer);
+  httpd::Reply TensorBoard(const std::string& app_id, absl::string_view host, const Viewer& viewer);
+  // The job's history from its log, or the error page (also for a job `viewer` may not view).
+  absl::StatusOr<JobHistory> ReadJob(const std::string& app_id, bool json, const Viewer& viewer,
+                                     httpd::Reply* error);
   std::string Metrics();
   void ScanLoop();
   // How many logs retention deleted.
@@ -145,6 +167,7 @@ class HistoryServer {
   const std::unique_ptr<HistoryStore> store_;
   const HistoryServerOptions options_;
   Clock* const clock_;
+  spec::AccessControlList admins_;                 // options_.admin_acl, parsed
   std::unique_ptr<TensorBoardPool> tensorboards_;  // null without options_.tensorboard
   std::unique_ptr<httpd::Server> http_;
   std::thread scanner_;

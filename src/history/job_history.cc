@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "common/utf8.h"
 #include "http/json.h"
+#include "spec/access_control.h"
 
 namespace tony::history {
 namespace {
@@ -153,9 +154,17 @@ class HistoryBuilder {
     JobSummary& s = out_->summary;
     if (event == "am_started") {
       out_->tracking_url = Str(line, "tracking_url");
-      if (const std::string user = Str(line, "user"); !user.empty()) s.user = user;
+      // The file system's owner of the log is its user; the text's claim only where no owner is
+      // known (a local directory): anyone can write a log that names someone else.
+      if (const std::string user = Str(line, "user"); user.empty() || s.user.empty()) {
+        if (!user.empty()) s.user = user;
+      } else if (spec::ShortUserName(user) != s.user) {
+        out_->problems.push_back(
+            absl::StrCat("the log names its user ", user, " but belongs to ", s.user));
+      }
       if (const std::string name = Str(line, "name"); !name.empty()) s.name = name;
       if (const std::string queue = Str(line, "queue"); !queue.empty()) s.queue = queue;
+      s.view_acls = Str(line, "view_acls");
       if (const Json* tags = http::JsonField(line, "tags"); tags != nullptr && tags->is_array()) {
         s.tags.clear();
         for (const Json& tag : *tags) {
@@ -233,6 +242,7 @@ Json SummaryJson(const JobSummary& s) {
           {"name", s.name},
           {"queue", s.queue},
           {"tags", s.tags},
+          {"view_acls", s.view_acls},
           {"state", s.state},
           {"started", HistoryTime(s.started)},
           {"finished", HistoryTime(s.finished)},
@@ -249,6 +259,7 @@ JobSummary SummaryFromJson(const Json& j) {
   s.user = Str(j, "user");
   s.name = Str(j, "name");
   s.queue = Str(j, "queue");
+  s.view_acls = Str(j, "view_acls");
   if (const std::string state = Str(j, "state"); !state.empty()) s.state = state;
   s.started = TimeOf(j, "started");
   s.finished = TimeOf(j, "finished");

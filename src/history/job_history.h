@@ -25,7 +25,8 @@ namespace tony::history {
 // What a list of jobs needs of one job: small, so that tens of thousands fit in an index.
 struct JobSummary {
   std::string app_id;
-  std::string user;  // am_started's, else the log file's owner
+  std::string user;       // the log file's owner, else (a local directory) am_started's
+  std::string view_acls;  // am_started's: who else may view the job (spec/access_control.h)
   std::string name;
   std::string queue;
   std::vector<std::string> tags;

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "common/subprocess.h"
 
 namespace tony::history {
@@ -52,12 +53,25 @@ bool SafeName(absl::string_view name) {
          name.find_first_of(absl::string_view("/\0", 2)) == absl::string_view::npos;
 }
 
-// Copies the wanted files under `dir` (HDFS) into `local`, `relative` deep; counts into *bytes
-// and *files. Stops at max_bytes.
+// How far a copy may go, and how far it went.
+struct CopyBudget {
+  int64_t max_bytes = 0;
+  int max_files = 0;
+  absl::Time deadline;
+  int64_t bytes = 0;
+  int files = 0;
+};
+
+// Copies the wanted files under `dir` (HDFS) into `local`, `relative` deep, into private
+// directories (0700: the server's account reads them, nobody else); counts into `budget` and
+// stops where it runs out.
 absl::Status CopyEventFiles(const hdfs::WebHdfsClient& hdfs, const std::string& dir,
                             const std::string& local, const std::string& relative, int depth,
-                            int64_t max_bytes, int64_t* bytes, int* files) {
+                            CopyBudget* budget) {
   if (depth > 8) return absl::OkStatus();
+  if (absl::Now() > budget->deadline) {
+    return absl::DeadlineExceededError("copying the event files took too long");
+  }
   absl::StatusOr<std::vector<hdfs::FileStatus>> entries = hdfs.List(dir);
   if (!entries.ok()) return entries.status();
   for (const hdfs::FileStatus& e : *entries) {
@@ -67,25 +81,40 @@ absl::Status CopyEventFiles(const hdfs::WebHdfsClient& hdfs, const std::string& 
     }
     const std::string rel = relative.empty() ? e.name : absl::StrCat(relative, "/", e.name);
     if (e.type == hdfs::FileType::kDirectory) {
-      absl::Status s = CopyEventFiles(hdfs, e.path, local, rel, depth + 1, max_bytes, bytes, files);
+      absl::Status s = CopyEventFiles(hdfs, e.path, local, rel, depth + 1, budget);
       if (!s.ok()) return s;
       continue;
     }
     if (!WantedFile(e.name)) continue;
-    if (*bytes + e.length > max_bytes) {
-      TONY_LOG(WARNING) << "TensorBoard on demand: " << dir << ": past " << max_bytes
-                        << " bytes of event files; the rest is not shown";
+    if (budget->bytes + e.length > budget->max_bytes || budget->files >= budget->max_files) {
+      TONY_LOG(WARNING) << "TensorBoard on demand: " << dir << ": past " << budget->max_bytes
+                        << " bytes or " << budget->max_files
+                        << " files of event files; the rest is not shown";
       return absl::OkStatus();
     }
-    *bytes += e.length;
-    ++*files;
+    if (absl::Now() > budget->deadline) {
+      return absl::DeadlineExceededError("copying the event files took too long");
+    }
+    budget->bytes += e.length;
+    ++budget->files;
     const std::string target = absl::StrCat(local, "/", rel);
     struct stat st {};
     if (::stat(target.c_str(), &st) == 0 && st.st_size == e.length) continue;  // copied before
-    if (absl::Status s = MakeDirectories(target.substr(0, target.rfind('/'))); !s.ok()) return s;
+    if (absl::Status s = MakeDirectories(target.substr(0, target.rfind('/')), 0700); !s.ok()) {
+      return s;
+    }
     if (absl::Status s = hdfs.ReadToFile(e.path, target); !s.ok()) return s;
+    ::chmod(target.c_str(), 0600);
   }
   return absl::OkStatus();
+}
+
+// The copies' directory, made or mended 0700 (an older version made it 0755) and then checked
+// to be a real directory of this user's that no one else may enter.
+absl::Status PrivateCacheDir(const std::string& dir) {
+  TONY_RETURN_IF_ERROR(MakeDirectories(dir, 0700));
+  ::chmod(dir.c_str(), 0700);
+  return MakePrivateDirectory(dir);
 }
 
 // The directory TensorBoard reads for `output`, and whether it is a copy made for it. With HDFS
@@ -112,21 +141,27 @@ absl::StatusOr<std::pair<std::string, bool>> LogDir(const TensorBoardLauncherOpt
     return absl::Status(dir.status().code(), absl::StrCat("the output path ", job.output_path, ": ",
                                                           dir.status().message()));
   }
-  if (!job.user.empty() && dir->owner != job.user) {
+  if (job.user.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "the job's user is not known, so whether it owns ", job.output_path, " is not either"));
+  }
+  if (dir->owner != job.user) {
     return absl::PermissionDeniedError(absl::StrCat("the output path ", job.output_path,
                                                     " belongs to ", dir->owner,
                                                     ", not to the job's user ", job.user));
   }
+  TONY_RETURN_IF_ERROR(PrivateCacheDir(options.cache_dir));
   const std::string local = absl::StrCat(options.cache_dir, "/", job.app_id);
-  int64_t bytes = 0;
-  int files = 0;
-  absl::Status copied =
-      CopyEventFiles(*hdfs, std::string(path), local, "", 0, options.max_bytes, &bytes, &files);
+  CopyBudget budget;
+  budget.max_bytes = options.max_bytes;
+  budget.max_files = options.max_files;
+  budget.deadline = absl::Now() + options.max_copy_time;
+  absl::Status copied = CopyEventFiles(*hdfs, std::string(path), local, "", 0, &budget);
   if (!copied.ok()) {
     return absl::Status(copied.code(), absl::StrCat("reading the event files of ", job.output_path,
                                                     ": ", copied.message()));
   }
-  if (files == 0) {
+  if (budget.files == 0) {
     return absl::NotFoundError(absl::StrCat("no TensorBoard event files under ", job.output_path));
   }
   return std::make_pair(local, true);
@@ -163,7 +198,7 @@ TensorBoardLauncher MakeTensorBoardLauncher(TensorBoardLauncherOptions options,
     absl::StatusOr<std::pair<std::string, bool>> logdir = LogDir(options, hdfs, job);
     if (!logdir.ok()) return logdir.status();
     const std::string copy = logdir->second ? logdir->first : "";
-    if (absl::Status s = MakeDirectories(options.cache_dir); !s.ok()) return s;
+    if (absl::Status s = PrivateCacheDir(options.cache_dir); !s.ok()) return s;
     const std::string log = absl::StrCat(options.cache_dir, "/", job.app_id, ".tensorboard.log");
     ::unlink(log.c_str());  // Spawn appends: an earlier start's address must not be read
     SubprocessOptions spawn;

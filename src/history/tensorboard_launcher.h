@@ -36,8 +36,12 @@ struct TensorBoardLauncherOptions {
   std::string host = "127.0.0.1";
   // TensorBoard must print its address within this. Default: 2 minutes (it imports TensorFlow).
   absl::Duration start_timeout = absl::Minutes(2);
-  // At most this much of a job's event files is copied. Default: 1 GiB.
+  // At most this much of a job's event files is copied, at most this many files, within this
+  // long (a job's owner chooses what its output path holds). Default: 1 GiB, 10,000 files,
+  // 5 minutes.
   int64_t max_bytes = int64_t{1} << 30;
+  int max_files = 10000;
+  absl::Duration max_copy_time = absl::Minutes(5);
 };
 
 // `hdfs` (not owned; may be null: local paths only) must outlive the launcher.

@@ -63,6 +63,14 @@ std::string FinalProgressPath(const std::string& user, const std::string& app_id
   return absl::StrCat("/user/", user, "/.tony/history/", app_id, ".progress.json");
 }
 
+std::string PrivateEventLogPath(const std::string& user, const std::string& app_id) {
+  return absl::StrCat("/user/", user, "/.tony/history/", app_id, ".events.jsonl");
+}
+
+std::string ScaleTargetsPath(const std::string& user, const std::string& app_id) {
+  return absl::StrCat("/user/", user, "/.tony/history/", app_id, ".scale.jsonl");
+}
+
 std::string EncodeProgress(const std::map<std::string, JobTypeProgress>& progress) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [job, p] : progress) {

@@ -77,6 +77,11 @@ std::string HistoryPath(const std::string& user, const std::string& app_id);
 // Each job type's task counts as the job ended, written by the AM beside the history so that
 // `ytf status` of a finished job still shows them (YARN's report has none).
 std::string FinalProgressPath(const std::string& user, const std::string& app_id);
+// The job's event log when the shared history directory cannot be trusted with it
+// (history::HdfsEventSink), and the role_scaled lines a later AM attempt reads back: beside the
+// history, where no other user can write.
+std::string PrivateEventLogPath(const std::string& user, const std::string& app_id);
+std::string ScaleTargetsPath(const std::string& user, const std::string& app_id);
 std::string EncodeProgress(const std::map<std::string, JobTypeProgress>& progress);
 absl::StatusOr<std::map<std::string, JobTypeProgress>> DecodeProgress(const std::string& encoded);
 std::string EncodeTaskContainers(const std::vector<TaskContainer>& containers);

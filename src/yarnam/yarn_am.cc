@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <set>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -270,11 +272,46 @@ absl::Status YarnAm::WriteHistory() {
   return written.ok() ? absl::OkStatus() : written.status();
 }
 
+namespace {
+
+// The shared event log, with each role_scaled line also in the user's private directory: what a
+// later attempt reads back must come from a file no other user can write.
+class ScaleTargetTee : public history::EventSink {
+ public:
+  ScaleTargetTee(std::unique_ptr<history::EventSink> shared,
+                 std::unique_ptr<history::EventSink> scale)
+      : shared_(std::move(shared)), scale_(std::move(scale)) {}
+
+  absl::Status Append(const std::string& bytes) override {
+    std::string scaled;
+    for (absl::string_view line : absl::StrSplit(bytes, '\n', absl::SkipEmpty())) {
+      if (absl::StrContains(line, "\"role_scaled\"")) absl::StrAppend(&scaled, line, "\n");
+    }
+    // First, so that a failure leaves both to the EventLog's retry (a repeated target is
+    // harmless; a repeated shared line would not be).
+    if (!scaled.empty()) TONY_RETURN_IF_ERROR(scale_->Append(scaled));
+    return shared_->Append(bytes);
+  }
+
+ private:
+  const std::unique_ptr<history::EventSink> shared_;
+  const std::unique_ptr<history::EventSink> scale_;
+};
+
+}  // namespace
+
 std::unique_ptr<history::EventLog> YarnAm::OpenEventLog() const {
   const std::string dir = Env(history::kEnvHistoryDir);
   if (dir.empty() || hdfs_ == nullptr) return nullptr;
-  return std::make_unique<history::EventLog>(
-      std::make_unique<history::HdfsEventSink>(hdfs_.get(), dir, application_id()));
+  history::HdfsEventSinkOptions shared;
+  shared.history_dir = dir;
+  shared.app_id = application_id();
+  shared.user = user_;
+  shared.fallback_path = submit::PrivateEventLogPath(user_, application_id());
+  return std::make_unique<history::EventLog>(std::make_unique<ScaleTargetTee>(
+      std::make_unique<history::HdfsEventSink>(hdfs_.get(), std::move(shared)),
+      std::make_unique<history::PrivateHdfsEventSink>(
+          hdfs_.get(), submit::ScaleTargetsPath(user_, application_id()))));
 }
 
 absl::Status YarnAm::WriteFinalProgress(const std::map<std::string, JobTypeProgress>& progress) {
@@ -351,8 +388,9 @@ std::map<std::string, int> YarnAm::ScaleTargetsFromEventLog(const JobSpec& spec)
   const bool elastic = std::any_of(spec.job_types.begin(), spec.job_types.end(),
                                    [](const JobTypeSpec& jt) { return jt.elastic.has_value(); });
   if (!elastic || attempt() <= 1 || dir.empty() || hdfs_ == nullptr) return targets;
+  // The user's private copy of the role_scaled lines: the shared log's name may be another user's.
   absl::StatusOr<std::string> log =
-      hdfs_->ReadToString(history::EventLogPath(dir, application_id()));
+      hdfs_->ReadToString(submit::ScaleTargetsPath(user_, application_id()));
   if (!log.ok()) {
     // Not found: the first attempt died before its first flush, and had scaled nothing then.
     if (!absl::IsNotFound(log.status())) {

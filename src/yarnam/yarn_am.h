@@ -87,9 +87,10 @@ class YarnAm {
   // attempt asks for them as the old one would have).
   std::map<std::string, yarn::Container> PlanAdoption(const JobSpec& spec,
                                                       const std::vector<yarn::Container>& previous);
-  // Elastic roles' sizes an earlier attempt was scaled to: the last role_scaled line of each in
-  // the job's event log. Empty on the first attempt, for a job without an elastic role, without
-  // an event log, or when it cannot be read (the roles then run at their full size).
+  // Elastic roles' sizes an earlier attempt was scaled to: the last role_scaled line of each,
+  // as the event log copies them to the user's private directory (submit::ScaleTargetsPath). Empty
+  // on the first attempt, for a job without an elastic role, without an event log, or when it
+  // cannot be read (the roles then run at their full size).
   std::map<std::string, int> ScaleTargetsFromEventLog(const JobSpec& spec) const;
   // Hands containers back to YARN, which stops them.
   void ReleaseContainers(const std::vector<yarn::Container>& containers);

@@ -15,9 +15,11 @@
 namespace tony::history {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1795600000);
 
@@ -113,16 +115,51 @@ TEST_F(HistoryIndexTest, APutReordersTheList) {
   EXPECT_THAT(Ids(index_.Query(*q)), ElementsAre("application_1_9"));
 }
 
-TEST_F(HistoryIndexTest, RetentionByAgeThenByCountKeepsRunningJobs) {
+TEST(HistoryRetentionTest, ByTheLogsAgeThenByCountPerOwnerKeepingRunningJobs) {
+  HistoryIndex index;
+  // Logs last changed at kT0 + n minutes; 5 still runs; 6 and 7 are bob's.
+  for (int n = 1; n <= 7; ++n) {
+    const std::string owner = n >= 6 ? "bob" : "alice";
+    index.Put({absl::StrCat("application_1_", n, ".jsonl"), 100,
+               absl::ToUnixMillis(kT0 + absl::Minutes(n)), owner},
+              Job(n, n == 5 ? "RUNNING" : "SUCCEEDED", absl::Minutes(n), owner));
+  }
   const absl::Time now = kT0 + absl::Hours(1);
-  EXPECT_THAT(index_.Expired({}, now), IsEmpty());
-  // Ended at kT0 + n + 1 minutes: 1, 2 and 3 ended more than 55 minutes before `now`.
+  EXPECT_THAT(index.Expired({}, now), IsEmpty());
+  // 1, 2 and 3 were last written more than 56.5 minutes before `now`.
   EXPECT_THAT(
-      index_.Expired({absl::Minutes(55), 0}, now),
+      index.Expired({absl::Seconds(56 * 60 + 30), 0}, now),
       ElementsAre("application_1_1.jsonl", "application_1_2.jsonl", "application_1_3.jsonl"));
-  EXPECT_THAT(index_.Expired({absl::InfiniteDuration(), 1}, now),
-              ElementsAre("application_1_1.jsonl", "application_1_2.jsonl",
-                          "application_1_3.jsonl"));  // 4 is the newest ended; 5 runs
+  // The newest ended job of each owner stays: alice's 4 (5 runs), bob's 7.
+  EXPECT_THAT(index.Expired({absl::InfiniteDuration(), 1}, now),
+              ElementsAre("application_1_1.jsonl", "application_1_2.jsonl", "application_1_3.jsonl",
+                          "application_1_6.jsonl"));
+}
+
+TEST(HistoryRetentionTest, ForgedEndTimesAndAFloodOfLogsRemoveOnlyTheForgersOwn) {
+  HistoryIndex index;
+  // alice's two real jobs, ended and written an hour before `now`.
+  for (int n = 1; n <= 2; ++n) {
+    index.Put({absl::StrCat("application_1_", n, ".jsonl"), 100,
+               absl::ToUnixMillis(kT0 + absl::Minutes(n)), "alice"},
+              Job(n, "SUCCEEDED", absl::Minutes(n), "alice"));
+  }
+  // mallory's forged logs: they claim to be alice's and to end in a hundred years.
+  for (int n = 10; n < 30; ++n) {
+    JobSummary forged = Job(n, "SUCCEEDED", absl::Hours(24 * 365 * 100), "alice");
+    index.Put({absl::StrCat("application_1_", n, ".jsonl"), 100,
+               absl::ToUnixMillis(kT0 + absl::Minutes(50)), "mallory"},
+              forged);
+  }
+  const absl::Time now = kT0 + absl::Hours(1);
+  std::vector<std::string> expired = index.Expired({absl::InfiniteDuration(), 2}, now);
+  EXPECT_EQ(expired.size(), 18u);
+  for (const std::string& name : expired) EXPECT_THAT(name, Not(HasSubstr("_1_1.")));
+  EXPECT_THAT(expired, Not(Contains("application_1_2.jsonl")));
+  // By age, the log's text does not count: alice's hour-old logs go, mallory's ten-minute-old
+  // ones (whatever their end) stay.
+  EXPECT_THAT(index.Expired({absl::Minutes(30), 0}, now),
+              ElementsAre("application_1_1.jsonl", "application_1_2.jsonl"));
 }
 
 TEST_F(HistoryIndexTest, SavedAndLoadedItAnswersTheSameAndReadsNothingAgain) {

@@ -10,8 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
@@ -351,6 +354,80 @@ TEST_F(HistoryServerTest, AnEndedJobsTensorBoardIsStartedOnDemandOverItsOutput) 
   auto plain = Server();
   ASSERT_TRUE(plain->Scan().ok());
   EXPECT_EQ(plain->Handle("/jobs/application_1_0003/tensorboard").code, 404);
+}
+
+}  // namespace
+}  // namespace tony::history
+
+namespace tony::history {
+namespace {
+
+// With sign-in, a user sees the jobs they may view and nothing of the others: not in the list,
+// not their pages (diagnostics and stderr tails), not their TensorBoard.
+class HistoryViewAclTest : public HistoryServerTest {
+ protected:
+  void SetUp() override {
+    HistoryServerTest::SetUp();  // alice's 0001 and 0002, no view_acls
+    std::string shared = Log("SUCCEEDED", "shared", 0);
+    const std::string before = R"("tags":[]})";
+    shared.replace(shared.find(before), before.size(), R"("tags":[],"view_acls":"carol ml-team"})");
+    Write("application_1_0003.jsonl", shared);
+    std::string broken = Log("SUCCEEDED", "broken-acl", 0);
+    broken.replace(broken.find(before), before.size(), R"("tags":[],"view_acls":"a b c"})");
+    Write("application_1_0004.jsonl", broken);
+    HistoryServerOptions options;
+    options.admin_acl = "root admins";
+    options.groups_of = [](const std::string& user) -> std::vector<std::string> {
+      if (user == "dave") return {"ml-team"};
+      if (user == "erin") return {"admins"};
+      return {};
+    };
+    server_ = Server(options);
+    ASSERT_TRUE(server_->Scan().ok());
+  }
+  std::vector<std::string> Listed(const std::string& principal) {
+    std::vector<std::string> ids;
+    http::Json list = Json(server_->Handle("/api/jobs", "", principal));
+    for (const http::Json& j : list["jobs"]) ids.push_back(j["app_id"].get<std::string>());
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  std::unique_ptr<HistoryServer> server_;
+};
+
+TEST_F(HistoryViewAclTest, TheListShowsOnlyWhatEachMayView) {
+  const std::vector<std::string> all = {"application_1_0001", "application_1_0002",
+                                        "application_1_0003", "application_1_0004"};
+  struct Case {
+    std::string principal;
+    std::vector<std::string> ids;
+  } cases[] = {
+      {"alice@EXAMPLE.COM", all},                     // the owner
+      {"root/admin@EXAMPLE.COM", all},                // an admin by name
+      {"erin@EXAMPLE.COM", all},                      // an admin by group
+      {"carol@EXAMPLE.COM", {"application_1_0003"}},  // named by the job's view_acls
+      {"dave@EXAMPLE.COM", {"application_1_0003"}},   // by a group the list names
+      {"mallory@EXAMPLE.COM", {}},                    // nobody's viewer
+  };
+  for (const Case& c : cases) EXPECT_EQ(Listed(c.principal), c.ids) << c.principal;
+  // Without sign-in (no `authenticate`), everyone who reaches the server sees every job.
+  EXPECT_EQ(Json(server_->Handle("/api/jobs"))["total"], 4);
+}
+
+TEST_F(HistoryViewAclTest, AJobPageIsRefusedToWhoMayNotViewIt) {
+  for (const char* target :
+       {"/jobs/application_1_0002", "/api/jobs/application_1_0002", "/jobs/application_1_0003"}) {
+    httpd::Reply r = server_->Handle(target, "", "mallory@EXAMPLE.COM");
+    EXPECT_EQ(r.code, 404) << target;
+    EXPECT_THAT(r.body, Not(HasSubstr("bad"))) << target;            // the stderr tail
+    EXPECT_THAT(r.body, Not(HasSubstr("exited with 3"))) << target;  // the diagnostics
+  }
+  httpd::Reply own = server_->Handle("/api/jobs/application_1_0002", "", "alice@EXAMPLE.COM");
+  EXPECT_EQ(own.code, 200);
+  EXPECT_THAT(own.body, HasSubstr("exited with 3"));
+  EXPECT_EQ(server_->Handle("/jobs/application_1_0003", "", "dave@EXAMPLE.COM").code, 200);
+  // A list that does not parse (forged or damaged) adds no one.
+  EXPECT_EQ(server_->Handle("/jobs/application_1_0004", "", "carol@EXAMPLE.COM").code, 404);
 }
 
 }  // namespace

@@ -15,8 +15,10 @@
 namespace tony::history {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 std::string Line(int seq, const std::string& time, const std::string& rest, int attempt = 1) {
   return absl::StrCat(R"({"v":1,"seq":)", seq, R"(,"attempt":)", attempt,
@@ -66,10 +68,23 @@ std::string TwoTaskLog() {
       "\n");
 }
 
+TEST(JobHistoryTest, TheLogsOwnerIsItsUserWhateverItsTextClaims) {
+  // mallory's log claims to be alice's job: it is listed as mallory's, the claim a problem.
+  JobHistory job = ReadJobHistory("application_1_0001", TwoTaskLog(), "mallory");
+  EXPECT_EQ(job.summary.user, "mallory");
+  EXPECT_THAT(job.problems, Contains(HasSubstr("names its user alice but belongs to mallory")));
+  // A principal that maps to the owner's short name is no mismatch.
+  std::string log = TwoTaskLog();
+  const size_t at = log.find(R"("user":"alice")");
+  ASSERT_NE(at, std::string::npos);
+  log.replace(at, 14, R"("user":"alice@EXAMPLE.COM")");
+  EXPECT_THAT(ReadJobHistory("application_1_0001", log, "alice").problems, IsEmpty());
+}
+
 TEST(JobHistoryTest, ATwoTaskJobWithARestart) {
-  JobHistory job = ReadJobHistory("application_1_0001", TwoTaskLog(), "owner");
+  JobHistory job = ReadJobHistory("application_1_0001", TwoTaskLog(), "alice");
   const JobSummary& s = job.summary;
-  EXPECT_EQ(s.user, "alice");  // am_started's, not the file's owner
+  EXPECT_EQ(s.user, "alice");
   EXPECT_EQ(s.name, "mnist");
   EXPECT_EQ(s.queue, "research");
   EXPECT_THAT(s.tags, ElementsAre("nightly", "team-a"));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <fstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -23,12 +24,14 @@ namespace {
 using ::testing::HasSubstr;
 using ::tony::testing::TestHttpServer;
 
-// A NameNode whose /out is owned by `owner` and lists `entry` (a file of 3 bytes).
+// A NameNode whose /out is owned by `owner` and lists `entry` (a file of 3 bytes), which it
+// serves (as its own DataNode) only when `serve` is set.
 class FakeNameNode {
  public:
-  FakeNameNode(std::string owner, std::string entry)
+  FakeNameNode(std::string owner, std::string entry, bool serve = false)
       : owner_(std::move(owner)),
         entry_(std::move(entry)),
+        serve_(serve),
         server_([this](const auto& r) { return Answer(r); }) {}
   std::string address() const { return absl::StrCat("127.0.0.1:", server_.port()); }
 
@@ -44,6 +47,12 @@ class FakeNameNode {
       reply.body = absl::StrCat(
           R"({"FileStatuses":{"FileStatus":[{"length":3,"modificationTime":1,"pathSuffix":")",
           entry_, R"(","owner":"alice","permission":"644","type":"FILE"}]}})");
+    } else if (op == "OPEN" && serve_ && r.Param("dn").has_value()) {
+      reply.body = "abc";
+    } else if (op == "OPEN" && serve_) {
+      reply.status = 307;
+      reply.headers.emplace_back("Location",
+                                 absl::StrCat("http://", address(), r.path, "?op=OPEN&dn=1"));
     } else {
       reply.status = 400;  // OPEN, above all: nothing is to be read
     }
@@ -52,6 +61,7 @@ class FakeNameNode {
 
   const std::string owner_;
   const std::string entry_;
+  const bool serve_;
   TestHttpServer server_;
 };
 
@@ -63,7 +73,8 @@ class TensorBoardLauncherTest : public ::testing::Test {
   }
   void TearDown() override { (void)system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
 
-  absl::Status Launch(const FakeNameNode& nn, const std::string& output) {
+  absl::Status Launch(const FakeNameNode& nn, const std::string& output,
+                      const std::string& user = "alice", const std::string& command = "exit 1; :") {
     hdfs::WebHdfsClient::Options o;
     o.namenodes = {nn.address()};
     o.user = "historyserver";
@@ -71,10 +82,10 @@ class TensorBoardLauncherTest : public ::testing::Test {
     auto client = hdfs::WebHdfsClient::Create(o);
     EXPECT_TRUE(client.ok()) << client.status();
     TensorBoardLauncherOptions options;
-    options.command = "exit 1; :";  // never meant to run
+    options.command = command;  // by default never meant to run
     options.cache_dir = dir_ + "/cache";
     TensorBoardLauncher launch = MakeTensorBoardLauncher(options, client->get());
-    return launch(TensorBoardJob{"application_1_0001", output, "alice"}).status();
+    return launch(TensorBoardJob{"application_1_0001", output, user}).status();
   }
   std::string dir_;
 };
@@ -90,6 +101,32 @@ TEST_F(TensorBoardLauncherTest, OnAClusterOnlyTheJobUsersHdfsDirectoryIsRead) {
   absl::Status s = Launch(foreign, "hdfs://nn:8020/out");
   EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
   EXPECT_THAT(s.message(), HasSubstr("belongs to mallory, not to the job's user alice"));
+}
+
+TEST_F(TensorBoardLauncherTest, AJobWhoseUserIsUnknownReadsNothing) {
+  FakeNameNode nn("alice", "events.out.tfevents.1");
+  absl::Status s = Launch(nn, "hdfs://nn:8020/out", /*user=*/"");
+  EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+  EXPECT_THAT(s.message(), HasSubstr("the job's user is not known"));
+}
+
+TEST_F(TensorBoardLauncherTest, CopiesArePrivateToTheServersAccount) {
+  FakeNameNode nn("alice", "events.out.tfevents.1", /*serve=*/true);
+  // The "TensorBoard" notes the modes of what it was given to read, then fails (the copy goes
+  // with it).
+  const std::string modes = dir_ + "/modes";
+  EXPECT_FALSE(
+      Launch(nn, "/out", "alice",
+             absl::StrCat("sh -c 'stat -c %a \"$2\"/.. \"$2\" \"$2\"/events.out.tfevents.1 "
+                          "> ",
+                          modes, "; exit 1' stat"))
+          .ok());
+  std::ifstream in(modes);
+  std::string cache, job, file;
+  in >> cache >> job >> file;
+  EXPECT_EQ(cache, "700");
+  EXPECT_EQ(job, "700");
+  EXPECT_EQ(file, "600");
 }
 
 TEST_F(TensorBoardLauncherTest, AListingNameThatLeadsOutOfTheCacheIsRefused) {

@@ -18,12 +18,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "broker/broker_client.h"
@@ -32,6 +35,7 @@
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hdfs/webhdfs_client.h"
 #include "http/client.h"
 #include "http/json.h"
 #include "ipc/credentials.h"
@@ -131,6 +135,77 @@ TEST(YarnJobSecurityTest, StagingAndHistoryArePrivateToTheUser) {
   EXPECT_EQ(history["permission"].get<std::string>(), "600");
   EXPECT_EQ(HdfsStatus(home + "/history")["permission"].get<std::string>(), "700");
   EXPECT_TRUE(HdfsStatus(StagingDir(app)).is_null()) << "staging left after success";
+}
+
+// The next `n` application ids the RM will hand out (ids are predictable: an attacker's view).
+std::vector<std::string> NextAppIds(int n) {
+  const int64_t started = Rm("/ws/v1/cluster/info")["clusterInfo"].value("startedOn", int64_t{0});
+  int last = 0;
+  const http::Json apps = Rm("/ws/v1/cluster/apps")["apps"];
+  if (apps.is_object() && apps["app"].is_array()) {
+    for (const http::Json& a : apps["app"]) {
+      const std::string id = a.value("id", "");
+      int seq = 0;
+      if (absl::SimpleAtoi(id.substr(id.rfind('_') + 1), &seq)) last = std::max(last, seq);
+    }
+  }
+  std::vector<std::string> ids;
+  for (int i = 1; i <= n; ++i)
+    ids.push_back(absl::StrFormat("application_%d_%04d", started, last + i));
+  return ids;
+}
+
+std::unique_ptr<hdfs::WebHdfsClient> HdfsAs(const std::string& user) {
+  hdfs::WebHdfsClient::Options o;
+  std::string nn = harness::HadoopCluster::Get().namenode_web_url();
+  o.namenodes = {nn.substr(nn.find("://") + 3)};
+  o.user = user;
+  auto client = hdfs::WebHdfsClient::Create(o);
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
+// mallory creates the logs of bob's next jobs first, open to everyone, to read what his AM
+// appends (his tasks' stderr, his spec) and to feed his next AM attempt lines. His AM neither
+// writes to nor reads her file: it logs in his private directory, says so, and the job goes on.
+TEST(YarnJobSecurityTest, AnotherUsersFileUnderAJobsLogNameIsNeitherWrittenNorRead) {
+  const std::string dir = absl::StrCat("/tmp/tony-history-squat-", ::getpid());
+  // The admin's step: the shared directory, sticky.
+  Result init = RunCommand({Ytf(), "history-server", "--init_dir", "--history_dir", dir});
+  ASSERT_EQ(init.exit_code, 0) << init.out << init.err;
+  EXPECT_THAT(init.out, HasSubstr("mode 1777"));
+  auto mallory = HdfsAs("mallory");
+  ASSERT_NE(mallory, nullptr);
+  const std::string bait = "{\"event\":\"role_scaled\",\"role\":\"worker\",\"tasks\":9}\n";
+  hdfs::UploadOptions open_to_all;
+  open_to_all.overwrite = false;
+  open_to_all.permission = 0666;
+  for (const std::string& id : NextAppIds(25)) {
+    ASSERT_TRUE(
+        mallory->UploadString(bait, absl::StrCat(dir, "/", id, ".jsonl"), open_to_all).ok());
+  }
+  Result r = RunCommand({"/usr/bin/env", "HADOOP_USER_NAME=bob", Submit(), "--yarn", "-n",
+                         "itest-squat", "-D", "tony.history.dir=" + dir, "-r", "worker:1", "-m",
+                         "256m", "echo bob-was-here-42 >&2; exit 3"});
+  const std::string app = AppIdOf(r);
+  ASSERT_FALSE(app.empty()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;  // the task failed; the job ended, FAILED
+  const std::string squatted = absl::StrCat(dir, "/", app, ".jsonl");
+  ASSERT_FALSE(HdfsStatus(squatted).is_null()) << app << " was not among the squatted ids";
+  EXPECT_EQ(HdfsText(squatted), bait) << "bob's AM wrote into mallory's file";
+  const std::string own = absl::StrCat("/user/bob/.tony/history/", app, ".events.jsonl");
+  http::Json st = HdfsStatus(own);
+  ASSERT_FALSE(st.is_null()) << "no private event log";
+  EXPECT_EQ(st["owner"].get<std::string>(), "bob");
+  EXPECT_EQ(st["permission"].get<std::string>(), "600");
+  const std::string events = HdfsText(own);
+  EXPECT_THAT(events, HasSubstr("\"job_finished\""));
+  EXPECT_THAT(events, HasSubstr("bob-was-here-42"));
+  // bob's `ytf events` finds it.
+  Result ev = RunCommand({"/usr/bin/env", "HADOOP_USER_NAME=bob", Ytf(), "events", "--json", app});
+  EXPECT_EQ(ev.exit_code, 0) << ev.err;
+  EXPECT_THAT(ev.out, HasSubstr("job_finished"));
+  (void)mallory->Delete(dir, /*recursive=*/true);
+  ExpectNothingLeft(app);
 }
 
 TEST(YarnJobSecurityTest, KillingTheAppThroughTheRmRemovesItsStaging) {
