@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 
 namespace tony::ipc {
@@ -56,12 +57,11 @@ Bytes BigEndian32(uint32_t v) {
   return Bytes(b, 4);
 }
 
-// RC4 and DES live in OpenSSL 3's legacy provider: loaded into a library context of our own, so
-// the host's default context (and what it allows) stays as the host set it.
+// RC4 lives in OpenSSL 3's legacy provider: loaded into a library context of our own, so the
+// host's default context (and what it allows) stays as the host set it.
 struct LegacyCiphers {
   OSSL_LIB_CTX* ctx = nullptr;
   EVP_CIPHER* rc4 = nullptr;
-  EVP_CIPHER* des = nullptr;
 };
 
 const LegacyCiphers& Legacy() {
@@ -71,27 +71,55 @@ const LegacyCiphers& Legacy() {
     if (l->ctx != nullptr && OSSL_PROVIDER_load(l->ctx, "legacy") != nullptr &&
         OSSL_PROVIDER_load(l->ctx, "default") != nullptr) {
       l->rc4 = EVP_CIPHER_fetch(l->ctx, "RC4", nullptr);
-      l->des = EVP_CIPHER_fetch(l->ctx, "DES-CBC", nullptr);
     }
     return l;
   }();
   return *legacy;
 }
 
-// The cipher, its key length from H(A1) for Kcc/Kcs (RFC 2831 2.4) and its block size.
+// The cipher and its block size. Only the two ciphers this client may use exist here: des,
+// rc4-56 and rc4-40 (56 and 40 bits) are not implemented at all, so no option can reach them.
 struct CipherInfo {
   const EVP_CIPHER* evp = nullptr;
-  size_t ha1_bytes = 16;
   size_t block = 1;
 };
 
 std::optional<CipherInfo> FindCipher(absl::string_view name) {
-  if (name == "3des") return CipherInfo{EVP_des_ede_cbc(), 16, 8};
-  if (name == "rc4" && Legacy().rc4 != nullptr) return CipherInfo{Legacy().rc4, 16, 1};
-  if (name == "rc4-56" && Legacy().rc4 != nullptr) return CipherInfo{Legacy().rc4, 7, 1};
-  if (name == "rc4-40" && Legacy().rc4 != nullptr) return CipherInfo{Legacy().rc4, 5, 1};
-  if (name == "des" && Legacy().des != nullptr) return CipherInfo{Legacy().des, 16, 8};
+  if (name == "3des") return CipherInfo{EVP_des_ede_cbc(), 8};
+  if (name == "rc4" && Legacy().rc4 != nullptr) return CipherInfo{Legacy().rc4, 1};
   return std::nullopt;
+}
+
+// The ciphers RFC 2831 defines that are too weak to carry tokens and job secrets.
+bool WeakCipher(absl::string_view name) {
+  return name == "des" || name == "rc4-56" || name == "rc4-40";
+}
+
+// Checks a cipher list from `source` (an option or configuration key) and orders it 3des first.
+absl::StatusOr<std::vector<std::string>> CheckCiphers(const std::vector<std::string>& ciphers,
+                                                      absl::string_view source) {
+  bool des3 = false, rc4 = false;
+  for (const std::string& c : ciphers) {
+    if (c == "3des") {
+      des3 = true;
+    } else if (c == "rc4") {
+      rc4 = true;
+    } else if (WeakCipher(c)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": '", c, "' is too weak and never used; list 3des (default), or 3des,rc4 ",
+          "to also accept 128-bit RC4"));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": unknown DIGEST-MD5 cipher '", c, "' (use 3des, or 3des,rc4)"));
+    }
+  }
+  if (!des3 && !rc4) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": no cipher (use 3des, or 3des,rc4)"));
+  }
+  std::vector<std::string> out;
+  if (des3) out.push_back("3des");
+  if (rc4) out.push_back("rc4");
+  return out;
 }
 
 // Seven key bytes spread over eight, seven bits each, with odd parity in the low bit (DES keys).
@@ -128,11 +156,8 @@ class CipherStream {
       Expand7To8(k, key);
       Expand7To8(k + 7, key + 8);
       iv = k + 8;
-    } else if (cipher == "des") {
-      Expand7To8(k, key);
-      iv = k + 8;
     } else {
-      std::memcpy(key, k, 16);  // RC4: the whole Kc, whatever the variant
+      std::memcpy(key, k, 16);  // RC4: the whole Kc
     }
     ctx_ = EVP_CIPHER_CTX_new();
     if (ctx_ == nullptr ||
@@ -179,11 +204,11 @@ class DigestLayer : public SaslSecurityLayer {
     if (qop != "auth-conf") return absl::OkStatus();
     std::optional<CipherInfo> info = FindCipher(cipher);
     if (!info.has_value()) return absl::UnimplementedError(absl::StrCat("cipher ", cipher));
-    const absl::string_view part = ha1.substr(0, info->ha1_bytes);
+    // RFC 2831 2.4: 3des and rc4 key from all 16 bytes of H(A1).
     const Bytes kcc =
-        Md5(absl::StrCat(part, "Digest H(A1) to client-to-server sealing key magic constant"));
+        Md5(absl::StrCat(ha1, "Digest H(A1) to client-to-server sealing key magic constant"));
     const Bytes kcs =
-        Md5(absl::StrCat(part, "Digest H(A1) to server-to-client sealing key magic constant"));
+        Md5(absl::StrCat(ha1, "Digest H(A1) to server-to-client sealing key magic constant"));
     absl::MutexLock send(&send_mu_);
     absl::MutexLock receive(&receive_mu_);
     TONY_RETURN_IF_ERROR(encrypt_.Init(cipher, kcc, /*encrypt=*/true));
@@ -311,12 +336,9 @@ class DigestMd5Mechanism : public SaslMechanism {
 
   absl::Status ChooseProtection(const DigestChallenge& c) {
     std::vector<std::string> offered = c.qops.empty() ? std::vector<std::string>{"auth"} : c.qops;
-    // The strongest protection offered (unknown qop values are skipped).
-    qop_.clear();
-    for (const std::string& q : offered) {
-      if (Rank(q) >= 0 && (qop_.empty() || Rank(q) > Rank(qop_))) qop_ = q;
-    }
     const int minimum = static_cast<int>(options_.min_protection);
+    // The strongest protection offered (unknown qop values are skipped) ...
+    qop_ = StrongestQop(offered, /*below=*/Rank("auth-conf") + 1);
     if (qop_.empty() || Rank(qop_) < minimum) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the server offers only ", absl::StrJoin(offered, ", "), ", weaker than ",
@@ -324,16 +346,43 @@ class DigestMd5Mechanism : public SaslMechanism {
           "), the minimum hadoop.rpc.protection on this side asks for"));
     }
     if (qop_ != "auth-conf") return absl::OkStatus();
+    // The list as the (unauthenticated) server sent it, escaped for logs and messages.
+    const std::string listed =
+        c.ciphers.empty() ? "none" : absl::CHexEscape(absl::StrJoin(c.ciphers, ", "));
+    // ... with a cipher this side accepts: never the strongest offered on trust, since anyone
+    // on the path may have rewritten the list.
     for (const std::string& mine : options_.ciphers) {
       if (std::find(c.ciphers.begin(), c.ciphers.end(), mine) != c.ciphers.end() &&
           FindCipher(mine).has_value()) {
         cipher_ = mine;
+        TONY_LOG(INFO) << "DIGEST-MD5: confidentiality (auth-conf) with cipher " << cipher_
+                       << " (the server offered " << listed << ")";
         return absl::OkStatus();
       }
     }
-    return absl::FailedPreconditionError(
-        absl::StrCat("the server offers confidentiality only with ciphers this side lacks (",
-                     absl::StrJoin(c.ciphers, ", "), ")"));
+    const std::string why = absl::StrCat(
+        "the server offers confidentiality (auth-conf) only with ciphers this side refuses (",
+        listed, "; accepted: ", absl::StrJoin(options_.ciphers, ", "), "; ", kDigestCiphersKey,
+        "=3des,rc4 also accepts rc4, while des, rc4-56 and rc4-40 are never used)");
+    // A weaker qop the server also offers, if this side's minimum allows it: an attacker could
+    // have struck auth-conf from the list just as well.
+    const std::string weaker = StrongestQop(offered, /*below=*/Rank("auth-conf"));
+    if (weaker.empty() || Rank(weaker) < minimum) {
+      return absl::FailedPreconditionError(absl::StrCat("DIGEST-MD5: ", why));
+    }
+    TONY_LOG(WARNING) << "DIGEST-MD5: " << why << "; taking " << weaker
+                      << ", which hadoop.rpc.protection on this side allows";
+    qop_ = weaker;
+    return absl::OkStatus();
+  }
+
+  // The strongest known qop in `offered` ranked below `below`; empty when none.
+  static std::string StrongestQop(const std::vector<std::string>& offered, int below) {
+    std::string best;
+    for (const std::string& q : offered) {
+      if (Rank(q) >= 0 && Rank(q) < below && (best.empty() || Rank(q) > Rank(best))) best = q;
+    }
+    return best;
   }
 
   absl::StatusOr<std::string> Respond(absl::string_view challenge) {
@@ -471,8 +520,18 @@ absl::StatusOr<DigestChallenge> ParseDigestChallenge(absl::string_view text) {
   return c;
 }
 
+absl::StatusOr<std::vector<std::string>> ParseDigestCiphers(absl::string_view value) {
+  std::vector<std::string> ciphers;
+  for (absl::string_view c : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    ciphers.push_back(absl::AsciiStrToLower(absl::StripAsciiWhitespace(c)));
+  }
+  if (ciphers.empty()) return std::vector<std::string>{"3des"};
+  return CheckCiphers(ciphers, kDigestCiphersKey);
+}
+
 absl::StatusOr<std::unique_ptr<SaslMechanism>> NewDigestMd5Mechanism(DigestMd5Options options) {
   if (options.username.empty()) return absl::InvalidArgumentError("DIGEST-MD5 without a user");
+  TONY_ASSIGN_OR_RETURN(options.ciphers, CheckCiphers(options.ciphers, "DigestMd5Options.ciphers"));
   return std::unique_ptr<SaslMechanism>(std::make_unique<DigestMd5Mechanism>(std::move(options)));
 }
 

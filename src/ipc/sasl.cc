@@ -112,6 +112,7 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewSaslMechanism(const SaslOffer&
         o.service = offer.protocol;
         o.host = offer.server_id;
         o.min_protection = auth.min_protection;
+        o.ciphers = auth.digest_ciphers;
         return NewDigestMd5Mechanism(std::move(o));
       }
     case AuthMethod::kKerberos:

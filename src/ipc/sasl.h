@@ -70,6 +70,9 @@ struct ClientAuth {
   // hadoop.rpc.protection); a server offering only weaker ones is refused. The strongest the
   // server offers is taken. Default: authentication.
   Protection min_protection = Protection::kAuthentication;
+  // TOKEN: the DIGEST-MD5 ciphers accepted for auth-conf (DigestMd5Options::ciphers; the
+  // configuration key tony.rpc.digest-md5.ciphers, see ParseDigestCiphers). Default: 3des only.
+  std::vector<std::string> digest_ciphers = {"3des"};
 };
 
 // One authentication offered by the server in its NEGOTIATE reply.

@@ -381,6 +381,7 @@ absl::StatusOr<std::unique_ptr<AmRmClient>> NewAmRmClient(const AmRmClientOption
   auth.method = ipc::AuthMethod::kToken;
   auth.token = options.am_rm_token;
   auth.min_protection = options.min_protection;
+  auth.digest_ciphers = options.digest_ciphers;
   TONY_ASSIGN_OR_RETURN(RmChannel rm,
                         NewRmChannel(options.scheduler_addresses, kApplicationMasterProtocol, auth,
                                      options.call_timeout, options.connect_timeout));

@@ -106,6 +106,9 @@ struct AmRmClientOptions {
   // The weakest SASL protection accepted (the client's hadoop.rpc.protection, passed on by the
   // submitter). Default: authentication.
   ipc::Protection min_protection = ipc::Protection::kAuthentication;
+  // The DIGEST-MD5 ciphers accepted for auth-conf (ipc::ParseDigestCiphers of
+  // tony.rpc.digest-md5.ciphers: 3des, optionally rc4; never weaker). Default: 3des only.
+  std::vector<std::string> digest_ciphers = {"3des"};
   // Default: 60 s for Unregister to see the RM confirm.
   absl::Duration unregister_timeout = absl::Seconds(60);
 };

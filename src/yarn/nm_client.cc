@@ -103,6 +103,7 @@ class RpcNmClient : public NmClient {
     o.auth.method = ipc::AuthMethod::kToken;
     o.auth.token = *token;
     o.auth.min_protection = options_.min_protection;
+    o.auth.digest_ciphers = options_.digest_ciphers;
     o.call_timeout = options_.call_timeout;
     o.connect_timeout = options_.connect_timeout;
     o.max_idle = options_.max_idle;

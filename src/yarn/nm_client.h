@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -47,6 +48,8 @@ struct NmClientOptions {
   // The weakest SASL protection accepted: StartContainers carries the tasks' credentials.
   // Default: authentication.
   ipc::Protection min_protection = ipc::Protection::kAuthentication;
+  // The DIGEST-MD5 ciphers accepted for auth-conf (as AmRmClientOptions). Default: 3des only.
+  std::vector<std::string> digest_ciphers = {"3des"};
 };
 
 absl::StatusOr<std::unique_ptr<NmClient>> NewNmClient(const NmClientOptions& options);

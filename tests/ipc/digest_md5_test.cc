@@ -2,7 +2,8 @@
 //
 // DIGEST-MD5 (ipc/digest_md5.h) against RFC 2831's own example and known answers from Java 17's
 // DigestMD5Server (the server Hadoop's RPC uses): each cipher's response, rspauth, and messages
-// wrapped both ways, byte for byte; then what a forger or a weak server gets.
+// wrapped both ways, byte for byte; then what a forger, a weak server or a proxy rewriting the
+// challenge's cipher list gets.
 
 #include "ipc/digest_md5.h"
 
@@ -10,8 +11,13 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tony/log.h"
 
 namespace tony::ipc {
 namespace {
@@ -23,7 +29,9 @@ struct Message {
   const char* wrapped_hex;
 };
 
-// One exchange recorded from Java 17 (user dXNlcg==, password cGFzc3dvcmQ=, digest-uri /default).
+// One exchange recorded from Java 17 (the des, rc4-56 and rc4-40 vectors went with those
+// ciphers: the client no longer implements them) (user dXNlcg==, password cGFzc3dvcmQ=, digest-uri
+// /default).
 struct JavaVector {
   const char* cipher;  // "" for auth-int
   const char* challenge;
@@ -63,49 +71,6 @@ const JavaVector kJava[] = {
       {"6120736f6d6577686174206c6f6e67657220736572766572207265706c792c203430206279746573",
        "5124e1af5a8162e9b59e724ed9b4d02f40f9b8dabb3865dacdf884bedd9167cc971981423f1526c5d02a1bcf7c2"
        "9fe48561d7d2fb08203bb000100000001"}}},
-    {"des",
-     "realm=\"default\",nonce=\"PFYiiP4gyQJZsuU5EqTzPQNIYheN1Wap5GKZIatr\",qop=\"auth-conf\","
-     "charset=utf-8,cipher=\"3des,rc4,des,rc4-56,rc4-40\",algorithm=md5-sess",
-     "3slabTOqqsnuQ+90EZJF3FTASfRWl8X53ctSzWiC",
-     "030146853a6859a97abb3837a14ab98b",
-     "39435eb083f1eb4bc1222e5fc0872333",
-     {{"68656c6c6f", "40fb25009a2950e5e4eef8913926a11e000100000000"},
-      {"303132333435363738396162636465663031323334353637383961626364656621",
-       "c174d6750b9fda417d7b5eec2cdcfca856383e2db7cfae3800e9ad88358125b63fc863eb01506e494aaf06a3327"
-       "874dd000100000001"}},
-     {{"776f726c64", "7e8317116d853458d3a1c93f55d4c579000100000000"},
-      {"6120736f6d6577686174206c6f6e67657220736572766572207265706c792c203430206279746573",
-       "80d7f606250e9ae7adad75482c2287f64ad72f2f8d252d52474dd0291895658516da525b6744294f35e29b2cca2"
-       "2978e2928d6ca1f83a180000100000001"}}},
-    {"rc4-40",
-     "realm=\"default\",nonce=\"IcjTqPEY4aIqjdjxEAaB9rom6vf7khR8hxsnfASP\",qop=\"auth-conf\","
-     "charset=utf-8,cipher=\"3des,rc4,des,rc4-56,rc4-40\",algorithm=md5-sess",
-     "b30nkUwKSfKE6jcto9GqGvnullh4WUvjEeFd5v1/",
-     "ab8ce64cef9f584384d70766b86311a1",
-     "a172206257141e119064c4409fd9ebd1",
-     {{"68656c6c6f", "dea4f0b4605859751c262200ec105a000100000000"},
-      {"303132333435363738396162636465663031323334353637383961626364656621",
-       "c9e80a7da9b67b95fa56b22693f6c8370c7e58a703ccb6591587ba81e9caf0ec80abd80b20eefbdc945e3f00010"
-       "0000001"}},
-     {{"776f726c64", "279aacac2b6da05c4f863d51fdd01d000100000000"},
-      {"6120736f6d6577686174206c6f6e67657220736572766572207265706c792c203430206279746573",
-       "80ec147338f895586f91767b5f7724554b91691a5973798bb12a7d2549c6e880be0f52b65bb43e5f803a4cc805d"
-       "fece931eb000100000001"}}},
-    {"rc4-56",
-     "realm=\"default\",nonce=\"KoBSIeMAAiuBkwEPLGJddMIza2X8eJ9vmYdUR/"
-     "C7\",qop=\"auth-conf\",charset=utf-8,cipher=\"3des,rc4,des,rc4-56,rc4-40\",algorithm=md5-"
-     "sess",
-     "d2Al6EfWPXM2uZEZEYdL7ztHIYkx1DY3xugo3lVB",
-     "5b4ec8ada58224766a9ea206c4365331",
-     "16036681819cbc4a5f847c70dbbbab0c",
-     {{"68656c6c6f", "649c4578e18f6d50693556c7dd7580000100000000"},
-      {"303132333435363738396162636465663031323334353637383961626364656621",
-       "c5cdc672df1c21ef1ddd55943eaf5208d43493d60598bb5d4d345504418adbde78de1a5bf2b5e044cc1ab800010"
-       "0000001"}},
-     {{"776f726c64", "eb078d8f26296a365065fc2d53745e000100000000"},
-      {"6120736f6d6577686174206c6f6e67657220736572766572207265706c792c203430206279746573",
-       "0c688abeab72155f557c0586a2f627754268ee7dab8a5db0edb8a3a4d3d294a153b3f603a95807039ec76ddb255"
-       "da0eef4b4000100000001"}}},
     {"rc4",
      "realm=\"default\",nonce=\"EmVzmyGx+3zfZM+l5xFoy9s8o+slha5XeAy5qdN5\",qop=\"auth-conf\","
      "charset=utf-8,cipher=\"3des,rc4,des,rc4-56,rc4-40\",algorithm=md5-sess",
@@ -281,6 +246,177 @@ TEST(DigestMd5Test, RoundTripsLongMessagesThroughAServerOfItsOwn) {
     EXPECT_GE(wrapped->size(), n + 1 + 10 + 6);
     EXPECT_LE(wrapped->size(), n + 8 + 10 + 6);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cipher list of a challenge is not authenticated: whatever it says, only 3des (and rc4 when
+// configured) is taken.
+
+constexpr char kJavaCiphers[] = "cipher=\"3des,rc4,des,rc4-56,rc4-40\"";
+
+// What an on-path proxy does to the server's real challenge: replaces its cipher list.
+std::string RewriteCiphers(absl::string_view challenge, absl::string_view ciphers) {
+  EXPECT_TRUE(absl::StrContains(challenge, kJavaCiphers)) << challenge;
+  return absl::StrReplaceAll(challenge, {{kJavaCiphers, absl::StrCat("cipher=\"", ciphers, "\"")}});
+}
+
+std::unique_ptr<SaslMechanism> TokenClient(const std::vector<std::string>& ciphers = {},
+                                           Protection min = Protection::kAuthentication) {
+  DigestMd5Options o;
+  o.username = "dXNlcg==";
+  o.password = "cGFzc3dvcmQ=";
+  o.host = "default";
+  o.min_protection = min;
+  if (!ciphers.empty()) o.ciphers = ciphers;
+  auto m = NewDigestMd5Mechanism(o);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+TEST(DigestMd5CipherTest, AChallengeOfferingOnlyWeakCiphersIsRefused) {
+  for (const char* offered : {"rc4-40", "des", "rc4-56", "des,rc4-56,rc4-40"}) {
+    SCOPED_TRACE(offered);
+    for (const std::vector<std::string>& mine :
+         {std::vector<std::string>{}, std::vector<std::string>{"3des", "rc4"}}) {
+      std::unique_ptr<SaslMechanism> m = TokenClient(mine);
+      ASSERT_NE(m, nullptr);
+      auto response = m->Step(RewriteCiphers(kJava[1].challenge, offered));
+      ASSERT_FALSE(response.ok()) << "took a weak cipher: " << *response;
+      EXPECT_EQ(response.status().code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_THAT(response.status().message(),
+                  HasSubstr(absl::StrReplaceAll(offered, {{",", ", "}})));
+      EXPECT_THAT(response.status().message(), HasSubstr("tony.rpc.digest-md5.ciphers"));
+      EXPECT_FALSE(m->complete());
+    }
+  }
+}
+
+TEST(DigestMd5CipherTest, Rc4And3desOfferedPicks3desWhateverTheOrder) {
+  for (const std::vector<std::string>& mine :
+       {std::vector<std::string>{}, std::vector<std::string>{"rc4", "3des"}}) {
+    std::unique_ptr<SaslMechanism> m = TokenClient(mine);
+    ASSERT_NE(m, nullptr);
+    auto response = m->Step(RewriteCiphers(kJava[1].challenge, "rc4,3des"));
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_THAT(*response, HasSubstr("qop=auth-conf"));
+    EXPECT_THAT(*response, HasSubstr("cipher=\"3des\""));
+  }
+}
+
+TEST(DigestMd5CipherTest, Rc4OnlyWhenConfigured) {
+  std::unique_ptr<SaslMechanism> by_default = TokenClient();
+  auto refused = by_default->Step(RewriteCiphers(kJava[1].challenge, "rc4"));
+  ASSERT_FALSE(refused.ok()) << "took rc4 without the option: " << *refused;
+  EXPECT_THAT(refused.status().message(), HasSubstr("tony.rpc.digest-md5.ciphers=3des,rc4"));
+
+  std::unique_ptr<SaslMechanism> allowed = TokenClient({"3des", "rc4"});
+  auto response = allowed->Step(RewriteCiphers(kJava[1].challenge, "rc4,rc4-40"));
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_THAT(*response, HasSubstr("cipher=\"rc4\""));
+}
+
+TEST(DigestMd5CipherTest, WeakOrUnknownCiphersCannotBeConfigured) {
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"3des", "rc4-40"}, std::vector<std::string>{"des"},
+        std::vector<std::string>{"rc4-56"}, std::vector<std::string>{"aes"},
+        std::vector<std::string>{}}) {
+    SCOPED_TRACE(absl::StrJoin(bad, ","));
+    DigestMd5Options o;
+    o.username = "u";
+    o.ciphers = bad;
+    auto m = NewDigestMd5Mechanism(o);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(m.status().message(), HasSubstr("DigestMd5Options.ciphers"));
+    if (!bad.empty()) {
+      EXPECT_THAT(m.status().message(), HasSubstr("'" + bad.back() + "'"));
+    }
+  }
+  for (const char* weak : {"des", "rc4-56", "rc4-40"}) {
+    EXPECT_FALSE(DigestCipherAvailable(weak)) << weak;
+  }
+}
+
+TEST(DigestMd5CipherTest, AWeakerQopOnlyWhenTheMinimumProtectionAllowsIt) {
+  const std::string challenge =
+      absl::StrReplaceAll(RewriteCiphers(kJava[1].challenge, "rc4-40"),
+                          {{"qop=\"auth-conf\"", "qop=\"auth-conf,auth-int\""}});
+  // hadoop.rpc.protection=privacy: no way down.
+  auto refused = TokenClient({}, Protection::kPrivacy)->Step(challenge);
+  ASSERT_FALSE(refused.ok()) << *refused;
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  // integrity is enough for this side: auth-int (an attacker could strike auth-conf as well).
+  auto response = TokenClient({}, Protection::kIntegrity)->Step(challenge);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_THAT(*response, HasSubstr("qop=auth-int"));
+  EXPECT_THAT(*response, ::testing::Not(HasSubstr("cipher=")));
+}
+
+TEST(DigestMd5CipherTest, TheChosenCipherIsLoggedOnceWithoutSecrets) {
+  std::vector<std::string> lines;
+  SetLogSink([&](LogSeverity severity, absl::string_view, int, absl::string_view msg) {
+    if (severity == LogSeverity::kInfo && absl::StrContains(msg, "DIGEST-MD5")) {
+      lines.emplace_back(msg);
+    }
+  });
+  std::unique_ptr<SaslMechanism> m = JavaClient(kJava[1]);
+  ASSERT_TRUE(m->Step(kJava[1].challenge).ok());
+  ASSERT_TRUE(m->Step(std::string("rspauth=") + kJava[1].rspauth).ok());
+  SetLogSink(nullptr);
+  ASSERT_EQ(lines.size(), 1u) << absl::StrJoin(lines, "\n");
+  EXPECT_THAT(lines[0], HasSubstr("cipher 3des"));
+  EXPECT_THAT(lines[0], ::testing::Not(HasSubstr("cGFzc3dvcmQ=")));
+}
+
+// Hadoop's exchange with a proxy between client and server: the server (Java's DigestMD5Server,
+// its NEGOTIATE recorded) offers every cipher; the proxy leaves only rc4-40.
+class RewritingProxy : public SaslTransport {
+ public:
+  explicit RewritingProxy(std::string ciphers) : ciphers_(std::move(ciphers)) {}
+  absl::Status Send(const tony::hadoop::common::RpcSaslProto& m) override {
+    sent_.push_back(m);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<tony::hadoop::common::RpcSaslProto> Receive() override {
+    using tony::hadoop::common::RpcSaslProto;
+    if (sent_.size() != 1) return absl::UnavailableError("the proxy stops here");
+    RpcSaslProto reply;
+    reply.set_state(RpcSaslProto::NEGOTIATE);
+    RpcSaslProto::SaslAuth* a = reply.add_auths();
+    a->set_method("TOKEN");
+    a->set_mechanism("DIGEST-MD5");
+    a->set_protocol("");
+    a->set_serverid("default");
+    a->set_challenge(ciphers_.empty() ? std::string(kJava[1].challenge)
+                                      : RewriteCiphers(kJava[1].challenge, ciphers_));
+    return reply;
+  }
+  const std::vector<tony::hadoop::common::RpcSaslProto>& sent() const { return sent_; }
+
+ private:
+  const std::string ciphers_;
+  std::vector<tony::hadoop::common::RpcSaslProto> sent_;
+};
+
+TEST(DigestMd5CipherTest, AChallengeRewrittenByAProxyFailsTheNegotiation) {
+  ClientAuth auth;
+  auth.method = AuthMethod::kToken;
+  auth.token = Token{"user", "password", kAmRmTokenKind, ""};
+  auth.min_protection = Protection::kPrivacy;
+  RewritingProxy proxy("rc4-40");
+  std::unique_ptr<SaslSecurityLayer> layer;
+  auto offer = NegotiateSasl(auth, &proxy, &layer);
+  ASSERT_FALSE(offer.ok());
+  EXPECT_EQ(offer.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(offer.status().message(), HasSubstr("rc4-40"));
+  EXPECT_EQ(proxy.sent().size(), 1u) << "answered a downgraded challenge";
+  EXPECT_EQ(layer, nullptr);
+
+  // The same challenge untouched: the client answers with 3des.
+  RewritingProxy honest("");
+  EXPECT_FALSE(NegotiateSasl(auth, &honest, &layer).ok());  // the proxy stops after INITIATE
+  ASSERT_EQ(honest.sent().size(), 2u);
+  EXPECT_THAT(honest.sent()[1].token(), HasSubstr("cipher=\"3des\""));
 }
 
 TEST(ParseDigestChallengeTest, QuotedValuesListsAndBadInput) {
