@@ -154,9 +154,10 @@ class GssLayer : public SaslSecurityLayer {
     OM_uint32 minor = 0;
     int conf_state = 0;
     OM_uint32 major = gss_unwrap(&minor, ctx_->ctx, &in, &out, &conf_state, nullptr);
-    if (GSS_ERROR(major)) return KerberosError(major, minor, "gss_unwrap");
     std::string plain(static_cast<const char*>(out.value), out.length);
-    gss_release_buffer(&minor, &out);
+    OM_uint32 ignored = 0;
+    gss_release_buffer(&ignored, &out);
+    TONY_RETURN_IF_ERROR(GssMessageStatus(major, minor, "gss_unwrap"));
     if (confidential_ && conf_state == 0) {
       return absl::DataLossError("SASL auth-conf: the server sent an unencrypted message");
     }
@@ -309,6 +310,26 @@ absl::Status KerberosError(uint32_t major, uint32_t minor, absl::string_view wha
   return absl::UnauthenticatedError(absl::StrCat("Kerberos: ", what, ": ", text,
                                                  minor_text.empty() ? "" : " (", minor_text,
                                                  minor_text.empty() ? "" : ")"));
+}
+
+absl::Status GssMessageStatus(uint32_t major, uint32_t minor, absl::string_view what) {
+  if (GSS_ERROR(major)) return KerberosError(major, minor, what);
+  // Several bits may be set at once; the first names the cause.
+  static constexpr struct {
+    OM_uint32 bit;
+    const char* cause;
+  } kRefused[] = {
+      {GSS_S_DUPLICATE_TOKEN, "a replayed message (duplicate token)"},
+      {GSS_S_OLD_TOKEN, "a replayed message (a token too old to check)"},
+      {GSS_S_UNSEQ_TOKEN, "a message out of order (unsequenced token)"},
+      {GSS_S_GAP_TOKEN, "a message after a missing one (gap token)"},
+  };
+  for (const auto& r : kRefused) {
+    if (major & r.bit) {
+      return absl::DataLossError(absl::StrCat("SASL GSSAPI: ", what, " refused ", r.cause));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::string GssStatusText(uint32_t major, uint32_t minor) {

@@ -63,6 +63,13 @@ std::string PrincipalShortName(absl::string_view principal);
 absl::Status KerberosError(uint32_t major, uint32_t minor, absl::string_view what,
                            absl::string_view server = "");
 
+// The status of one per-message token (gss_unwrap, gss_verify_mic): a GSS error through
+// KerberosError; and, for a token that did verify, the supplementary bits DUPLICATE (replayed),
+// OLD, UNSEQ (out of order) and GAP (an earlier one missing) as DATA_LOSS naming the cause: a
+// SASL layer's stream is complete and in order, so GSS-API's "valid, but" means an attacker
+// replayed, reordered or dropped a message. OK otherwise.
+absl::Status GssMessageStatus(uint32_t major, uint32_t minor, absl::string_view what);
+
 // GSS-API's own text for a major/minor status ("No credentials were supplied ...; No key table
 // entry found for HTTP/h@R"): for a server's log, where KerberosError's client advice (kinit,
 // --principal) would mislead.

@@ -72,6 +72,31 @@ TEST(KerberosErrorTest, NamesCauseAndFix) {
   ExpectOneLine(s, "Kerberos: GSSAPI: ");
 }
 
+// A wrapped message that verifies but comes twice, late, out of order or after a gap: GSS-API
+// says so only in supplementary bits beside GSS_S_COMPLETE, and the layer must refuse it.
+TEST(GssMessageStatusTest, SupplementaryBitsAfterUnwrapAreRefused) {
+  const struct {
+    OM_uint32 major;
+    absl::StatusCode code;
+    const char* says;
+  } kTable[] = {
+      {GSS_S_COMPLETE, absl::StatusCode::kOk, ""},
+      {GSS_S_DUPLICATE_TOKEN, absl::StatusCode::kDataLoss, "replayed message (duplicate"},
+      {GSS_S_OLD_TOKEN, absl::StatusCode::kDataLoss, "replayed message (a token too old"},
+      {GSS_S_UNSEQ_TOKEN, absl::StatusCode::kDataLoss, "out of order"},
+      {GSS_S_GAP_TOKEN, absl::StatusCode::kDataLoss, "after a missing one"},
+      {GSS_S_UNSEQ_TOKEN | GSS_S_GAP_TOKEN, absl::StatusCode::kDataLoss, "out of order"},
+      {GSS_S_BAD_SIG, absl::StatusCode::kUnauthenticated, "gss_unwrap"},
+      {GSS_S_BAD_SIG | GSS_S_DUPLICATE_TOKEN, absl::StatusCode::kUnauthenticated, "gss_unwrap"},
+  };
+  for (const auto& row : kTable) {
+    SCOPED_TRACE(row.major);
+    absl::Status s = GssMessageStatus(row.major, 0, "gss_unwrap");
+    EXPECT_EQ(s.code(), row.code) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), row.says)) << s;
+  }
+}
+
 TEST(GssapiClientTest, RefusesAServerPrincipalOtherThanConfigured) {
   SaslOffer offer{"KERBEROS", "GSSAPI", "rm", "evil.example.com"};
   auto mech = NewGssapiClient("rm/rm1.example.com@EXAMPLE.COM", offer);
