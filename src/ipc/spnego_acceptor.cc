@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/status_macros.h"
 #include "ipc/kerberos.h"
 
 namespace tony::ipc {
@@ -28,11 +29,13 @@ struct SpnegoAcceptor::Credential {
 
 namespace {
 
-// A GSS name's text ("alice@EXAMPLE.COM").
-std::string NameText(gss_name_t name) {
+// A GSS name's text ("alice@EXAMPLE.COM"); *anonymous tells whether it is of the anonymous type.
+std::string NameText(gss_name_t name, bool* anonymous) {
   OM_uint32 minor = 0;
   gss_buffer_desc text = GSS_C_EMPTY_BUFFER;
-  if (GSS_ERROR(gss_display_name(&minor, name, &text, nullptr))) return "";
+  gss_OID type = GSS_C_NO_OID;
+  if (GSS_ERROR(gss_display_name(&minor, name, &text, &type))) return "";
+  *anonymous = type != GSS_C_NO_OID && gss_oid_equal(type, GSS_C_NT_ANONYMOUS);
   std::string out(static_cast<const char*>(text.value), text.length);
   gss_release_buffer(&minor, &text);
   return out;
@@ -95,9 +98,10 @@ absl::StatusOr<SpnegoAcceptor::Accepted> SpnegoAcceptor::Accept(
   gss_buffer_desc in{token.size(), token.data()};
   gss_buffer_desc out = GSS_C_EMPTY_BUFFER;
   gss_name_t client = GSS_C_NO_NAME;
+  OM_uint32 ret_flags = 0;
   const OM_uint32 major =
       gss_accept_sec_context(&minor, &ctx, credential_->cred, &in, GSS_C_NO_CHANNEL_BINDINGS,
-                             &client, nullptr, &out, nullptr, nullptr, nullptr);
+                             &client, nullptr, &out, &ret_flags, nullptr, nullptr);
   OM_uint32 ignored = 0;
   Accepted accepted;
   if (out.length > 0) {
@@ -107,8 +111,9 @@ absl::StatusOr<SpnegoAcceptor::Accepted> SpnegoAcceptor::Accept(
   }
   gss_release_buffer(&ignored, &out);
   if (ctx != GSS_C_NO_CONTEXT) gss_delete_sec_context(&ignored, &ctx, GSS_C_NO_BUFFER);
+  bool anonymous_name = false;
   if (client != GSS_C_NO_NAME) {
-    accepted.principal = NameText(client);
+    accepted.principal = NameText(client, &anonymous_name);
     gss_release_name(&ignored, &client);
   }
   if (GSS_ERROR(major)) {
@@ -119,7 +124,22 @@ absl::StatusOr<SpnegoAcceptor::Accepted> SpnegoAcceptor::Accept(
     return absl::UnauthenticatedError(
         "the SPNEGO exchange needs another round; only Kerberos in one round is accepted");
   }
+  TONY_RETURN_IF_ERROR(CheckSpnegoInitiator(accepted.principal, ret_flags, anonymous_name));
   return accepted;
+}
+
+absl::Status CheckSpnegoInitiator(absl::string_view principal, uint32_t ret_flags,
+                                  bool anonymous_name_type) {
+  const size_t at = principal.rfind('@');
+  const absl::string_view name = principal.substr(0, at);
+  if ((ret_flags & GSS_C_ANON_FLAG) != 0 || anonymous_name_type ||
+      absl::EqualsIgnoreCase(name, "WELLKNOWN/ANONYMOUS")) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("SPNEGO: an anonymous initiator (", principal.empty() ? "no name" : principal,
+                     ") may not sign in; sign in with a ticket of your own (kinit)"));
+  }
+  if (name.empty()) return absl::UnauthenticatedError("SPNEGO: the initiator has no name");
+  return absl::OkStatus();
 }
 
 }  // namespace tony::ipc

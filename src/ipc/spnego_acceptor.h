@@ -9,16 +9,19 @@
 //   absl::StatusOr<SpnegoAcceptor::Accepted> who = acceptor->Accept(authorization_header);
 //
 // Only one-round exchanges are accepted (Kerberos under SPNEGO completes in one): HTTP keeps no
-// context between requests.
+// context between requests. Anonymous initiators (RFC 6112 anonymous PKINIT: anyone can get a
+// ticket as WELLKNOWN/ANONYMOUS) are refused: a sign-in must name a user.
 //
 // Thread-safe: Accept may run on several threads at once (each exchange has its own context).
 
 #ifndef TONY_IPC_SPNEGO_ACCEPTOR_H_
 #define TONY_IPC_SPNEGO_ACCEPTOR_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -41,7 +44,7 @@ class SpnegoAcceptor {
 
   // `authorization`: the request's Authorization header ("Negotiate <base64 token>").
   // Unauthenticated with one line naming the cause for anything else, a token that does not
-  // verify, or one needing another round.
+  // verify, one needing another round, or an anonymous initiator (CheckSpnegoInitiator).
   absl::StatusOr<Accepted> Accept(absl::string_view authorization) const;
 
  private:
@@ -49,6 +52,13 @@ class SpnegoAcceptor {
   explicit SpnegoAcceptor(std::unique_ptr<Credential> credential);
   const std::unique_ptr<Credential> credential_;
 };
+
+// Whether an initiator GSS-API accepted may sign in: UNAUTHENTICATED for an anonymous one --
+// GSS_C_ANON_FLAG in the context's flags (`ret_flags`), a name of the anonymous type
+// (`anonymous_name_type`), or the principal WELLKNOWN/ANONYMOUS in any realm -- and for an
+// empty principal. OK otherwise.
+absl::Status CheckSpnegoInitiator(absl::string_view principal, uint32_t ret_flags,
+                                  bool anonymous_name_type);
 
 }  // namespace tony::ipc
 
