@@ -592,6 +592,12 @@ TEST(SecureTest, KeytabLoginSubmitsAJobWithoutATicketCache) {
   ASSERT_FALSE(app.empty()) << r.out << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("SUCCEEDED"));
+  // The AM's DIGEST-MD5 token connections (RM, NodeManager) under privacy: Hadoop's servers
+  // offer 3des,rc4,des,rc4-56,rc4-40 and the AM takes 3des (docs/security.md).
+  const std::string am_log = AmStderr(app);
+  EXPECT_THAT(am_log, HasSubstr("DIGEST-MD5: confidentiality (auth-conf) with cipher 3des"))
+      << am_log;
+  EXPECT_THAT(am_log, Not(HasSubstr("with cipher rc4")));
   Result status = Exec(
       {Ytf(), "status", app, "--principal", Cluster().principal(), "--keytab", Cluster().keytab()},
       {{"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}});
