@@ -2,6 +2,8 @@
 
 #include "hdfs/webhdfs_client.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -62,6 +65,70 @@ std::string Join(absl::string_view dir, absl::string_view name) {
 }
 
 bool ValidMode(int mode) { return mode >= 0 && mode <= 01777; }
+
+// Whether an IP literal (any form getaddrinfo takes, e.g. "2852039166" for 169.254.169.254)
+// names no DataNode: unspecified, multicast, broadcast or link-local (where cloud metadata
+// services answer, 169.254.169.254).
+bool ForbiddenAddress(const std::string& host) {
+  in_addr v4{};
+  if (::inet_aton(host.c_str(), &v4) != 0) {
+    const uint32_t a = ntohl(v4.s_addr);
+    return (a >> 24) == 0 || (a >> 16) == 0xa9fe || (a >> 28) == 0xe || a == 0xffffffffu;
+  }
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, host.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_V4MAPPED(&v6) || IN6_IS_ADDR_V4COMPAT(&v6)) {
+    char v4text[INET_ADDRSTRLEN] = {0};
+    ::inet_ntop(AF_INET, &v6.s6_addr[12], v4text, sizeof(v4text));
+    return IN6_IS_ADDR_V4COMPAT(&v6) || ForbiddenAddress(v4text);
+  }
+  return IN6_IS_ADDR_UNSPECIFIED(&v6) || IN6_IS_ADDR_MULTICAST(&v6) || IN6_IS_ADDR_LINKLOCAL(&v6);
+}
+
+// Why a DataNode URL from a NameNode's Location is refused, or "" when it may be used: the
+// client's scheme, a host and nothing else in the authority (no user:password@, which also
+// makes "http://nn.example@elsewhere/" look like the NameNode's in a log), a numeric port, no
+// byte curl would read differently than a person, and no address that is never a DataNode.
+std::string BadDataNodeUrl(absl::string_view url, absl::string_view scheme) {
+  const std::string prefix = absl::StrCat(scheme, "://");
+  if (!absl::StartsWithIgnoreCase(url, prefix)) {
+    return absl::StrCat("that is not to an ", scheme, ":// DataNode address");
+  }
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '\\') {
+      return "to an address with a control character, space or backslash";
+    }
+  }
+  absl::string_view rest = url.substr(prefix.size());
+  absl::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (absl::StrContains(authority, "@")) return "to an address with user information (user@)";
+  std::string host;
+  absl::string_view port;
+  if (absl::ConsumePrefix(&authority, "[")) {
+    const size_t close = authority.find(']');
+    if (close == absl::string_view::npos) return "to an address with a bad IPv6 literal";
+    host = std::string(authority.substr(0, close));
+    authority.remove_prefix(close + 1);
+    if (!authority.empty() && !absl::ConsumePrefix(&authority, ":")) {
+      return "to an address with a bad port";
+    }
+    port = authority;
+  } else {
+    const size_t colon = authority.find(':');
+    host = std::string(authority.substr(0, colon));
+    if (colon != absl::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (host.empty()) return "to an address without a host";
+  int port_number = 0;
+  if (!port.empty() && (!absl::SimpleAtoi(port, &port_number) || port_number < 1 ||
+                        port_number > 65535 || !absl::ascii_isdigit(port[0]))) {
+    return "to an address with a bad port";
+  }
+  if (ForbiddenAddress(host)) {
+    return "to a link-local, multicast or unspecified address (never a DataNode)";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -273,10 +340,13 @@ absl::StatusOr<std::string> WebHdfsClient::Redirect(http::Method method, const s
   // The body goes wherever this points: only to a DataNode over the NameNode's own scheme (a
   // file:// Location once had the upload written to a local file; http:// from an HTTPS
   // NameNode would carry the delegation token in the clear).
-  if (!absl::StartsWithIgnoreCase(*location, absl::StrCat(options_.scheme, "://"))) {
+  // Hosts are not resolved nor listed here: under HTTPS the certificate check (tony.ssl.ca-file)
+  // is what ties the name to a cluster node.
+  const std::string bad = BadDataNodeUrl(*location, options_.scheme);
+  if (!bad.empty()) {
+    // Only the scheme is quoted: what follows may be credentials or terminal escapes.
     return absl::PermissionDeniedError(
-        absl::StrCat(what, ": the NameNode redirected to '", http::RedactUrl(*location),
-                     "', not to an ", options_.scheme, ":// DataNode address; refused"));
+        absl::StrCat(what, ": refused the NameNode's redirect ", bad));
   }
   return *location;
 }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -165,6 +166,79 @@ TEST_F(WebHdfsRedirectTest, AnHttpsNameNodeCannotSendTheUploadToPlainHttp) {
   EXPECT_THAT(uploaded.status().message(), HasSubstr("not to an https:// DataNode address"));
   EXPECT_GE(namenode.answered(), 1) << "the TLS NameNode was never reached";
   EXPECT_TRUE(datanode.requests().empty());
+}
+
+// The host part: a Location whose authority carries user information, or whose host is an
+// address no DataNode has (cloud metadata at 169.254.169.254, in any spelling curl resolves),
+// is refused before anything is sent to it.
+TEST_F(WebHdfsRedirectTest, ACreateRedirectedToUserInfoOrALinkLocalHostIsRefused) {
+  TestHttpServer datanode([](const TestHttpServer::Request&) {
+    TestHttpServer::Reply reply;
+    reply.status = 201;
+    return reply;
+  });
+  const std::string port = absl::StrCat(datanode.port());
+  struct Case {
+    std::string location;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"http://namenode.example:9870@127.0.0.1:" + port + "/webhdfs/v1/user/u/f?op=CREATE",
+       "user information"},
+      {"http://u:secret@127.0.0.1:" + port + "/webhdfs/v1/user/u/f", "user information"},
+      {"http://169.254.169.254:" + port + "/latest/meta-data/", "link-local"},
+      {"http://2852039166:" + port + "/latest/meta-data/", "link-local"},
+      {"http://[fe80::1]:" + port + "/x", "link-local"},
+      {"http://[::ffff:169.254.169.254]:" + port + "/x", "link-local"},
+      {"http://0.0.0.0:" + port + "/x", "unspecified"},
+      {"http://:" + port + "/x", "without a host"},
+      {"http://127.0.0.1:99999/x", "bad port"},
+      {"http://127.0.0.1:" + port + "\\@evil.example/x", "backslash"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.location);
+    TestHttpServer namenode([&](const TestHttpServer::Request&) {
+      TestHttpServer::Reply reply;
+      reply.status = 307;
+      reply.headers = {{"Location", c.location}};
+      return reply;
+    });
+    auto client = Client(absl::StrCat("127.0.0.1:", namenode.port()), "http");
+    auto uploaded = client->UploadString("the runtime bundle", "/user/u/f");
+    ASSERT_FALSE(uploaded.ok());
+    EXPECT_EQ(uploaded.status().code(), absl::StatusCode::kPermissionDenied) << uploaded.status();
+    EXPECT_THAT(uploaded.status().message(), HasSubstr(c.reason));
+    EXPECT_THAT(uploaded.status().message(), ::testing::Not(HasSubstr("secret")));
+  }
+  EXPECT_TRUE(datanode.requests().empty());
+}
+
+TEST_F(WebHdfsRedirectTest, APlainDataNodeRedirectIsFollowed) {
+  TestHttpServer datanode([](const TestHttpServer::Request&) {
+    TestHttpServer::Reply reply;
+    reply.status = 201;
+    return reply;
+  });
+  for (const char* host : {"127.0.0.1", "localhost"}) {
+    SCOPED_TRACE(host);
+    TestHttpServer namenode([&](const TestHttpServer::Request& r) {
+      TestHttpServer::Reply reply;
+      if (r.Param("op") == "GETFILESTATUS") {
+        reply.body = R"({"FileStatus":{"pathSuffix":"","type":"FILE","length":18,"owner":"u",)"
+                     R"("group":"g","permission":"644","modificationTime":1,"replication":1,)"
+                     R"("blockSize":1}})";
+        return reply;
+      }
+      reply.status = 307;
+      reply.headers = {{"Location", absl::StrCat("http://", host, ":", datanode.port(),
+                                                 "/webhdfs/v1/user/u/f?op=CREATE")}};
+      return reply;
+    });
+    auto client = Client(absl::StrCat("127.0.0.1:", namenode.port()), "http");
+    auto uploaded = client->UploadString("the runtime bundle", "/user/u/f");
+    EXPECT_TRUE(uploaded.ok()) << uploaded.status();
+  }
+  EXPECT_EQ(datanode.requests().size(), 2u);
 }
 
 // The HTTP client's own guard, for every caller that follows redirects.
