@@ -10,10 +10,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/file_util.h"
@@ -38,7 +41,9 @@ void Octal(char* field, size_t width, uint64_t value) {
 
 class TarWriter {
  public:
-  TarWriter(const SourceArchiveLimits& limits, int out) : limits_(limits), out_(out) {}
+  // `root`: the packed directory with every symlink resolved.
+  TarWriter(const SourceArchiveLimits& limits, int out, std::string root)
+      : limits_(limits), out_(out), root_(std::move(root)) {}
 
   // Packs the entries of `dir` as `prefix`<name>, depth `depth`.
   absl::Status AddTree(const std::string& dir, const std::string& prefix, int depth) {
@@ -75,6 +80,10 @@ class TarWriter {
       const std::string path = dir + "/" + name;
       const std::string entry = prefix + name;
       struct stat st;
+      if (::lstat(path.c_str(), &st) != 0) return Unpackable(path, strerror(errno));
+      if (S_ISLNK(st.st_mode)) {
+        if (absl::Status s = CheckLinkStaysInside(path); !s.ok()) return s;
+      }
       if (::stat(path.c_str(), &st) != 0) return Unpackable(path, strerror(errno));
       if (S_ISDIR(st.st_mode)) {
         if (absl::Status s = Header(entry + "/", st, '5', 0); !s.ok()) return s;
@@ -82,6 +91,27 @@ class TarWriter {
       } else if (S_ISREG(st.st_mode)) {
         if (absl::Status s = AddFile(path, entry, st); !s.ok()) return s;
       }  // sockets, FIFOs, devices: nothing a task could use
+    }
+    return absl::OkStatus();
+  }
+
+  // A symlink is followed only to what lies inside the packed directory: one to ~/.ssh or
+  // /etc would ship a file of the submitting machine to every container of the job.
+  absl::Status CheckLinkStaysInside(const std::string& path) const {
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+    if (n < 0) return Unpackable(path, strerror(errno));
+    target.resize(static_cast<size_t>(n));
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) {
+      return Unpackable(path, absl::StrCat("its symlink target '", target, "': ", strerror(errno)));
+    }
+    const std::string real = resolved;
+    std::free(resolved);
+    if (real != root_ && !absl::StartsWith(real, root_ == "/" ? root_ : root_ + "/")) {
+      return Unpackable(path, absl::StrCat("it is a symlink to '", target,
+                                           "', outside the directory; copy what it names "
+                                           "into the directory or remove the link"));
     }
     return absl::OkStatus();
   }
@@ -156,6 +186,7 @@ class TarWriter {
 
   const SourceArchiveLimits limits_;
   const int out_;
+  const std::string root_;
   std::vector<std::pair<dev_t, ino_t>> path_;  // the directories being packed, outermost first
   int64_t entries_ = 0;
   int64_t bytes_ = 0;
@@ -170,7 +201,10 @@ absl::Status WriteSourceArchive(const std::string& dir, const std::string& out_p
   if (!out.valid()) {
     return absl::InternalError(absl::StrCat("creating ", out_path, ": ", strerror(errno)));
   }
-  TarWriter tar(limits, out.get());
+  char* root = ::realpath(dir.c_str(), nullptr);
+  if (root == nullptr) return Unpackable(dir, strerror(errno));
+  TarWriter tar(limits, out.get(), root);
+  std::free(root);
   if (absl::Status s = tar.AddTree(dir, "", 0); !s.ok()) return s;
   if (absl::Status s = tar.Finish(); !s.ok()) return s;
   return absl::OkStatus();

@@ -27,8 +27,9 @@ struct SourceArchiveLimits {
 };
 
 // Writes the files and subdirectories of `dir` (not `dir` itself) to a new file at `out_path`,
-// names relative to `dir`, in name order, symlinks followed. Sockets, FIFOs and devices are
-// left out. InvalidArgument naming the path for what cannot be packed (a name over 255 bytes,
+// names relative to `dir`, in name order, symlinks followed as long as they resolve inside
+// `dir` (InvalidArgument naming the link and its target otherwise). Sockets, FIFOs and devices
+// are left out. InvalidArgument naming the path for what cannot be packed (a name over 255 bytes,
 // too many files or bytes, too deep, unreadable, changed while packing); Internal when writing
 // `out_path` fails.
 absl::Status WriteSourceArchive(const std::string& dir, const std::string& out_path,

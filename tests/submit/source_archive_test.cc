@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "gmock/gmock.h"
@@ -90,9 +91,11 @@ TEST_F(SourceArchiveTest, WhatCannotBePackedIsNamed) {
   s = WriteSourceArchive(src_, root_ + "/big.tar", {.max_bytes = 2});
   EXPECT_THAT(s.message(), HasSubstr("more than 2 bytes"));
 
-  ASSERT_EQ(::symlink("..", (src_ + "/loop").c_str()), 0);
+  ASSERT_TRUE(MakeDirectories(src_ + "/sub").ok());
+  ASSERT_EQ(::symlink("..", (src_ + "/sub/loop").c_str()), 0);
   s = WriteSourceArchive(src_, root_ + "/loop.tar");
   EXPECT_THAT(s.message(), HasSubstr("a loop"));
+  ASSERT_EQ(::unlink((src_ + "/sub/loop").c_str()), 0);
 
   s = WriteSourceArchive(root_ + "/nowhere", root_ + "/none.tar");
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
@@ -100,6 +103,45 @@ TEST_F(SourceArchiveTest, WhatCannotBePackedIsNamed) {
   s = WriteSourceArchive(src_, src_ + "/a.py");
   EXPECT_TRUE(absl::IsInternal(s)) << s;
   EXPECT_EQ(*ReadFileToString(src_ + "/a.py"), "1");
+}
+
+// A cloned repository's symlink to ~/.ssh/id_rsa must not ship the key to every container.
+TEST_F(SourceArchiveTest, ASymlinkOutOfTheTreeIsRefusedNamingLinkAndTarget) {
+  Write("train.py", "print(1)");
+  ASSERT_TRUE(WriteFileAtomically(root_ + "/id_rsa", "PRIVATE KEY", 0600).ok());
+  ASSERT_TRUE(MakeDirectories(root_ + "/elsewhere").ok());
+  ASSERT_TRUE(WriteFileAtomically(root_ + "/elsewhere/key", "PRIVATE KEY", 0600).ok());
+  struct Link {
+    std::string name, target;
+  };
+  for (const Link& link : {Link{"pkg/key", "../../id_rsa"}, Link{"abs", root_ + "/id_rsa"},
+                           Link{"dir", "../elsewhere"}, Link{"root", "/"}}) {
+    SCOPED_TRACE(link.name);
+    Write("pkg/ok.py", "");
+    ASSERT_EQ(::symlink(link.target.c_str(), (src_ + "/" + link.name).c_str()), 0);
+    const std::string tar = root_ + "/out.tar";
+    ::unlink(tar.c_str());
+    absl::Status s = WriteSourceArchive(src_, tar);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+    EXPECT_THAT(s.message(), HasSubstr("--src_dir"));
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("'", src_, "/", link.name, "'")));
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("symlink to '", link.target, "'")));
+    EXPECT_THAT(s.message(), HasSubstr("outside the directory"));
+    EXPECT_EQ(s.message().find('\n'), absl::string_view::npos);
+    auto written = ReadFileToString(tar);
+    EXPECT_FALSE(written.ok() && absl::StrContains(*written, "PRIVATE KEY"));
+    ASSERT_EQ(::unlink((src_ + "/" + link.name).c_str()), 0);
+  }
+
+  // Links that stay inside, relative or absolute, through a symlinked source directory too.
+  ASSERT_EQ(::symlink((src_ + "/train.py").c_str(), (src_ + "/abs.py").c_str()), 0);
+  ASSERT_EQ(::symlink("../train.py", (src_ + "/pkg/up.py").c_str()), 0);
+  ASSERT_EQ(::symlink("src", (root_ + "/via").c_str()), 0);
+  const std::string tar = root_ + "/in.tar";
+  ASSERT_TRUE(WriteSourceArchive(root_ + "/via", tar).ok());
+  ASSERT_EQ(Untar(tar, root_ + "/out"), 0);
+  EXPECT_EQ(*ReadFileToString(root_ + "/out/abs.py"), "print(1)");
+  EXPECT_EQ(*ReadFileToString(root_ + "/out/pkg/up.py"), "print(1)");
 }
 
 TEST_F(SourceArchiveTest, APackedSourceLivesInItsOwnTemporaryDirectoryUntilDestroyed) {
