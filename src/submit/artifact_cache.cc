@@ -39,10 +39,62 @@ std::string DefaultCacheDir(const std::string& user) {
 }
 
 ArtifactCache::ArtifactCache(const hdfs::WebHdfsClient* fs, std::string dir,
-                             std::vector<std::string> trusted_owners)
+                             std::vector<std::string> trusted_owners, std::string fallback_dir)
     : fs_(fs),
       dir_(std::move(dir)),
-      trusted_owners_(trusted_owners.begin(), trusted_owners.end()) {}
+      trusted_owners_(trusted_owners.begin(), trusted_owners.end()),
+      fallback_dir_(std::move(fallback_dir)) {}
+
+absl::Status ArtifactCache::CheckDirectoryChain(const std::string& dir) const {
+  if (absl::IsNotFound(fs_->Stat(dir).status())) TONY_RETURN_IF_ERROR(fs_->Mkdirs(dir, 0755));
+  TONY_ASSIGN_OR_RETURN(const hdfs::FileStatus root, fs_->Stat("/"));
+  // The owner of "/" is HDFS's superuser, who can replace anything anyway.
+  for (std::string d = dir;;) {
+    TONY_ASSIGN_OR_RETURN(const hdfs::FileStatus st, fs_->Stat(d));
+    if (st.owner != fs_->options().user && st.owner != root.owner &&
+        !trusted_owners_.contains(st.owner)) {
+      return absl::PermissionDeniedError(absl::StrCat(d, " belongs to ", st.owner,
+                                                      ", who could replace the files in it (",
+                                                      kTrustedOwnersKey, " does not name them)"));
+    }
+    if ((st.permission & 022) != 0 && (st.permission & 01000) == 0) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "%s has mode %04o: others may rename the files in it (hdfs dfs -chmod +t %s, or o-w)", d,
+          st.permission & 07777, d));
+    }
+    if (d == "/") return absl::OkStatus();
+    const size_t slash = d.rfind('/');
+    d = slash == 0 || slash == std::string::npos ? "/" : d.substr(0, slash);
+  }
+}
+
+absl::Status ArtifactCache::ChooseDirectory() {
+  if (chosen_) return *chosen_;
+  absl::Status checked = CheckDirectoryChain(dir_);
+  if (!checked.ok() && !absl::IsPermissionDenied(checked)) {
+    chosen_ = checked;  // HDFS could not answer: nothing learned about the directory
+    return *chosen_;
+  }
+  if (!checked.ok()) {
+    if (fallback_dir_.empty()) {
+      chosen_ = absl::FailedPreconditionError(
+          absl::StrCat(kCacheDirKey, "=", dir_, " cannot be trusted: ", checked.message()));
+      return *chosen_;
+    }
+    TONY_LOG(WARNING) << kCacheDirKey << "=" << dir_ << " is not used: " << checked.message()
+                      << "; this job's files are uploaded to its private staging instead";
+    dir_ = fallback_dir_;
+    checked = CheckDirectoryChain(dir_);
+    if (!checked.ok()) {
+      chosen_ = absl::FailedPreconditionError(
+          absl::StrCat("the staging directory ", dir_, " cannot be trusted: ", checked.message()));
+      return *chosen_;
+    }
+  }
+  dir_ready_ = true;
+  chosen_ = absl::OkStatus();
+  return *chosen_;
+}
 
 yarn::LocalResourceVisibility ArtifactCache::VisibilityFor(const hdfs::FileStatus& file) {
   if (!not_public_) {
@@ -155,6 +207,7 @@ absl::StatusOr<CachedArtifact> ArtifactCache::Put(const std::string& local_path,
     return absl::NotFoundError(absl::StrCat("cannot read ", local_path));
   }
   TONY_ASSIGN_OR_RETURN(const std::string sha256, FileSha256(local_path));
+  TONY_RETURN_IF_ERROR(ChooseDirectory());
   CachedArtifact out;
   out.path = absl::StrCat(dir_, "/", name, "-", content_key, ext);
   absl::StatusOr<hdfs::FileStatus> cached = fs_->Stat(out.path);

@@ -21,6 +21,13 @@
 // under `<name>-<key>-<user><ext>` beside it. (Name and size alone once let another user of a
 // shared tony.cache.dir substitute tony-am.)
 //
+// Checking a file is worth nothing if someone else can rename it away and put another in its
+// place before YARN localizes it (HDFS lets a file's owner set its modification time, the one
+// thing YARN compares). So the cache directory and every ancestor must belong to this user, a
+// trusted owner or the superuser (the owner of "/"), and be writable by nobody else unless
+// sticky (mode 1777, as HDFS's /tmp). A directory that fails is not used at all: the files go
+// to `fallback_dir` (the job's private staging), with a warning naming the directory and why.
+//
 // Thread-compatible: one cache per submission; the warning flag is process-wide and atomic.
 
 #ifndef TONY_SUBMIT_ARTIFACT_CACHE_H_
@@ -60,9 +67,10 @@ struct CachedArtifact {
 
 class ArtifactCache {
  public:
-  // `fs` is not owned and must outlive the cache; its user is this user.
+  // `fs` is not owned and must outlive the cache; its user is this user. `fallback_dir`: where
+  // files go when `dir` fails the check above; "" makes that FailedPrecondition.
   ArtifactCache(const hdfs::WebHdfsClient* fs, std::string dir,
-                std::vector<std::string> trusted_owners = {});
+                std::vector<std::string> trusted_owners = {}, std::string fallback_dir = "");
 
   // The cached copy of `local_path` (uploaded unless a trusted copy of the same SHA-256 is
   // there), named `<name>-<content key><ext>`. `content_key`: the file's key when already known
@@ -72,6 +80,11 @@ class ArtifactCache {
                                      std::string content_key = "");
 
  private:
+  // OK if nobody but this user, a trusted owner or the superuser can replace what is in `dir`
+  // (made here, 0755, when missing); else why not.
+  absl::Status CheckDirectoryChain(const std::string& dir) const;
+  // Picks dir_ on the first call: the configured directory or the fallback.
+  absl::Status ChooseDirectory();
   // PUBLIC where the directory's ancestors allow it; the first answer is kept.
   yarn::LocalResourceVisibility VisibilityFor(const hdfs::FileStatus& file);
   // OK if `cached` may stand for a local file of `size` bytes and this SHA-256; else why not.
@@ -83,8 +96,10 @@ class ArtifactCache {
                                           const std::string& sha256, bool* uploaded);
 
   const hdfs::WebHdfsClient* fs_;
-  const std::string dir_;
+  std::string dir_;  // the configured directory, or the fallback once it failed the check
   const absl::flat_hash_set<std::string> trusted_owners_;
+  const std::string fallback_dir_;
+  std::optional<absl::Status> chosen_;  // set by ChooseDirectory
   bool dir_ready_ = false;
   std::optional<std::string> not_public_;  // why the directory cannot serve PUBLIC ("" if it can)
 };

@@ -726,7 +726,8 @@ class YarnSubmitter : public Submitter {
     std::vector<std::string> trusted = absl::StrSplit(
         cluster_->conf.Get(kTrustedOwnersKey).value_or(""), ',', absl::SkipWhitespace());
     for (std::string& owner : trusted) owner = std::string(absl::StripAsciiWhitespace(owner));
-    ArtifactCache cache(&fs, cache_dir, std::move(trusted));
+    // A cache directory others could swap files in is not used: the files go to staging.
+    ArtifactCache cache(&fs, cache_dir, std::move(trusted), staging);
     auto cache_put = [&](const std::string& local, absl::string_view name, absl::string_view ext,
                          const std::string& key,
                          absl::string_view what) -> absl::StatusOr<yarn::LocalResource> {

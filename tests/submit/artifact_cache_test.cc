@@ -61,9 +61,9 @@ class InMemoryHdfs {
 
   std::string namenode() const { return absl::StrCat("127.0.0.1:", namenode_.port()); }
 
-  void MakeDir(const std::string& path, int mode) {
+  void MakeDir(const std::string& path, int mode, const std::string& owner = "u") {
     absl::MutexLock lock(&mu_);
-    nodes_[path] = {true, mode, "", ++clock_, "u", {}};
+    nodes_[path] = {true, mode, "", ++clock_, owner, {}};
   }
   void SetMode(const std::string& path, int mode) {
     absl::MutexLock lock(&mu_);
@@ -338,7 +338,7 @@ TEST_F(ArtifactCacheTest, AnotherUsersCopyIsNeverUsedNorTouched) {
   // A shared cache directory: mallory left a file of the right name and size, even with a
   // SHA-256 attribute -- of her bytes. This user's own copy goes beside it.
   const std::string planted = dir_ + "/tony-k1.tar.gz";
-  hdfs_.MakeDir(dir_, 0777);
+  hdfs_.MakeDir(dir_, 01777);
   hdfs_.PutFile(planted, "evil bytes!!!", "mallory");
   ArtifactCache cache(fs_.get(), dir_);
   absl::StatusOr<CachedArtifact> a = Put(cache);
@@ -390,6 +390,63 @@ TEST_F(ArtifactCacheTest, OurCopyWithoutTheRightSha256OrWritableByOthersIsReplac
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(c->uploaded);
   EXPECT_EQ(hdfs_.creates(), 3);
+}
+
+// A shared cache directory others may write without the sticky bit: whatever was checked there
+// can be renamed away and replaced (with a forged modification time) before YARN localizes it.
+// Such a directory, or one under such an ancestor or owned by another user, is not used: the
+// file goes to the fallback (the job's private staging) and nothing is read from the shared one.
+TEST_F(ArtifactCacheTest, ADirectoryOthersCanSwapFilesInIsNotUsed) {
+  const std::string staging = "/user/u/.tony/staging/job1";
+  hdfs_.MakeDir("/user/u/.tony", 0700);
+  hdfs_.MakeDir("/user/u/.tony/staging", 0700);
+  hdfs_.MakeDir(staging, 0700);
+  struct Shared {
+    std::string dir;
+    std::string why;
+  };
+  hdfs_.MakeDir("/shared", 0777);
+  hdfs_.MakeDir("/shared/cache", 0755);
+  hdfs_.MakeDir("/apps", 0755, "mallory");
+  hdfs_.MakeDir("/apps/cache", 0755);
+  hdfs_.MakeDir("/tmp", 01777);
+  hdfs_.MakeDir("/tmp/cache", 0775, "mallory");
+  for (const Shared& shared :
+       {Shared{"/cache", "others may rename"}, Shared{"/shared/cache", "/shared has mode 0777"},
+        Shared{"/apps/cache", "/apps belongs to mallory"},
+        Shared{"/tmp/cache", "/tmp/cache belongs to mallory"}}) {
+    SCOPED_TRACE(shared.dir);
+    if (shared.dir == "/cache") hdfs_.MakeDir("/cache", 0777);
+    // Our own checked copy, as an earlier submission left it.
+    hdfs_.PutFile(shared.dir + "/tony-k1.tar.gz", "runtime bytes");
+    ArtifactCache cache(fs_.get(), shared.dir, {}, staging);
+    absl::StatusOr<CachedArtifact> a = Put(cache);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(a->path, staging + "/tony-k1.tar.gz");
+    EXPECT_EQ(hdfs_.Data(a->path), "runtime bytes");
+    EXPECT_EQ(a->resource.visibility, yarn::LocalResourceVisibility::kApplication);
+
+    // Without a fallback: refused, naming the key, the directory and why.
+    ArtifactCache strict(fs_.get(), shared.dir);
+    absl::StatusOr<CachedArtifact> b = Put(strict);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kFailedPrecondition) << b.status();
+    EXPECT_THAT(b.status().message(), ::testing::HasSubstr("tony.cache.dir=" + shared.dir));
+    EXPECT_THAT(b.status().message(), ::testing::HasSubstr(shared.why));
+  }
+
+  // Sticky (1777, as /tmp) or closed to others, owned by this user, the superuser (the owner
+  // of "/") or a trusted owner: used.
+  hdfs_.MakeDir("/tmp/u-cache", 0755);
+  hdfs_.MakeDir("/sticky", 01777);
+  hdfs_.MakeDir("/platform", 0755, "platform");
+  for (const std::string& dir :
+       {std::string("/tmp/u-cache"), std::string("/sticky"), std::string("/platform")}) {
+    SCOPED_TRACE(dir);
+    ArtifactCache cache(fs_.get(), dir, {"platform"}, staging);
+    absl::StatusOr<CachedArtifact> a = Put(cache);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(a->path, dir + "/tony-k1.tar.gz");
+  }
 }
 
 TEST_F(ArtifactCacheTest, AMissingLocalFileIsNotFound) {
