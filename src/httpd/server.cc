@@ -26,6 +26,7 @@ struct Server::Connection {
   int fd = -1;
   absl::Time deadline;
   bool shut = false;
+  bool other = false;  // a peer outside allowed_peers (counted in open_others_)
 };
 
 namespace {
@@ -136,8 +137,8 @@ absl::Status Server::Start() {
   const unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                          MHD_USE_POLL | MHD_USE_ERROR_LOG;
   using AcceptFn = MHD_Result (*)(void*, const sockaddr*, socklen_t);
-  AcceptFn admit = [](void* cls, const sockaddr*, socklen_t) {
-    return ToMhd(static_cast<Server*>(cls)->Admit());
+  AcceptFn admit = [](void* cls, const sockaddr* addr, socklen_t) {
+    return ToMhd(static_cast<Server*>(cls)->Admit(addr));
   };
   MHD_AccessHandlerCallback answer = [](void* cls, MHD_Connection* c, const char*,
                                         const char* method, const char*, const char*,
@@ -191,8 +192,16 @@ void Server::Stop() {
   if (watcher_.joinable()) watcher_.join();
 }
 
-bool Server::Admit() {
-  if (open_.load() < options_.max_connections) return true;
+bool Server::Admit(const sockaddr* addr) {
+  // Both counts change only on libmicrohttpd's accepting thread (Opened), which calls this too;
+  // Closed lowers them from other threads, which only makes room.
+  const bool other =
+      !options_.allowed_peers.empty() &&
+      !PeerAllowed(addr != nullptr ? SockaddrToString(addr) : "", options_.allowed_peers);
+  if (open_.load() < options_.max_connections &&
+      (!other || open_others_.load() < options_.max_other_connections)) {
+    return true;
+  }
   shed_.fetch_add(1);  // closed: the client sees the connection end and may try again
   return false;
 }
@@ -201,8 +210,10 @@ void Server::Opened(MHD_Connection* c, void** socket_context) {
   const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   auto* conn = new Connection{info != nullptr ? info->connect_fd : -1,
                               absl::Now() + options_.request_timeout};
+  conn->other = !PeerAllowed(PeerOf(c), options_.allowed_peers);
   *socket_context = conn;
   open_.fetch_add(1);
+  if (conn->other) open_others_.fetch_add(1);
   absl::MutexLock lock(&mu_);
   connections_.insert(conn);
   ++changes_;
@@ -216,6 +227,7 @@ void Server::Closed(void** socket_context) {
     absl::MutexLock lock(&mu_);
     connections_.erase(conn);
   }
+  if (conn->other) open_others_.fetch_sub(1);
   delete conn;
   *socket_context = nullptr;
   open_.fetch_sub(1);

@@ -8,6 +8,8 @@
 //   - body size: the pages take none; a body beyond max_body_bytes gets 413 unread, any method
 //     but GET and HEAD 405;
 //   - connections: beyond max_connections a connection is closed as it is accepted (shed());
+//     with allowed_peers set, other peers together hold at most max_other_connections, so
+//     they cannot take the slots of the peers the page is for (YARN's proxy);
 //   - time: a client gets request_timeout to send its request and again to take the answer
 //     (plus its size at min_answer_rate); past either its connection is shut (libmicrohttpd's own
 //     timeout restarts with every byte, so a client sending one byte a second would hold a thread
@@ -51,6 +53,7 @@
 #include "absl/time/time.h"
 
 struct MHD_Daemon;
+struct sockaddr;
 struct MHD_Connection;
 
 namespace tony::httpd {
@@ -70,6 +73,9 @@ struct ServerOptions {
   std::string redirect_url;
   // Connections open at once (each has a thread while open). Default: 16.
   int max_connections = 16;
+  // Of those, how many peers outside a non-empty allowed_peers may hold together (they only
+  // get the redirect). Default: 4.
+  int max_other_connections = 4;
   // The request line and headers. Default: 16 KiB (no browser sends that much to us).
   size_t max_header_bytes = 16 << 10;
   // A request's body. Default: 0 (GET and HEAD only; a Content-Length: 0 is fine).
@@ -126,7 +132,7 @@ class Server {
   struct Connection;
 
   // libmicrohttpd's callbacks (static trampolines in server.cc call these).
-  bool Admit();
+  bool Admit(const sockaddr* addr);
   void Opened(MHD_Connection* c, void** socket_context);
   void Closed(void** socket_context);
   void* Began(const char* uri);
@@ -142,6 +148,7 @@ class Server {
   MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
   std::atomic<int> open_{0};
+  std::atomic<int> open_others_{0};  // of open_, from peers outside allowed_peers
   std::atomic<int64_t> shed_{0};
   std::atomic<int64_t> refused_{0};
   std::atomic<int64_t> timed_out_{0};

@@ -5,6 +5,8 @@
 
 #include "httpd/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -268,6 +270,49 @@ TEST(HttpdServerTest, ConnectionsBeyondTheLimitAreClosedAtAccept) {
   ASSERT_TRUE(WaitUntil(
       [&] { return absl::StrContains(Exchange(server.port(), "GET / HTTP/1.0\r\n\r\n"), " 200 "); },
       absl::Seconds(10)));
+}
+
+// A client connecting from `source` (another loopback address: the "proxy" of a test).
+UniqueFd ConnectFrom(const std::string& source, int port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  EXPECT_EQ(::inet_pton(AF_INET, source.c_str(), &from.sin_addr), 1);
+  EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr*>(&from), sizeof(from)), 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+  return fd;
+}
+
+// Peers that are not YARN's proxy only ever get the redirect; idle, they could once hold every
+// connection slot and leave the proxy shed. They now share a smaller part.
+TEST(HttpdServerTest, OtherPeersCannotTakeTheProxysConnections) {
+  Recorder rec;
+  ServerOptions o;
+  o.allowed_peers = {"127.0.0.2"};  // the proxy
+  o.redirect_url = "http://rm.example:8088/proxy/application_1_0001/";
+  o.max_connections = 4;
+  o.max_other_connections = 2;
+  o.request_timeout = absl::Seconds(30);  // the idle ones stay for the whole test
+  Server server(o, rec.Handler("the state"));
+  ASSERT_TRUE(server.Start().ok());
+  // Others (from 127.0.0.1) open more idle connections than there are: two are kept.
+  std::vector<UniqueFd> others;
+  for (int i = 0; i < 6; ++i) others.push_back(Connect(server.port()));
+  EXPECT_TRUE(WaitUntil([&] { return server.shed() == 4; }, absl::Seconds(10)))
+      << server.shed() << " shed";
+  // The proxy is answered while they hold theirs, twice at once.
+  UniqueFd proxy1 = ConnectFrom("127.0.0.2", server.port());
+  UniqueFd proxy2 = ConnectFrom("127.0.0.2", server.port());
+  ASSERT_TRUE(SendRaw(proxy1.get(), "GET / HTTP/1.0\r\n\r\n"));
+  ASSERT_TRUE(SendRaw(proxy2.get(), "GET / HTTP/1.0\r\n\r\n"));
+  EXPECT_THAT(ReadToEnd(proxy1.get()), HasSubstr("the state"));
+  EXPECT_THAT(ReadToEnd(proxy2.get()), HasSubstr("the state"));
+  EXPECT_EQ(server.shed(), 4);
+  EXPECT_EQ(rec.count(), 2u);
 }
 
 TEST(HttpdServerTest, AClientTricklingItsRequestIsCutAtTheDeadline) {
