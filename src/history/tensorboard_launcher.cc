@@ -2,11 +2,14 @@
 
 #include "history/tensorboard_launcher.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <utility>
 #include <vector>
@@ -169,12 +172,10 @@ absl::StatusOr<std::pair<std::string, bool>> LogDir(const TensorBoardLauncherOpt
 
 // Waits for TensorBoard's "TensorBoard 2.x at http://host:port/" line in `log`.
 absl::StatusOr<std::string> AwaitAddress(Subprocess* child, const std::string& log,
-                                         absl::Duration timeout) {
-  static const std::regex kAt(" at (http://[^\\s]+/)");
+                                         const std::string& listen_host, absl::Duration timeout) {
   for (absl::Time end = absl::Now() + timeout; absl::Now() < end;) {
     const std::string text = ReadFileToString(log).value_or("");
-    std::smatch m;
-    if (std::regex_search(text, m, kAt)) return m[1].str();
+    if (std::optional<std::string> url = TensorBoardAddress(text, listen_host)) return *url;
     if (child->Poll().has_value()) {
       std::string tail = text.substr(text.size() > 400 ? text.size() - 400 : 0);
       return absl::UnavailableError(absl::StrCat("TensorBoard ended before it answered: ", tail));
@@ -186,7 +187,36 @@ absl::StatusOr<std::string> AwaitAddress(Subprocess* child, const std::string& l
       "TensorBoard did not answer within ", absl::FormatDuration(timeout), " (see ", log, ")"));
 }
 
+// Whether `host` (from TensorBoard's line) names this machine for a TensorBoard told to listen
+// on `listen_host`.
+bool LocalHost(const std::string& host, const std::string& listen_host) {
+  if (host == listen_host || host == "localhost" || host == "[::1]") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  if (listen_host != "0.0.0.0" && listen_host != "::") return false;
+  // Listening everywhere, TensorBoard names the machine.
+  char name[256] = {0};
+  return ::gethostname(name, sizeof(name) - 1) == 0 && host == name;
+}
+
 }  // namespace
+
+std::optional<std::string> TensorBoardAddress(absl::string_view output,
+                                              absl::string_view listen_host) {
+  // Its own line only: text from the event files or the user's plugins may say " at http://".
+  static const std::regex kLine(
+      "^TensorBoard [^ ]+ at http://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\]):([0-9]{1,5})/"
+      "( \\(Press CTRL\\+C to quit\\))?\r?$");
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    std::match_results<absl::string_view::const_iterator> m;
+    if (!std::regex_match(line.begin(), line.end(), m, kLine)) continue;
+    const std::string host = m[1].str();
+    const int port = std::stoi(m[2].str());
+    if (port < 1 || port > 65535 || !LocalHost(host, std::string(listen_host))) continue;
+    return absl::StrCat("http://", host, ":", port, "/");
+  }
+  return std::nullopt;
+}
 
 TensorBoardLauncher MakeTensorBoardLauncher(TensorBoardLauncherOptions options,
                                             const hdfs::WebHdfsClient* hdfs) {
@@ -214,7 +244,8 @@ TensorBoardLauncher MakeTensorBoardLauncher(TensorBoardLauncherOptions options,
     spawn.stderr_path = log;
     absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(spawn);
     if (!child.ok()) return child.status();
-    absl::StatusOr<std::string> url = AwaitAddress(child->get(), log, options.start_timeout);
+    absl::StatusOr<std::string> url =
+        AwaitAddress(child->get(), log, options.host, options.start_timeout);
     if (!url.ok()) {
       std::error_code ignored;
       if (!copy.empty()) std::filesystem::remove_all(copy, ignored);

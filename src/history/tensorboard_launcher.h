@@ -18,8 +18,10 @@
 #define TONY_HISTORY_TENSORBOARD_LAUNCHER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "hdfs/webhdfs_client.h"
 #include "history/tensorboard_pool.h"
@@ -43,6 +45,13 @@ struct TensorBoardLauncherOptions {
   int max_files = 10000;
   absl::Duration max_copy_time = absl::Minutes(5);
 };
+
+// The address in TensorBoard's output (stdout and stderr): only from a line of its own form,
+// "TensorBoard <version> at http://<host>:<port>/", and only a host of this machine (the one
+// it was told to listen on, a loopback one, or this machine's name when listening on every
+// address); a line naming any other is skipped. nullopt until such a line appears.
+std::optional<std::string> TensorBoardAddress(absl::string_view output,
+                                              absl::string_view listen_host);
 
 // `hdfs` (not owned; may be null: local paths only) must outlive the launcher.
 TensorBoardLauncher MakeTensorBoardLauncher(TensorBoardLauncherOptions options,

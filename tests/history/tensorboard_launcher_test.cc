@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -139,6 +140,52 @@ TEST_F(TensorBoardLauncherTest, AListingNameThatLeadsOutOfTheCacheIsRefused) {
   struct stat st {};
   EXPECT_NE(stat((dir_ + "/escape.tfevents").c_str(), &st), 0);
   EXPECT_NE(stat((dir_ + "/cache/escape.tfevents").c_str(), &st), 0);
+}
+
+// TensorBoard's own line only, and only a host of this machine: text in its output from event
+// files or plugins must not choose where the history server sends browsers.
+TEST(TensorBoardAddressTest, OnlyTensorBoardsOwnLineWithALocalHost) {
+  EXPECT_EQ(TensorBoardAddress("TensorBoard 2.15.1 at http://127.0.0.1:40123/ (Press CTRL+C to "
+                               "quit)\n",
+                               "127.0.0.1"),
+            "http://127.0.0.1:40123/");
+  EXPECT_EQ(TensorBoardAddress("W1128 warning\nTensorBoard 1.15.0 at http://localhost:6006/\r\n",
+                               "127.0.0.1"),
+            "http://localhost:6006/");
+  EXPECT_EQ(TensorBoardAddress("TensorBoard 2.15.1 at http://0.0.0.0:6006/\n", "0.0.0.0"),
+            "http://0.0.0.0:6006/");
+  // Decoys before the real line: anywhere in a line, another host, a path, a bad port.
+  const std::string decoys =
+      "W plugin: run 'x' at http://evil.example/ loaded\n"
+      "TensorBoard 2.15.1 at http://evil.example:6006/ (Press CTRL+C to quit)\n"
+      "TensorBoard 2.15.1 at http://10.1.2.3:6006/\n"
+      "TensorBoard 2.15.1 at http://127.0.0.1:6006/@evil.example/\n"
+      "TensorBoard 2.15.1 at http://127.0.0.1:99999/\n"
+      "  TensorBoard 2.15.1 at http://127.0.0.1:1111/\n"
+      "TensorBoard 2.15.1 at https://127.0.0.1:6006/\n";
+  EXPECT_EQ(TensorBoardAddress(decoys, "127.0.0.1"), std::nullopt);
+  EXPECT_EQ(TensorBoardAddress(decoys + "TensorBoard 2.15.1 at http://127.0.0.1:40123/ (Press "
+                                        "CTRL+C to quit)\n",
+                               "127.0.0.1"),
+            "http://127.0.0.1:40123/");
+  EXPECT_EQ(TensorBoardAddress("", "127.0.0.1"), std::nullopt);
+}
+
+// Through the launcher: a command printing a decoy first, then TensorBoard's line.
+TEST_F(TensorBoardLauncherTest, TheLaunchersAddressIsTensorBoardsOwn) {
+  ASSERT_EQ(system(absl::StrCat("mkdir -p '", dir_, "/out'").c_str()), 0);
+  TensorBoardLauncherOptions options;
+  // The appended arguments go to the inner script, which prints and waits to be stopped.
+  options.command =
+      "sh -c \"echo 'loading run at http://evil.example/'; "
+      "echo 'TensorBoard 2.0 at http://evil.example:80/'; "
+      "echo 'TensorBoard 2.0 at http://127.0.0.1:4321/ (Press CTRL+C to quit)'; "
+      "exec sleep 60\" tensorboard";
+  options.cache_dir = dir_ + "/cache";
+  TensorBoardLauncher launch = MakeTensorBoardLauncher(options, nullptr);
+  auto process = launch(TensorBoardJob{"application_1_0002", dir_ + "/out", "alice"});
+  ASSERT_TRUE(process.ok()) << process.status();
+  EXPECT_EQ((*process)->url(), "http://127.0.0.1:4321/");
 }
 
 }  // namespace
