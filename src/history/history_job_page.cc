@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/status_page.h"
@@ -115,12 +116,16 @@ std::string Summary(const JobHistory& job, bool tag_links, const std::string& te
     absl::StrAppend(&html, "</td></tr>");
   }
   if (!job.tensorboard_url.empty()) {
-    // A link while the job runs (the live view); afterwards TensorBoard is gone with it.
+    // A link while the job runs (the live view); afterwards TensorBoard is gone with it. The URL
+    // comes from a log: only http(s) becomes a link (javascript: would run in this page).
+    const bool web = absl::StartsWithIgnoreCase(job.tensorboard_url, "http://") ||
+                     absl::StartsWithIgnoreCase(job.tensorboard_url, "https://");
     absl::StrAppend(
         &html, "<tr><th>TensorBoard</th><td>",
-        s.ended() ? absl::StrCat(HtmlEscape(job.tensorboard_url), " (while it ran)")
-                  : absl::StrCat("<a id=\"tensorboard\" href=\"", HtmlEscape(job.tensorboard_url),
-                                 "\">", HtmlEscape(job.tensorboard_url), "</a>"),
+        s.ended() || !web
+            ? absl::StrCat(HtmlEscape(job.tensorboard_url), s.ended() ? " (while it ran)" : "")
+            : absl::StrCat("<a id=\"tensorboard\" href=\"", HtmlEscape(job.tensorboard_url), "\">",
+                           HtmlEscape(job.tensorboard_url), "</a>"),
         "</td></tr>");
   }
   if (s.ended() && !tensorboard_href.empty()) {

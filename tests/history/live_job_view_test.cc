@@ -57,6 +57,29 @@ TEST(LiveJobViewTest, ShowsTheRunningJobWithoutStderr) {
   EXPECT_THAT(ended, Not(HasSubstr("id=\"tensorboard\"")));  // gone with the job
 }
 
+// The URL is whatever a log line says: only http(s) is a link, anything else escaped text.
+TEST(LiveJobViewTest, ATensorBoardUrlOfAnotherSchemeIsNoLink) {
+  for (const std::string url :
+       {"javascript:alert(document.cookie)//", "JavaScript:alert(1)", " javascript:alert(1)",
+        "data:text/html,<script>x</script>", "//evil.example/"}) {
+    SCOPED_TRACE(url);
+    auto view = std::make_shared<LiveJobView>("application_1_0003", "alice");
+    view->Add({Line(1, R"("event":"am_started","name":"live")"),
+               Line(2, absl::StrCat(R"("event":"tensorboard_listening","url":")", url, R"(")"))});
+    const std::string html = Render(*view, "/job");
+    EXPECT_THAT(html, Not(HasSubstr("id=\"tensorboard\"")));
+    EXPECT_THAT(html, Not(HasSubstr("href=\" ")));
+    EXPECT_THAT(html, Not(HasSubstr("href=\"javascript")));
+    EXPECT_THAT(html, Not(HasSubstr("href=\"JavaScript")));
+    EXPECT_THAT(html, Not(HasSubstr("<script>")));
+  }
+  auto view = std::make_shared<LiveJobView>("application_1_0004", "alice");
+  view->Add({Line(1, R"("event":"am_started","name":"live")"),
+             Line(2, R"("event":"tensorboard_listening","url":"HTTPS://nm1:6006/")")});
+  EXPECT_THAT(Render(*view, "/job"),
+              HasSubstr("<a id=\"tensorboard\" href=\"HTTPS://nm1:6006/\">"));
+}
+
 TEST(LiveJobViewTest, KeepsTheNewestLinesWithinItsBound) {
   auto view = std::make_shared<LiveJobView>("application_1_0002", "", 300);
   for (int i = 0; i < 10; ++i) {
