@@ -132,13 +132,24 @@ void CheckNoValueReferenced(const ResourcesByTask& map, std::optional<int> only_
 }
 
 // Wraps the list's method `name` so that it first checks for referenced items (always, or only
-// when its first argument is a slice).
+// when its first argument is a slice). With slices_only (__setitem__), an index assigns the
+// item in place, which keeps the item but replaces its task_resources map: refused while a
+// value of that map is referenced (r = spec.job_types[0].task_resources[0]).
 void GuardListMethod(const py::object& cls, const char* name, bool slices_only = false) {
   py::object original = cls.attr(name);
   cls.attr(name) = py::cpp_function(
       [original, name, slices_only](py::object self, py::args args) {
+        const auto& types = self.cast<const JobTypeList&>();
         if (!slices_only || (args.size() > 0 && py::isinstance<py::slice>(args[0]))) {
-          CheckNoItemReferenced(self.cast<const JobTypeList&>(), name);
+          CheckNoItemReferenced(types, name);
+        } else if (args.size() > 0 && py::isinstance<py::int_>(args[0])) {
+          const auto size = static_cast<py::ssize_t>(types.size());
+          py::ssize_t i = args[0].cast<py::ssize_t>();
+          if (i < 0) i += size;
+          if (i >= 0 && i < size) {
+            CheckNoValueReferenced(types[static_cast<size_t>(i)].task_resources, std::nullopt,
+                                   "replacing its JobTypeSpec");
+          }
         }
         return original(self, *args);
       },

@@ -90,6 +90,27 @@ def test_a_kept_task_resources_value_blocks_removing_its_key():
     assert kept.memory_mb == 4096 and len(t.task_resources) == 0
 
 
+def test_a_kept_task_resources_value_blocks_replacing_its_job_type():
+    # spec.job_types[i] = x assigns the item in place: its task_resources map is replaced, and
+    # a value taken from the old one pointed at freed memory (ASan: heap-use-after-free).
+    spec = libtony.JobSpec(command="x", job_types={"ps": 1, "worker": 2})
+    spec.job_types[1].task_resources[0] = libtony.Resources(memory_mb=4096)
+    r = spec.job_types[1].task_resources[0]
+    for index in (1, -1):
+        with pytest.raises(ValueError, match="still referenced"):
+            spec.job_types[index] = libtony.JobTypeSpec("worker", instances=3)
+    assert r.memory_mb == 4096
+    assert spec.job_types[1].instances == 2
+    spec.job_types[0] = libtony.JobTypeSpec("ps", instances=2)  # another item: allowed
+    kept = copy.copy(r)
+    del r
+    spec.job_types[1] = libtony.JobTypeSpec("worker", instances=3)
+    assert spec.job_types[1].instances == 3 and len(spec.job_types[1].task_resources) == 0
+    assert kept.memory_mb == 4096
+    with pytest.raises(IndexError):
+        spec.job_types[5] = libtony.JobTypeSpec("worker")
+
+
 def test_role_dependencies_and_linger_round_trip_through_yaml():
     spec = libtony.JobSpec(command="x", job_types={"prep": 1, "worker": 2, "evaluator": 1})
     spec.job_types[1].depends_on = [libtony.RoleDependency(role="prep")]
