@@ -133,6 +133,14 @@ LogQueue& Queue() {
   return *queue;
 }
 
+// `bytes` as a str, each invalid UTF-8 sequence as U+FFFD.
+py::str Utf8Replacing(const std::string& bytes) {
+  PyObject* decoded =
+      PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace");
+  if (decoded == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(decoded);
+}
+
 }  // namespace
 
 void BindLogging(py::module_& m) {
@@ -152,8 +160,19 @@ void BindLogging(py::module_& m) {
         if (!std::isfinite(timeout_seconds) || timeout_seconds < 0) {
           throw py::value_error("timeout must be a finite number of seconds >= 0");
         }
-        py::gil_scoped_release release;
-        return Queue().Next(absl::Seconds(timeout_seconds));
+        std::optional<std::vector<LogLine>> lines;
+        {
+          py::gil_scoped_release release;
+          lines = Queue().Next(absl::Seconds(timeout_seconds));
+        }
+        if (!lines) return py::object(py::none());
+        // A line may quote bytes from anywhere (a path, a peer's answer): decoded with
+        // replacement, as pybind11's strict decoding raised and ended the routing.
+        py::list out;
+        for (const auto& [severity, file, line, message] : *lines) {
+          out.append(py::make_tuple(severity, Utf8Replacing(file), line, Utf8Replacing(message)));
+        }
+        return py::object(std::move(out));
       },
       py::arg("timeout"));
   m.def("_log_queue_dropped", [] { return Queue().dropped(); });

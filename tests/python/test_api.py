@@ -270,6 +270,55 @@ def test_a_failing_handler_or_one_that_ends_the_routing_does_not_break_it(local)
         logger.removeHandler(handler)
 
 
+def test_a_log_line_that_is_not_utf8_does_not_stop_the_routing(tmp_path):
+    # A line quoting bytes from outside (here a configuration directory's name) once raised
+    # UnicodeDecodeError in the drain thread: that line and every later one were lost.
+    messages = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            messages.append(record.getMessage())
+
+    def conf_dir(name):
+        # A final key that a later file sets again: libtony warns, naming both files. A bad
+        # hadoop.rpc.protection then ends Submitter.yarn() before it contacts anything.
+        d = os.path.join(os.fsencode(str(tmp_path)), name)
+        os.mkdir(d)
+        for site, final in ((b"core-site.xml", b"true"), (b"yarn-site.xml", b"false")):
+            with open(os.path.join(d, site), "wb") as f:
+                f.write(b"<configuration><property><name>tony.test.key</name><value>" + site
+                        + b"</value><final>" + final + b"</final></property><property><name>"
+                        b"hadoop.rpc.protection</name><value>bogus</value></property>"
+                        b"</configuration>")
+        return d
+
+    logger = logging.getLogger("libtony-bytes")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = Keep()
+    logger.addHandler(handler)
+    saved = os.environb.get(b"HADOOP_CONF_DIR")
+    try:
+        libtony.log_to_python(logger)
+        for name in (b"conf-\xff\xfe", b"conf-plain"):
+            os.environb[b"HADOOP_CONF_DIR"] = conf_dir(name)
+            with pytest.raises(errors.InvalidArgumentError):
+                libtony.Submitter.yarn()
+        deadline = time.monotonic() + 30
+        while not any("conf-plain" in m for m in messages) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        warned = [m for m in messages if "ignoring tony.test.key" in m]
+        assert any("conf-\ufffd\ufffd" in m for m in warned), messages
+        assert any("conf-plain" in m for m in warned), messages  # the routing went on
+    finally:
+        libtony.log_to_stderr()
+        logger.removeHandler(handler)
+        if saved is None:
+            os.environb.pop(b"HADOOP_CONF_DIR", None)
+        else:
+            os.environb[b"HADOOP_CONF_DIR"] = saved
+
+
 def test_a_process_routing_log_lines_exits_cleanly():
     # The drain thread waits in C++ in 0.5 s slices; CPython ending it as it woke during
     # finalization aborted the process ("terminate called without an active exception"), in
