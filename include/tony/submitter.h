@@ -266,7 +266,7 @@ class TONY_EXPORT Application {
 struct ApplicationSummary {
   std::string id;
   AppState state = AppState::kSubmitted;
-  std::string user;
+  std::string user;  // who submitted it (YARN's application user): compare with Submitter::user()
   std::string queue;
   std::string name;
   std::string type;               // the YARN application type ("TENSORFLOW", "PYTORCH", ...)
@@ -280,7 +280,21 @@ struct ListOptions {
   // case), e.g. the tag a scheduler gave its submission, to find it again after a retry.
   // Default: none (no filter).
   std::vector<std::string> tags;
+  // Every user's applications instead of only the Submitter's own (those whose YARN user is
+  // Submitter::user()). Anyone may put any tag on a submission, so a tag alone never proves whose
+  // work an application is: a scheduler re-attaching by tag keeps this false, and should make
+  // the tag unguessable too (ReattachTag). Default: false (only the Submitter's own).
+  bool all_users = false;
 };
+
+// The YARN tag by which a scheduler finds its submission again: `prefix` then the lower-case hex
+// HMAC-SHA256 of `key` (e.g. "dag/task/run/map index") keyed by `secret`, so that nobody without
+// the secret can put the tag on an application of theirs to have it adopted. `prefix` is
+// lower-case letters, digits, '-', '_' or '.' (YARN lower-cases tags) and at most 36 characters
+// (YARN takes tags of up to 100); `secret` at least 16 bytes (e.g. `openssl rand -hex 16`). The
+// same key and secret give the same tag. InvalidArgument naming the argument otherwise.
+TONY_EXPORT absl::StatusOr<std::string> ReattachTag(absl::string_view key, absl::string_view secret,
+                                                    absl::string_view prefix = "");
 
 class TONY_EXPORT Submitter {
  public:
@@ -305,7 +319,8 @@ class TONY_EXPORT Submitter {
     return Open(id, CallOptions());
   }
 
-  // libtony's applications on this backend, every user's. Default: Unimplemented.
+  // libtony's applications on this backend: the Submitter's own user's, or every user's
+  // (ListOptions::all_users). Default: Unimplemented.
   virtual absl::StatusOr<std::vector<ApplicationSummary>> List(const ListOptions& options,
                                                                const CallOptions& call) {
     return absl::UnimplementedError("this backend cannot list applications");
@@ -325,6 +340,12 @@ class TONY_EXPORT Submitter {
                                       absl::string_view file) {
     return ReadLog(id, task, file, CallOptions());
   }
+
+  // The user this Submitter acts as, whose applications List() shows by default: on YARN the
+  // SIMPLE user name or the Kerberos principal's short name, locally the process's user. A host
+  // re-attaching by tag compares it with ApplicationSummary::user. Default: "" (unknown; such a
+  // backend lists nothing as its own).
+  virtual std::string user() const { return ""; }
 };
 
 struct LocalSubmitterOptions {

@@ -6,6 +6,7 @@
 // starts one tony-executor per task); the Application follows the job through the broker's status
 // call.
 
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -558,6 +559,17 @@ class LocalSubmitter : public Submitter {
       jobs_[id] = app;
     }
     return MakeApplicationHandle(std::move(app));
+  }
+
+  // The local jobs run as this process's effective user.
+  std::string user() const override {
+    passwd pw;
+    passwd* found = nullptr;
+    char buf[4096];
+    if (::getpwuid_r(::geteuid(), &pw, buf, sizeof(buf), &found) != 0 || found == nullptr) {
+      return "";
+    }
+    return found->pw_name;
   }
 
   // Task logs are files in the job's directory: <job>-<index>/<file>, and am.log for "am".

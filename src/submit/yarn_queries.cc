@@ -60,9 +60,16 @@ absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnC
     asked.push_back(t);
     if (wanted.back() != t) asked.push_back(wanted.back());
   }
+  // Only this user's unless asked otherwise: the ResourceManager filters, and so does this (a
+  // tag is anyone's to give; an application of another user is never taken for one's own).
+  if (!options.all_users && cluster.user.empty()) {
+    return absl::FailedPreconditionError(
+        "listing one's own applications needs the Submitter's user, and it has none");
+  }
   std::map<std::string, yarn::ApplicationReport> by_id;
   for (int by_tag = 0; by_tag < 2; ++by_tag) {
     yarn::ApplicationFilter filter;
+    if (!options.all_users) filter.users = {cluster.user};
     if (!wanted.empty()) {
       if (by_tag) break;  // one question: the tags select the applications
       filter.tags = asked;
@@ -86,7 +93,7 @@ absl::StatusOr<std::vector<ApplicationSummary>> ListYarnApplications(const YarnC
     const bool all = std::all_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
       return std::find(tags.begin(), tags.end(), w) != tags.end();
     });
-    if (!all) continue;
+    if (!all || (!options.all_users && r.user != cluster.user)) continue;
     out.push_back({id, ToAppState(r), r.user, r.queue, r.name, r.application_type, tags});
   }
   return out;

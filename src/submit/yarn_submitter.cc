@@ -562,6 +562,7 @@ class YarnSubmitter : public Submitter {
                                       absl::string_view file, const CallOptions& call) override {
     return ReadYarnTaskLog(*cluster_, id, task, file, CallDeadline(call));
   }
+  std::string user() const override { return cluster_->user; }
 
   absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
     TONY_RETURN_IF_ERROR(ValidateJobSpec(input));

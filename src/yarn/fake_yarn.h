@@ -387,8 +387,10 @@ class FakeNmClient : public NmClient {
 
 class FakeYarnClient : public YarnClient {
  public:
-  explicit FakeYarnClient(std::shared_ptr<FakeYarnCluster> cluster)
-      : cluster_(std::move(cluster)) {}
+  // `user`: who this client's submissions belong to (the reports' user), as the ResourceManager
+  // takes it from the connection.
+  explicit FakeYarnClient(std::shared_ptr<FakeYarnCluster> cluster, std::string user = "")
+      : cluster_(std::move(cluster)), user_(std::move(user)) {}
 
   absl::StatusOr<NewApplication> CreateApplication() override {
     absl::MutexLock lock(&cluster_->mu_);
@@ -410,6 +412,7 @@ class FakeYarnClient : public YarnClient {
     r.queue = context.queue;
     r.application_type = context.application_type;
     r.tags = context.tags;
+    r.user = user_;
     r.state = YarnApplicationState::kAccepted;
     return absl::OkStatus();
   }
@@ -463,6 +466,10 @@ class FakeYarnClient : public YarnClient {
           })) {
         continue;
       }
+      if (!filter.users.empty() &&
+          std::find(filter.users.begin(), filter.users.end(), r.user) == filter.users.end()) {
+        continue;
+      }
       out.push_back(r);
     }
     return out;
@@ -508,6 +515,7 @@ class FakeYarnClient : public YarnClient {
 
  private:
   std::shared_ptr<FakeYarnCluster> cluster_;
+  const std::string user_;
 };
 
 }  // namespace tony::yarn
