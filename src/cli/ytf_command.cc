@@ -40,6 +40,7 @@ struct YtfArgs {
   std::vector<std::string> files = {"stdout", "stderr"};  // logs --file
   bool follow = false;
   bool all = false;                                        // list --all
+  bool all_users = false;                                  // list --all_users
   std::vector<std::string> tags;                           // list --tag
   bool json = false;                                       // status, list --json
   bool wait = false;                                       // status, scale, ... --wait
@@ -62,6 +63,7 @@ struct YtfFlag {
 constexpr YtfFlag kYtfFlags[] = {
     {0, "json", false, "status list events history"},
     {0, "all", false, "list"},
+    {0, "all_users", false, "list"},
     {0, "tag", true, "list history"},
     {0, "user", true, "history"},
     {0, "queue", true, "history"},
@@ -294,6 +296,8 @@ absl::StatusOr<YtfArgs> Parse(const std::vector<std::string>& args) {
       out.follow = true;
     } else if (name == "all") {
       out.all = true;
+    } else if (name == "all_users") {
+      out.all_users = true;
     } else if (name == "tag") {
       out.tags.push_back(value);
       out.history.filters.emplace_back("tag", value);
@@ -760,11 +764,13 @@ Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
   if (command == "list") {
     return absl::StrCat(R"(ytf list - libtony jobs on the cluster
 
-Usage: ytf list [--all] [--tag <tag>]... [--json]
+Usage: ytf list [--all] [--all_users] [--tag <tag>]... [--json]
 
-Lists the jobs libtony submitted (every user's, whatever their application type) that are
+Lists the jobs libtony submitted as your user (whatever their application type) that are
 still running.
       --all                 finished jobs too
+      --all_users           every user's jobs, not only yours (a tag is anyone's to give: never
+                            take another user's job for your own submission)
       --tag <tag>           only jobs carrying this YARN application tag (all of those given;
                             YARN keeps tags in lower case): a scheduler finds its submission
                             again by the tag it gave it (ytf-submit --tag)
@@ -905,7 +911,7 @@ Usage: ytf status APP [--json]     state, tracking URL, per-job progress and dia
        ytf scale APP worker=4      an elastic role's new number of tasks
        ytf suspend APP             stop every task and release its containers (SUSPENDED)
        ytf resume APP              ask for a suspended job's tasks again (from checkpoints)
-       ytf list [--all] [--json]   libtony jobs (running ones; --all: finished too)
+       ytf list [--all] [--json]   your libtony jobs (running; --all: finished too)
        ytf logs APP [--task worker:1] [--file stderr] [--follow]
                                    task logs from the NodeManagers (--task am: the AM's)
        ytf events APP [--json]     the job's event log: each task's life, restarts, the outcome
@@ -1003,6 +1009,7 @@ int RunYtf(const std::vector<std::string>& args, std::ostream& out, std::ostream
     ListOptions options;
     options.include_finished = parsed->all;
     options.tags = parsed->tags;
+    options.all_users = parsed->all_users;
     auto found = submit::ListYarnApplications(*cluster, options);
     if (!found.ok()) {
       err << "ytf: " << found.status().message() << "\n";

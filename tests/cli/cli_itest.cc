@@ -493,10 +493,17 @@ TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {
                   {{"HADOOP_USER_NAME", "cli-itest-other"}});
   const std::string app = AppIdOf(r.out);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  Result list = Exec({Ytf(), "list", "--all"});
+  Result list = Exec({Ytf(), "list", "--all", "--all_users"});
   EXPECT_THAT(list.out, HasSubstr(app));
-  // A scheduler finds its submission again by its tag (YARN keeps tags in lower case).
+  EXPECT_THAT(Exec({Ytf(), "list", "--all"}).out, Not(HasSubstr(app)));  // not this user's
+  // A scheduler finds its submission again by its tag (YARN keeps tags in lower case)...
   const std::string tag = absl::StrCat("Cli-Itest-", absl::ToUnixNanos(absl::Now()));
+  // ...and never another user's: mallory puts the same tag on hers first.
+  Result squat = Exec({Submit(), "--yarn", "--detach", "-n", "cli-itest-squat", "--tag", tag, "-r",
+                       "worker:1", "-m", "128m", "true"},
+                      {{"HADOOP_USER_NAME", "mallory"}});
+  ASSERT_EQ(squat.exit_code, 0) << squat.err;
+  const std::string squat_app = AppIdOf(squat.out);
   Result tagged = Exec({Submit(), "--yarn", "--detach", "-n", "cli-itest-tagged", "--tag", tag,
                         "-r", "worker:1", "-m", "128m", "true"});
   ASSERT_EQ(tagged.exit_code, 0) << tagged.err;
@@ -506,6 +513,11 @@ TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {
   EXPECT_THAT(by_tag.out, HasSubstr(tagged_app));
   EXPECT_THAT(by_tag.out, HasSubstr(absl::AsciiStrToLower(tag)));
   EXPECT_THAT(by_tag.out, Not(HasSubstr(app)));
+  EXPECT_THAT(by_tag.out, Not(HasSubstr(squat_app)));
+  EXPECT_THAT(by_tag.out, Not(HasSubstr("mallory")));
+  Result everyones = Exec({Ytf(), "list", "--all", "--all_users", "--json", "--tag", tag});
+  EXPECT_THAT(everyones.out, HasSubstr(squat_app));
+  EXPECT_THAT(everyones.out, HasSubstr("\"user\": \"mallory\""));
   Result none = Exec({Ytf(), "list", "--all", "--tag", tag + "-other"});
   EXPECT_THAT(none.out, Not(HasSubstr(tagged_app)));
   // ...and reaps it: status --wait returns once it has ended, with the job's exit code.

@@ -366,6 +366,9 @@ TEST(YtfCommandTest, OptionsTakeEqualsAndBelongToTheirCommands) {
   YtfRun wrong = Ytf({"kill", "--all", "application_1_1"});
   EXPECT_EQ(wrong.code, 2);
   EXPECT_THAT(wrong.err, HasSubstr("--all is not an option of ytf kill; it belongs to ytf list"));
+  EXPECT_THAT(Ytf({"kill", "--all_users", "application_1_1"}).err,
+              HasSubstr("--all_users is not an option of ytf kill; it belongs to ytf list"));
+  EXPECT_THAT(Ytf({"list", "--all_users=1"}).err, HasSubstr("takes no value"));
   EXPECT_THAT(Ytf({"status"}).err, HasSubstr("needs an application id"));
   EXPECT_THAT(Ytf({"frobnicate"}).err, HasSubstr("unknown command 'frobnicate'"));
   EXPECT_THAT(Ytf({"status", "-Dx", "a"}).err, HasSubstr("-D/--define: 'x' is not key=value"));
