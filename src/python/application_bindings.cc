@@ -236,17 +236,20 @@ void BindSubmitter(py::module_& m) {
       .def(
           "list",
           [](Submitter& s, bool include_finished, std::vector<std::string> tags,
-             absl::Duration timeout) {
+             absl::Duration timeout, bool all_users) {
             absl::StatusOr<std::vector<ApplicationSummary>> apps;
             {
               py::gil_scoped_release release;
-              apps = s.List({.include_finished = include_finished, .tags = std::move(tags)},
+              apps = s.List({.include_finished = include_finished,
+                             .tags = std::move(tags),
+                             .all_users = all_users},
                             Limits(timeout));
             }
             return ValueOrThrow(std::move(apps));
           },
           py::arg("include_finished") = false, py::arg("tags") = std::vector<std::string>(),
-          py::arg("timeout") = py::none())
+          py::arg("timeout") = py::none(), py::kw_only(), py::arg("all_users") = false)
+      .def_property_readonly("user", &Submitter::user)
       .def(
           "read_log",
           [](const std::shared_ptr<Submitter>& s, const std::string& id, const std::string& task,
@@ -260,6 +263,16 @@ void BindSubmitter(py::module_& m) {
           },
           py::arg("id"), py::arg("task"), py::arg("file") = "stderr",
           py::arg("timeout") = py::none());
+}
+
+void BindReattachTag(py::module_& m) {
+  m.def(
+      "reattach_tag",
+      [](const std::string& key, const std::string& secret, const std::string& prefix) {
+        return ValueOrThrow(ReattachTag(key, secret, prefix));
+      },
+      py::arg("key"), py::arg("secret"), py::arg("prefix") = "",
+      "The YARN tag a scheduler re-attaches by: prefix + hex HMAC-SHA256 of key keyed by secret.");
 }
 
 void BindApplication(py::module_& m) {
@@ -354,6 +367,7 @@ void BindMonitor(py::module_& m) {
 
 void BindApplications(py::module_& m) {
   BindSubmitter(m);
+  BindReattachTag(m);
   BindApplication(m);
   BindMonitor(m);
 }

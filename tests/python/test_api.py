@@ -457,6 +457,27 @@ def test_asyncio_follows_three_jobs_and_kills_one(local):
     assert any(s.state == libtony.AppState.RUNNING for s in progress)
 
 
+def test_reattach_tag_is_an_hmac_only_the_secret_gives():
+    import hashlib
+    import hmac
+    secret = "0123456789abcdef"
+    tag = libtony.reattach_tag("dag/task/run/-1", secret, prefix="airflow-")
+    assert tag == "airflow-" + hmac.new(secret.encode(), b"dag/task/run/-1",
+                                        hashlib.sha256).hexdigest()
+    assert len(libtony.reattach_tag("k", secret, prefix="p" * 36)) == 100  # YARN's limit
+    with pytest.raises(ValueError, match="at least 16"):
+        libtony.reattach_tag("k", "short")
+    with pytest.raises(ValueError, match="lower-case"):
+        libtony.reattach_tag("k", secret, prefix="Airflow-")
+
+
+def test_submitter_user_is_whose_applications_list_shows(local):
+    import pwd
+    assert local.user == pwd.getpwuid(os.geteuid()).pw_name
+    with pytest.raises(errors.UnimplementedError):  # local jobs belong to their process
+        local.list(tags=["t"], all_users=True)
+
+
 def test_type_stubs_cover_the_module():
     import libtony._tony as native
     stub = os.path.join(os.path.dirname(native.__file__), "_tony.pyi")

@@ -22,7 +22,7 @@ from libtony._tony import (AddressChange, Application, ApplicationEvent, Applica
                            DependencyCondition, ElasticRange, Framework, JobSpec, JobTimeouts,
                            JobTypeProgress, JobTypeSpec, Resources, RestartPolicy, RestartScope,
                            RestartSpec, RoleDependency, Submitter, TaskSpec, YamlDetail,
-                           __version__)
+                           __version__, reattach_tag)
 from libtony.errors import TonyError
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
     "Framework", "JobSpec", "JobTimeouts", "JobTypeProgress", "JobTypeSpec", "Resources",
     "RestartPolicy", "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskSpec",
     "TonyError", "YamlDetail", "dropped_log_lines", "errors", "log_to_python", "log_to_stderr",
-    "__version__",
+    "reattach_tag", "__version__",
 ]
 
 _COLUMNS = ("total", "allocated", "registered", "running", "succeeded", "failed", "restarts")
