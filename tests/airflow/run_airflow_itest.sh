@@ -3,7 +3,7 @@
 # server) on the real test cluster: `airflow dags test` of a DAG running a TensorFlow job then a
 # PyTorch job (each deferred, then resumed by its trigger), of a DAG whose job fails (the task
 # fails and the failed task's stderr is in the Airflow log), and a retried task re-attaching
-# to its earlier try's application.
+# to its earlier try's application and never to another user's with its tag.
 #
 #   tests/airflow/run_airflow_itest.sh WHEEL_DIR
 #   tests/airflow/run_airflow_itest.sh --install-only   # Airflow's venv alone (scripts/test
@@ -47,7 +47,8 @@ trap 'rm -rf "$home"' EXIT
 export AIRFLOW_HOME=$home AIRFLOW__CORE__DAGS_FOLDER=$here/dags
 export AIRFLOW__CORE__LOAD_EXAMPLES=False AIRFLOW__LOGGING__LOGGING_LEVEL=INFO
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=sqlite:///$home/airflow.db
-export AIRFLOW_CONN_TONY_DEFAULT="{\"conn_type\": \"tony\", \"extra\": {\"conf_dir\": \"$HADOOP_CONF_DIR\"}}"
+# reattach_secret: the key of the tags retries re-attach by (docs/airflow.md).
+export AIRFLOW_CONN_TONY_DEFAULT="{\"conn_type\": \"tony\", \"extra\": {\"conf_dir\": \"$HADOOP_CONF_DIR\", \"reattach_secret\": \"$(openssl rand -hex 16)\"}}"
 export TONY_EXAMPLES=$root/examples TONY_TASK_PYTHON=$task_python
 PATH=$venv/bin:$PATH
 cd "$home"
@@ -82,4 +83,5 @@ check "failed job fails the task" "$home/fail.txt" "ended FAILED"
 check "and the DAG run" "$home/fail.txt" "DagRun Finished: .* state=failed"
 check "failed task's stderr in the Airflow log" "$home/fail.txt" "libtony-airflow-boom"
 
+python "$here/reattach_unit.py"
 python "$here/retry_reattach.py" "$(date +%s%N)"

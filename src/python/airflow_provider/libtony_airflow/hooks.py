@@ -2,7 +2,9 @@
 
 Connection fields: ``extra`` holds ``conf_dir`` (the Hadoop configuration directory; default
 $HADOOP_CONF_DIR), ``keytab`` (with ``login`` as the Kerberos principal), ``user``,
-``broker_tls`` and ``backend`` ("yarn", or "local" for tests and laptops). For example:
+``broker_tls``, ``backend`` ("yarn", or "local" for tests and laptops) and ``reattach_secret``
+(the key of the tags a retried task finds its application by; at least 16 characters, e.g.
+``openssl rand -hex 32``). For example:
 
     AIRFLOW_CONN_TONY_DEFAULT='{"conn_type": "tony", "extra": {"conf_dir": "/etc/hadoop/conf"}}'
 """
@@ -14,6 +16,8 @@ from typing import Any, Dict, Optional
 import libtony
 
 from libtony_airflow._compat import BaseHook
+
+MIN_REATTACH_SECRET = 16  # libtony.reattach_tag's minimum
 
 
 class TonyHook(BaseHook):
@@ -45,6 +49,22 @@ class TonyHook(BaseHook):
         if extra.get("broker_tls"):
             options["broker_tls"] = bool(extra["broker_tls"])
         return options
+
+    def reattach_secret(self) -> Optional[str]:
+        """The connection's ``reattach_secret``, or None. Kept out of submitter_options(): those
+        travel with the trigger into Airflow's database."""
+        try:
+            conn = self.get_connection(self.tony_conn_id)
+        except Exception:  # no connection: no secret (submitter_options says the rest)
+            return None
+        secret = (conn.extra_dejson or {}).get("reattach_secret")
+        if not secret:
+            return None
+        if not isinstance(secret, str) or len(secret) < MIN_REATTACH_SECRET:
+            raise ValueError(f"connection {self.tony_conn_id}: extra reattach_secret must be a "
+                             f"string of at least {MIN_REATTACH_SECRET} characters (e.g. the "
+                             f"output of `openssl rand -hex 32`)")
+        return secret
 
     def get_conn(self) -> libtony.Submitter:
         return submitter_from_options(self.submitter_options())

@@ -2,8 +2,9 @@
 
 Deferrable by default: once the job is submitted the worker slot is freed, and TonyJobTrigger
 follows the application in the triggerer. Retries are idempotent: every submission carries a
-YARN tag made from the DAG, task, run and map index, and a retried task re-attaches to a
-still-running application with that tag instead of submitting a second one.
+YARN tag made from the DAG, task, run and map index (an HMAC keyed by the connection's
+``reattach_secret``), and a retried task re-attaches to a still-running application of the
+connection's own user with that tag instead of submitting a second one.
 """
 
 from __future__ import annotations
@@ -32,10 +33,15 @@ class TonyTrackingLink(BaseOperatorLink):
         return XCom.get_value(ti_key=ti_key, key="tracking_url") or ""
 
 
-def submission_tag(context: Dict[str, Any]) -> str:
-    """The YARN tag of this task's submissions: the same for every try of one task instance."""
+def submission_tag(context: Dict[str, Any], secret: Optional[str] = None) -> str:
+    """The YARN tag of this task's submissions: the same for every try of one task instance.
+    With `secret` an HMAC of the task instance that nobody without the secret can compute;
+    without, a plain hash that anyone can (then only the owner check keeps another user's
+    application from being adopted)."""
     ti = context["ti"]
     key = f"{ti.dag_id}/{ti.task_id}/{ti.run_id}/{getattr(ti, 'map_index', -1)}"
+    if secret:
+        return libtony.reattach_tag(key, secret, prefix="airflow-")
     return "airflow-" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
@@ -143,9 +149,16 @@ class TonyJobOperator(BaseOperator):
 
     # --- Airflow's entry points -----------------------------------------------------------
     def execute(self, context: Dict[str, Any]) -> Any:
-        options = TonyHook(self.tony_conn_id).submitter_options()
+        hook = TonyHook(self.tony_conn_id)
+        options = hook.submitter_options()
+        secret = hook.reattach_secret()
+        if not secret:
+            self.log.warning(
+                "connection %s has no extra 'reattach_secret': this task's tag is one anyone can "
+                "compute, and only the owner check guards re-attaching (set one, e.g. the output "
+                "of `openssl rand -hex 32`)", self.tony_conn_id)
         submitter = submitter_from_options(options)
-        tag = submission_tag(context)
+        tag = submission_tag(context, secret)
         app = self._reattach(submitter, tag) or self._submit(submitter, tag)
         self._app = app
         ti = context["ti"]
@@ -171,10 +184,20 @@ class TonyJobOperator(BaseOperator):
 
     # --- helpers --------------------------------------------------------------------------
     def _reattach(self, submitter: libtony.Submitter, tag: str) -> Optional[libtony.Application]:
-        try:
-            running = [a for a in submitter.list(tags=[tag], timeout=60) if not a.state.final]
+        try:  # the connection's user's applications only (list's default)
+            found = submitter.list(tags=[tag], timeout=60)
         except libtony.errors.UnimplementedError:  # the local backend: its jobs die with it
             return None
+        me = submitter.user
+        running = []
+        for a in found:
+            if a.state.final:
+                continue
+            if not me or a.user != me:  # a tag is anyone's to give: never adopt another's
+                self.log.warning("not re-attaching to %s: it carries this task's tag but belongs "
+                                 "to user %r, not %r", a.id, a.user, me)
+                continue
+            running.append(a)
         if not running:
             return None
         self.log.info("re-attaching to %s, submitted by an earlier try (tag %s)", running[0].id,
