@@ -1,13 +1,16 @@
 """The operator's re-attach rules without a cluster: it adopts only a running application of
 the connection's own user (even when a listing hands it another user's), and its tag is the
-HMAC of the task instance keyed by the connection's reattach_secret."""
+HMAC of the task instance keyed by the connection's reattach_secret (a short one is refused)."""
 
 import hashlib
 import hmac
+import json
+import os
 import types
 
 import libtony
 
+from libtony_airflow.hooks import TonyHook
 from libtony_airflow.operators import TonyJobOperator, submission_tag
 
 RUNNING = libtony.AppState.RUNNING
@@ -49,4 +52,12 @@ try:
     raise AssertionError("a short secret was taken")
 except ValueError as e:
     assert "at least 16" in str(e), e
+# A short secret in the connection is refused, naming the extra, before anything is submitted.
+os.environ["AIRFLOW_CONN_TONY_SHORT_SECRET"] = json.dumps(
+    {"conn_type": "tony", "extra": {"reattach_secret": "short"}})
+try:
+    TonyHook("tony_short_secret").reattach_secret()
+    raise AssertionError("a short reattach_secret was taken")
+except ValueError as e:
+    assert "extra reattach_secret" in str(e) and "at least 16" in str(e), e
 print("reattach_unit: ok")
