@@ -85,6 +85,8 @@ bool ForbiddenAddress(const std::string& host) {
   return IN6_IS_ADDR_UNSPECIFIED(&v6) || IN6_IS_ADDR_MULTICAST(&v6) || IN6_IS_ADDR_LINKLOCAL(&v6);
 }
 
+}  // namespace
+
 // Why a DataNode URL from a NameNode's Location is refused, or "" when it may be used: the
 // client's scheme, a host and nothing else in the authority (no user:password@, which also
 // makes "http://nn.example@elsewhere/" look like the NameNode's in a log), a numeric port, no
@@ -129,8 +131,6 @@ std::string BadDataNodeUrl(absl::string_view url, absl::string_view scheme) {
   }
   return "";
 }
-
-}  // namespace
 
 absl::StatusOr<FileStatus> ParseFileStatus(const http::Json& json, absl::string_view dir) {
   constexpr absl::string_view kWhat = "WebHDFS FileStatus";

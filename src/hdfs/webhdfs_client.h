@@ -227,6 +227,11 @@ class WebHdfsClient {
 // listed directory; for Stat, the path itself).
 absl::StatusOr<FileStatus> ParseFileStatus(const http::Json& json, absl::string_view dir);
 
+// Why a DataNode URL from a NameNode's Location (a redirect) is refused, or "" when it may be
+// used with `scheme`: no user information, a host that is no link-local, multicast or
+// unspecified address in any spelling, a numeric port, no control character or backslash.
+std::string BadDataNodeUrl(absl::string_view url, absl::string_view scheme);
+
 }  // namespace tony::hdfs
 
 #endif  // TONY_HDFS_WEBHDFS_CLIENT_H_

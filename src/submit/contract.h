@@ -43,6 +43,9 @@ inline constexpr char kEnvUser[] = "TONY_USER";
 // The weakest SASL protection the AM accepts from the RM and NodeManagers: the client's
 // hadoop.rpc.protection's weakest level ("authentication", "integrity", "privacy").
 inline constexpr char kEnvRpcProtection[] = "TONY_RPC_PROTECTION";
+// The DIGEST-MD5 ciphers the AM accepts for privacy with the RM and NodeManagers: the client's
+// tony.rpc.digest-md5.ciphers ("3des" or "3des,rc4"), checked by ipc::ParseDigestCiphers.
+inline constexpr char kEnvDigestCiphers[] = "TONY_DIGEST_CIPHERS";
 // Attempts YARN will make (the job's max_attempts within the cluster's cap): the AM of an attempt
 // that is not the last leaves a failed job to the next attempt instead of ending it.
 inline constexpr char kEnvMaxAttempts[] = "TONY_MAX_ATTEMPTS";

@@ -48,6 +48,7 @@
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
 #include "history/hdfs_event_sink.h"
+#include "ipc/digest_md5.h"
 #include "ipc/kerberos.h"
 #include "spec/python_env.h"
 #include "submit/artifact_cache.h"
@@ -842,6 +843,7 @@ class YarnSubmitter : public Submitter {
                           history::UsageIntervalFromConf(cluster_->conf));
     am.environment[history::kEnvUsageInterval] = absl::StrCat(absl::ToInt64Seconds(usage_every));
     am.environment[kEnvRpcProtection] = std::string(ipc::ProtectionName(cluster_->min_protection));
+    am.environment[kEnvDigestCiphers] = absl::StrJoin(cluster_->digest_ciphers, ",");
     am.environment["HADOOP_USER_NAME"] = cluster_->user;
     am.environment[kEnvLocalResources] = EncodeLocalResources(resources);
     if (const char* debug = std::getenv("TONY_LOG_DEBUG"); debug != nullptr && *debug != '\0') {
@@ -1050,6 +1052,9 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
   TONY_ASSIGN_OR_RETURN(cluster.min_protection,
                         ipc::MinProtection(cluster.conf.Get("hadoop.rpc.protection").value_or("")));
   yarn_options.min_protection = cluster.min_protection;
+  TONY_ASSIGN_OR_RETURN(
+      cluster.digest_ciphers,
+      ipc::ParseDigestCiphers(cluster.conf.Get(ipc::kDigestCiphersKey).value_or("")));
   yarn_options.connect_timeout = absl::Seconds(10);
   yarn_options.call_timeout = absl::Seconds(30);
   TONY_ASSIGN_OR_RETURN(cluster.yarn, yarn::NewYarnClient(yarn_options));

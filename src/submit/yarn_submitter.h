@@ -33,6 +33,8 @@ struct YarnCluster {
   // The weakest of hadoop.rpc.protection's levels: what every RPC connection, the client's and
   // (passed on) the AM's, accepts at least.
   ipc::Protection min_protection = ipc::Protection::kAuthentication;
+  // tony.rpc.digest-md5.ciphers: what the AM accepts for a privacy layer (3des, optionally rc4).
+  std::vector<std::string> digest_ciphers = {"3des"};
   // ClusterKey(conf): this cluster's staging directory under the user's.
   std::string cluster_key;
   std::unique_ptr<yarn::YarnClient> yarn;

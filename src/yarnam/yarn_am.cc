@@ -28,6 +28,7 @@
 #include "history/hdfs_event_sink.h"
 #include "http/json.h"
 #include "ipc/credentials.h"
+#include "ipc/digest_md5.h"
 #include "ipc/sasl.h"
 #include "submit/contract.h"
 
@@ -140,9 +141,12 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
   // connection (StartContainers carries the tasks' credentials).
   TONY_ASSIGN_OR_RETURN(const ipc::Protection min_protection,
                         ipc::MinProtection(Env(submit::kEnvRpcProtection)));
+  TONY_ASSIGN_OR_RETURN(const std::vector<std::string> ciphers,
+                        ipc::ParseDigestCiphers(Env(submit::kEnvDigestCiphers)));
   am->nm_tokens_ = std::make_shared<yarn::NmTokenCache>();
   yarn::AmRmClientOptions rm_options;
   rm_options.min_protection = min_protection;
+  rm_options.digest_ciphers = ciphers;
   for (absl::string_view a : absl::StrSplit(schedulers, ',', absl::SkipEmpty())) {
     rm_options.scheduler_addresses.emplace_back(a);
   }
@@ -152,6 +156,7 @@ absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
   yarn::NmClientOptions nm_options;
   nm_options.nm_tokens = am->nm_tokens_;
   nm_options.min_protection = min_protection;
+  nm_options.digest_ciphers = ciphers;
   TONY_ASSIGN_OR_RETURN(am->nm_, yarn::NewNmClient(nm_options));
 
   // HDFS is for the history and the staging clean-up: a job runs without it.

@@ -48,7 +48,8 @@ export AIRFLOW_HOME=$home AIRFLOW__CORE__DAGS_FOLDER=$here/dags
 export AIRFLOW__CORE__LOAD_EXAMPLES=False AIRFLOW__LOGGING__LOGGING_LEVEL=INFO
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=sqlite:///$home/airflow.db
 # reattach_secret: the key of the tags retries re-attach by (docs/airflow.md).
-export AIRFLOW_CONN_TONY_DEFAULT="{\"conn_type\": \"tony\", \"extra\": {\"conf_dir\": \"$HADOOP_CONF_DIR\", \"reattach_secret\": \"$(openssl rand -hex 16)\"}}"
+reattach_secret=$(openssl rand -hex 16)
+export AIRFLOW_CONN_TONY_DEFAULT="{\"conn_type\": \"tony\", \"extra\": {\"conf_dir\": \"$HADOOP_CONF_DIR\", \"reattach_secret\": \"$reattach_secret\"}}"
 export TONY_EXAMPLES=$root/examples TONY_TASK_PYTHON=$task_python
 PATH=$venv/bin:$PATH
 cd "$home"
