@@ -44,7 +44,13 @@ absl::Time TimeOf(const Json& line, const char* key = "time") {
   return t;
 }
 
-// The job's state and facts, one event at a time.
+// At most kMaxHistoryTextBytes of a text, cut on a character's boundary.
+std::string Cut(std::string text) {
+  if (text.size() <= kMaxHistoryTextBytes) return text;
+  return ToValidUtf8(text.substr(0, kMaxHistoryTextBytes)) + "...";
+}
+
+// The job's state and facts, one event at a time, within the kMaxHistory* bounds.
 class HistoryBuilder {
  public:
   explicit HistoryBuilder(JobHistory* out) : out_(out) {}
@@ -77,7 +83,21 @@ class HistoryBuilder {
   }
 
  private:
+  // A note among the problems, once per kind, that a bound left something out.
+  void Bound(bool* noted, const std::string& what) {
+    if (*noted) return;
+    *noted = true;
+    out_->problems.push_back(absl::StrCat("more ", what,
+                                          " than shown (a log this large is "
+                                          "unusual: forged, or a runaway job)"));
+  }
+
   TaskHistory& Task(const std::string& name) {
+    if (tasks_.size() >= kMaxHistoryTasks && tasks_.count(name) == 0) {
+      Bound(&tasks_bounded_, absl::StrCat("tasks (", kMaxHistoryTasks, ")"));
+      overflow_ = TaskHistory();
+      return overflow_;
+    }
     auto [it, added] = tasks_.try_emplace(name);
     if (added) {
       it->second.task = name;
@@ -91,9 +111,14 @@ class HistoryBuilder {
     return it->second;
   }
 
-  static void Mark(TaskHistory& t, absl::Time time, const char* phase, const char* state) {
-    t.marks.push_back({time, phase});
+  void Mark(TaskHistory& t, absl::Time time, const char* phase, const char* state) {
     t.state = state;
+    if (marks_ >= kMaxHistoryMarks) {
+      Bound(&marks_bounded_, absl::StrCat("timeline marks (", kMaxHistoryMarks, ")"));
+      return;
+    }
+    ++marks_;
+    t.marks.push_back({time, phase});
   }
 
   void AddTaskEvent(TaskHistory& t, const std::string& event, const Json& line, absl::Time time) {
@@ -105,7 +130,7 @@ class HistoryBuilder {
       t.node_http = Str(line, "node_http");
       Mark(t, time, "launching", "ALLOCATED");
     } else if (event == "task_launch_failed") {
-      t.stderr_tail = Str(line, "reason");
+      t.stderr_tail = Cut(Str(line, "reason"));
       Mark(t, time, "exited", "LAUNCH_FAILED");
     } else if (event == "task_registered") {
       t.address = Str(line, "address");
@@ -114,18 +139,18 @@ class HistoryBuilder {
       Mark(t, time, "running", "RUNNING");
     } else if (event == "task_restarted_in_place") {
       ++t.restarts;
-      t.stderr_tail = Str(line, "stderr_tail");
+      t.stderr_tail = Cut(Str(line, "stderr_tail"));
       Mark(t, time, "running", "RUNNING");
     } else if (event == "task_exited") {
       t.exit_code = Int(line, "exit_code");
-      t.stderr_tail = Str(line, "stderr_tail");
+      t.stderr_tail = Cut(Str(line, "stderr_tail"));
       // A task the AM stopped (the job's end, a scale-down) ends by its signal: not a failure.
       const bool stopped = !t.marks.empty() && t.marks.back().phase == "stopping";
       Mark(t, time, "exited", t.exit_code == 0 ? "SUCCEEDED" : stopped ? "STOPPED" : "FAILED");
     } else if (event == "container_completed") {
       // After task_exited it adds nothing; without one, the container ended under the task.
       if (t.marks.empty() || t.marks.back().phase != "exited") {
-        t.stderr_tail = Str(line, "diagnostics");
+        t.stderr_tail = Cut(Str(line, "diagnostics"));
         Mark(t, time, "exited", "CONTAINER_ENDED");
       }
     } else if (event == "task_restart_scheduled") {
@@ -144,7 +169,12 @@ class HistoryBuilder {
         }
         if (p.gpus > 0) p.gpu_utilization /= p.gpus;
       }
-      t.usage.push_back(p);
+      if (points_ >= kMaxHistoryUsagePoints) {
+        Bound(&points_bounded_, absl::StrCat("usage points (", kMaxHistoryUsagePoints, ")"));
+      } else {
+        ++points_;
+        t.usage.push_back(p);
+      }
     } else if (event == "task_gpu_idle") {
       t.gpu_idle = true;
     }
@@ -172,21 +202,27 @@ class HistoryBuilder {
         }
       }
     } else if (event == "job_spec") {
-      out_->spec_yaml = Str(line, "yaml");
+      out_->spec_yaml = Cut(Str(line, "yaml"));
     } else if (event == "tensorboard_listening") {
       out_->tensorboard_url = Str(line, "url");
     } else if (event == "job_outcome") {
-      s.diagnostics = Str(line, "diagnostics");
+      s.diagnostics = Cut(Str(line, "diagnostics"));
     } else if (event == "job_finished") {
       s.state = Str(line, "state");
       if (s.state.empty()) s.state = "UNKNOWN";
-      s.diagnostics = Str(line, "diagnostics");
+      s.diagnostics = Cut(Str(line, "diagnostics"));
       s.finished = time;
     }
   }
 
   JobHistory* const out_;
   std::map<std::string, TaskHistory> tasks_;
+  TaskHistory overflow_;  // where a task past kMaxHistoryTasks goes, and is dropped
+  int marks_ = 0;
+  int points_ = 0;
+  bool tasks_bounded_ = false;
+  bool marks_bounded_ = false;
+  bool points_bounded_ = false;
 };
 
 }  // namespace
@@ -198,25 +234,31 @@ JobHistory ReadJobHistory(absl::string_view app_id, absl::string_view text,
   out.summary.user = std::string(owner);
   HistoryBuilder builder(&out);
   int number = 0;
+  int bad = 0;
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
     ++number;
     const absl::string_view line = absl::StripAsciiWhitespace(raw);
     if (line.empty()) continue;
     auto json = http::ParseJson(line, "event");
-    if (!json.ok() || !json->is_object()) {
-      out.problems.push_back(absl::StrCat("line ", number, ": not a JSON object (cut short?)"));
+    const auto v = json.ok() && json->is_object() ? Int(*json, "v") : std::nullopt;
+    if (json.ok() && json->is_object() && v == 1) {
+      builder.Add(*json, TimeOf(*json));
       continue;
     }
-    const auto v = Int(*json, "v");
-    if (v != 1) {
-      out.problems.push_back(absl::StrCat("line ", number, ": schema version ",
-                                          v ? absl::StrCat(*v) : "missing", " is not known"));
-      continue;
-    }
-    builder.Add(*json, TimeOf(*json));
+    if (++bad > kMaxHistoryProblems) continue;  // counted, not named
+    out.problems.push_back(!json.ok() || !json->is_object()
+                               ? absl::StrCat("line ", number, ": not a JSON object (cut short?)")
+                               : absl::StrCat("line ", number, ": schema version ",
+                                              v ? absl::StrCat(*v) : "missing", " is not known"));
   }
   builder.Finish();
-  out.summary.bad_lines = static_cast<int>(out.problems.size());
+  // Every bad line, and each other problem (a bound reached, a user's name that is not the
+  // owner's).
+  out.summary.bad_lines =
+      bad + static_cast<int>(out.problems.size()) - std::min(bad, kMaxHistoryProblems);
+  if (bad > kMaxHistoryProblems) {
+    out.problems.push_back(absl::StrCat("and ", bad - kMaxHistoryProblems, " more bad lines"));
+  }
   if (out.summary.diagnostics.size() > 300) {
     out.summary.diagnostics = ToValidUtf8(out.summary.diagnostics.substr(0, 300)) + "...";
   }

@@ -22,6 +22,17 @@
 
 namespace tony::history {
 
+// What one job's history holds at most, whatever its log says: a log is its owner's to write,
+// and a forged one must cost a reader no more than a large real one. Tasks (the spec's limit),
+// timeline marks and usage points over all tasks, the bytes of one text (a stderr tail, the
+// diagnostics, the spec), and problems named; what is past a bound is left out and said among
+// the problems.
+inline constexpr int kMaxHistoryTasks = 10000;
+inline constexpr int kMaxHistoryMarks = 100000;
+inline constexpr int kMaxHistoryUsagePoints = 100000;
+inline constexpr size_t kMaxHistoryTextBytes = size_t{64} << 10;
+inline constexpr int kMaxHistoryProblems = 100;
+
 // What a list of jobs needs of one job: small, so that tens of thousands fit in an index.
 struct JobSummary {
   std::string app_id;

@@ -127,9 +127,18 @@ absl::StatusOr<std::pair<std::string, bool>> LogDir(const TensorBoardLauncherOpt
                                                     const hdfs::WebHdfsClient* hdfs,
                                                     const TensorBoardJob& job) {
   absl::string_view path = job.output_path;
-  if (hdfs == nullptr) {  // the local backend's jobs: this user's own
+  if (hdfs == nullptr) {  // the local backend's jobs: only a directory of this user's own
     absl::ConsumePrefix(&path, "file://");
-    return std::make_pair(std::string(path), false);
+    struct stat st {};
+    const std::string dir(path);
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::NotFoundError(absl::StrCat("the output path ", dir, " is no directory here"));
+    }
+    if (st.st_uid != ::geteuid()) {
+      return absl::PermissionDeniedError(absl::StrCat("the output path ", dir, " belongs to user ",
+                                                      st.st_uid, ", not to this one"));
+    }
+    return std::make_pair(dir, false);
   }
   if (absl::ConsumePrefix(&path, "hdfs://")) {
     const size_t slash = path.find('/');

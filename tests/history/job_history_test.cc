@@ -184,3 +184,44 @@ TEST(JobHistoryTest, LogNames) {
 
 }  // namespace
 }  // namespace tony::history
+
+namespace tony::history {
+namespace {
+
+// A forged log as large as the server reads (64 MiB) must cost no more than a large real job:
+// tasks, marks, usage points, texts and problems are bounded, and what was left out is said.
+TEST(JobHistoryBoundsTest, AHugeForgedLogIsReadWithinBounds) {
+  std::string log;
+  const std::string prefix = R"({"v":1,"seq":1,"attempt":1,"time":"2026-11-26T10:00:00.000Z",)";
+  for (int i = 0; i < kMaxHistoryTasks + 50; ++i) {
+    absl::StrAppend(&log, prefix, R"("event":"task_requested","task":"w:)", i, "\"}\n");
+  }
+  for (int i = 0; i < kMaxHistoryUsagePoints + 10; ++i) {
+    absl::StrAppend(&log, prefix, R"("event":"task_usage","task":"w:0","rss_bytes":1})", "\n");
+  }
+  for (int i = 0; i < kMaxHistoryMarks; ++i) {
+    absl::StrAppend(&log, prefix, R"("event":"task_stop_requested","task":"w:1"})", "\n");
+  }
+  absl::StrAppend(&log, prefix, R"("event":"task_exited","task":"w:2","exit_code":1,)",
+                  R"("stderr_tail":")", std::string(1 << 20, 'x'), "\"}\n");
+  for (int i = 0; i < 5000; ++i) log += "not json\n";
+  JobHistory job = ReadJobHistory("application_1_0001", log, "mallory");
+  EXPECT_EQ(job.tasks.size(), static_cast<size_t>(kMaxHistoryTasks));
+  size_t marks = 0, points = 0;
+  for (const TaskHistory& t : job.tasks) {
+    marks += t.marks.size();
+    points += t.usage.size();
+    EXPECT_LE(t.stderr_tail.size(), kMaxHistoryTextBytes + 3);
+  }
+  EXPECT_LE(marks, static_cast<size_t>(kMaxHistoryMarks));
+  EXPECT_EQ(points, static_cast<size_t>(kMaxHistoryUsagePoints));
+  EXPECT_LE(job.problems.size(), static_cast<size_t>(kMaxHistoryProblems + 4));
+  EXPECT_THAT(job.problems, Contains(HasSubstr("more tasks (10000) than shown")));
+  EXPECT_THAT(job.problems, Contains(HasSubstr("more usage points")));
+  EXPECT_THAT(job.problems, Contains(HasSubstr("more timeline marks")));
+  EXPECT_THAT(job.problems, Contains(HasSubstr("and 4900 more bad lines")));
+  EXPECT_GE(job.summary.bad_lines, 5000);
+}
+
+}  // namespace
+}  // namespace tony::history

@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <optional>
@@ -186,6 +187,32 @@ TEST_F(TensorBoardLauncherTest, TheLaunchersAddressIsTensorBoardsOwn) {
   auto process = launch(TensorBoardJob{"application_1_0002", dir_ + "/out", "alice"});
   ASSERT_TRUE(process.ok()) << process.status();
   EXPECT_EQ((*process)->url(), "http://127.0.0.1:4321/");
+}
+
+// A local job's output path (ytf history-server --local) is read only when it is a directory of
+// this user's own: a log naming /etc or another user's directory starts nothing.
+TEST_F(TensorBoardLauncherTest, LocallyOnlyTheUsersOwnDirectoryIsServed) {
+  TensorBoardLauncherOptions options;
+  options.command = "exit 1; :";  // never meant to run
+  options.cache_dir = dir_ + "/cache";
+  TensorBoardLauncher launch = MakeTensorBoardLauncher(options, nullptr);
+  auto missing = launch(TensorBoardJob{"local_1", dir_ + "/nothing-here", "alice"});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+  if (::geteuid() != 0) {
+    auto etc = launch(TensorBoardJob{"local_1", "file:///etc", "alice"});
+    EXPECT_EQ(etc.status().code(), absl::StatusCode::kPermissionDenied) << etc.status();
+  }
+  // As root, a directory another user owns (made here and given away).
+  const std::string theirs = dir_ + "/theirs";
+  ASSERT_EQ(::mkdir(theirs.c_str(), 0755), 0);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+  }
+  auto other = launch(TensorBoardJob{"local_1", theirs, "alice"});
+  if (::geteuid() == 0) {
+    EXPECT_EQ(other.status().code(), absl::StatusCode::kPermissionDenied) << other.status();
+    EXPECT_THAT(other.status().message(), HasSubstr("belongs to user 65534"));
+  }
 }
 
 }  // namespace
