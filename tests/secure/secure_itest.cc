@@ -18,6 +18,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/random/random.h"
@@ -484,10 +485,29 @@ absl::StatusOr<std::string> ResolveIpv4(const std::string& host) {
   return ip;
 }
 
+// Another user of the test bed (scripts/hadoop-cluster OTHER_USERS) signed in: `name`'s ticket
+// in a cache of its own, from the keytab beside the cluster user's. The environment to run as
+// them, or an empty map when that failed.
+std::map<std::string, std::string> SignInAs(const std::string& name, const std::string& realm) {
+  std::string keytab = Cluster().keytab();
+  keytab = keytab.substr(0, keytab.rfind('/')) + "/" + name + ".keytab";
+  const std::string cache =
+      absl::StrCat("FILE:", ::testing::TempDir(), "/", name, "-", ::getpid(), ".ccache");
+  Result kinit =
+      Exec({"/usr/bin/kinit", "-kt", keytab, name + "@" + realm}, {{"KRB5CCNAME", cache}});
+  if (kinit.exit_code != 0) {
+    ADD_FAILURE() << "kinit as " << name << ": " << kinit.err;
+    return {};
+  }
+  return {{"KRB5CCNAME", cache}};
+}
+
 // ytf history-server --spnego_keytab on the Kerberos cluster, as Hadoop's own pages: a client
 // with the user's ticket sees the jobs (SPNEGO), one without credentials gets 401 Negotiate and
 // nothing else, `ytf history --server` signs in by itself; a server reachable beyond loopback
 // without a keytab, or with a keytab holding no HTTP key, does not start (exit 2, one line).
+// Another signed-in user sees only the jobs whose view_acls name them: mallory none of the
+// cluster user's, bob the one shared with him.
 TEST(SecureTest, TheHistoryServerAsksForKerberosAndShowsJobsOnlyToTheSignedIn) {
   // Where the daemons listen: the name the HTTP/_HOST principal carries, and its address.
   std::smatch m;
@@ -525,7 +545,11 @@ TEST(SecureTest, TheHistoryServerAsksForKerberosAndShowsJobsOnlyToTheSignedIn) {
                   "--spnego_keytab",
                   service_keytab,
                   "--spnego_principal",
-                  "HTTP/_HOST@" + realm};
+                  "HTTP/_HOST@" + realm,
+                  "--admin_acl",
+                  "nobody-is-admin",
+                  "--scan_interval",
+                  "1s"};
   options.env = CurrentEnvironment();
   options.env["HADOOP_CONF_DIR"] = Cluster().conf_dir();
   options.stdout_path = base + ".out";
@@ -571,6 +595,47 @@ TEST(SecureTest, TheHistoryServerAsksForKerberosAndShowsJobsOnlyToTheSignedIn) {
                                {{"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}});
   EXPECT_NE(without_ticket.exit_code, 0);
   EXPECT_THAT(without_ticket.err, HasSubstr("answered 401"));
+
+  // Two jobs of the cluster user's, one shared with bob; what each other user sees of them.
+  Result own = Exec({Submit(), "--yarn", "-n", "secure-private", "-r", "worker:1", "-m", "128m",
+                     "echo private-tail-17 >&2; exit 4"});
+  Result shared = Exec({Submit(), "--yarn", "-n", "secure-shared", "--view_acls", "bob", "-r",
+                        "worker:1", "-m", "128m", "true"});
+  const std::string own_app = AppIdOf(own.out), shared_app = AppIdOf(shared.out);
+  ASSERT_FALSE(own_app.empty()) << own.out << own.err;
+  ASSERT_FALSE(shared_app.empty()) << shared.out << shared.err;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        Result r = Exec({Ytf(), "history", "--server", url, "--json"});
+        return r.out.find(own_app) != std::string::npos &&
+               r.out.find(shared_app) != std::string::npos;
+      },
+      absl::Seconds(60)))
+      << "the owner never saw both jobs";
+  const std::map<std::string, std::string> mallory = SignInAs("mallory", realm);
+  const std::map<std::string, std::string> bob = SignInAs("bob", realm);
+  ASSERT_FALSE(mallory.empty() || bob.empty());
+  Result seen_by_mallory = Exec({Ytf(), "history", "--server", url, "--json"}, mallory);
+  EXPECT_EQ(seen_by_mallory.exit_code, 0) << seen_by_mallory.err;
+  EXPECT_THAT(seen_by_mallory.out, Not(HasSubstr(own_app)));
+  EXPECT_THAT(seen_by_mallory.out, Not(HasSubstr(shared_app)));
+  Result seen_by_bob = Exec({Ytf(), "history", "--server", url, "--json"}, bob);
+  EXPECT_THAT(seen_by_bob.out, HasSubstr(shared_app));
+  EXPECT_THAT(seen_by_bob.out, Not(HasSubstr(own_app)));
+  // The failed job's page, its diagnostics and stderr tail: the owner's, not mallory's.
+  for (const auto& [who, env, code] :
+       std::vector<std::tuple<std::string, std::map<std::string, std::string>, std::string>>{
+           {"mallory", mallory, "404"}, {"owner", {}, "200"}}) {
+    Result page = Exec({"/usr/bin/curl", "-s", "--negotiate", "-u", ":", "-o", "/dev/stdout", "-w",
+                        "\n%{http_code}", url + "/api/jobs/" + own_app},
+                       env);
+    EXPECT_THAT(page.out, ::testing::EndsWith("\n" + code)) << who << ": " << page.out;
+    if (code == "404") {
+      EXPECT_THAT(page.out, Not(HasSubstr("private-tail-17"))) << who;
+    } else {
+      EXPECT_THAT(page.out, HasSubstr("private-tail-17")) << who;
+    }
+  }
   (*server)->Terminate(absl::Seconds(10));
 }
 
