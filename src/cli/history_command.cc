@@ -16,6 +16,7 @@
 #include "cli/ytf_command.h"
 #include "common/egress.h"
 #include "common/file_util.h"
+#include "common/logging.h"
 #include "common/signal_watcher.h"
 #include "common/status_macros.h"
 #include "history/hdfs_event_sink.h"
@@ -191,6 +192,12 @@ absl::Status SetUpAdmins(const HistoryArgs& args, const submit::YarnCluster* clu
   if (auto parsed = spec::ParseAccessControlList(acl, "--admin_acl"); !parsed.ok()) {
     return parsed.status();
   }
+  if (absl::StripAsciiWhitespace(acl) == "*") {
+    TONY_LOG(WARNING) << "every signed-in user sees every job (the admins are everyone: "
+                      << (args.admin_acl.empty() ? "yarn.acl.enable is off or yarn.admin.acl is *"
+                                                 : "--admin_acl *")
+                      << "); name the admins with --admin_acl to keep jobs to their viewers";
+  }
   options->admin_acl = acl;
   return absl::OkStatus();
 }
@@ -227,10 +234,18 @@ absl::Status SetUpAuthentication(const HistoryArgs& args, const submit::YarnClus
         absl::StrCat("--spnego_keytab: ", acceptor.status().message()));
   }
   std::shared_ptr<ipc::SpnegoAcceptor> shared = *std::move(acceptor);
+  // Users of this realm only: a short name ("alice") means this realm's alice, and a trusted
+  // realm's alice@OTHER must not pass for her (Hadoop's default auth_to_local rule).
+  const size_t at = principal.rfind('@');
+  const std::string realm = at == std::string::npos ? "" : principal.substr(at + 1);
   options->authenticate =
-      [shared](absl::string_view authorization) -> absl::StatusOr<history::HttpLogin> {
+      [shared, realm](absl::string_view authorization) -> absl::StatusOr<history::HttpLogin> {
     absl::StatusOr<ipc::SpnegoAcceptor::Accepted> who = shared->Accept(authorization);
     if (!who.ok()) return who.status();
+    if (!realm.empty() && !absl::EndsWith(who->principal, absl::StrCat("@", realm))) {
+      return absl::PermissionDeniedError(
+          absl::StrCat(who->principal, " is not of this server's realm ", realm));
+    }
     return history::HttpLogin{who->principal, who->reply};
   };
   return SetUpAdmins(args, cluster, options);

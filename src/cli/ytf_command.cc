@@ -625,9 +625,14 @@ int Events(submit::YarnCluster& cluster, const std::string& app, bool json, std:
   // user (or the directory open to others) logged there (history::HdfsEventSink).
   std::string path = submit::PrivateEventLogPath(cluster.user, app);
   auto text = cluster.hdfs->ReadToString(path);
-  if (!text.ok()) {
+  if (absl::IsNotFound(text.status())) {
     path = history::EventLogPath(*dir, app);
     text = cluster.hdfs->ReadToString(path);
+    // Anyone may have made a log of that name first: say whose it is when it is not ours.
+    if (auto st = cluster.hdfs->Stat(path); text.ok() && st.ok() && st->owner != cluster.user) {
+      err << "ytf: warning: " << path << " belongs to " << st->owner << ", not to " << cluster.user
+          << "; it is this job's log only if " << st->owner << " ran the job\n";
+    }
   }
   if (!text.ok()) {
     err << "ytf: no event log for " << app << " at " << path << " (" << text.status().message()
@@ -819,7 +824,8 @@ queue, start, tasks, name. Kept after YARN has forgotten the job.
       --history_dir <dir>   another directory than tony.history.dir
       --init_dir            make the history directory for every user's ApplicationMaster
                             and exit, run once by an HDFS admin: mode 1777, owned by the
-                            caller (AMs refuse a shared directory another user owns)
+                            HDFS superuser (AMs refuse a shared directory another user
+                            owns); run it as the superuser
       --group <g>           with --init_dir: the directory's group, the history server's
                             (logs are 0640 and take the directory's group)
       --local               this user's local jobs (ytf-submit --local) instead, from

@@ -121,6 +121,8 @@ std::string BadDataNodeUrl(absl::string_view url, absl::string_view scheme) {
     if (colon != absl::string_view::npos) port = authority.substr(colon + 1);
   }
   if (host.empty()) return "to an address without a host";
+  // An IPv6 zone ("fe80::1%eth0") hides the address from the checks below.
+  if (absl::StrContains(host, "%")) return "to an address with a zone or escape (%)";
   int port_number = 0;
   if (!port.empty() && (!absl::SimpleAtoi(port, &port_number) || port_number < 1 ||
                         port_number > 65535 || !absl::ascii_isdigit(port[0]))) {
@@ -588,12 +590,15 @@ absl::Status WebHdfsClient::SetPermission(absl::string_view path, int permission
   return absl::OkStatus();
 }
 
-absl::Status WebHdfsClient::SetGroup(absl::string_view path, absl::string_view group) const {
-  if (group.empty()) return absl::InvalidArgumentError("an empty group");
+absl::Status WebHdfsClient::SetOwner(absl::string_view path, absl::string_view owner,
+                                     absl::string_view group) const {
+  if (owner.empty() && group.empty()) return absl::InvalidArgumentError("no owner nor group");
   TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
+  std::string extra;
+  if (!owner.empty()) absl::StrAppend(&extra, "&owner=", http::UrlEncode(owner));
+  if (!group.empty()) absl::StrAppend(&extra, "&group=", http::UrlEncode(group));
   TONY_ASSIGN_OR_RETURN(http::Response response,
-                        CallNameNode(http::Method::kPut, p, "SETOWNER",
-                                     absl::StrCat("&group=", http::UrlEncode(group))));
+                        CallNameNode(http::Method::kPut, p, "SETOWNER", extra));
   if (response.status != 200) {
     return WebHdfsErrorStatus(response.status, response.body, absl::StrCat("WebHDFS SETOWNER ", p));
   }

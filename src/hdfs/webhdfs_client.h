@@ -166,9 +166,10 @@ class WebHdfsClient {
                               absl::Time deadline = absl::InfiniteFuture()) const;
 
   absl::Status SetPermission(absl::string_view path, int permission) const;
-  // Sets the group of `path` (SETOWNER with a group only: a file's owner may give it a group
-  // it belongs to; the superuser any).
-  absl::Status SetGroup(absl::string_view path, absl::string_view group) const;
+  // Sets the owner and/or the group of `path` (SETOWNER; an empty one stays as it is). Only the
+  // superuser may change an owner; a file's owner may give it a group it belongs to.
+  absl::Status SetOwner(absl::string_view path, absl::string_view owner,
+                        absl::string_view group) const;
 
   // Extended attributes (the NameNode's dfs.namenode.xattrs.enabled, on by default): `name`
   // with its namespace ("user.tony.sha256"), `value` any bytes (sent hex-encoded). Only the

@@ -51,7 +51,14 @@ absl::StatusOr<hdfs::FileStatus> InitHistoryDir(const hdfs::WebHdfsClient& hdfs,
                                                 const std::string& dir, const std::string& group) {
   TONY_RETURN_IF_ERROR(hdfs.Mkdirs(dir, 01777));
   TONY_RETURN_IF_ERROR(hdfs.SetPermission(dir, 01777));
-  if (!group.empty()) TONY_RETURN_IF_ERROR(hdfs.SetGroup(dir, group));
+  // HDFS's superuser's (the owner of "/"), whoever made it: an AM trusts no other owner.
+  TONY_ASSIGN_OR_RETURN(hdfs::FileStatus root, hdfs.Stat("/"));
+  absl::Status owned = hdfs.SetOwner(dir, root.owner, group);
+  if (!owned.ok()) {
+    return absl::Status(owned.code(),
+                        absl::StrCat("making ", dir, " the superuser's (", root.owner,
+                                     "): ", owned.message(), "; run it as ", root.owner));
+  }
   return hdfs.Stat(dir);
 }
 
@@ -126,10 +133,24 @@ absl::Status HdfsEventSink::Append(const std::string& bytes) {
   return absl::InternalError("unreachable");
 }
 
+namespace {
+
+// A failure the next flush may not meet again (the NameNode restarting, a timeout): the shared
+// log is tried again then. Anything else (no permission, a file another client holds open)
+// would fail every flush, and the log goes to the fallback instead.
+bool Transient(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsInternal(s);
+}
+
+}  // namespace
+
 absl::Status HdfsEventSink::Open(const std::string& bytes) {
-  TONY_ASSIGN_OR_RETURN(std::string why,
-                        CheckSharedDir(*hdfs_, options_.history_dir, options_.user));
-  if (!why.empty()) return MoveToFallback(why, bytes);
+  absl::StatusOr<std::string> why = CheckSharedDir(*hdfs_, options_.history_dir, options_.user);
+  if (!why.ok()) {
+    if (Transient(why.status())) return why.status();
+    return MoveToFallback(std::string(why.status().message()), bytes);
+  }
+  if (!why->empty()) return MoveToFallback(*why, bytes);
   // Created by us, or an earlier attempt's (or a retried CREATE's) log that is ours.
   absl::StatusOr<hdfs::FileStatus> created =
       hdfs_->UploadString(bytes, path_, LogFileOptions(0640));
@@ -137,10 +158,17 @@ absl::Status HdfsEventSink::Open(const std::string& bytes) {
     phase_ = Phase::kShared;
     return absl::OkStatus();
   }
-  if (!absl::IsAlreadyExists(created.status())) return created.status();
-  TONY_ASSIGN_OR_RETURN(hdfs::FileStatus existing, hdfs_->Stat(path_));
-  why = UntrustedEventLog(existing, options_.user);
-  if (!why.empty()) return MoveToFallback(why, bytes);
+  if (Transient(created.status())) return created.status();
+  // Taken (AlreadyExists), or held open by another client (its lease): whose it is decides.
+  absl::StatusOr<hdfs::FileStatus> existing = hdfs_->Stat(path_);
+  if (!existing.ok()) {
+    return MoveToFallback(std::string(created.status().message()), bytes);
+  }
+  std::string untrusted = UntrustedEventLog(*existing, options_.user);
+  if (untrusted.empty() && !absl::IsAlreadyExists(created.status())) {
+    untrusted = std::string(created.status().message());
+  }
+  if (!untrusted.empty()) return MoveToFallback(untrusted, bytes);
   phase_ = Phase::kShared;
   return hdfs_->AppendString(bytes, path_, LogFileOptions(0640));
 }

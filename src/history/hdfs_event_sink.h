@@ -53,8 +53,9 @@ std::string EventLogPath(absl::string_view history_dir, absl::string_view app_id
 absl::Status PrepareHistoryDir(const hdfs::WebHdfsClient& hdfs, const std::string& dir);
 // What an HDFS admin runs once (`ytf history-server --init_dir`): makes `dir` (or mends an
 // existing one) 1777 (every user's AM creates its log there; sticky, so none removes another's),
-// owned by the caller, and of `group` unless empty (the history server's: logs are 0640 and take
-// the directory's group). Returns the directory's status afterwards.
+// owned by HDFS's superuser (the owner of "/", the one owner besides themselves AMs trust: the
+// caller must be the superuser), and of `group` unless empty (the history server's: logs are 0640
+// and take the directory's group). Returns the directory's status afterwards.
 absl::StatusOr<hdfs::FileStatus> InitHistoryDir(const hdfs::WebHdfsClient& hdfs,
                                                 const std::string& dir, const std::string& group);
 

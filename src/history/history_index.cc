@@ -244,7 +244,9 @@ int HistoryIndex::Load(absl::string_view text) {
     }
     const HistoryFile file{name->get<std::string>(), length->get<int64_t>(), mtime->get<int64_t>(),
                            owner != nullptr && owner->is_string() ? owner->get<std::string>() : ""};
-    Put(file, SummaryFromJson(*summary));
+    JobSummary s = SummaryFromJson(*summary);
+    if (!file.owner.empty()) s.user = file.owner;  // an index kept by a version that believed logs
+    Put(file, std::move(s));
     bytes_read_ -= file.length;  // not read from the directory
     ++taken;
   }

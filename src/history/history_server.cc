@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -49,6 +50,11 @@ class HdfsStore : public HistoryStore {
     return hdfs_->Delete(absl::StrCat(dir_, "/", name), false, absl::Now() + absl::Seconds(30))
         .status();
   }
+  absl::StatusOr<std::string> Owner(const std::string& name) const override {
+    absl::StatusOr<hdfs::FileStatus> st = hdfs_->Stat(absl::StrCat(dir_, "/", name));
+    if (!st.ok()) return st.status();
+    return st->owner;
+  }
   std::string Describe() const override { return absl::StrCat("HDFS ", dir_); }
 
  private:
@@ -71,8 +77,8 @@ std::string UserName(uid_t uid) {
 std::vector<std::string> GroupsOf(const std::string& user) {
   struct passwd pw {};
   struct passwd* found = nullptr;
-  char buf[4096];
-  if (::getpwnam_r(user.c_str(), &pw, buf, sizeof(buf), &found) != 0 || found == nullptr) {
+  std::vector<char> buf(16384);
+  if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
     return {};
   }
   int n = 64;
@@ -85,10 +91,14 @@ std::vector<std::string> GroupsOf(const std::string& user) {
   for (int i = 0; i < n; ++i) {
     struct group gr {};
     struct group* g = nullptr;
-    char gbuf[4096];
-    if (::getgrgid_r(gids[i], &gr, gbuf, sizeof(gbuf), &g) == 0 && g != nullptr) {
-      names.emplace_back(g->gr_name);
+    // A group of many members needs more room than most: grow on ERANGE (up to 16 MiB).
+    std::vector<char> gbuf(16384);
+    int rc = 0;
+    while ((rc = ::getgrgid_r(gids[i], &gr, gbuf.data(), gbuf.size(), &g)) == ERANGE &&
+           gbuf.size() < (size_t{16} << 20)) {
+      gbuf.resize(gbuf.size() * 4);
     }
+    if (rc == 0 && g != nullptr) names.emplace_back(g->gr_name);
   }
   return names;
 }
@@ -142,6 +152,9 @@ class LocalStore : public HistoryStore {
     }
     return absl::OkStatus();
   }
+  absl::StatusOr<std::string> Owner(const std::string& name) const override {
+    return std::string();  // a directory of copied logs: whoever copied them owns the files
+  }
   std::string Describe() const override { return dir_; }
 
  private:
@@ -173,6 +186,13 @@ class LocalJobsStore : public HistoryStore {
   absl::Status Delete(const std::string& name) const override {
     return absl::FailedPreconditionError(
         absl::StrCat("a local job's directory (", root_, ") is its user's to remove"));
+  }
+  absl::StatusOr<std::string> Owner(const std::string& name) const override {
+    absl::string_view id = name;
+    if (!absl::ConsumeSuffix(&id, ".jsonl")) return absl::NotFoundError(name);
+    auto f = RegularFile(Log(std::string(id)), name, /*with_owner=*/true);
+    if (!f) return absl::NotFoundError(name);
+    return f->owner;
   }
   std::string Describe() const override { return absl::StrCat("local jobs in ", root_); }
 
@@ -470,7 +490,9 @@ httpd::Reply HistoryServer::JobList(const std::string& query, bool json, const V
   HistoryPage page =
       index_.Query(*parsed, [&](const JobSummary& job) { return MayView(viewer, job); });
   if (json) return Reply(200, JobListJson(page, *parsed).dump() + "\n", true);
-  return Reply(200, RenderJobListPage(page, *parsed, index_.size()), false);
+  // How many jobs there are in all, as far as this viewer may know.
+  const size_t known = viewer.everyone ? index_.size() : static_cast<size_t>(page.total);
+  return Reply(200, RenderJobListPage(page, *parsed, known), false);
 }
 
 absl::StatusOr<JobHistory> HistoryServer::ReadJob(const std::string& app_id, bool json,
@@ -480,13 +502,17 @@ absl::StatusOr<JobHistory> HistoryServer::ReadJob(const std::string& app_id, boo
                         json);
     return absl::NotFoundError("no such job");
   }
-  std::string owner;
-  {
+  // The file system's owner now, not the index's (a log not scanned yet has none there) and
+  // never the log's own claim; only a store that knows no owners leaves it to the index.
+  absl::StatusOr<std::string> owner = store_->Owner(absl::StrCat(app_id, ".jsonl"));
+  if (owner.ok() && owner->empty()) {
     absl::MutexLock lock(&mu_);
     const JobSummary* known = index_.Find(app_id);
-    if (known != nullptr) owner = known->user;
+    if (known != nullptr) *owner = known->user;
   }
-  auto text = store_->Read(absl::StrCat(app_id, ".jsonl"), options_.max_log_bytes);
+  absl::StatusOr<std::string> text =
+      owner.ok() ? store_->Read(absl::StrCat(app_id, ".jsonl"), options_.max_log_bytes)
+                 : absl::StatusOr<std::string>(owner.status());
   if (!text.ok()) {
     *error = absl::IsNotFound(text.status())
                  ? ErrorReply(
@@ -496,13 +522,12 @@ absl::StatusOr<JobHistory> HistoryServer::ReadJob(const std::string& app_id, boo
                               absl::StrCat(app_id, ": ", text.status().message()), json);
     return text.status();
   }
-  JobHistory job = ReadJobHistory(app_id, *text, owner);
+  JobHistory job = ReadJobHistory(app_id, *text, *owner);
   if (!MayView(viewer, job.summary)) {
-    // As for a job that does not exist: whose jobs exist is not for everyone either.
-    *error = ErrorReply(404, "No such job",
-                        absl::StrCat(app_id, " is not a job ", viewer.user,
-                                     " may view (its owner, its view_acls and the admins may)."),
-                        json);
+    // The same answer as for a job without a log: whose jobs exist is not everyone's either.
+    *error =
+        ErrorReply(404, "No such job",
+                   absl::StrCat(app_id, " has no event log in ", store_->Describe(), "."), json);
     return absl::PermissionDeniedError("not a viewer");
   }
   return job;

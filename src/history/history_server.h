@@ -64,6 +64,9 @@ class HistoryStore {
   // The log `name` (as List named it), up to `max_bytes` (the rest is cut).
   virtual absl::StatusOr<std::string> Read(const std::string& name, int64_t max_bytes) const = 0;
   virtual absl::Status Delete(const std::string& name) const = 0;
+  // Who owns the log `name` as the file system says, now ("" where the store knows no owners:
+  // a plain local directory). A job's user is this, never what its log's text claims.
+  virtual absl::StatusOr<std::string> Owner(const std::string& name) const = 0;
   // For messages: "hdfs /tmp/tony-history".
   virtual std::string Describe() const = 0;
 };

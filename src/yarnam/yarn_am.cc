@@ -288,19 +288,28 @@ class ScaleTargetTee : public history::EventSink {
       : shared_(std::move(shared)), scale_(std::move(scale)) {}
 
   absl::Status Append(const std::string& bytes) override {
-    std::string scaled;
     for (absl::string_view line : absl::StrSplit(bytes, '\n', absl::SkipEmpty())) {
-      if (absl::StrContains(line, "\"role_scaled\"")) absl::StrAppend(&scaled, line, "\n");
+      if (absl::StrContains(line, "\"role_scaled\"")) absl::StrAppend(&pending_, line, "\n");
     }
-    // First, so that a failure leaves both to the EventLog's retry (a repeated target is
-    // harmless; a repeated shared line would not be).
-    if (!scaled.empty()) TONY_RETURN_IF_ERROR(scale_->Append(scaled));
+    // The private copy keeps its own backlog: one that cannot be written (a full quota) must
+    // not hold the shared log back. A target written twice (the EventLog retrying a batch the
+    // shared log refused) is harmless: the last one counts.
+    if (!pending_.empty()) {
+      if (absl::Status s = scale_->Append(pending_); s.ok()) {
+        pending_.clear();
+      } else if (pending_.size() > kMaxPending) {
+        // The newest targets count; whole lines only.
+        pending_.erase(0, pending_.find('\n', pending_.size() - kMaxPending) + 1);
+      }
+    }
     return shared_->Append(bytes);
   }
 
  private:
+  static constexpr size_t kMaxPending = size_t{1} << 20;
   const std::unique_ptr<history::EventSink> shared_;
   const std::unique_ptr<history::EventSink> scale_;
+  std::string pending_;  // role_scaled lines not yet in the private copy
 };
 
 }  // namespace

@@ -217,6 +217,7 @@ TEST(DataNodeUrlTest, AddressesNoDataNodeHasAreRefusedInAnySpelling) {
       {"http://2852039166:9864/latest/meta-data/", "link-local"},
       {"http://0xa9fea9fe:9864/x", "link-local"},
       {"http://[fe80::1]:9864/x", "link-local"},
+      {"http://[fe80::1%25eth0]:9864/x", "zone"},
       {"http://[::ffff:169.254.169.254]:9864/x", "link-local"},
       {"http://224.0.0.1:9864/x", "multicast"},
       {"http://0.0.0.0:9864/x", "unspecified"},

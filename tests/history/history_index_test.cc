@@ -196,3 +196,23 @@ TEST(HistoryQueryTest, ValuesAreDecodedAndBadOnesNamed) {
 
 }  // namespace
 }  // namespace tony::history
+
+namespace tony::history {
+namespace {
+
+// An index kept by a version that believed the log's claim of its user: on loading, the file
+// system's owner wins.
+TEST(HistoryIndexLoadTest, ASavedSummaryTakesItsLogsOwner) {
+  HistoryIndex saved;
+  JobSummary claimed;
+  claimed.user = "alice";
+  claimed.state = "SUCCEEDED";
+  saved.Put({"application_1_0007.jsonl", 10, 1, "mallory"}, claimed);
+  HistoryIndex loaded;
+  ASSERT_EQ(loaded.Load(saved.Save()), 1);
+  ASSERT_NE(loaded.Find("application_1_0007"), nullptr);
+  EXPECT_EQ(loaded.Find("application_1_0007")->user, "mallory");
+}
+
+}  // namespace
+}  // namespace tony::history

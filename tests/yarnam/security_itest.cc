@@ -193,6 +193,10 @@ TEST(YarnJobSecurityTest, AnotherUsersFileUnderAJobsLogNameIsNeitherWrittenNorRe
   ASSERT_FALSE(HdfsStatus(squatted).is_null()) << app << " was not among the squatted ids";
   EXPECT_EQ(HdfsText(squatted), bait) << "bob's AM wrote into mallory's file";
   const std::string own = absl::StrCat("/user/bob/.tony/history/", app, ".events.jsonl");
+  // The client returns once the AM has reported the end; the log's last flush follows.
+  EXPECT_TRUE(WaitUntil([&] { return HdfsText(own).find("\"job_finished\"") != std::string::npos; },
+                        absl::Seconds(60)))
+      << "no private event log with the job's end";
   http::Json st = HdfsStatus(own);
   ASSERT_FALSE(st.is_null()) << "no private event log";
   EXPECT_EQ(st["owner"].get<std::string>(), "bob");
