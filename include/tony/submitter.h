@@ -372,7 +372,7 @@ struct LocalSubmitterOptions {
 TONY_EXPORT std::unique_ptr<Submitter> NewLocalSubmitter(const LocalSubmitterOptions& options);
 
 struct YarnSubmitterOptions {
-  // Hadoop configuration directory. Default: "" ($HADOOP_CONF_DIR, else $YARN_CONF_DIR).
+  // Default: "" ($HADOOP_CONF_DIR, else $YARN_CONF_DIR, else $HADOOP_HOME/etc/hadoop).
   std::string conf_dir;
   // "key=value" overrides applied on top of the XML files, as `-D` on the command line.
   std::map<std::string, std::string> conf_overrides;

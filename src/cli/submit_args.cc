@@ -673,9 +673,10 @@ TonY's configuration (docs/migrating-from-tony.md), instead of --spec:
                          TonY's client flags (also with one dash, as TonY takes them)
 
 Where and how:
-      --local            run on this machine as local processes (the default without YARN config)
-      --yarn             run on YARN (the default when HADOOP_CONF_DIR or YARN_CONF_DIR is set)
-      --conf_dir <dir>   Hadoop configuration directory (default $HADOOP_CONF_DIR)
+      --local            run on this machine as local processes (the default without Hadoop config)
+      --yarn             run on YARN (the default when a Hadoop configuration directory is found)
+      --conf_dir <dir>   Hadoop configuration directory (default $HADOOP_CONF_DIR, else
+                         $YARN_CONF_DIR, else $HADOOP_HOME/etc/hadoop)
       --broker_tls       TLS with a per-job pinned certificate between client, AM and
                          executors (always on for Kerberos clusters)
       --principal <p>    Kerberos cluster: log in as this principal from --keytab

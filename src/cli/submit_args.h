@@ -27,7 +27,7 @@ struct SubmitArgs {
   bool help = false;
   bool version = false;
   bool quiet = false;
-  std::string conf_dir;     // --conf_dir; Default: $HADOOP_CONF_DIR
+  std::string conf_dir;     // --conf_dir; Default: "" (conf::FindConfDirs' search)
   std::string principal;    // --principal; Default: "" (Kerberos: the ticket cache)
   std::string keytab;       // --keytab; Default: ""
   bool broker_tls = false;  // --broker_tls; Default: false (on anyway for Kerberos clusters)

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "cli/client_task.h"
 #include "common/resident.h"
+#include "conf/configuration.h"
 #include "spec/python_env.h"
 #include "tony/submitter.h"
 
@@ -36,16 +37,14 @@ std::string ProgressLine(const ApplicationStatus& s, absl::Time start) {
   return line;
 }
 
-bool HasHadoopConf(const SubmitArgs& args) {
-  if (!args.conf_dir.empty()) return true;
-  for (const char* var : {"HADOOP_CONF_DIR", "YARN_CONF_DIR"}) {
-    const char* v = std::getenv(var);
-    if (v != nullptr && *v != '\0') return true;
-  }
-  return false;
-}
-
 }  // namespace
+
+Backend ChooseBackend(const SubmitArgs& args) {
+  if (args.backend != Backend::kAuto) return args.backend;
+  // The loader's own search: a directory that does not exist goes to YARN, whose loader says so.
+  auto dirs = conf::FindConfDirs(args.conf_dir);
+  return !dirs.ok() || !dirs->empty() ? Backend::kYarn : Backend::kLocal;
+}
 
 int ExitCodeFor(const absl::Status& status) {
   if (status.ok()) return kExitOk;
@@ -68,13 +67,10 @@ int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
     return kExitOk;
   }
 
-  Backend backend = args.backend;
-  if (backend == Backend::kAuto) {
-    backend = HasHadoopConf(args) ? Backend::kYarn : Backend::kLocal;
-    if (backend == Backend::kLocal && !args.quiet) {
-      err << "ytf-submit: no Hadoop configuration (HADOOP_CONF_DIR, YARN_CONF_DIR or --conf_dir); "
-             "running locally\n";
-    }
+  const Backend backend = ChooseBackend(args);
+  if (args.backend == Backend::kAuto && backend == Backend::kLocal && !args.quiet) {
+    err << "ytf-submit: no Hadoop configuration (--conf_dir, HADOOP_CONF_DIR, YARN_CONF_DIR or "
+           "$HADOOP_HOME/etc/hadoop); running locally\n";
   }
 
   std::unique_ptr<Submitter> submitter;

@@ -20,6 +20,11 @@ inline constexpr int kExitInternal = 3;
 // Exit code for a parse/validation failure or a submission error.
 int ExitCodeFor(const absl::Status& status);
 
+// The backend a submission uses: --local/--yarn as given; otherwise YARN when the Hadoop
+// configuration loader finds a directory (conf::FindConfDirs, which ytf and the Submitter's
+// loader use too), local processes when it finds none.
+Backend ChooseBackend(const SubmitArgs& args);
+
 // Runs the submission. `out` gets the results a script may read (application id, YAML of a dry
 // run); `err` gets progress and diagnostics. Installs SIGINT/SIGTERM handlers while it waits.
 int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err);

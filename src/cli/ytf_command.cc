@@ -678,7 +678,8 @@ std::string LocalJobDir(const std::string& id) {
 std::string YtfUsage(absl::string_view command) {
   static constexpr char kCommon[] = R"(
 Options of every command:
-      --conf_dir <dir>      Hadoop configuration directory (default $HADOOP_CONF_DIR)
+      --conf_dir <dir>      Hadoop configuration directory (default $HADOOP_CONF_DIR, else
+                            $YARN_CONF_DIR, else $HADOOP_HOME/etc/hadoop)
       --principal <p>       Kerberos cluster: log in as this principal from --keytab
                             (default: the ticket cache, KRB5CCNAME / kinit)
       --keytab <file>       the keytab for --principal

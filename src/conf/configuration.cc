@@ -169,31 +169,36 @@ std::optional<int64_t> ParseInt64(absl::string_view text) {
 
 }  // namespace
 
-absl::StatusOr<Configuration> Configuration::Load(const LoadOptions& options) {
-  Configuration conf;
+absl::StatusOr<std::vector<std::string>> FindConfDirs(const std::string& conf_dir) {
   std::vector<std::string> dirs;
-  if (!options.conf_dir.empty()) {
-    if (!IsDirectory(options.conf_dir)) {
+  if (!conf_dir.empty()) {
+    if (!IsDirectory(conf_dir)) {
       return absl::NotFoundError(
-          absl::StrCat("Hadoop configuration directory ", options.conf_dir, " does not exist"));
+          absl::StrCat("Hadoop configuration directory ", conf_dir, " does not exist"));
     }
-    dirs.push_back(options.conf_dir);
-  } else {
-    for (const char* var : {"HADOOP_CONF_DIR", "YARN_CONF_DIR"}) {
-      auto dir = GetEnv(var);
-      if (!dir || dir->empty()) continue;
-      if (!IsDirectory(*dir)) {
-        return absl::NotFoundError(absl::StrCat(var, "=", *dir, " is not a directory"));
-      }
-      if (std::find(dirs.begin(), dirs.end(), *dir) == dirs.end()) dirs.push_back(*dir);
+    dirs.push_back(conf_dir);
+    return dirs;
+  }
+  for (const char* var : {"HADOOP_CONF_DIR", "YARN_CONF_DIR"}) {
+    auto dir = GetEnv(var);
+    if (!dir || dir->empty()) continue;
+    if (!IsDirectory(*dir)) {
+      return absl::NotFoundError(absl::StrCat(var, "=", *dir, " is not a directory"));
     }
-    if (dirs.empty()) {
-      if (auto home = GetEnv("HADOOP_HOME"); home && !home->empty()) {
-        std::string dir = absl::StrCat(*home, "/etc/hadoop");
-        if (IsDirectory(dir)) dirs.push_back(dir);
-      }
+    if (std::find(dirs.begin(), dirs.end(), *dir) == dirs.end()) dirs.push_back(*dir);
+  }
+  if (dirs.empty()) {
+    if (auto home = GetEnv("HADOOP_HOME"); home && !home->empty()) {
+      std::string dir = absl::StrCat(*home, "/etc/hadoop");
+      if (IsDirectory(dir)) dirs.push_back(dir);
     }
   }
+  return dirs;
+}
+
+absl::StatusOr<Configuration> Configuration::Load(const LoadOptions& options) {
+  Configuration conf;
+  TONY_ASSIGN_OR_RETURN(std::vector<std::string> dirs, FindConfDirs(options.conf_dir));
   if (dirs.empty()) {
     if (options.require_conf_dir) {
       return absl::NotFoundError(

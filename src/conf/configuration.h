@@ -50,6 +50,13 @@ struct LoadOptions {
   bool require_conf_dir = false;
 };
 
+// The configuration directories Load() reads for `conf_dir`, in order: `conf_dir` alone when
+// given, else $HADOOP_CONF_DIR then $YARN_CONF_DIR, else $HADOOP_HOME/etc/hadoop if it exists.
+// Empty when none is found. NotFound when `conf_dir` or a set variable is not a directory.
+// Whatever decides between a cluster and local processes asks this, so that the choice and
+// the loader never disagree.
+absl::StatusOr<std::vector<std::string>> FindConfDirs(const std::string& conf_dir);
+
 class Configuration {
  public:
   // Only Hadoop's defaults for the keys libtony uses.

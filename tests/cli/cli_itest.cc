@@ -54,9 +54,10 @@ std::string TempDir() {
   return dir;
 }
 
-// Runs argv with the cluster's HADOOP_CONF_DIR plus `env`, capturing stdout and stderr.
+// Runs argv with the cluster's HADOOP_CONF_DIR plus `env`, without the variables in `unset`,
+// capturing stdout and stderr.
 Result Exec(std::vector<std::string> argv, std::map<std::string, std::string> env = {},
-            absl::Duration timeout = absl::Minutes(5)) {
+            absl::Duration timeout = absl::Minutes(5), std::vector<std::string> unset = {}) {
   static int counter = 0;
   std::string base = absl::StrCat(TempDir(), "/run", ++counter);
   SubprocessOptions options;
@@ -64,6 +65,7 @@ Result Exec(std::vector<std::string> argv, std::map<std::string, std::string> en
   options.env = CurrentEnvironment();
   options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
   for (const auto& [k, v] : env) options.env[k] = v;
+  for (const std::string& k : unset) options.env.erase(k);
   options.stdout_path = base + ".out";
   options.stderr_path = base + ".err";
   Result r;
@@ -546,6 +548,24 @@ TEST(CliTest, LocalJobIdsGetAClearAnswerFromYtf) {
                         {{"HADOOP_CONF_DIR", "/nonexistent"}});
   ASSERT_EQ(history.exit_code, 0) << history.err;
   EXPECT_THAT(history.out, HasSubstr(absl::StrCat("\"app_id\": \"", id, "\"")));
+}
+
+// A gateway with only HADOOP_HOME set (its etc/hadoop the cluster's site files): without
+// --yarn the job goes to that cluster, as ytf and the Submitter's loader would, not to local
+// processes on the gateway.
+TEST(CliTest, OnlyHadoopHomeSetSubmitsToTheClusterItsConfigurationNames) {
+  const std::string home = TempDir() + "/hadoop-home";
+  const std::string conf = harness::HadoopCluster::Get().conf_dir();
+  ASSERT_EQ(std::system(("mkdir -p '" + home + "/etc/hadoop' && cp -R '" + conf + "'/. '" + home +
+                         "/etc/hadoop/'")
+                            .c_str()),
+            0);
+  ASSERT_EQ(access((home + "/etc/hadoop/yarn-site.xml").c_str(), R_OK), 0);
+  Result r = Exec({Submit(), "-n", "cli-itest-hadoop-home", "-r", "worker:1", "-m", "128m", "true"},
+                  {{"HADOOP_HOME", home}}, absl::Minutes(5), {"HADOOP_CONF_DIR", "YARN_CONF_DIR"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("running locally")));
+  EXPECT_FALSE(AppIdOf(r.out).empty()) << r.out << r.err;
 }
 
 TEST(CliTest, ABadUsageIntervalIsOneLineNamingTheKeyAndNothingIsSubmitted) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -267,6 +268,48 @@ TEST(SubmitArgsTest, DryRunYamlIsAcceptedBackUnchanged) {
   EXPECT_EQ(again.str(), out.str());
   EXPECT_THAT(out.str(), HasSubstr("DTF_WORKER_HOSTS"));
   EXPECT_THAT(out.str(), HasSubstr("memory: 3072"));
+}
+
+// Sets (or, with nullptr, unsets) an environment variable for one test's scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value != nullptr ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A gateway with only HADOOP_HOME set: the loader reads $HADOOP_HOME/etc/hadoop, so the job
+// goes to that cluster, not to local processes on the gateway.
+TEST(SubmitArgsTest, TheBackendFollowsTheLoadersSearchHadoopHomeIncluded) {
+  const std::string home = ::testing::TempDir() + "/hadoop-home";
+  ASSERT_EQ(std::system(("rm -rf '" + home + "' && mkdir -p '" + home + "/etc/hadoop'").c_str()),
+            0);
+  WriteTemp("hadoop-home/etc/hadoop/yarn-site.xml", "<configuration></configuration>\n");
+  ScopedEnv conf_dir("HADOOP_CONF_DIR", nullptr);
+  ScopedEnv yarn_conf_dir("YARN_CONF_DIR", nullptr);
+  {
+    ScopedEnv hadoop_home("HADOOP_HOME", home.c_str());
+    EXPECT_EQ(ChooseBackend(SubmitArgs{}), Backend::kYarn);
+    EXPECT_EQ(ChooseBackend(SubmitArgs{.backend = Backend::kLocal}), Backend::kLocal);
+  }
+  {
+    ScopedEnv hadoop_home("HADOOP_HOME", (home + "/etc").c_str());  // no etc/hadoop in it
+    EXPECT_EQ(ChooseBackend(SubmitArgs{}), Backend::kLocal);
+    EXPECT_EQ(ChooseBackend(SubmitArgs{.conf_dir = home}), Backend::kYarn);
+  }
+  {
+    ScopedEnv hadoop_home("HADOOP_HOME", nullptr);
+    EXPECT_EQ(ChooseBackend(SubmitArgs{}), Backend::kLocal);
+    // A variable naming no directory: YARN, whose loader then says what is wrong.
+    ScopedEnv bad("YARN_CONF_DIR", "/nonexistent/tony/conf");
+    EXPECT_EQ(ChooseBackend(SubmitArgs{}), Backend::kYarn);
+  }
 }
 
 // --dry-run --python_env: the archive is inspected as a submission would inspect it, and each

@@ -3,6 +3,7 @@
 #include "conf/configuration.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -335,6 +336,31 @@ TEST(ConfigurationTest, FindsDirectoriesFromEnvironment) {
     required.require_conf_dir = true;
     EXPECT_EQ(Configuration::Load(required).status().code(), absl::StatusCode::kNotFound);
   }
+}
+
+// Only HADOOP_HOME set, as on many gateways: its etc/hadoop, unless a variable names another.
+TEST(ConfigurationTest, HadoopHomeEtcHadoopWhenNoVariableNamesADirectory) {
+  TempDir home;
+  ASSERT_EQ(mkdir((home.path() + "/etc").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((home.path() + "/etc/hadoop").c_str(), 0755), 0);
+  home.Write("etc/hadoop/yarn-site.xml", Site(Prop("where", "home")));
+  TempDir conf;
+  conf.Write("yarn-site.xml", Site(Prop("where", "conf")));
+  ScopedEnv h("HADOOP_CONF_DIR", nullptr);
+  ScopedEnv y("YARN_CONF_DIR", nullptr);
+  ScopedEnv hadoop_home("HADOOP_HOME", home.path().c_str());
+  const std::string etc = home.path() + "/etc/hadoop";
+  EXPECT_THAT(*FindConfDirs(""), ElementsAre(etc));
+  auto loaded = Configuration::Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(*loaded->Get("where"), "home");
+  EXPECT_THAT(loaded->conf_dirs(), ElementsAre(etc));
+  EXPECT_THAT(*FindConfDirs(conf.path()), ElementsAre(conf.path()));
+  {
+    ScopedEnv set("YARN_CONF_DIR", conf.path().c_str());
+    EXPECT_THAT(*FindConfDirs(""), ElementsAre(conf.path()));
+  }
+  EXPECT_EQ(FindConfDirs("/nonexistent/tony/conf").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(ConfigurationTest, ParseOverride) {
