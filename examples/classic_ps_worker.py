@@ -5,8 +5,8 @@ Parameter servers hold the variables; every worker trains on its own generated d
 (the chief) writes checkpoints and TensorBoard summaries. Flags default to the DTF_* variables
 that libtony's executor sets, so both of these work:
 
-  ytf-submit -r ps:1,worker:2 -s classic_ps_worker.py -o /tmp/out 'python3 ${DTF_TASK_SCRIPT}'
-  ytf-submit -r ps:1,worker:2 -s classic_ps_worker.py -o /tmp/out \\
+  ytf-submit -r ps:1,worker:2 -m 1g -s classic_ps_worker.py -o /tmp/out 'python3 ${DTF_TASK_SCRIPT}'
+  ytf-submit -r ps:1,worker:2 -m 1g -s classic_ps_worker.py -o /tmp/out \\
     'python3 ${DTF_TASK_SCRIPT} --job_name ${DTF_TASK_JOB_NAME} --task_index ${DTF_TASK_INDEX} \\
      --ps_hosts ${DTF_PS_HOSTS} --worker_hosts ${DTF_WORKER_HOSTS} --train_dir ${DTF_OUTPUT_PATH}'
 """

@@ -6,7 +6,7 @@ submitting machine once every task has registered, builds one graph whose variab
 parameter server and whose training steps run on the workers in turn, and drives it through a
 session on worker 0. The client's exit decides the job's outcome; the servers are then stopped.
 
-  ytf-submit --client -r ps:1,worker:2 -s client_mode.py 'python3 ${DTF_TASK_SCRIPT}'
+  ytf-submit --client -r ps:1,worker:2 -m 1g -s client_mode.py 'python3 ${DTF_TASK_SCRIPT}'
 """
 
 import argparse

@@ -1,7 +1,11 @@
 """Elastic data-parallel training on CPU (gloo), for libtony's elastic roles (docs/elastic.md).
 
-Run under torchrun's elastic agent, e.g. `ytf-submit --framework pytorch -r worker:3
---elastic worker=2:3 'python -m torch.distributed.run elastic_ddp.py --checkpoint DIR'`:
+Run under torchrun's elastic agent (`-s` ships this script with the job; `-m` because the
+default of 8 GB per task is more than small nodes, the test cluster's included, can give three):
+
+  ytf-submit --framework pytorch -r worker:3 --elastic worker=2:3 -m 1g -s elastic_ddp.py \\
+    'python3 -m torch.distributed.run ${DTF_TASK_SCRIPT} --checkpoint DIR'
+
 libtony supplies the rendezvous (PET_* variables). What makes it elastic:
   - every restart (a member lost or joining) starts this script afresh in each agent, so it
     resumes from the last checkpoint, which rank 0 writes atomically after each step to a

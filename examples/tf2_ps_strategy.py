@@ -5,7 +5,8 @@ ps and worker tasks run tf.distribute servers; the chief is the coordinator: it 
 training steps onto the workers, writes checkpoints and TensorBoard summaries under
 DTF_OUTPUT_PATH (or --output) and exits, after which libtony stops the servers.
 
-  ytf-submit -r ps:1,worker:2,chief:1 -s tf2_ps_strategy.py -o /tmp/out 'python3 ${DTF_TASK_SCRIPT}'
+  ytf-submit -r ps:1,worker:2,chief:1 -m 1g -s tf2_ps_strategy.py -o /tmp/out \\
+    'python3 ${DTF_TASK_SCRIPT}'
 """
 
 import argparse

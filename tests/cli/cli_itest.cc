@@ -648,8 +648,8 @@ TEST(DocsTest, JobSpecYamlExampleRunsWithTheTestClustersLimits) {
   ASSERT_EQ(symlink((SourceDir() + "/examples").c_str(), (dir + "/examples").c_str()), 0);
   std::ofstream(dir + "/job.yaml") << yaml;
   // Overridden the documented way (options beat the file): the test cluster has only the
-  // default queue, no HDFS support in TensorFlow for hdfs:// output, two small nodes, and its
-  // TensorFlow in a virtual environment.
+  // default queue, no HDFS support in TensorFlow for hdfs:// output, two nodes for unlabelled
+  // requests, and its TensorFlow in a virtual environment.
   const std::string venv =
       std::string(absl::StripAsciiWhitespace(Exec({SourceDir() + "/scripts/python-env"}).out));
   std::vector<std::string> argv = {Submit(), "--yarn", "--spec", dir + "/job.yaml"};
