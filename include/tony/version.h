@@ -14,7 +14,7 @@
 //
 // Stability: from 1.0, the public API (include/tony/) is source-compatible within a major
 // version, and the shared library's ABI within a minor one (its SONAME carries the major).
-// Before 1.0 a minor release may change either; the changelog names every change.
+// Before 1.0 a minor release may change either; CHANGELOG.md names each (docs/stability.md).
 // CMakeLists.txt reads the version from this file: it is the one place it is written.
 //
 // Thread-safe: the functions are pure.
