@@ -384,8 +384,10 @@ struct YarnSubmitterOptions {
   // on a Kerberos cluster the short name of the Kerberos principal).
   std::string user;
   // Kerberos clusters (hadoop.security.authentication=kerberos): log in as `principal` from
-  // `keytab` in-process (nothing written to disk). Both or neither. Default: "" (the user's
-  // ticket cache, KRB5CCNAME / kinit).
+  // `keytab` in-process (nothing written to disk), for this Submitter only: other Submitters of
+  // the process and its ticket cache are unaffected, so one process may act for several
+  // principals. Tickets are renewed from the keytab as they near their end. Both or neither.
+  // Default: "" (the user's ticket cache, KRB5CCNAME / kinit).
   std::string principal;
   std::string keytab;
   // TLS on the broker channel (client, AM, executors) with a per-job certificate that every

@@ -565,7 +565,7 @@ int Logs(const YtfArgs& args, submit::YarnCluster& cluster, const yarn::Applicat
         if (!args.task.empty() && c.task != args.task) continue;
         found = true;
         for (const std::string& file : args.files) {
-          auto r = submit::FetchContainerLog(http, c, file, cluster.kerberos);
+          auto r = submit::FetchContainerLog(cluster, http, c, file);
           std::string key = c.container_id + "/" + file;
           if (!r.ok()) {
             // While following, a file may still appear; it is missing once the job is over.

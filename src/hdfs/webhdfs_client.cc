@@ -268,6 +268,9 @@ absl::StatusOr<http::Response> WebHdfsClient::CallNameNode(http::Method method,
     request.url = absl::StrCat(options_.scheme, "://", nn, "/webhdfs/v1", http::UrlEncodePath(path),
                                "?op=", op, auth, extra);
     request.negotiate = options_.spnego && options_.delegation.empty();
+    if (request.negotiate && options_.spnego_ccache) {
+      TONY_ASSIGN_OR_RETURN(request.gss_ccache, options_.spnego_ccache());
+    }
     TONY_RETURN_IF_ERROR(LimitToDeadline(options_.request_timeout, options_.connect_timeout,
                                          deadline, absl::StrCat(what, ": NameNode at ", nn),
                                          &request));

@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,6 +94,10 @@ class WebHdfsClient {
     std::string user;
     // Kerberos cluster: SPNEGO to the NameNode instead of user.name. Default: false.
     bool spnego = false;
+    // With spnego: the GSS-API credential cache to authenticate from, asked before each
+    // request (a keytab login's, which renews its tickets there when asked:
+    // ipc::KerberosLogin). Default: none, the process's default credentials (KRB5CCNAME).
+    std::function<absl::StatusOr<std::string>()> spnego_ccache;
     // An HDFS delegation token (EncodeTokenUrlString form): sent as delegation= instead of
     // user.name or SPNEGO. Default: empty.
     std::string delegation;

@@ -3,6 +3,8 @@
 #include "http/client.h"
 
 #include <curl/curl.h>
+#include <gssapi/gssapi.h>
+#include <gssapi/gssapi_krb5.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -193,6 +195,34 @@ curl_socket_t OpenSocket(void* user, curlsocktype purpose, curl_sockaddr* addres
   }
   return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
+
+// Makes `ccache` the calling thread's default GSS-API credential cache while it lives: MIT
+// krb5 keeps gss_krb5_ccache_name per thread, and curl's SPNEGO takes the default credentials,
+// so one transfer authenticates as one login without touching the process's KRB5CCNAME.
+class ScopedGssCcache {
+ public:
+  explicit ScopedGssCcache(const std::string& ccache) {
+    if (ccache.empty()) return;
+    OM_uint32 minor = 0;
+    const char* previous = nullptr;
+    if (GSS_ERROR(gss_krb5_ccache_name(&minor, ccache.c_str(), &previous))) return;
+    set_ = true;
+    had_previous_ = previous != nullptr;
+    if (had_previous_) previous_ = previous;
+  }
+  ~ScopedGssCcache() {
+    if (!set_) return;
+    OM_uint32 minor = 0;
+    gss_krb5_ccache_name(&minor, had_previous_ ? previous_.c_str() : nullptr, nullptr);
+  }
+  ScopedGssCcache(const ScopedGssCcache&) = delete;
+  ScopedGssCcache& operator=(const ScopedGssCcache&) = delete;
+
+ private:
+  bool set_ = false;
+  bool had_previous_ = false;
+  std::string previous_;
+};
 
 // The options every transfer sets: URL, timeouts, proxy, authentication, redirects, callbacks.
 void SetTransferOptions(CURL* curl, const Request& request, const Client::Options& options,
@@ -439,6 +469,7 @@ absl::StatusOr<Response> Client::Do(const Request& request) const {
   if (has_body) headers = curl_slist_append(headers, "Expect:");
   if (headers != nullptr) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 
+  const ScopedGssCcache gss_ccache(request.negotiate ? request.gss_ccache : std::string());
   CURLcode code = curl_easy_perform(curl);
   if (code != CURLE_OK) return TransferError(code, request, what, errbuf, sink, body);
   if (absl::Status s = FinishResponseFile(request, what, response, &sink); !s.ok()) return s;

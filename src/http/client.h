@@ -55,9 +55,13 @@ struct Request {
   absl::Duration connect_timeout = absl::Seconds(10);
   // Fail with ResourceExhausted when an in-memory body grows beyond this. Default: 64 MiB.
   int64_t max_response_bytes = int64_t{64} << 20;
-  // Authenticate with SPNEGO (Kerberos, the process's default credentials) when the server
-  // asks for it (Hadoop's web endpoints on a secure cluster). Default: false.
+  // Authenticate with SPNEGO (Kerberos) when the server asks for it (Hadoop's web endpoints on
+  // a secure cluster). Default: false.
   bool negotiate = false;
+  // With negotiate: the GSS-API credential cache to authenticate from ("MEMORY:...", a keytab
+  // login's, ipc::KerberosLogin::ccache()), for this transfer only. Default: empty, the
+  // process's default credentials (KRB5CCNAME / kinit).
+  std::string gss_ccache;
 };
 
 struct Response {

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <utility>
@@ -116,6 +117,30 @@ absl::Status Krb5Error(krb5_context ctx, krb5_error_code code, absl::string_view
   return s;
 }
 
+// `login`'s credentials from its own cache. With the keytab as MIT's client keytab, GSS-API
+// fetches fresh tickets into that cache when the ones there near their end.
+absl::StatusOr<gss_cred_id_t> AcquireLoginCred(const KerberosLogin& login) {
+  OM_uint32 minor = 0;
+  gss_buffer_desc text{login.principal().size(), const_cast<char*>(login.principal().data())};
+  gss_name_t name = GSS_C_NO_NAME;
+  OM_uint32 major =
+      gss_import_name(&minor, &text, const_cast<gss_OID>(GSS_KRB5_NT_PRINCIPAL_NAME), &name);
+  if (GSS_ERROR(major)) return KerberosError(major, minor, "gss_import_name");
+  gss_key_value_element_desc elements[] = {{"ccache", login.ccache().c_str()},
+                                           {"client_keytab", login.keytab().c_str()}};
+  gss_key_value_set_desc store{2, elements};
+  gss_OID_set_desc mechs{1, const_cast<gss_OID>(gss_mech_krb5)};
+  gss_cred_id_t cred = GSS_C_NO_CREDENTIAL;
+  major = gss_acquire_cred_from(&minor, name, GSS_C_INDEFINITE, &mechs, GSS_C_INITIATE, &store,
+                                &cred, nullptr, nullptr);
+  OM_uint32 ignored = 0;
+  gss_release_name(&ignored, &name);
+  if (GSS_ERROR(major)) {
+    return KerberosError(major, minor, absl::StrCat("credentials of ", login.principal()));
+  }
+  return cred;
+}
+
 // Owns a GSS security context; shared by the mechanism and the layer it hands out.
 struct GssContext {
   gss_ctx_id_t ctx = GSS_C_NO_CONTEXT;
@@ -173,16 +198,21 @@ class GssLayer : public SaslSecurityLayer {
 
 class GssapiClient : public SaslMechanism {
  public:
-  GssapiClient(std::string server, Protection min_protection)
-      : server_(std::move(server)), min_protection_(min_protection) {}
+  GssapiClient(std::string server, Protection min_protection,
+               std::shared_ptr<const KerberosLogin> login)
+      : server_(std::move(server)), min_protection_(min_protection), login_(std::move(login)) {}
   GssapiClient(const GssapiClient&) = delete;
   GssapiClient& operator=(const GssapiClient&) = delete;
   ~GssapiClient() override {
     OM_uint32 minor = 0;
     if (target_ != GSS_C_NO_NAME) gss_release_name(&minor, &target_);
+    if (cred_ != GSS_C_NO_CREDENTIAL) gss_release_cred(&minor, &cred_);
   }
 
   absl::Status Start() {
+    if (login_ != nullptr) {
+      TONY_ASSIGN_OR_RETURN(cred_, AcquireLoginCred(*login_));
+    }
     gss_buffer_desc name{server_.size(), server_.data()};
     OM_uint32 minor = 0;
     OM_uint32 major =
@@ -207,7 +237,7 @@ class GssapiClient : public SaslMechanism {
     gss_buffer_desc out = GSS_C_EMPTY_BUFFER;
     OM_uint32 minor = 0;
     OM_uint32 major = gss_init_sec_context(
-        &minor, GSS_C_NO_CREDENTIAL, &ctx_->ctx, target_, const_cast<gss_OID>(gss_mech_krb5),
+        &minor, cred_, &ctx_->ctx, target_, const_cast<gss_OID>(gss_mech_krb5),
         GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG | GSS_C_SEQUENCE_FLAG, 0,
         GSS_C_NO_CHANNEL_BINDINGS, token.empty() ? GSS_C_NO_BUFFER : &in, nullptr, &out, &flags_,
         nullptr);
@@ -278,6 +308,8 @@ class GssapiClient : public SaslMechanism {
 
   std::string server_;
   const Protection min_protection_;
+  const std::shared_ptr<const KerberosLogin> login_;
+  gss_cred_id_t cred_ = GSS_C_NO_CREDENTIAL;  // login_'s; GSS_C_NO_CREDENTIAL: the default
   gss_name_t target_ = GSS_C_NO_NAME;
   std::shared_ptr<GssContext> ctx_ = std::make_shared<GssContext>();
   OM_uint32 flags_ = 0;
@@ -402,8 +434,8 @@ absl::StatusOr<KerberosIdentity> CurrentKerberosIdentity() {
   return id;
 }
 
-absl::StatusOr<KerberosIdentity> LoginFromKeytab(absl::string_view principal,
-                                                 absl::string_view keytab) {
+absl::StatusOr<std::shared_ptr<const KerberosLogin>> KerberosLogin::FromKeytab(
+    absl::string_view principal, absl::string_view keytab) {
   if (access(std::string(keytab).c_str(), R_OK) != 0) {
     return absl::UnauthenticatedError(
         absl::StrCat("cannot read keytab ", keytab, ": check --keytab"));
@@ -422,7 +454,9 @@ absl::StatusOr<KerberosIdentity> LoginFromKeytab(absl::string_view principal,
   bool have_creds = false;
   krb5_ccache cc = nullptr;
   absl::Status status;
-  const std::string ccname = absl::StrCat("MEMORY:libtony-", getpid());
+  // One cache per login: two logins of one process never share (or overwrite) tickets.
+  static std::atomic<uint64_t> logins{0};
+  const std::string ccname = absl::StrCat("MEMORY:libtony-", getpid(), "-", ++logins);
   const std::string kt_name =
       absl::StrContains(keytab, ":") ? std::string(keytab) : absl::StrCat("FILE:", keytab);
   do {
@@ -459,13 +493,37 @@ absl::StatusOr<KerberosIdentity> LoginFromKeytab(absl::string_view principal,
   if (princ != nullptr) krb5_free_principal(ctx, princ);
   krb5_free_context(ctx);
   TONY_RETURN_IF_ERROR(status);
-  setenv("KRB5CCNAME", ccname.c_str(), 1);
-  return CurrentKerberosIdentity();
+  std::shared_ptr<const KerberosLogin> login(
+      new KerberosLogin(std::string(principal), kt_name, ccname));
+  TONY_RETURN_IF_ERROR(login->Refresh().status());
+  return login;
 }
 
-absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(absl::string_view server_principal,
-                                                               const SaslOffer& offer,
-                                                               Protection min_protection) {
+KerberosLogin::~KerberosLogin() {
+  krb5_context ctx = nullptr;
+  if (krb5_init_context(&ctx) != 0) return;
+  krb5_ccache cc = nullptr;
+  if (krb5_cc_resolve(ctx, ccache_.c_str(), &cc) == 0) krb5_cc_destroy(ctx, cc);
+  krb5_free_context(ctx);
+}
+
+absl::StatusOr<KerberosIdentity> KerberosLogin::Refresh() const {
+  TONY_ASSIGN_OR_RETURN(gss_cred_id_t cred, AcquireLoginCred(*this));
+  OM_uint32 minor = 0;
+  OM_uint32 lifetime = 0;
+  OM_uint32 major = gss_inquire_cred(&minor, cred, nullptr, &lifetime, nullptr, nullptr);
+  OM_uint32 ignored = 0;
+  gss_release_cred(&ignored, &cred);
+  if (GSS_ERROR(major)) return KerberosError(major, minor, "inspecting credentials");
+  if (lifetime == 0) {
+    return absl::UnauthenticatedError(KrbCause(KRB5KRB_AP_ERR_TKT_EXPIRED, ""));
+  }
+  return KerberosIdentity{principal_, absl::Now() + absl::Seconds(lifetime)};
+}
+
+absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(
+    absl::string_view server_principal, const SaslOffer& offer, Protection min_protection,
+    std::shared_ptr<const KerberosLogin> login) {
   const std::string advertised = absl::StrCat(offer.protocol, "/", offer.server_id);
   if (!absl::EqualsIgnoreCase(advertised, WithoutRealm(server_principal))) {
     return absl::UnauthenticatedError(
@@ -473,7 +531,8 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(absl::string_view
                      ", the configuration expects ", server_principal,
                      " (check yarn.resourcemanager.principal / dfs.namenode.kerberos.principal)"));
   }
-  auto mech = std::make_unique<GssapiClient>(std::string(server_principal), min_protection);
+  auto mech = std::make_unique<GssapiClient>(std::string(server_principal), min_protection,
+                                             std::move(login));
   TONY_RETURN_IF_ERROR(mech->Start());
   return std::unique_ptr<SaslMechanism>(std::move(mech));
 }

@@ -2,15 +2,14 @@
 //
 // Kerberos for Hadoop clients, on MIT's GSS-API and libkrb5:
 //  - login: the user's ticket cache (KRB5CCNAME, kinit) by default, or a keytab read in-process
-//    into a process-private MEMORY cache that becomes the process's default (so SPNEGO through
-//    libcurl uses it too);
+//    into a MEMORY cache of that login's own (KerberosLogin): two logins in one process (two
+//    Submitters, an Airflow triggerer's two connections) each act as their own principal;
 //  - server principals from configuration ("rm/_HOST@REALM") with _HOST replaced as Hadoop
 //    replaces it: the lower-cased canonical name of the server's address;
 //  - the SASL GSSAPI mechanism (RFC 4752) with its security layer, for Hadoop IPC;
 //  - every GSS-API/Kerberos error turned into one line naming the cause and the fix.
 //
-// Thread-safety: the free functions may run concurrently, except LoginFromKeytab, which
-// changes the process environment (call it once, early, before threads start).
+// Thread-safety: the free functions may run concurrently; KerberosLogin is thread-safe.
 
 #ifndef TONY_IPC_KERBEROS_H_
 #define TONY_IPC_KERBEROS_H_
@@ -38,11 +37,36 @@ struct KerberosIdentity {
 // ("no Kerberos ticket ...", "ticket expired ...") otherwise.
 absl::StatusOr<KerberosIdentity> CurrentKerberosIdentity();
 
-// Logs `principal` in from `keytab` (as kinit -kt would) into a MEMORY ticket cache private to
-// this process and makes it the process's default (KRB5CCNAME), so every later GSS-API and
-// SPNEGO exchange uses it. Nothing is written to disk.
-absl::StatusOr<KerberosIdentity> LoginFromKeytab(absl::string_view principal,
-                                                 absl::string_view keytab);
+// A keytab login (as kinit -kt would do) into a MEMORY ticket cache of its own, never the
+// process's default: the process environment (KRB5CCNAME) is left alone, so other logins and
+// the user's own ticket cache are unaffected. GSS-API renews the tickets from the keytab when
+// they near their end (MIT's client keytab), so a long-lived holder never has to log in again.
+// Nothing is written to disk; the cache is destroyed with the last reference.
+// Thread-safe.
+class KerberosLogin {
+ public:
+  static absl::StatusOr<std::shared_ptr<const KerberosLogin>> FromKeytab(
+      absl::string_view principal, absl::string_view keytab);
+  ~KerberosLogin();
+  KerberosLogin(const KerberosLogin&) = delete;
+  KerberosLogin& operator=(const KerberosLogin&) = delete;
+
+  const std::string& principal() const { return principal_; }
+  // "MEMORY:libtony-<pid>-<n>": for an exchange that takes the default credentials
+  // (http::Request::gss_ccache).
+  const std::string& ccache() const { return ccache_; }
+  const std::string& keytab() const { return keytab_; }  // "FILE:/path"
+  // The login's identity, with tickets fresh from the keytab when the cache's are near their
+  // end. Call before an exchange that uses ccache() without this login's credentials.
+  absl::StatusOr<KerberosIdentity> Refresh() const;
+
+ private:
+  KerberosLogin(std::string principal, std::string keytab, std::string ccache)
+      : principal_(std::move(principal)), keytab_(std::move(keytab)), ccache_(std::move(ccache)) {}
+  const std::string principal_;
+  const std::string keytab_;
+  const std::string ccache_;
+};
 
 // "service/_HOST@REALM" with _HOST replaced by the lower-cased canonical name of `host` (what
 // Hadoop's SecurityUtil.getServerPrincipal does with the server's address); other principals
@@ -76,14 +100,16 @@ absl::Status GssMessageStatus(uint32_t major, uint32_t minor, absl::string_view 
 std::string GssStatusText(uint32_t major, uint32_t minor);
 
 // SASL GSSAPI client (RFC 4752) for `server_principal` ("rm/host@REALM", _HOST resolved) with
-// the process's default credentials. The offer's protocol/serverId must name the same service
-// and host (Hadoop's client checks the same), else a "server principal mismatch" error. After
-// completion TakeSecurityLayer() returns the integrity/confidentiality layer when one was
-// negotiated (the strongest the server offers); a server offering only layers weaker than
-// `min_protection` is refused (FAILED_PRECONDITION naming both).
+// `login`'s credentials, or the process's default ones when `login` is null. The offer's
+// protocol/serverId must name the same service and host (Hadoop's client checks the same), else a
+// "server principal mismatch" error. After completion TakeSecurityLayer() returns the
+// integrity/confidentiality layer when one was negotiated (the strongest the server offers); a
+// server offering only layers weaker than `min_protection` is refused (FAILED_PRECONDITION naming
+// both).
 absl::StatusOr<std::unique_ptr<SaslMechanism>> NewGssapiClient(
     absl::string_view server_principal, const SaslOffer& offer,
-    Protection min_protection = Protection::kAuthentication);
+    Protection min_protection = Protection::kAuthentication,
+    std::shared_ptr<const KerberosLogin> login = nullptr);
 
 }  // namespace tony::ipc
 

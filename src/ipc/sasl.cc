@@ -120,7 +120,8 @@ absl::StatusOr<std::unique_ptr<SaslMechanism>> NewSaslMechanism(const SaslOffer&
       if (auth.server_principal.empty()) {
         return absl::InvalidArgumentError("KERBEROS auth without the server's principal");
       }
-      return NewGssapiClient(auth.server_principal, offer, auth.min_protection);
+      return NewGssapiClient(auth.server_principal, offer, auth.min_protection,
+                             auth.kerberos_login);
     case AuthMethod::kSimple:
       break;
   }

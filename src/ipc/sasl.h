@@ -56,6 +56,8 @@ absl::string_view ProtectionQop(Protection p);
 // authentication); empty -> authentication. INVALID_ARGUMENT names an unknown level.
 absl::StatusOr<Protection> MinProtection(absl::string_view hadoop_rpc_protection);
 
+class KerberosLogin;  // ipc/kerberos.h
+
 // How a client authenticates on one connection. A value type.
 struct ClientAuth {
   AuthMethod method = AuthMethod::kSimple;
@@ -66,6 +68,9 @@ struct ClientAuth {
   // KERBEROS: the server's principal from configuration, e.g. "rm/_HOST@REALM"; the connection
   // replaces _HOST with the canonical name of the host it connects to.
   std::string server_principal;
+  // KERBEROS: whose credentials: a keytab login of this client's own. Default: null, the
+  // process's default credentials (the ticket cache, KRB5CCNAME / kinit).
+  std::shared_ptr<const KerberosLogin> kerberos_login;
   // TOKEN and KERBEROS: the weakest protection accepted (the weakest level of this side's
   // hadoop.rpc.protection); a server offering only weaker ones is refused. The strongest the
   // server offers is taken. Default: authentication.

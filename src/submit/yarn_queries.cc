@@ -149,9 +149,9 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnClus
   }
 }
 
-absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
-                                              absl::string_view file, bool negotiate,
-                                              absl::Time deadline) {
+absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::Client& http,
+                                              const TaskContainer& container,
+                                              absl::string_view file, absl::Time deadline) {
   const bool am = container.task == "am" || absl::StartsWith(container.task, "am@");
   const std::string remote = am && (file == "stdout" || file == "stderr")
                                  ? absl::StrCat("tony-am.", file)
@@ -160,7 +160,10 @@ absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskCont
   request.url = absl::StrCat("http://", container.node_http_address, "/ws/v1/node/containerlogs/",
                              container.container_id, "/", remote);
   request.headers = {{"Accept", "text/plain"}};
-  request.negotiate = negotiate;  // a Kerberos cluster's NodeManagers want SPNEGO
+  request.negotiate = cluster.kerberos;  // a Kerberos cluster's NodeManagers want SPNEGO
+  if (request.negotiate) {
+    TONY_ASSIGN_OR_RETURN(request.gss_ccache, SpnegoCcache(cluster));
+  }
   const absl::Duration left = deadline - absl::Now();
   if (left <= absl::ZeroDuration()) {
     return absl::DeadlineExceededError(
@@ -202,7 +205,7 @@ absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::st
   for (const TaskContainer& c : containers) {
     if (c.task == task) {
       http::Client http;
-      return FetchContainerLog(http, c, file, cluster.kerberos, deadline);
+      return FetchContainerLog(cluster, http, c, file, deadline);
     }
     tasks.push_back(c.task);
   }

@@ -77,7 +77,9 @@ absl::Status KerberosLogin(const YarnSubmitterOptions& options, YarnCluster* clu
   }
   ipc::KerberosIdentity id;
   if (!options.keytab.empty()) {
-    TONY_ASSIGN_OR_RETURN(id, ipc::LoginFromKeytab(options.principal, options.keytab));
+    TONY_ASSIGN_OR_RETURN(cluster->kerberos_login,
+                          ipc::KerberosLogin::FromKeytab(options.principal, options.keytab));
+    TONY_ASSIGN_OR_RETURN(id, cluster->kerberos_login->Refresh());
   } else {
     TONY_ASSIGN_OR_RETURN(id, ipc::CurrentKerberosIdentity());
   }
@@ -1047,7 +1049,10 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
   for (const auto& hp : rms) yarn_options.rm_addresses.push_back(hp.ToString());
   TONY_RETURN_IF_ERROR(KerberosLogin(options, &cluster));
   yarn_options.user = cluster.user;
-  if (cluster.kerberos) yarn_options.kerberos_server_principal = cluster.rm_principal;
+  if (cluster.kerberos) {
+    yarn_options.kerberos_server_principal = cluster.rm_principal;
+    yarn_options.kerberos_login = cluster.kerberos_login;
+  }
   cluster.cluster_key = ClusterKey(cluster.conf);
   TONY_ASSIGN_OR_RETURN(cluster.min_protection,
                         ipc::MinProtection(cluster.conf.Get("hadoop.rpc.protection").value_or("")));
@@ -1061,8 +1066,20 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
   TONY_ASSIGN_OR_RETURN(auto hdfs_options,
                         hdfs::WebHdfsClient::OptionsFromConfiguration(cluster.conf));
   hdfs_options.user = cluster.user;
+  if (std::shared_ptr<const ipc::KerberosLogin> login = cluster.kerberos_login) {
+    hdfs_options.spnego_ccache = [login]() -> absl::StatusOr<std::string> {
+      TONY_RETURN_IF_ERROR(login->Refresh().status());
+      return login->ccache();
+    };
+  }
   TONY_ASSIGN_OR_RETURN(cluster.hdfs, hdfs::WebHdfsClient::Create(std::move(hdfs_options)));
   return cluster;
+}
+
+absl::StatusOr<std::string> SpnegoCcache(const YarnCluster& cluster) {
+  if (cluster.kerberos_login == nullptr) return std::string();
+  TONY_RETURN_IF_ERROR(cluster.kerberos_login->Refresh().status());
+  return cluster.kerberos_login->ccache();
 }
 
 std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,

@@ -15,6 +15,7 @@
 #include "conf/configuration.h"
 #include "hdfs/webhdfs_client.h"
 #include "http/client.h"
+#include "ipc/kerberos.h"
 #include "submit/contract.h"
 #include "tony/submitter.h"
 #include "yarn/records.h"
@@ -30,6 +31,9 @@ struct YarnCluster {
   bool kerberos = false;
   std::string principal;
   std::string rm_principal;
+  // --principal/--keytab: this cluster's own login, which its RPC and SPNEGO use (another
+  // Submitter of the process may be someone else). Null: the ticket cache.
+  std::shared_ptr<const ipc::KerberosLogin> kerberos_login;
   // The weakest of hadoop.rpc.protection's levels: what every RPC connection, the client's and
   // (passed on) the AM's, accepts at least.
   ipc::Protection min_protection = ipc::Protection::kAuthentication;
@@ -41,6 +45,10 @@ struct YarnCluster {
   std::unique_ptr<hdfs::WebHdfsClient> hdfs;
 };
 absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& options);
+
+// For http::Request::gss_ccache: the cluster's keytab login's cache, its tickets renewed when
+// near their end; empty for the ticket cache (or a cluster without Kerberos).
+absl::StatusOr<std::string> SpnegoCcache(const YarnCluster& cluster);
 
 // Maps a YARN report to our states: FINISHED splits by final status.
 AppState ToAppState(const yarn::ApplicationReport& report);
@@ -116,9 +124,10 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(
 
 // One log file of one container from its NodeManager, without the header and footer the
 // NodeManager wraps around finished containers' files. `file` as the task knows it ("stdout"
-// of the AM is its tony-am.stdout). `negotiate`: SPNEGO, for a Kerberos cluster.
-absl::StatusOr<std::string> FetchContainerLog(http::Client& http, const TaskContainer& container,
-                                              absl::string_view file, bool negotiate,
+// of the AM is its tony-am.stdout). SPNEGO as `cluster`'s principal on a Kerberos cluster.
+absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::Client& http,
+                                              const TaskContainer& container,
+                                              absl::string_view file,
                                               absl::Time deadline = absl::InfiniteFuture());
 
 // Submitter::ReadLog for YARN.

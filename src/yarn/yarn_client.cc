@@ -224,6 +224,7 @@ absl::StatusOr<std::unique_ptr<YarnClient>> NewYarnClient(const YarnClientOption
   if (!options.kerberos_server_principal.empty()) {
     auth.method = ipc::AuthMethod::kKerberos;
     auth.server_principal = options.kerberos_server_principal;
+    auth.kerberos_login = options.kerberos_login;
   }
   auth.min_protection = options.min_protection;
   TONY_ASSIGN_OR_RETURN(RmChannel rm,

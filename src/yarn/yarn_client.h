@@ -82,9 +82,12 @@ struct YarnClientOptions {
   // The user the RM acts for (SIMPLE auth). Default: empty, meaning $USER or the process's user.
   std::string user;
   // Kerberos cluster: the RM's principal (yarn.resourcemanager.principal, "rm/_HOST@REALM");
-  // the client then authenticates with SASL GSSAPI and the process's Kerberos credentials.
+  // the client then authenticates with SASL GSSAPI and kerberos_login's credentials.
   // Default: empty (SIMPLE auth).
   std::string kerberos_server_principal;
+  // Kerberos: a keytab login of this client's own. Default: null, the process's default
+  // credentials (the ticket cache, KRB5CCNAME / kinit).
+  std::shared_ptr<const ipc::KerberosLogin> kerberos_login;
   // The weakest SASL protection accepted from the RM (this side's hadoop.rpc.protection).
   // Default: authentication.
   ipc::Protection min_protection = ipc::Protection::kAuthentication;

@@ -144,8 +144,8 @@ TEST_F(NoTicketTest, GssapiStepWithoutTicketFailsInOneLine) {
   EXPECT_FALSE(absl::StrContains(first.status().message(), "\n"));
 }
 
-TEST(LoginFromKeytabTest, MissingKeytabNamesTheFlag) {
-  auto id = LoginFromKeytab("alice@EXAMPLE.COM", "/nonexistent/alice.keytab");
+TEST(KerberosLoginTest, MissingKeytabNamesTheFlag) {
+  auto id = KerberosLogin::FromKeytab("alice@EXAMPLE.COM", "/nonexistent/alice.keytab");
   ASSERT_FALSE(id.ok());
   EXPECT_TRUE(absl::IsUnauthenticated(id.status()));
   ExpectOneLine(id.status(), "--keytab");

@@ -15,6 +15,7 @@ SOURCE_DIR = os.environ.get("TONY_SOURCE_DIR") or os.path.abspath(
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "cluster: needs the real test Hadoop cluster")
+    config.addinivalue_line("markers", "secure: needs the Kerberos test cluster")
 
 
 @pytest.fixture(scope="session")
@@ -35,6 +36,29 @@ def cluster_env():
     assert env.get("TONY_ALLOWED_NETWORKS"), "hadoop-cluster env printed no allowed networks"
     os.environ.update(env)
     return env
+
+
+@pytest.fixture(scope="session")
+def secure_env():
+    """The Kerberos test cluster's client settings (HADOOP_CONF_DIR, KRB5_CONFIG, the keytabs'
+    directory...), from `hadoop-cluster --secure env` at the secure suite's port block."""
+    script = os.path.join(SOURCE_DIR, "scripts", "hadoop-cluster")
+    env = dict(os.environ, TONY_HADOOP_SECURE="1",
+               TONY_HADOOP_BASE_PORT=os.environ.get("TONY_SECURE_HADOOP_BASE_PORT", "18900"))
+    env.pop("TONY_HADOOP_HOME", None)
+    if os.environ.get("TONY_SECURE_HADOOP_HOME"):
+        env["TONY_HADOOP_HOME"] = os.environ["TONY_SECURE_HADOOP_HOME"]
+    out = subprocess.run([script, "env"], check=True, capture_output=True, text=True,
+                         timeout=120, env=env).stdout
+    settings = {}
+    for line in out.splitlines():
+        if line.startswith("export "):
+            key, _, value = line[len("export "):].partition("=")
+            settings[key] = shlex.split(value)[0] if value else ""
+    assert settings.get("TONY_ALLOWED_NETWORKS"), "hadoop-cluster env printed no allowed networks"
+    assert settings.get("TONY_KRB5_KEYTAB"), "not a Kerberos cluster's settings"
+    os.environ.update(settings)
+    return settings
 
 
 @pytest.fixture(scope="session")
