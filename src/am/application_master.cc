@@ -350,6 +350,7 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
     page.allowed_peers = options_.status_page_allowed_peers;
     page.redirect_url = options_.status_page_redirect_url;
     status_page_ = std::make_unique<StatusPage>(page, [this] { return RenderStatusPage(); });
+    if (options_.status_page_may_view) status_page_->SetViewerCheck(options_.status_page_may_view);
     status_page_->AddRoute("/metrics", "text/plain; version=0.0.4; charset=utf-8",
                            [this] { return RenderMetrics(); });
     for (const StatusRoute& r : options_.status_routes) {

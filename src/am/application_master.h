@@ -72,6 +72,9 @@ struct ApplicationMasterOptions {
   // listens on loopback only).
   std::vector<std::string> status_page_allowed_peers;
   std::string status_page_redirect_url;
+  // Whether the viewer YARN's proxy names may see the status page (StatusPage::SetViewerCheck).
+  // Default: null (everyone the peers rule lets through).
+  std::function<bool(absl::string_view viewer)> status_page_may_view;
   std::string log_dir;  // where task logs are, for the status. Default: "" (unknown)
   // A registered task silent for this long fails the job. Default: 1 minute.
   absl::Duration heartbeat_timeout = absl::Minutes(1);

@@ -82,6 +82,14 @@ void StatusPage::AddRoute(std::string path, std::string content_type,
   routes_[std::move(path)] = Route{std::move(content_type), std::move(render)};
 }
 
+void StatusPage::SetViewerCheck(std::function<bool(absl::string_view viewer)> may_view) {
+  may_view_ = std::move(may_view);
+}
+
+std::string ProxyUser(const httpd::Request& request) {
+  return httpd::CookieValue(request.cookie, "proxy-user");
+}
+
 absl::Status StatusPage::Start() {
   server_ = std::make_unique<httpd::Server>(
       options_, [this](const httpd::Request& request) { return Answer(request); });
@@ -100,6 +108,16 @@ int64_t StatusPage::refused() const { return server_ != nullptr ? server_->refus
 
 httpd::Reply StatusPage::Answer(const httpd::Request& request) const {
   httpd::Reply reply;
+  if (may_view_) {
+    const std::string viewer = ProxyUser(request);
+    if (!may_view_(viewer)) {
+      reply.code = 403;
+      reply.content_type = "text/plain; charset=utf-8";
+      reply.body = viewer.empty() ? "this job's page is for its viewers; sign in to YARN first\n"
+                                  : "this job is not shared with you (view ACL)\n";
+      return reply;
+    }
+  }
   auto route = routes_.find(request.path);
   if (route != routes_.end()) {
     reply.content_type = route->second.content_type;

@@ -5,8 +5,10 @@
 // (/metrics, the live view), served by httpd::Server: its limits on request size, time and
 // connections keep a flood or a slow client from stalling the page or growing the AM. YARN's web
 // proxy forwards the application's "Tracking URL" here; on YARN the page answers only the proxy
-// (Hadoop's AmIpFilter rule: anyone else is redirected to the proxy's URL for the application),
-// so YARN's view ACLs and SPNEGO apply; it shows no task's stderr (the AM leaves the tails out of
+// (Hadoop's AmIpFilter rule: anyone else is redirected to the proxy's URL for the application).
+// YARN's proxy authenticates the viewer (SPNEGO on a Kerberos cluster) but does not check the
+// application's view ACL; it names the viewer in its "proxy-user" cookie, and the page checks
+// that name itself (SetViewerCheck). It shows no task's stderr (the AM leaves the tails out of
 // what it renders).
 //
 // Thread-safe. Start() launches the server's threads; Stop() (or the destructor) joins them.
@@ -38,6 +40,10 @@ using StatusPageOptions = httpd::ServerOptions;
 std::string RenderStatusPage(const ApplicationStatus& status, const std::vector<std::string>& tasks,
                              bool live_view = false);
 
+// The viewer YARN's web proxy authenticated and named in its "proxy-user" cookie (Hadoop's
+// WebAppProxyServlet), "" when it named none.
+std::string ProxyUser(const httpd::Request& request);
+
 // `text` safe inside HTML text and double-quoted attributes.
 std::string HtmlEscape(absl::string_view text);
 
@@ -53,6 +59,10 @@ class StatusPage {
   // Serves `path` (e.g. "/metrics"; the query is ignored) with `render`'s body as
   // `content_type`; every other path gets the page. Before Start().
   void AddRoute(std::string path, std::string content_type, std::function<std::string()> render);
+
+  // Every path answers 403 unless `may_view` allows the viewer YARN's proxy named (its
+  // "proxy-user" cookie; "" when it named none). Before Start(). Default: everyone.
+  void SetViewerCheck(std::function<bool(absl::string_view viewer)> may_view);
 
   absl::Status Start();
   void Stop();
@@ -72,6 +82,7 @@ class StatusPage {
   const StatusPageOptions options_;
   const std::function<std::string()> render_;
   std::map<std::string, Route, std::less<>> routes_;  // fixed once started
+  std::function<bool(absl::string_view)> may_view_;   // fixed once started
   std::unique_ptr<httpd::Server> server_;
 };
 

@@ -73,36 +73,6 @@ std::string UserName(uid_t uid) {
   return std::to_string(uid);
 }
 
-// The groups of `user` in this host's user database (none for a user it does not know).
-std::vector<std::string> GroupsOf(const std::string& user) {
-  struct passwd pw {};
-  struct passwd* found = nullptr;
-  std::vector<char> buf(16384);
-  if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
-    return {};
-  }
-  int n = 64;
-  std::vector<gid_t> gids(n);
-  if (::getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) {
-    gids.resize(n);
-    if (::getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) return {};
-  }
-  std::vector<std::string> names;
-  for (int i = 0; i < n; ++i) {
-    struct group gr {};
-    struct group* g = nullptr;
-    // A group of many members needs more room than most: grow on ERANGE (up to 16 MiB).
-    std::vector<char> gbuf(16384);
-    int rc = 0;
-    while ((rc = ::getgrgid_r(gids[i], &gr, gbuf.data(), gbuf.size(), &g)) == ERANGE &&
-           gbuf.size() < (size_t{16} << 20)) {
-      gbuf.resize(gbuf.size() * 4);
-    }
-    if (rc == 0 && g != nullptr) names.emplace_back(g->gr_name);
-  }
-  return names;
-}
-
 // Calls `each` with every entry of `dir` but . and ..; NotFound or PermissionDenied naming it.
 absl::Status ForEachEntry(const std::string& dir,
                           const std::function<void(const std::string&)>& each) {
@@ -416,7 +386,7 @@ HistoryServer::Viewer HistoryServer::ViewerOf(const std::optional<std::string>& 
   if (!principal.has_value()) return v;
   v.everyone = false;
   v.user = spec::ShortUserName(*principal);
-  v.groups = options_.groups_of ? options_.groups_of(v.user) : GroupsOf(v.user);
+  v.groups = options_.groups_of ? options_.groups_of(v.user) : spec::LocalGroupsOf(v.user);
   return v;
 }
 

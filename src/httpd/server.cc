@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/egress.h"
@@ -104,6 +105,28 @@ bool PeerAllowed(absl::string_view peer, const std::vector<std::string>& allowed
     if (a == ip || a == peer) return true;
   }
   return false;
+}
+
+std::string CookieValue(absl::string_view cookie_header, absl::string_view name) {
+  for (absl::string_view pair : absl::StrSplit(cookie_header, ';')) {
+    pair = absl::StripAsciiWhitespace(pair);
+    const size_t eq = pair.find('=');
+    if (eq == absl::string_view::npos || pair.substr(0, eq) != name) continue;
+    absl::string_view raw = pair.substr(eq + 1);
+    auto hex = [](char c) { return absl::ascii_isdigit(c) ? c - '0' : (c | 0x20) - 'a' + 10; };
+    std::string value;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '%' && i + 2 < raw.size() && absl::ascii_isxdigit(raw[i + 1]) &&
+          absl::ascii_isxdigit(raw[i + 2])) {
+        value.push_back(static_cast<char>(hex(raw[i + 1]) * 16 + hex(raw[i + 2])));
+        i += 2;
+      } else {
+        value.push_back(raw[i] == '+' ? ' ' : raw[i]);
+      }
+    }
+    return value;
+  }
+  return "";
 }
 
 std::string NormalizeTarget(absl::string_view raw) {
@@ -281,6 +304,7 @@ int Server::Answer(MHD_Connection* c, const char* method, size_t* upload_size,
   request.target = NormalizeTarget(state->raw_target);
   request.path = request.target.substr(0, request.target.find('?'));
   request.authorization = Header(c, MHD_HTTP_HEADER_AUTHORIZATION);
+  request.cookie = Header(c, MHD_HTTP_HEADER_COOKIE);
   request.host = Header(c, MHD_HTTP_HEADER_HOST);
   SetDeadline(c, absl::InfiniteFuture());
   const Reply reply = handler_(request);

@@ -89,7 +89,12 @@ struct Request {
   std::string peer;           // the client's IP address
   std::string host;           // the Host header ("name:port"), "" without one
   std::string authorization;  // the Authorization header, "" without one
+  std::string cookie;         // the Cookie header, "" without one
 };
+
+// The value of cookie `name` in a Cookie header ("a=1; proxy-user=alice"), %XX and '+'
+// decoded as a form value; "" when absent.
+std::string CookieValue(absl::string_view cookie_header, absl::string_view name);
 
 struct Reply {
   int code = 200;

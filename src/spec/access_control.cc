@@ -2,11 +2,18 @@
 
 #include "spec/access_control.h"
 
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 
 namespace tony::spec {
 namespace {
@@ -71,6 +78,48 @@ bool MayView(absl::string_view user, const std::vector<std::string>& groups,
   if (name.empty()) return false;
   if (name == owner) return true;
   return Names(admins, name, groups) || Names(job, name, groups);
+}
+
+std::vector<std::string> LocalGroupsOf(const std::string& user) {
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  std::vector<char> buf(16384);
+  if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    return {};
+  }
+  int n = 64;
+  std::vector<gid_t> gids(n);
+  if (::getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) {
+    gids.resize(n);
+    if (::getgrouplist(user.c_str(), pw.pw_gid, gids.data(), &n) < 0) return {};
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) {
+    struct group gr {};
+    struct group* g = nullptr;
+    // A group of many members needs more room than most: grow on ERANGE (up to 16 MiB).
+    std::vector<char> gbuf(16384);
+    int rc = 0;
+    while ((rc = ::getgrgid_r(gids[i], &gr, gbuf.data(), gbuf.size(), &g)) == ERANGE &&
+           gbuf.size() < (size_t{16} << 20)) {
+      gbuf.resize(gbuf.size() * 4);
+    }
+    if (rc == 0 && g != nullptr) names.emplace_back(g->gr_name);
+  }
+  return names;
+}
+
+absl::StatusOr<std::function<bool(absl::string_view)>> ViewerCheck(
+    std::string owner, absl::string_view job_acl, absl::string_view admin_acl,
+    std::function<std::vector<std::string>(const std::string&)> groups_of) {
+  TONY_ASSIGN_OR_RETURN(AccessControlList job, ParseAccessControlList(job_acl, "view_acls"));
+  TONY_ASSIGN_OR_RETURN(AccessControlList admins, ParseAccessControlList(admin_acl, "admin ACL"));
+  return [owner = std::move(owner), job = std::move(job), admins = std::move(admins),
+          groups_of = std::move(groups_of)](absl::string_view viewer) {
+    const std::string name = ShortUserName(viewer);
+    if (name.empty()) return false;
+    return MayView(name, groups_of(name), owner, job, admins);
+  };
 }
 
 }  // namespace tony::spec

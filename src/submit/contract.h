@@ -40,6 +40,10 @@ inline constexpr char kCaCredentialAlias[] = "tony.ssl.ca";
 inline constexpr char kEnvWebProxy[] = "TONY_WEB_PROXY";
 inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";  // fs.defaultFS
 inline constexpr char kEnvUser[] = "TONY_USER";
+// Set when the cluster enforces application ACLs (yarn.acl.enable): its admins
+// (yarn.admin.acl). The AM's status page then shows itself only to the job's viewers (owner,
+// admins, the spec's view_acls), as YARN's proxy names them. Absent: everyone the proxy lets in.
+inline constexpr char kEnvViewAdmins[] = "TONY_VIEW_ADMINS";
 // The weakest SASL protection the AM accepts from the RM and NodeManagers: the client's
 // hadoop.rpc.protection's weakest level ("authentication", "integrity", "privacy").
 inline constexpr char kEnvRpcProtection[] = "TONY_RPC_PROTECTION";

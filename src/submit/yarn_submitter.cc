@@ -838,6 +838,10 @@ class YarnSubmitter : public Submitter {
     am.environment[kEnvWebProxy] = absl::StrJoin(proxies, ",");
     am.environment[kEnvDefaultFs] = cluster_->hdfs->options().default_fs;
     am.environment[kEnvUser] = cluster_->user;
+    TONY_ASSIGN_OR_RETURN(bool app_acls, cluster_->conf.GetBool("yarn.acl.enable", false));
+    if (app_acls) {
+      am.environment[kEnvViewAdmins] = cluster_->conf.GetRaw("yarn.admin.acl").value_or("*");
+    }
     // The job's event log (docs/events.md); an empty tony.history.dir turns it off.
     TONY_ASSIGN_OR_RETURN(am.environment[history::kEnvHistoryDir],
                           cluster_->conf.Get(history::kHistoryDirKey, history::kDefaultHistoryDir));

@@ -3,7 +3,10 @@
 #include "yarnam/run_yarn_am.h"
 
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "common/signal_watcher.h"
 #include "history/hdfs_event_sink.h"
 #include "history/live_job_view.h"
+#include "spec/access_control.h"
 #include "submit/contract.h"
 #include "yarnam/yarn_am.h"
 #include "yarnam/yarn_resource_manager.h"
@@ -29,6 +33,18 @@ namespace {
 
 void Phase(const char* name) {
   TONY_LOG(INFO) << "TONY_PHASE " << name << " " << absl::ToUnixMillis(absl::Now());
+}
+
+// Who may see the status page: everyone YARN's proxy lets in, unless the cluster enforces
+// application ACLs (the client then passes its admins), when only the job's viewers.
+std::function<bool(absl::string_view)> StatusPageViewers(
+    const std::string& owner, const JobSpec& spec, const std::map<std::string, std::string>& env) {
+  auto admins = env.find(submit::kEnvViewAdmins);
+  if (admins == env.end()) return nullptr;
+  auto check = spec::ViewerCheck(owner, spec.view_acls, admins->second);
+  if (check.ok()) return *std::move(check);
+  TONY_LOG(WARNING) << "the status page shows itself to its owner only: " << check.status();
+  return [owner](absl::string_view viewer) { return spec::ShortUserName(viewer) == owner; };
 }
 
 }  // namespace
@@ -89,6 +105,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   YarnAm::StatusPageGuard guard = yam.WebProxyGuard();
   options.status_page_allowed_peers = std::move(guard.allowed_peers);
   options.status_page_redirect_url = std::move(guard.redirect_url);
+  options.status_page_may_view = StatusPageViewers(options.user, *spec, env);
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
   options.scale_targets = yam.ScaleTargetsFromEventLog(*spec);

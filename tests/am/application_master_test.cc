@@ -666,6 +666,30 @@ TEST(StatusPageTest, OnYarnOnlyTheProxyGetsThePage) {
   EXPECT_EQ(page.refused(), 1);
 }
 
+// YARN's proxy names the viewer it authenticated in its "proxy-user" cookie but checks no view
+// ACL: with a viewer check, the page (every route) answers only those it allows.
+TEST(StatusPageTest, WithAViewerCheckOnlyViewersGetThePage) {
+  StatusPage page({"127.0.0.1", 0}, [] { return std::string("secret state"); });
+  page.AddRoute("/metrics", "text/plain", [] { return std::string("secret metric 1\n"); });
+  page.SetViewerCheck([](absl::string_view viewer) { return viewer == "alice"; });
+  ASSERT_TRUE(page.Start().ok());
+  http::Client client;
+  const std::string base = absl::StrCat("http://127.0.0.1:", page.port());
+  for (const std::string path : {"/", "/metrics"}) {
+    auto alice = client.Get(base + path, {{"Cookie", "proxy-user=alice"}});
+    ASSERT_TRUE(alice.ok()) << alice.status();
+    EXPECT_EQ(alice->status, 200) << path;
+    EXPECT_THAT(alice->body, HasSubstr("secret"));
+    for (const http::Headers& who : std::vector<http::Headers>{
+             {{"Cookie", "proxy-user=mallory"}}, {}, {{"Cookie", "proxy-user=alice2"}}}) {
+      auto other = client.Get(base + path, who);
+      ASSERT_TRUE(other.ok()) << other.status();
+      EXPECT_EQ(other->status, 403) << path;
+      EXPECT_THAT(other->body, Not(HasSubstr("secret")));
+    }
+  }
+}
+
 TEST_F(AmTest, InClientModeTheClientDecides) {
   tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
   Start({AmJob("ps", 1), AmJob("worker", 2)});

@@ -400,5 +400,19 @@ TEST(HttpdServerTest, StartFailsClearly) {
   EXPECT_THAT(s.message(), HasSubstr(absl::StrCat(":", first.port())));
 }
 
+TEST(HttpdServerTest, TheHandlerSeesTheCookieAndCookieValueDecodesIt) {
+  Recorder rec;
+  Server server({}, rec.Handler());
+  ASSERT_TRUE(server.Start().ok());
+  Exchange(server.port(), "GET / HTTP/1.1\r\nHost: x\r\nCookie: a=1; proxy-user=al%40ICE\r\n\r\n");
+  ASSERT_EQ(rec.count(), 1u);
+  EXPECT_EQ(rec.seen[0].cookie, "a=1; proxy-user=al%40ICE");
+  EXPECT_EQ(CookieValue(rec.seen[0].cookie, "proxy-user"), "al@ICE");
+  EXPECT_EQ(CookieValue("x-proxy-user=bob; proxy-user=carol+d", "proxy-user"), "carol d");
+  EXPECT_EQ(CookieValue("proxy-user=%4", "proxy-user"), "%4");  // not an escape: as sent
+  EXPECT_EQ(CookieValue("other=1", "proxy-user"), "");
+  EXPECT_EQ(CookieValue("", "proxy-user"), "");
+}
+
 }  // namespace
 }  // namespace tony::httpd

@@ -639,6 +639,54 @@ TEST(SecureTest, TheHistoryServerAsksForKerberosAndShowsJobsOnlyToTheSignedIn) {
   (*server)->Terminate(absl::Seconds(10));
 }
 
+// mallory, signed in as herself and with a home of her own (no job secret of anyone else's),
+// against the cluster user's running job: YARN's application ACLs (yarn.acl.enable on the test
+// bed) refuse her kill; the AM page through the ResourceManager's proxy, which checks no view
+// ACL itself but names her, refuses her too. The job runs on; its owner sees the page and may
+// kill it (docs/security.md, "Tenants").
+TEST(SecureTest, AnotherUserCanNeitherKillNorViewAJobThroughYarn) {
+  const std::string realm = Cluster().principal().substr(Cluster().principal().find('@') + 1);
+  Result sub = Exec({Submit(), "--yarn", "--detach", "-n", "secure-victim", "-r", "worker:1", "-m",
+                     "128m", "sleep 600"});
+  const std::string app = AppIdOf(sub.out);
+  ASSERT_FALSE(app.empty()) << sub.out << sub.err;
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        return absl::StrContains(Exec({Ytf(), "status", app}).out, "1 running");
+      },
+      absl::Minutes(3)));
+  std::map<std::string, std::string> mallory = SignInAs("mallory", realm);
+  ASSERT_FALSE(mallory.empty());
+  const std::string home = absl::StrCat(::testing::TempDir(), "/mallory-home-", ::getpid());
+  ASSERT_TRUE(MakeDirectories(home, 0700).ok());
+  mallory["HOME"] = home;
+
+  Result kill = Exec({Ytf(), "kill", app}, mallory);
+  EXPECT_NE(kill.exit_code, 0) << kill.out << kill.err;
+  EXPECT_EQ(Lines(kill.err), 1) << kill.err;
+  EXPECT_THAT(kill.err, HasSubstr("mallory")) << kill.err;
+  EXPECT_THAT(Exec({Ytf(), "status", app}).out, HasSubstr("RUNNING"));
+
+  // The AM page through the proxy, with mallory's SPNEGO.
+  http::Client http;
+  http::Request page;
+  page.url = absl::StrCat(Cluster().rm_web_url(), "/proxy/", app, "/");
+  page.negotiate = true;
+  page.gss_ccache = mallory["KRB5CCNAME"];
+  auto seen = http.Do(page);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(seen->status, 403) << seen->body.substr(0, 400);
+  EXPECT_THAT(seen->body, Not(HasSubstr("worker")));
+  page.gss_ccache.clear();  // the owner's own ticket
+  auto owners = http.Do(page);
+  ASSERT_TRUE(owners.ok()) << owners.status();
+  EXPECT_EQ(owners->status, 200) << owners->body.substr(0, 400);
+  EXPECT_THAT(owners->body, HasSubstr("worker"));
+
+  Result own_kill = Exec({Ytf(), "kill", app});
+  EXPECT_EQ(own_kill.exit_code, 0) << own_kill.err;
+}
+
 TEST(SecureTest, KeytabLoginWorksWithoutATicketCache) {
   Result r =
       Exec({Ytf(), "list", "--principal", Cluster().principal(), "--keytab", Cluster().keytab()},

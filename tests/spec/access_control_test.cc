@@ -69,4 +69,18 @@ TEST(AccessControlTest, TheOwnerAdminsAndTheNamedMayView) {
 }
 
 }  // namespace
+TEST(AccessControlTest, AViewerCheckAsksForGroupsAndRefusesWhatDoesNotParse) {
+  auto groups_of = [](const std::string& user) {
+    return user == "carol" ? std::vector<std::string>{"ml-team"} : std::vector<std::string>{};
+  };
+  auto check = ViewerCheck("alice", "bob ml-team", "root", groups_of);
+  ASSERT_TRUE(check.ok()) << check.status();
+  for (const char* viewer : {"alice", "bob", "carol", "root", "bob@EXAMPLE.COM"}) {
+    EXPECT_TRUE((*check)(viewer)) << viewer;
+  }
+  for (const char* viewer : {"mallory", "", "dr.who"}) EXPECT_FALSE((*check)(viewer)) << viewer;
+  EXPECT_FALSE(ViewerCheck("alice", "bob  two spaces", "root", groups_of).ok());
+  EXPECT_FALSE(ViewerCheck("alice", "", "root  x", groups_of).ok());
+}
+
 }  // namespace tony::spec
