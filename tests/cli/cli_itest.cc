@@ -385,13 +385,13 @@ TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
   // server's account reads neither for them.
   Result other = Exec({Submit(), "--yarn", "-n", "cli-itest-tensorboard-other", "-r", "worker:1",
                        "-m", "128m", "-o", "hdfs://" + output, "true"},
-                      {{"HADOOP_USER_NAME", "cli-itest-other"}});
+                      {{"HADOOP_USER_NAME", "alice"}});
   Result local = Exec({Submit(), "--yarn", "-n", "cli-itest-tensorboard-local", "-r", "worker:1",
                        "-m", "128m", "-o", "file:///etc", "true"});
   ASSERT_EQ(other.exit_code, 0) << other.err;
   ASSERT_EQ(local.exit_code, 0) << local.err;
   for (const auto& [job_out, why] : std::vector<std::pair<std::string, std::string>>{
-           {other.out, "not to the job's user cli-itest-other"}, {local.out, "is not in HDFS"}}) {
+           {other.out, "not to the job's user alice"}, {local.out, "is not in HDFS"}}) {
     const std::string refused_app = AppIdOf(job_out);
     http::Request refused;
     refused.url = url + "jobs/" + refused_app + "/tensorboard";
@@ -492,7 +492,7 @@ TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {
                          "defaults: {memory: 128m}\n"
                          "jobs: {worker: {instances: 1}}\n";
   Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-typed", "--spec", yaml},
-                  {{"HADOOP_USER_NAME", "cli-itest-other"}});
+                  {{"HADOOP_USER_NAME", "alice"}});
   const std::string app = AppIdOf(r.out);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   Result list = Exec({Ytf(), "list", "--all", "--all_users"});
