@@ -499,6 +499,15 @@ absl::StatusOr<FileStatus> WebHdfsClient::Stat(absl::string_view path) const {
   return ParseFileStatus(*status, p);
 }
 
+absl::StatusOr<std::string> WebHdfsClient::HomeDirectory() const {
+  TONY_ASSIGN_OR_RETURN(http::Json json, CallJson(http::Method::kGet, "/", "GETHOMEDIRECTORY", ""));
+  const http::Json* path = http::JsonField(json, "Path");
+  if (path == nullptr || !path->is_string() || path->get<std::string>().empty()) {
+    return absl::InvalidArgumentError("WebHDFS GETHOMEDIRECTORY: no Path in the answer");
+  }
+  return path->get<std::string>();
+}
+
 absl::StatusOr<bool> WebHdfsClient::Exists(absl::string_view path) const {
   absl::StatusOr<FileStatus> status = Stat(path);
   if (status.ok()) return true;

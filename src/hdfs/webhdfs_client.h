@@ -151,6 +151,9 @@ class WebHdfsClient {
 
   // GETFILESTATUS. NotFound if the path does not exist.
   absl::StatusOr<FileStatus> Stat(absl::string_view path) const;
+  // The home directory of the user the NameNode takes this client for ("/user/alice"): on a
+  // Kerberos cluster, the principal's name after the cluster's auth_to_local rules.
+  absl::StatusOr<std::string> HomeDirectory() const;
   absl::StatusOr<bool> Exists(absl::string_view path) const;
 
   // LISTSTATUS of a directory, sorted by name as the NameNode returns it; a file lists itself.

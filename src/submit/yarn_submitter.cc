@@ -90,6 +90,26 @@ absl::Status KerberosLogin(const YarnSubmitterOptions& options, YarnCluster* clu
   return absl::OkStatus();
 }
 
+// The name the cluster knows a principal by comes from its auth_to_local rules, which may map
+// "alice@CORP" to anything: HDFS says which (the home directory it gives this client), and the
+// staging paths, the AM's ownership checks and the own-applications filter use that name. A
+// NameNode that does not answer leaves the principal's first component, with a warning.
+absl::Status UseMappedUserName(YarnCluster* cluster, hdfs::WebHdfsClient::Options* hdfs_options) {
+  absl::StatusOr<std::string> home = cluster->hdfs->HomeDirectory();
+  if (!home.ok()) {
+    TONY_LOG(WARNING) << "taking the user name " << cluster->user << " from the principal "
+                      << cluster->principal << " (" << home.status().message() << ")";
+    return absl::OkStatus();
+  }
+  const std::string mapped = home->substr(home->rfind('/') + 1);
+  if (mapped.empty() || mapped == cluster->user) return absl::OkStatus();
+  TONY_LOG(DEBUG) << "Kerberos: " << cluster->principal << " is " << mapped << " on this cluster";
+  cluster->user = mapped;
+  hdfs_options->user = mapped;
+  TONY_ASSIGN_OR_RETURN(cluster->hdfs, hdfs::WebHdfsClient::Create(*hdfs_options));
+  return absl::OkStatus();
+}
+
 // "ip:port" of fs.defaultFS's NameNode, as Hadoop names a delegation token's service
 // (hadoop.security.token.service.use_ip, true by default).
 absl::StatusOr<std::string> NameNodeTokenService(const conf::Configuration& conf) {
@@ -1076,7 +1096,10 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
       return login->ccache();
     };
   }
-  TONY_ASSIGN_OR_RETURN(cluster.hdfs, hdfs::WebHdfsClient::Create(std::move(hdfs_options)));
+  TONY_ASSIGN_OR_RETURN(cluster.hdfs, hdfs::WebHdfsClient::Create(hdfs_options));
+  if (cluster.kerberos && options.user.empty()) {
+    TONY_RETURN_IF_ERROR(UseMappedUserName(&cluster, &hdfs_options));
+  }
   return cluster;
 }
 

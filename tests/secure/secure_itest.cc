@@ -718,6 +718,30 @@ TEST(SecureTest, KeytabLoginSubmitsAJobWithoutATicketCache) {
   EXPECT_THAT(status.out, HasSubstr("SUCCEEDED"));
 }
 
+// auth_to_local may map a principal to a name that is not its first component (the test bed
+// maps the daemons' principals to the cluster user): the client takes the name HDFS gives it,
+// so the job's staging, its AM's ownership checks and the own listing agree with YARN's user
+// (before, the client said "HTTP": its own job was missing from its own listing, and a
+// scheduler re-attaching by tag would have submitted anew).
+TEST(SecureTest, APrincipalMappedToAnotherNameIsThatNameEverywhere) {
+  const std::string realm = Cluster().principal().substr(Cluster().principal().find('@') + 1);
+  std::string keytab = Cluster().keytab();
+  keytab = keytab.substr(0, keytab.rfind('/')) + "/service.keytab";
+  const std::string principal = "HTTP/localhost@" + realm;
+  const std::map<std::string, std::string> no_cache = {
+      {"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}};
+  Result r = Exec({Submit(), "--yarn", "--principal", principal, "--keytab", keytab, "-n",
+                   "secure-mapped", "-r", "worker:1", "-m", "128m", "true"},
+                  no_cache);
+  const std::string app = AppIdOf(r.out);
+  ASSERT_FALSE(app.empty()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Result list =
+      Exec({Ytf(), "list", "--all", "--principal", principal, "--keytab", keytab}, no_cache);
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr(app));
+}
+
 TEST(SecureTest, NoTicketIsOneLineExit3) {
   Result r = Exec({Ytf(), "list"}, {{"KRB5CCNAME", "FILE:/nonexistent/no-ticket"}});
   ExpectOneLineExit3(r, "no Kerberos ticket");
