@@ -10,13 +10,13 @@
 #include "gtest/gtest.h"
 #include "ipc/digest_md5.h"
 #include "ipc/sasl.h"
+#include "tests/ipc/fake_sasl_transport.h"
 
 namespace tony::ipc {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using tony::hadoop::common::RpcSaslProto;
 
 TEST(ParseDigestCiphersTest, ThreeDesByDefaultRc4OnRequestNothingWeaker) {
   EXPECT_THAT(*ParseDigestCiphers(""), ElementsAre("3des"));
@@ -34,33 +34,12 @@ TEST(ParseDigestCiphersTest, ThreeDesByDefaultRc4OnRequestNothingWeaker) {
   EXPECT_THAT(ParseDigestCiphers("aes").status().message(), HasSubstr("unknown"));
 }
 
-// Replies to NEGOTIATE with a challenge offering only `ciphers`, then stops.
-class OneChallenge : public SaslTransport {
- public:
-  explicit OneChallenge(std::string ciphers) : ciphers_(std::move(ciphers)) {}
-  absl::Status Send(const RpcSaslProto& m) override {
-    sent_.push_back(m);
-    return absl::OkStatus();
-  }
-  absl::StatusOr<RpcSaslProto> Receive() override {
-    if (sent_.size() != 1) return absl::UnavailableError("no more");
-    RpcSaslProto reply;
-    reply.set_state(RpcSaslProto::NEGOTIATE);
-    RpcSaslProto::SaslAuth* a = reply.add_auths();
-    a->set_method("TOKEN");
-    a->set_mechanism("DIGEST-MD5");
-    a->set_protocol("");
-    a->set_serverid("default");
-    a->set_challenge("realm=\"default\",nonce=\"n\",qop=\"auth-conf\",charset=utf-8,cipher=\"" +
-                     ciphers_ + "\",algorithm=md5-sess");
-    return reply;
-  }
-  const std::vector<RpcSaslProto>& sent() const { return sent_; }
-
- private:
-  const std::string ciphers_;
-  std::vector<RpcSaslProto> sent_;
-};
+// A challenge offering only `ciphers`.
+OneChallengeTransport OneChallenge(const std::string& ciphers) {
+  return OneChallengeTransport(
+      "realm=\"default\",nonce=\"n\",qop=\"auth-conf\",charset=utf-8,cipher=\"" + ciphers +
+      "\",algorithm=md5-sess");
+}
 
 TEST(ParseDigestCiphersTest, ClientAuthCarriesTheCiphersToTheMechanism) {
   ClientAuth auth;
@@ -69,19 +48,19 @@ TEST(ParseDigestCiphersTest, ClientAuthCarriesTheCiphersToTheMechanism) {
   auth.min_protection = Protection::kPrivacy;
   std::unique_ptr<SaslSecurityLayer> layer;
 
-  OneChallenge by_default("rc4");
+  OneChallengeTransport by_default = OneChallenge("rc4");
   EXPECT_EQ(NegotiateSasl(auth, &by_default, &layer).status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(by_default.sent().size(), 1u);
 
   auth.digest_ciphers = *ParseDigestCiphers("3des,rc4");
-  OneChallenge allowed("rc4");
+  OneChallengeTransport allowed = OneChallenge("rc4");
   (void)NegotiateSasl(auth, &allowed, &layer);  // the transport stops after INITIATE
   ASSERT_EQ(allowed.sent().size(), 2u);
   EXPECT_THAT(allowed.sent()[1].token(), HasSubstr("cipher=\"rc4\""));
 
   auth.digest_ciphers = {"rc4-40"};
-  OneChallenge weak("rc4-40");
+  OneChallengeTransport weak = OneChallenge("rc4-40");
   auto refused = NegotiateSasl(auth, &weak, &layer);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(weak.sent().size(), 1u);

@@ -17,6 +17,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/ipc/fake_sasl_transport.h"
 #include "tony/log.h"
 
 namespace tony::ipc {
@@ -369,41 +370,18 @@ TEST(DigestMd5CipherTest, TheChosenCipherIsLoggedOnceWithoutSecrets) {
 }
 
 // Hadoop's exchange with a proxy between client and server: the server (Java's DigestMD5Server,
-// its NEGOTIATE recorded) offers every cipher; the proxy leaves only rc4-40.
-class RewritingProxy : public SaslTransport {
- public:
-  explicit RewritingProxy(std::string ciphers) : ciphers_(std::move(ciphers)) {}
-  absl::Status Send(const tony::hadoop::common::RpcSaslProto& m) override {
-    sent_.push_back(m);
-    return absl::OkStatus();
-  }
-  absl::StatusOr<tony::hadoop::common::RpcSaslProto> Receive() override {
-    using tony::hadoop::common::RpcSaslProto;
-    if (sent_.size() != 1) return absl::UnavailableError("the proxy stops here");
-    RpcSaslProto reply;
-    reply.set_state(RpcSaslProto::NEGOTIATE);
-    RpcSaslProto::SaslAuth* a = reply.add_auths();
-    a->set_method("TOKEN");
-    a->set_mechanism("DIGEST-MD5");
-    a->set_protocol("");
-    a->set_serverid("default");
-    a->set_challenge(ciphers_.empty() ? std::string(kJava[1].challenge)
-                                      : RewriteCiphers(kJava[1].challenge, ciphers_));
-    return reply;
-  }
-  const std::vector<tony::hadoop::common::RpcSaslProto>& sent() const { return sent_; }
-
- private:
-  const std::string ciphers_;
-  std::vector<tony::hadoop::common::RpcSaslProto> sent_;
-};
+// its NEGOTIATE recorded) offers every cipher; the proxy leaves only `ciphers` (empty: untouched).
+OneChallengeTransport RewritingProxy(const std::string& ciphers) {
+  return OneChallengeTransport(ciphers.empty() ? std::string(kJava[1].challenge)
+                                               : RewriteCiphers(kJava[1].challenge, ciphers));
+}
 
 TEST(DigestMd5CipherTest, AChallengeRewrittenByAProxyFailsTheNegotiation) {
   ClientAuth auth;
   auth.method = AuthMethod::kToken;
   auth.token = Token{"user", "password", kAmRmTokenKind, ""};
   auth.min_protection = Protection::kPrivacy;
-  RewritingProxy proxy("rc4-40");
+  OneChallengeTransport proxy = RewritingProxy("rc4-40");
   std::unique_ptr<SaslSecurityLayer> layer;
   auto offer = NegotiateSasl(auth, &proxy, &layer);
   ASSERT_FALSE(offer.ok());
@@ -413,7 +391,7 @@ TEST(DigestMd5CipherTest, AChallengeRewrittenByAProxyFailsTheNegotiation) {
   EXPECT_EQ(layer, nullptr);
 
   // The same challenge untouched: the client answers with 3des.
-  RewritingProxy honest("");
+  OneChallengeTransport honest = RewritingProxy("");
   EXPECT_FALSE(NegotiateSasl(auth, &honest, &layer).ok());  // the proxy stops after INITIATE
   ASSERT_EQ(honest.sent().size(), 2u);
   EXPECT_THAT(honest.sent()[1].token(), HasSubstr("cipher=\"3des\""));
