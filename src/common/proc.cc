@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "common/file_util.h"
+#include "common/logging.h"
 
 namespace tony {
 
@@ -58,6 +60,13 @@ std::optional<ProcStat> ReadProcStat(pid_t pid) {
   }
   if (fields.size() > 19) (void)absl::SimpleAtoi(fields[19], &s.start_ticks);
   if (fields.size() > 21) (void)absl::SimpleAtoi(fields[21], &s.rss_pages);
+  // Fields 50 and 51 (env_start, env_end), 0 unless we may read its memory.
+  uint64_t env_start = 0;
+  uint64_t env_end = 0;
+  if (fields.size() > 48 && absl::SimpleAtoi(fields[47], &env_start) &&
+      absl::SimpleAtoi(fields[48], &env_end) && env_end > env_start) {
+    s.env_bytes = env_end - env_start;
+  }
   return s;
 }
 
@@ -82,21 +91,16 @@ std::vector<ProcStat> AllProcesses() {
 
 namespace {
 
-enum class Marked { kNo, kYes, kEmpty };
-
-Marked CarriesMarker(pid_t pid, const std::string& marker) {
+MarkerSeen CarriesMarker(const ProcStat& process, const std::string& marker) {
   // Only our own user's processes are readable, which are the only ones a task could start.
-  absl::StatusOr<std::string> env = ReadFileToString(absl::StrCat("/proc/", pid, "/environ"));
-  if (!env.ok()) return Marked::kNo;
-  if (env->empty()) return Marked::kEmpty;
-  for (absl::string_view var : absl::StrSplit(*env, '\0')) {
-    if (var == marker) return Marked::kYes;
-  }
-  return Marked::kNo;
+  absl::StatusOr<std::string> env =
+      ReadFileToString(absl::StrCat("/proc/", process.pid, "/environ"));
+  if (!env.ok()) return MarkerSeen::kNo;
+  return EnvironmentCarries(*env, process.env_bytes, marker);
 }
 
 // TaskProcessesBelowUs, counting in `unsure` the processes started after this one whose
-// environment read empty (see KillTaskProcesses).
+// environment could not be read whole (see KillTaskProcesses).
 std::vector<ProcStat> ScanTaskProcesses(const TaskProcessFilter& filter, int* unsure) {
   const pid_t self = ::getpid();
   const pid_t group = ::getpgrp();
@@ -125,14 +129,14 @@ std::vector<ProcStat> ScanTaskProcesses(const TaskProcessFilter& filter, int* un
       continue;
     }
     if (filter.env_marker.empty()) continue;
-    switch (CarriesMarker(s.pid, filter.env_marker)) {
-      case Marked::kYes:
+    switch (CarriesMarker(s, filter.env_marker)) {
+      case MarkerSeen::kYes:
         out.push_back(s);
         break;
-      case Marked::kEmpty:
+      case MarkerSeen::kUnsure:
         if (s.start_ticks >= self_started) ++*unsure;
         break;
-      case Marked::kNo:
+      case MarkerSeen::kNo:
         break;
     }
   }
@@ -140,6 +144,17 @@ std::vector<ProcStat> ScanTaskProcesses(const TaskProcessFilter& filter, int* un
 }
 
 }  // namespace
+
+MarkerSeen EnvironmentCarries(absl::string_view environment, uint64_t env_bytes,
+                              absl::string_view marker) {
+  for (absl::string_view var : absl::StrSplit(environment, '\0')) {
+    if (var == marker) return MarkerSeen::kYes;
+  }
+  // Read across an execve (the old image's pages gone after the first read) or an exit: the
+  // marker may have been in what was not read. An unchanged whole block is read in full.
+  if (environment.empty() || environment.size() != env_bytes) return MarkerSeen::kUnsure;
+  return MarkerSeen::kNo;
+}
 
 std::vector<ProcStat> TaskProcessesBelowUs(const TaskProcessFilter& filter) {
   int unsure = 0;
@@ -183,15 +198,20 @@ int SignalTaskProcesses(int sig, const TaskProcessFilter& filter) {
   return signalled;
 }
 
-void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans) {
-  for (int i = 0; i < max_scans; ++i) {
+void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans, absl::Duration max_time) {
+  const absl::Time deadline = absl::Now() + max_time;
+  size_t found = 0;
+  for (int i = 0; i < max_scans && absl::Now() < deadline; ++i) {
     int unsure = 0;
-    int signalled = 0;
-    for (const ProcStat& s : ScanTaskProcesses(filter, &unsure)) {
-      signalled += SignalIfSame(s, SIGKILL) ? 1 : 0;
-    }
-    if (signalled == 0 && unsure == 0) return;
+    const std::vector<ProcStat> processes = ScanTaskProcesses(filter, &unsure);
+    for (const ProcStat& s : processes) (void)SignalIfSame(s, SIGKILL);
+    // Found but not signalled (gone meanwhile, or no pidfd to spare) still asks for a next scan.
+    found = processes.size();
+    if (found == 0 && unsure == 0) return;
     ::usleep(10 * 1000);  // let the killed ones exit, and an exec'ing one finish, before the next
+  }
+  if (found > 0) {
+    TONY_LOG(WARNING) << found << " task processes were still there after the last kill scan";
   }
 }
 

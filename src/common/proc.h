@@ -15,6 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
 namespace tony {
 
 struct ProcStat {
@@ -28,6 +31,9 @@ struct ProcStat {
   uint64_t cpu_ticks = 0;
   int64_t rss_pages = 0;  // resident set
   bool kernel_thread = false;
+  // The size of its environment block (env_end - env_start): what a whole read of
+  // /proc/<pid>/environ returns. 0 when unknown (another user's process, or mid-execve).
+  uint64_t env_bytes = 0;
 };
 
 // /proc/<pid>/stat, or nullopt when the process is gone.
@@ -69,11 +75,20 @@ TaskUsage SampleTaskUsage(const TaskProcessFilter& filter);
 int SignalTaskProcesses(int sig, const TaskProcessFilter& filter);
 
 // SIGKILLs TaskProcessesBelowUs() until a scan finds nothing (a process forked after one scan
-// is caught by the next), for at most `max_scans` scans 10 ms apart. With an `env_marker`, a scan
-// that saw a process started after this one with an empty environment finds nothing for sure only
-// once that changes: mid-execve a process's environment reads empty, so a task's process that
-// left the group with setsid() and is exec'ing would be missed.
-void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans = 50);
+// is caught by the next), for at most `max_scans` scans 10 ms apart and `max_time` in all. With
+// an `env_marker`, a scan that saw a process started after this one whose environment it could
+// not read whole (EnvironmentCarries: kUnsure) finds nothing for sure only once that changes: a
+// task's process that left the group with setsid() and is exec'ing would be missed.
+void KillTaskProcesses(const TaskProcessFilter& filter, int max_scans = 50,
+                       absl::Duration max_time = absl::Seconds(5));
+
+// Whether `environment`, read from /proc/<pid>/environ, carries `marker` ("NAME=value"): kUnsure
+// when the read may have missed it, i.e. it is empty (mid-execve, or exiting) or its size is not
+// the block's `env_bytes` that /proc/<pid>/stat gave just before (an execve or exit between the
+// read's pages cut it short). Exposed for tests.
+enum class MarkerSeen { kNo, kYes, kUnsure };
+MarkerSeen EnvironmentCarries(absl::string_view environment, uint64_t env_bytes,
+                              absl::string_view marker);
 
 }  // namespace tony
 

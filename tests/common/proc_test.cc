@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/file_util.h"
 #include "gtest/gtest.h"
 #include "tests/testing/wait_until.h"
 
@@ -83,7 +84,7 @@ TEST(ProcTest, KillingATaskWaitsForAProcessCaughtMidExec) {
   ASSERT_EQ(::read(fds[0], &eof, 1), 0);
   ::close(fds[0]);
 
-  KillTaskProcesses({.env_marker = mark}, /*max_scans=*/1000);
+  KillTaskProcesses({.env_marker = mark}, /*max_scans=*/1000, absl::Seconds(30));
 
   // Gone (init reaps it), or at least dead.
   auto alive = [&] {
@@ -93,6 +94,80 @@ TEST(ProcTest, KillingATaskWaitsForAProcessCaughtMidExec) {
   testing::WaitUntil([&] { return !alive(); }, absl::Seconds(5));
   EXPECT_FALSE(alive()) << "pid " << left << " outlived the kill";
   if (alive()) ::kill(left, SIGKILL);
+}
+
+TEST(ProcTest, AnEnvironmentReadShortOfItsBlockIsNotProofOfAbsence) {
+  const std::string mark = "TONY_TASK_INSTANCE=0123456789abcdef";
+  const std::string whole = absl::StrCat("A=1", std::string(1, '\0'), "B=2", std::string(1, '\0'),
+                                         mark, std::string(1, '\0'));
+  EXPECT_EQ(EnvironmentCarries(whole, whole.size(), mark), MarkerSeen::kYes);
+  // Even when the block's size changed meanwhile: the mark was read.
+  EXPECT_EQ(EnvironmentCarries(whole, 0, mark), MarkerSeen::kYes);
+  // Mid-execve or exiting: nothing to read.
+  EXPECT_EQ(EnvironmentCarries("", 0, mark), MarkerSeen::kUnsure);
+  EXPECT_EQ(EnvironmentCarries("", whole.size(), mark), MarkerSeen::kUnsure);
+  // The first page of a large environment, then an execve took the rest away.
+  const std::string first_page = whole.substr(0, 8);
+  EXPECT_EQ(EnvironmentCarries(first_page, whole.size(), mark), MarkerSeen::kUnsure);
+  // A mark cut short is not the mark.
+  const std::string cut = whole.substr(0, whole.size() - 3);
+  EXPECT_EQ(EnvironmentCarries(cut, whole.size(), mark), MarkerSeen::kUnsure);
+  // A whole block without it: certainly not the task's.
+  const std::string other = absl::StrCat("A=1", std::string(1, '\0'));
+  EXPECT_EQ(EnvironmentCarries(other, other.size(), mark), MarkerSeen::kNo);
+  // Another mark that begins like it.
+  const std::string longer = absl::StrCat(mark, "0", std::string(1, '\0'));
+  EXPECT_EQ(EnvironmentCarries(longer, longer.size(), mark), MarkerSeen::kNo);
+}
+
+TEST(ProcTest, TheEnvironmentBlockSizeMatchesAWholeRead) {
+  // What EnvironmentCarries compares: /proc/<pid>/stat's block and a whole read of environ.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string big(20000, 'x');  // several pages: read in more than one chunk
+    const std::string var = absl::StrCat("TONY_PROC_TEST_BIG=", big);
+    const char* argv[] = {"/bin/sleep", "300", nullptr};
+    const char* envp[] = {"A=1", var.c_str(), "TONY_PROC_TEST_LAST=1", nullptr};
+    ::execve(argv[0], const_cast<char**>(argv), const_cast<char**>(envp));
+    ::_exit(127);
+  }
+  // Polls another process's state, with a deadline.
+  auto read_environment = [&] {
+    absl::StatusOr<std::string> read = ReadFileToString(absl::StrCat("/proc/", child, "/environ"));
+    return read.ok() ? *read : std::string();
+  };
+  testing::WaitUntil(
+      [&] { return read_environment().find("TONY_PROC_TEST_LAST=1") != std::string::npos; },
+      absl::Seconds(10));
+  // Exec'd: from here on its block stays.
+  const std::optional<ProcStat> stat = ReadProcStat(child);
+  const std::string env = read_environment();
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(stat.has_value());
+  EXPECT_GT(env.size(), 20000u);
+  EXPECT_EQ(stat->env_bytes, env.size());
+  EXPECT_EQ(EnvironmentCarries(env, stat->env_bytes, "TONY_PROC_TEST_LAST=1"), MarkerSeen::kYes);
+  EXPECT_EQ(EnvironmentCarries(env, stat->env_bytes, "TONY_PROC_TEST_NONE=1"), MarkerSeen::kNo);
+}
+
+TEST(ProcTest, KillingStopsAtItsTimeBoundAsAtItsScanBound) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  // No time left: not one scan, whatever the scan bound.
+  KillTaskProcesses({}, /*max_scans=*/1000, absl::ZeroDuration());
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, WNOHANG), 0) << "killed without a scan's time";
+  // Time enough: the child is found and killed.
+  KillTaskProcesses({}, /*max_scans=*/1000, absl::Seconds(30));
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
 }
 
 TEST(ProcTest, KernelThreadsAreToldApart) {
