@@ -2,6 +2,7 @@
 
 #include "common/logging.h"
 
+#include <pthread.h>
 #include <sys/time.h>
 
 #include <atomic>
@@ -11,16 +12,38 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "common/fork_safe_mutex.h"
 
 namespace tony {
 namespace {
 
 // The sink is swapped under the lock but called outside it (a snapshot keeps it alive), so a
 // slow sink never blocks SetLogSink and a sink may itself log.
-absl::Mutex sink_mu;
+ABSL_CONST_INIT ForkSafeMutex sink_mu;
 std::shared_ptr<const LogSink> current_sink ABSL_GUARDED_BY(sink_mu);
+
+// The default sink writes one line at a time: glibc's localtime_r holds a lock of its own that
+// fork() leaves as it was, so no thread of ours may be inside it when the process forks.
+ABSL_CONST_INIT ForkSafeMutex default_sink_mu;
+
+// A child forked while other threads log may log too (docs/hacking.md, "fork() and
+// absl::Mutex"): neither lock is held by any thread across fork(), and the child's are fresh.
+// The two are never held together.
+[[maybe_unused]] const int fork_handlers = pthread_atfork(
+    [] {
+      default_sink_mu.BeforeFork();
+      sink_mu.BeforeFork();
+    },
+    [] {
+      sink_mu.AfterForkInParent();
+      default_sink_mu.AfterForkInParent();
+    },
+    [] {
+      sink_mu.AfterForkInChild();
+      default_sink_mu.AfterForkInChild();
+    });
 
 // Depth of sink calls on this thread: a line logged from inside the sink goes to stderr instead
 // of recursing into the sink.
@@ -48,6 +71,7 @@ absl::string_view Basename(absl::string_view path) {
 }
 
 void DefaultSink(LogSeverity severity, absl::string_view file, int line, absl::string_view msg) {
+  ForkSafeLock lock(&default_sink_mu);
   timeval tv;
   gettimeofday(&tv, nullptr);
   tm local;
@@ -75,7 +99,7 @@ absl::string_view SourcePath(absl::string_view file) {
 
 void SetLogSink(LogSink sink) {
   auto next = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
-  absl::MutexLock lock(&sink_mu);
+  ForkSafeLock lock(&sink_mu);
   current_sink.swap(next);
   // `next` (the old sink) is released after the lock; calls in flight keep their own reference.
 }
@@ -101,7 +125,7 @@ void EmitLogLine(LogSeverity severity, const char* file_path, int line, const st
   absl::string_view file = SourcePath(file_path);
   std::shared_ptr<const LogSink> sink;
   if (sink_depth == 0) {
-    absl::MutexLock lock(&sink_mu);
+    ForkSafeLock lock(&sink_mu);
     sink = current_sink;
   }
   if (sink == nullptr) {

@@ -14,10 +14,10 @@ namespace tony {
 Retirer::~Retirer() { Stop(); }
 
 void Retirer::Start() {
-  absl::MutexLock lifecycle(&lifecycle_mu_);
+  ForkSafeLock lifecycle(&lifecycle_mu_);
   if (thread_.joinable()) return;
   {
-    absl::MutexLock lock(&mu_);
+    ForkSafeLock lock(&mu_);
     running_ = true;
     stopping_ = false;
   }
@@ -25,11 +25,12 @@ void Retirer::Start() {
 }
 
 void Retirer::Stop() {
-  absl::MutexLock lifecycle(&lifecycle_mu_);
+  ForkSafeLock lifecycle(&lifecycle_mu_);
   if (!thread_.joinable()) return;
   {
-    absl::MutexLock lock(&mu_);
+    ForkSafeLock lock(&mu_);
     stopping_ = true;
+    work_.Signal();
   }
   thread_.join();
 }
@@ -37,9 +38,10 @@ void Retirer::Stop() {
 void Retirer::Retire(std::shared_ptr<void> object) {
   if (object == nullptr) return;
   {
-    absl::MutexLock lock(&mu_);
+    ForkSafeLock lock(&mu_);
     if (running_) {
       queue_.push_back(std::move(object));
+      work_.Signal();
       return;
     }
   }
@@ -47,21 +49,19 @@ void Retirer::Retire(std::shared_ptr<void> object) {
 }
 
 void Retirer::Keep(std::shared_ptr<void> object) {
-  absl::MutexLock lock(&mu_);
+  ForkSafeLock lock(&mu_);
   kept_.push_back(std::move(object));
 }
 
 size_t Retirer::pending() const {
-  absl::MutexLock lock(&mu_);
+  ForkSafeLock lock(&mu_);
   return queue_.size() + destroying_;
 }
 
 void Retirer::Loop() {
-  absl::MutexLock lock(&mu_);
+  ForkSafeLock lock(&mu_);
   while (true) {
-    auto work = [this]()
-                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
-    mu_.Await(absl::Condition(&work));
+    while (!stopping_ && queue_.empty()) work_.Wait(&mu_);
     if (queue_.empty()) break;  // stopping, and nothing left to destroy
     std::shared_ptr<void> next = std::move(queue_.front());
     queue_.pop_front();
@@ -74,14 +74,14 @@ void Retirer::Loop() {
   running_ = false;
 }
 
-void Retirer::BeforeFork() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  lifecycle_mu_.Lock();
-  mu_.Lock();
+void Retirer::BeforeFork() {
+  lifecycle_mu_.BeforeFork();
+  mu_.BeforeFork();
 }
 
-void Retirer::AfterForkInParent() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  mu_.Unlock();
-  lifecycle_mu_.Unlock();
+void Retirer::AfterForkInParent() {
+  mu_.AfterForkInParent();
+  lifecycle_mu_.AfterForkInParent();
 }
 
 void Retirer::AfterForkInChild() ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -92,8 +92,9 @@ void Retirer::AfterForkInChild() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   running_ = false;
   stopping_ = false;
   destroying_ = 0;
-  mu_.Unlock();
-  lifecycle_mu_.Unlock();
+  work_.AfterForkInChild();
+  mu_.AfterForkInChild();
+  lifecycle_mu_.AfterForkInChild();
 }
 
 namespace {

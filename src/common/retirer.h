@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/fork_safe_mutex.h"
 
 namespace tony {
 
@@ -51,9 +51,11 @@ class Retirer {
  private:
   void Loop();
 
-  absl::Mutex lifecycle_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // serializes Start and Stop
+  // Fork-safe locks (common/fork_safe_mutex.h): a forked child may retire objects too.
+  ForkSafeMutex lifecycle_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // serializes Start and Stop
   std::thread thread_ ABSL_GUARDED_BY(lifecycle_mu_);
-  mutable absl::Mutex mu_;
+  mutable ForkSafeMutex mu_;
+  ForkSafeCondVar work_;  // stopping_ set, or queue_ no longer empty
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<std::shared_ptr<void>> queue_ ABSL_GUARDED_BY(mu_);
