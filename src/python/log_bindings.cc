@@ -21,8 +21,9 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/fork_safe_mutex.h"
 #include "python/bindings.h"
 #include "tony/log.h"
 
@@ -39,7 +40,7 @@ class LogQueue {
   // Routes libtony's lines here (replacing the sink), from `min_severity` up.
   void Start(LogSeverity min_severity) {
     {
-      absl::MutexLock lock(&mu_);
+      ForkSafeLock lock(&mu_);
       if (!running_) severity_before_ = MinLogSeverity();
       running_ = true;
     }
@@ -54,9 +55,10 @@ class LogQueue {
     SetLogSink(nullptr);
     LogSeverity before;
     {
-      absl::MutexLock lock(&mu_);
+      ForkSafeLock lock(&mu_);
       if (!running_) return;
       running_ = false;
+      ready_.SignalAll();
       before = severity_before_;
     }
     SetMinLogSeverity(before);
@@ -66,11 +68,12 @@ class LogQueue {
   // The calling thread is the drain: what it logs itself (a handler calling into libtony) goes
   // to stderr, not around again.
   std::optional<std::vector<LogLine>> Next(absl::Duration timeout) {
-    absl::MutexLock lock(&mu_);
+    ForkSafeLock lock(&mu_);
     drain_ = std::this_thread::get_id();
-    auto ready = [this]()
-                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !lines_.empty() || !running_; };
-    mu_.AwaitWithTimeout(absl::Condition(&ready), timeout);
+    const absl::Time deadline = absl::Now() + timeout;
+    while (lines_.empty() && running_) {
+      if (ready_.WaitUntil(&mu_, deadline)) break;
+    }
     if (lines_.empty() && !running_) return std::nullopt;
     std::vector<LogLine> out(std::make_move_iterator(lines_.begin()),
                              std::make_move_iterator(lines_.end()));
@@ -79,24 +82,26 @@ class LogQueue {
   }
 
   // fork() handlers: no thread holds the lock across the fork; the child, which has no drain
-  // thread yet, keeps none of the parent's lines.
-  void BeforeFork() ABSL_NO_THREAD_SAFETY_ANALYSIS { mu_.Lock(); }
-  void AfterForkInParent() ABSL_NO_THREAD_SAFETY_ANALYSIS { mu_.Unlock(); }
+  // thread yet, keeps none of the parent's lines. A fork-safe lock (common/fork_safe_mutex.h):
+  // the child's copy of an absl::Mutex may be left mid-enqueue by a parent thread.
+  void BeforeFork() { mu_.BeforeFork(); }
+  void AfterForkInParent() { mu_.AfterForkInParent(); }
   void AfterForkInChild() ABSL_NO_THREAD_SAFETY_ANALYSIS {
     lines_.clear();
     drain_ = std::thread::id();
-    mu_.Unlock();
+    ready_.AfterForkInChild();
+    mu_.AfterForkInChild();
   }
 
   int64_t dropped() const {
-    absl::MutexLock lock(&mu_);
+    ForkSafeLock lock(&mu_);
     return dropped_;
   }
 
  private:
   void Add(LogSeverity severity, absl::string_view file, int line, absl::string_view message) {
     {
-      absl::MutexLock lock(&mu_);
+      ForkSafeLock lock(&mu_);
       if (running_ && std::this_thread::get_id() != drain_) {
         if (lines_.size() >= kMaxLines) {
           lines_.pop_front();
@@ -104,6 +109,7 @@ class LogQueue {
         }
         lines_.emplace_back(static_cast<int>(severity), std::string(file), line,
                             std::string(message));
+        ready_.Signal();
         return;
       }
     }
@@ -114,7 +120,8 @@ class LogQueue {
                  message.data());
   }
 
-  mutable absl::Mutex mu_;
+  mutable ForkSafeMutex mu_;
+  ForkSafeCondVar ready_;  // a line queued, or stopped
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   LogSeverity severity_before_ ABSL_GUARDED_BY(mu_) = LogSeverity::kInfo;
   std::thread::id drain_ ABSL_GUARDED_BY(mu_);

@@ -319,6 +319,76 @@ def test_a_log_line_that_is_not_utf8_does_not_stop_the_routing(tmp_path):
             os.environb[b"HADOOP_CONF_DIR"] = saved
 
 
+def test_children_forked_while_threads_log_exit(tmp_path):
+    # Airflow workers and multiprocessing fork processes that use libtony: libtony's sink and
+    # this package's log queue are taken by threads that log while the main thread forks. Every
+    # child, one that logs or not, must exit (a lock copied held once hung it).
+    import select
+    d = os.path.join(str(tmp_path), "conf")
+    os.mkdir(d)
+    for site, final in (("core-site.xml", "true"), ("yarn-site.xml", "false")):
+        with open(os.path.join(d, site), "w") as f:
+            f.write("<configuration><property><name>tony.test.key</name><value>" + site
+                    + "</value><final>" + final + "</final></property><property><name>"
+                    "hadoop.rpc.protection</name><value>bogus</value></property>"
+                    "</configuration>")
+
+    def warn_once():  # libtony logs "ignoring tony.test.key ..." and fails before any network
+        try:
+            libtony.Submitter.yarn()
+        except errors.InvalidArgumentError:
+            pass
+
+    logger = logging.getLogger("libtony-fork")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logger.addHandler(logging.NullHandler())
+    saved = os.environ.get("HADOOP_CONF_DIR")
+    stop = threading.Event()
+
+    def log_until_stopped():
+        while not stop.is_set():
+            warn_once()
+
+    threads = [threading.Thread(target=log_until_stopped) for _ in range(4)]
+    hung = failed = 0
+    try:
+        os.environ["HADOOP_CONF_DIR"] = d
+        libtony.log_to_python(logger)
+        for t in threads:
+            t.start()
+        for i in range(200):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    if i % 2:
+                        warn_once()
+                finally:
+                    os._exit(0)
+            fd = os.pidfd_open(pid)
+            try:
+                if not select.select([fd], [], [], 20)[0]:  # bounded: a hung child is killed
+                    os.kill(pid, signal.SIGKILL)
+                    hung += 1
+                _, status = os.waitpid(pid, 0)
+                failed += status != 0 and not (os.WIFSIGNALED(status)
+                                               and os.WTERMSIG(status) == signal.SIGKILL)
+            finally:
+                os.close(fd)
+    finally:
+        stop.set()
+        for t in threads:
+            if t.is_alive():
+                t.join()
+        libtony.log_to_stderr()
+        if saved is None:
+            os.environ.pop("HADOOP_CONF_DIR", None)
+        else:
+            os.environ["HADOOP_CONF_DIR"] = saved
+    assert hung == 0, f"{hung} of 200 children hung"
+    assert failed == 0, f"{failed} of 200 children failed"
+
+
 def test_a_process_routing_log_lines_exits_cleanly():
     # The drain thread waits in C++ in 0.5 s slices; CPython ending it as it woke during
     # finalization aborted the process ("terminate called without an active exception"), in
