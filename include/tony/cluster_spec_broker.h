@@ -99,6 +99,9 @@ class TONY_EXPORT ClusterSpecBrokerObserver {
                               const std::vector<GpuUsage>& gpus) {}
   // The client asked for the job to be killed.
   virtual void OnKillRequested(absl::string_view reason) {}
+  // After Abort(), the task's executor heartbeated and was answered that the job is over (it
+  // stops its task): e.g. to stay up until every executor heard it.
+  virtual void OnTaskToldJobOver(absl::string_view job_name, int index) {}
 };
 
 struct ClusterSpecBrokerOptions {

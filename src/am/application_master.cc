@@ -36,6 +36,7 @@ JobStateOptions StateOptions(const ApplicationMasterOptions& o) {
   s.heartbeat_timeout = o.heartbeat_timeout;
   s.stop_margin = o.stop_margin;
   s.exit_cause_wait = o.exit_cause_wait;
+  s.orphan_notice = o.orphan_notice;
   s.max_backoff = o.max_backoff;
   s.allocation_backoff = o.allocation_backoff;
   s.jitter = o.gang_jitter;
@@ -78,6 +79,9 @@ class ApplicationMaster::BrokerEvents : public ClusterSpecBrokerObserver {
   void OnTaskUsage(absl::string_view job, int index, int64_t rss_bytes, double cpu_seconds,
                    int processes) override {
     am_->RecordUsage(Id(job, index), rss_bytes, cpu_seconds, processes);
+  }
+  void OnTaskToldJobOver(absl::string_view job, int index) override {
+    am_->Post(JobEvent::ToldJobOver(Id(job, index)));
   }
   void OnKillRequested(absl::string_view reason) override {
     am_->Post(JobEvent::Kill(reason.empty() ? std::string("killed by the client")
@@ -383,6 +387,10 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
       Post(JobEvent::BackendFailed(c.diagnostics));
       return;
     }
+    if (c.kind == ContainerEvent::Kind::kAllEnded) {
+      Post(JobEvent::BackendGone(c.diagnostics));
+      return;
+    }
     std::optional<TaskId> id = TaskId::Parse(c.task_id);
     if (!id) {
       TONY_LOG(WARNING) << "event for unknown task '" << c.task_id << "'";
@@ -405,6 +413,7 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
         return;
       }
       case ContainerEvent::Kind::kFatal:
+      case ContainerEvent::Kind::kAllEnded:
         return;
     }
   });
@@ -488,8 +497,11 @@ ApplicationStatus ApplicationMaster::Conclude() {
   TONY_LOG(INFO) << "job " << options_.app_id << " ended " << AppStateName(final_status.state)
                  << (final_status.diagnostics.empty() ? "" : ": " + final_status.diagnostics);
   {
-    // Give the client a chance to see the outcome from the broker before it goes away.
+    // Give the client a chance to see the outcome from the broker before it goes away; not when
+    // the backend ended the attempt itself (YARN already shows it ended, and the executors that
+    // could still hear it were waited for).
     absl::MutexLock lock(&mu_);
+    if (job_.backend_gone()) return final_status;
     auto seen = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return final_status_seen_; };
     clock_->AwaitWithDeadline(&mu_, absl::Condition(&seen),
                               clock_->Now() + options_.final_status_linger);

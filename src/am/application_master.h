@@ -85,6 +85,10 @@ struct ApplicationMasterOptions {
   // completion to say whether YARN preempted it or lost its node (restart policies treat those
   // as retryable, and the diagnostics name them). Default: 5 seconds.
   absl::Duration exit_cause_wait = absl::Seconds(5);
+  // After the outcome, how long the job stays up at most for executors that may outlive their
+  // containers (a lost node) to hear from their next heartbeat that it is over
+  // (JobStateOptions::orphan_notice). Default: 7 seconds.
+  absl::Duration orphan_notice = absl::Seconds(7);
   // After the outcome, the broker keeps answering status calls until a client has seen the final
   // status or this long has passed. Default: 10 seconds.
   absl::Duration final_status_linger = absl::Seconds(10);

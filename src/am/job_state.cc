@@ -192,6 +192,12 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
     case Kind::kBackendFailed:
       OnBackendEvent(e, now, &out);
       break;
+    case Kind::kBackendGone:
+      BackendGone(e.text, &out);
+      break;
+    case Kind::kToldJobOver:
+      if (t != nullptr) t->told_over = true;
+      break;
     case Kind::kRegistered:
       if (t != nullptr) OnRegistered(*t, e, &out);
       break;
@@ -223,7 +229,9 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
       }
       break;
     case Kind::kExited:
-      if (t != nullptr) OnExited(*t, e, now, &out);
+      if (t == nullptr) break;
+      t->executor_ended = true;
+      OnExited(*t, e, now, &out);
       break;
     case Kind::kRegistrationTimeout: {
       std::string message = absl::StrCat("registration deadline of ",
@@ -321,8 +329,24 @@ void JobState::OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out
   }
 }
 
+void JobState::BackendGone(const std::string& why, JobActions* out) {
+  backend_gone_ = true;
+  for (auto& [id, t] : tasks_) {
+    if (t.container_ended || t.outside) continue;
+    t.container_ended = true;
+    t.end_unconfirmed = true;
+    if (!t.finished()) {
+      t.phase = TaskPhase::kStopped;
+      t.exit_code = -1;
+    }
+  }
+  Finish(AppState::kFailed, absl::StrCat("the resource manager ended this attempt: ", why), out);
+}
+
 void JobState::OnCompleted(Task& t, const JobEvent& e, absl::Time now, JobActions* out) {
   t.container_ended = true;
+  // YARN's ABORTED: released, or its node lost (the NodeManager may not have stopped it).
+  t.end_unconfirmed = e.code == -100;
   if (t.phase == TaskPhase::kExitHeld) {
     // The container says why the executor saw a SIGTERM: a preemption or a lost node is the
     // cluster's doing (restart policies retry those); anything else, the executor's code stands.

@@ -25,7 +25,9 @@
 //     container; resuming asks for them again as one gang (the broker publishes the spec's next
 //     version once all registered). Deadlines (job timeout, dependencies) do not run meanwhile.
 //   - Once decided, every task still running is stopped; the job is over when every container
-//     has ended, or the stop deadline has passed.
+//     has ended, or the stop deadline has passed, and every executor that may outlive its
+//     container (a lost node) heard that it is over, or orphan_notice has passed. When the
+//     backend ends every container itself (YARN ended the attempt), nothing is stopped.
 //
 // Thread-compatible: the driver serialises every call.
 
@@ -75,6 +77,8 @@ struct JobEvent {
     kLaunchFailed,   // text: why
     kCompleted,      // code: the container's exit status; text: the backend's diagnostics
     kBackendFailed,  // text: why
+    kBackendGone,    // text: why; the backend ended every container itself (YARN ended the
+                     // AM's attempt) and reports nothing more
     // From the broker (the executors).
     kRegistered,  // text: host:port
     kPublished,   // every task registered; the cluster spec is out
@@ -83,6 +87,7 @@ struct JobEvent {
     kExited,               // code, text: exit code and stderr tail
     kRegistrationTimeout,  // missing: the tasks that never registered
     kHeartbeatTimeout,
+    kToldJobOver,  // after the outcome, the task's executor heard that the job is over
     // From the AM.
     kKill,                  // text: the reason
     kTensorBoardListening,  // text: its URL
@@ -117,6 +122,10 @@ struct JobEvent {
   static JobEvent BackendFailed(std::string why) {
     return {Kind::kBackendFailed, {}, 0, 0, std::move(why)};
   }
+  static JobEvent BackendGone(std::string why) {
+    return {Kind::kBackendGone, {}, 0, 0, std::move(why)};
+  }
+  static JobEvent ToldJobOver(TaskId t) { return {Kind::kToldJobOver, std::move(t)}; }
   static JobEvent Registered(TaskId t, std::string address) {
     return {Kind::kRegistered, std::move(t), 0, 0, std::move(address)};
   }
@@ -200,6 +209,11 @@ struct JobStateOptions {
   // Extra time, beyond the job's stop grace, that stopped tasks get before the job is over
   // without them. Default: 10 seconds.
   absl::Duration stop_margin = absl::Seconds(10);
+  // After the outcome, how long the job stays up for the executors that may outlive their
+  // containers (their node was lost, or the backend ended them without a word) to hear from
+  // their next heartbeat that the job is over; at least the executors' heartbeat interval
+  // (TONY_HEARTBEAT_INTERVAL). Default: 7 seconds (that interval's default, 5 s, and a margin).
+  absl::Duration orphan_notice = absl::Seconds(7);
   // How long an unexplained SIGTERM/SIGKILL end waits for its container's completion.
   // Default: 5 seconds.
   absl::Duration exit_cause_wait = absl::Seconds(5);
@@ -245,6 +259,8 @@ class JobState {
   // Whether a failed job may run again as YARN's next attempt (false when a restart policy
   // found the failure final).
   bool job_restart_allowed() const { return job_restart_allowed_; }
+  // The backend ended every container itself (JobEvent::kBackendGone).
+  bool backend_gone() const { return backend_gone_; }
   // Every task has stopped (and the outcome, if any, may show).
   bool AllContainersEnded() const;
   // The backend has ended every container (its Stop() returned).
@@ -271,7 +287,12 @@ class JobState {
     bool registered = false;
     bool started = false;
     bool container_ended = false;  // or it never had one (the client task)
-    bool outside = false;          // the client of client mode: no container, never registers
+    // Its container's end is the backend's word only (a lost node, the backend gone): its
+    // executor may still run.
+    bool end_unconfirmed = false;
+    bool executor_ended = false;  // its executor reported the command's exit
+    bool told_over = false;       // its executor heard that the job is over
+    bool outside = false;         // the client of client mode: no container, never registers
     int exit_code = 0;
     std::string address;  // host:port it registered
     int in_place_restarts = 0;
@@ -365,6 +386,14 @@ class JobState {
   // "; worker waits for prep to be finished" for the pending line.
   std::string WaitingNote() const;
   void StopEverything(absl::Time now, JobActions* out);
+  // The backend ended every container on its own: the job fails, nothing is stopped.
+  void BackendGone(const std::string& why, JobActions* out);
+  // Whether the job stays up at `now` for an executor that may outlive its container and has
+  // not heard yet that the job is over (orphan_notice).
+  bool AwaitingOrphanNotice(absl::Time now) const;
+  // Registered tasks whose executors may outlive their containers and have not heard that the
+  // job is over (nor reported their exit).
+  bool UninformedOrphans() const;
   // "2 × <8192 MB, 1 vcore> (worker:0-1) pending; queue headroom ...", "" when nothing is.
   std::string Pending(absl::Time now) const;
 
@@ -376,7 +405,9 @@ class JobState {
   std::optional<AppState> outcome_;
   std::string final_diagnostics_;
   bool job_restart_allowed_ = true;
+  bool backend_gone_ = false;
   std::optional<absl::Time> stop_deadline_;
+  std::optional<absl::Time> notice_deadline_;  // set with stop_deadline_
   std::optional<absl::Time> client_start_deadline_;
   GangSchedule gang_;
   JobDiagnostics diagnostics_;

@@ -29,7 +29,7 @@ JobActions JobState::Tick(absl::Time now) {
            &out);
   }
   if (outcome_ && !stop_deadline_) StopEverything(now, &out);
-  if (outcome_ && (AllContainersEnded() || now >= *stop_deadline_)) {
+  if (outcome_ && (AllContainersEnded() || now >= *stop_deadline_) && !AwaitingOrphanNotice(now)) {
     if (!AllContainersEnded()) {
       TONY_DEFER_LOG(out.log, WARNING) << "some tasks did not stop in time; the backend ends them";
     }
@@ -47,6 +47,22 @@ void JobState::StopEverything(absl::Time now, JobActions* out) {
     out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
   }
   stop_deadline_ = now + options_.spec.timeouts.stop_grace + options_.stop_margin;
+  notice_deadline_ = now + options_.orphan_notice;
+}
+
+// An executor on a node YARN gave up on runs on after its container "completed": it learns the
+// job's end only from its heartbeat's answer (or, much later, from timeouts.am_unreachable).
+bool JobState::UninformedOrphans() const {
+  for (const auto& [id, t] : tasks_) {
+    if (!t.registered || t.outside || t.executor_ended || t.told_over) continue;
+    // A container still being stopped has the stop deadline, which is longer.
+    if (t.end_unconfirmed) return true;
+  }
+  return false;
+}
+
+bool JobState::AwaitingOrphanNotice(absl::Time now) const {
+  return notice_deadline_ && now < *notice_deadline_ && UninformedOrphans();
 }
 
 absl::Time JobState::NextWake() const {
@@ -57,6 +73,7 @@ absl::Time JobState::NextWake() const {
        {stop_deadline_, client_start_deadline_, gang_.NextWake()}) {
     if (d) wake = std::min(wake, *d);
   }
+  if (notice_deadline_ && UninformedOrphans()) wake = std::min(wake, *notice_deadline_);
   for (const auto& [id, t] : tasks_) {
     if (std::optional<absl::Time> d = t.NextDeadline()) wake = std::min(wake, *d);
   }

@@ -34,6 +34,10 @@ std::optional<JobRecord> RecordOf(const JobEvent& e) {
                 {{"container", e.container}, {"exit_status", e.code}, {"diagnostics", e.text}});
     case Kind::kBackendFailed:
       return Of("backend_failed", e.task, {{"reason", e.text}});
+    case Kind::kBackendGone:
+      return Of("backend_gone", e.task, {{"reason", e.text}});
+    case Kind::kToldJobOver:
+      return Of("told_job_over", e.task);
     case Kind::kRegistered:
       return Of("task_registered", e.task, {{"address", e.text}});
     case Kind::kPublished:

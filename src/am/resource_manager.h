@@ -28,7 +28,9 @@ struct ContainerEvent {
     kLaunchFailed,  // starting the executor failed; `diagnostics` says why
     kCompleted,     // the container ended with `exit_status` (the executor's exit code, or the
                     // backend's own code such as YARN's -100 for a lost node)
-    kFatal,         // the backend itself failed or ordered the AM to stop (task_id empty)
+    kFatal,         // the backend itself failed (task_id empty)
+    kAllEnded,      // the backend ended every container itself and reports nothing more
+                    // (YARN ended the AM's attempt); `diagnostics` say why (task_id empty)
   };
   Kind kind = Kind::kAllocated;
   std::string task_id;  // "worker:1"

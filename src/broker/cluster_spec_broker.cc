@@ -168,7 +168,8 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
                                       const pb::HeartbeatRequest* request,
                                       pb::HeartbeatResponse* response) override;
   // A heartbeat's answer; it records the task as seen.
-  absl::Status HeartbeatStatus(const pb::HeartbeatRequest& request);
+  // `told_over`: the answer tells the executor that the job is over.
+  absl::Status HeartbeatStatus(const pb::HeartbeatRequest& request, bool* told_over);
   grpc::ServerUnaryReactor* TaskStarted(grpc::CallbackServerContext* ctx,
                                         const pb::TaskStartedRequest* request,
                                         pb::TaskStartedResponse* response) override;
@@ -819,7 +820,11 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
                                                              const pb::HeartbeatRequest* request,
                                                              pb::HeartbeatResponse* response) {
   if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
-  absl::Status status = HeartbeatStatus(*request);
+  bool told_over = false;
+  absl::Status status = HeartbeatStatus(*request, &told_over);
+  if (told_over && options_.observer != nullptr) {
+    options_.observer->OnTaskToldJobOver(request->task().job_name(), request->task().index());
+  }
   // The observer hears of a live task's usage with no lock held (tony/log.h, the AM's queue).
   if (status.ok() && request->sampled() && options_.observer != nullptr) {
     if (request->gpus_size() > 0) {
@@ -836,7 +841,8 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
   return Reply(ctx, status);
 }
 
-absl::Status ClusterSpecBroker::Impl::HeartbeatStatus(const pb::HeartbeatRequest& request) {
+absl::Status ClusterSpecBroker::Impl::HeartbeatStatus(const pb::HeartbeatRequest& request,
+                                                      bool* told_over) {
   absl::MutexLock lock(&mu_);
   TaskState* task = FindAnyLocked(request.task());
   if (task == nullptr) return CheckTask(request.task());
@@ -848,6 +854,7 @@ absl::Status ClusterSpecBroker::Impl::HeartbeatStatus(const pb::HeartbeatRequest
   if (!aborted_.ok() && !outside) {
     // The AM tells whoever still reaches it: an executor whose NodeManager is gone would
     // otherwise run its task until its own AM-unreachable timeout after the AM exits.
+    *told_over = true;
     return absl::FailedPreconditionError(
         absl::StrCat("the job is over (", aborted_.message(), ")"));
   }

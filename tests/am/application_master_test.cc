@@ -456,6 +456,52 @@ TEST_F(AmTest, BackendFailureFailsTheJob) {
   EXPECT_THAT(s.diagnostics, HasSubstr("scheduler unreachable"));
 }
 
+// Issue 43: YARN ended the attempt (the RM no longer knows it). The job fails at once without
+// stopping anything; the AM waits only for the executors to hear it (not orphan_notice, an hour
+// here) and not for a client's look at the final status (final_status_linger, an hour here).
+TEST_F(AmTest, BackendGoneFailsTheJobWithoutStopsOnceEveryExecutorHeardIt) {
+  tweak_ = [](ApplicationMasterOptions& o) {
+    o.orphan_notice = absl::Hours(1);
+    o.final_status_linger = absl::Hours(1);
+  };
+  Start({AmJob("worker", 2)});
+  AllRunning();
+  rm_.Emit({ContainerEvent::Kind::kAllEnded, "", "", 0,
+            "the ResourceManager no longer knows this attempt"});
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
+  // Each executor's next heartbeat is answered that the job is over.
+  for (int index : {0, 1}) {
+    absl::Status s;
+    ASSERT_TRUE(Eventually([&] {
+      return absl::IsFailedPrecondition(s = client.Heartbeat("worker", index));
+    })) << s;
+    EXPECT_THAT(s.message(), HasSubstr("the job is over"));
+  }
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+  EXPECT_THAT(s.diagnostics,
+              HasSubstr("the resource manager ended this attempt: the ResourceManager no longer "
+                        "knows this attempt"));
+  EXPECT_THAT(rm_.killed(), IsEmpty());
+}
+
+// Issue 43: a node lost (-100) fails the job; the executor there, which no NodeManager stopped,
+// hears the end from its next heartbeat before the AM is done.
+TEST_F(AmTest, AnExecutorOnALostNodeHearsTheEndBeforeTheAmIsDone) {
+  tweak_ = [](ApplicationMasterOptions& o) { o.orphan_notice = absl::Hours(1); };
+  Start({AmJob("worker", 2)});
+  AllRunning();
+  rm_.Complete("worker:0", -100);
+  ASSERT_TRUE(Eventually([&] { return rm_.killed().size() == 1; }));
+  rm_.Complete("worker:1", 143);  // its NodeManager stopped it
+  // Not done yet: worker:0's executor has not heard.
+  EXPECT_EQ(result_.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  broker::BrokerClient client(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
+  EXPECT_TRUE(absl::IsFailedPrecondition(client.Heartbeat("worker", 0)));
+  ApplicationStatus s = Final();
+  EXPECT_EQ(s.state, AppState::kFailed);
+}
+
 TEST_F(AmTest, SilentTaskFailsTheJob) {
   Start({AmJob("worker", 2)});
   AllRunning();

@@ -38,6 +38,10 @@ TEST(JobRecordTest, EachEventBecomesOneEntryWithItsFacts) {
       {completed, R"({"container":"c1","diagnostics":"lost node","event":"container_completed",)"
                   R"("exit_status":-100,"task":"worker:1"})"},
       {JobEvent::BackendFailed("RM gone"), R"({"event":"backend_failed","reason":"RM gone"})"},
+      {JobEvent::BackendGone("attempt unknown"),
+       R"({"event":"backend_gone","reason":"attempt unknown"})"},
+      {JobEvent::ToldJobOver(RecordTask("worker:1")),
+       R"({"event":"told_job_over","task":"worker:1"})"},
       {JobEvent::Registered(RecordTask("ps:0"), "h:2222"),
        R"({"address":"h:2222","event":"task_registered","task":"ps:0"})"},
       {JobEvent::Published(), R"({"event":"cluster_spec_published"})"},

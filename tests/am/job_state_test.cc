@@ -915,3 +915,98 @@ TEST(JobStateSuspendTest, SuspendIsRefusedWhenItCannotStopTheJob) {
 
 }  // namespace
 }  // namespace tony::am
+
+namespace tony::am {
+namespace {
+
+// Issue 43: the ResourceManager ended the attempt (it no longer knows it): every container is
+// gone with it, so the job fails at once and nothing is stopped; the AM stays up only until the
+// executors YARN may not have stopped (their node is lost) heard that the job is over.
+TEST(JobStateTest, BackendGoneEndsTheJobAtOnceWithoutStops) {
+  struct Case {
+    std::string name;
+    std::vector<Row> rows;
+  };
+  const std::vector<Row> running = AllRunning({"ps:0", "worker:0"}, absl::Seconds(1));
+  const JobEvent gone = JobEvent::BackendGone("ApplicationAttemptNotFoundException");
+  const std::vector<Case> cases = {
+      {"nothing registered: over at once",
+       {{absl::Seconds(1), JobEvent::Allocated(T("worker:0")), ""},
+        {absl::Seconds(2), gone, "outcome FAILED; done", "worker:0=STOPPED ps:0=STOPPED"}}},
+      {"every executor heard it",
+       Then(running, {{absl::Seconds(3), gone, "outcome FAILED", "worker:0=STOPPED ps:0=STOPPED"},
+                      {absl::Seconds(4), JobEvent::ToldJobOver(T("worker:0")), ""},
+                      {absl::Seconds(5), JobEvent::ToldJobOver(T("ps:0")), "done"}})},
+      {"one reported its exit (its NodeManager stopped it), one heard it",
+       Then(running, {{absl::Seconds(3), gone, "outcome FAILED"},
+                      {absl::Seconds(4), JobEvent::Exited(T("worker:0"), 143), ""},
+                      {absl::Seconds(5), JobEvent::ToldJobOver(T("ps:0")), "done"}})},
+      {"an executor that never heard it: over after orphan_notice",
+       Then(running, {{absl::Seconds(3), gone, "outcome FAILED"},
+                      {absl::Seconds(4), JobEvent::ToldJobOver(T("ps:0")), ""},
+                      {absl::Seconds(9), std::nullopt, ""},
+                      {absl::Seconds(10), std::nullopt, "done"}})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JobState state(Options({Job("ps", 1), Job("worker", 1)}));
+    state.Start(kStart);
+    RunTable(state, c.rows);
+    EXPECT_THAT(state.final_diagnostics(), HasSubstr("the resource manager ended this attempt: "
+                                                     "ApplicationAttemptNotFoundException"));
+  }
+}
+
+TEST(JobStateTest, BackendGoneWaitsAtMostOrphanNotice) {
+  JobState state(Options({Job("ps", 1), Job("worker", 1)}));
+  state.Start(kStart);
+  RunTable(state, Then(AllRunning({"ps:0", "worker:0"}, absl::Seconds(1)),
+                       {{absl::Seconds(3), JobEvent::BackendGone("gone"), "outcome FAILED"}}));
+  EXPECT_EQ(state.NextWake(), kStart + absl::Seconds(3 + 7));  // orphan_notice's default
+  // The outcome shows at once: every container is over.
+  EXPECT_EQ(state.Status(kStart + absl::Seconds(3)).state, AppState::kFailed);
+  // Later container reports change nothing.
+  RunTable(state, {{absl::Seconds(4), JobEvent::Completed(T("worker:0"), -100), ""},
+                   {absl::Seconds(10), std::nullopt, "done"}});
+}
+
+// A node lost (its NodeManager killed): YARN reports the container ABORTED (-100) but nobody
+// stopped the executor there; it hears the job's end from its next heartbeat.
+TEST(JobStateTest, ALostNodesExecutorHearsTheEndBeforeTheJobIsOver) {
+  struct Case {
+    std::string name;
+    std::vector<Row> rows;
+  };
+  const std::vector<Row> running = AllRunning({"ps:0", "worker:0"}, absl::Seconds(1));
+  const std::vector<Case> cases = {
+      {"the orphan heard it",
+       Then(running, {{absl::Seconds(3), JobEvent::Completed(T("worker:0"), -100, "lost node"),
+                       "kill ps:0; outcome FAILED"},
+                      {absl::Seconds(4), JobEvent::Completed(T("ps:0"), 143), ""},
+                      {absl::Seconds(6), JobEvent::ToldJobOver(T("worker:0")), "done"}})},
+      {"the orphan never answered: over after orphan_notice",
+       Then(running, {{absl::Seconds(3), JobEvent::Completed(T("worker:0"), -100, "lost node"),
+                       "kill ps:0; outcome FAILED"},
+                      {absl::Seconds(4), JobEvent::Completed(T("ps:0"), 143), ""},
+                      {absl::Seconds(9), std::nullopt, ""},
+                      {absl::Seconds(10), std::nullopt, "done"}})},
+      {"a container its NodeManager ended: no wait",
+       Then(running, {{absl::Seconds(3), JobEvent::Completed(T("worker:0"), 137, "OOM"),
+                       "kill ps:0; outcome FAILED"},
+                      {absl::Seconds(4), JobEvent::Completed(T("ps:0"), 143), "done"}})},
+      {"the lost task reported its exit first: no wait",
+       Then(running,
+            {{absl::Seconds(3), JobEvent::Exited(T("worker:0"), 1), "kill ps:0; outcome FAILED"},
+             {absl::Seconds(3), JobEvent::Completed(T("worker:0"), -100), ""},
+             {absl::Seconds(4), JobEvent::Completed(T("ps:0"), 143), "done"}})},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    JobState state(Options({Job("ps", 1), Job("worker", 1)}));
+    state.Start(kStart);
+    RunTable(state, c.rows);
+  }
+}
+
+}  // namespace
+}  // namespace tony::am
