@@ -192,7 +192,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     // The AM ends once YARN has reported every container completed: ask for that without the
     // idle interval (it was up to a second between the last task's exit and the client's return).
     if (yam.launcher() != nullptr) yam.launcher()->WindDown();
-    if (core->NextAttemptFollows()) return;
+    if (core->NextAttemptFollows() || yam.attempt_gone()) return;
     if (yam.Unregister(state, diagnostics).ok()) Phase("unregistered");
   };
   am::ApplicationMaster am(options, &rm);
@@ -265,6 +265,14 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   TONY_LOG(INFO) << "job " << app_id << " " << AppStateName(state)
                  << (diagnostics.empty() ? "" : ": ") << diagnostics;
   TONY_LOG(INFO) << "TONY_RSS am " << PeakRssKb();
+  if (yam.attempt_gone()) {
+    // YARN decides what follows (a lost AM node does not count as a failed attempt): no
+    // unregistration, and the staging directory stays for the next attempt.
+    TONY_LOG(WARNING) << "attempt " << yam.attempt() << " ended by the ResourceManager. "
+                      << diagnostics;
+    yam.EndAttempt();
+    return kNextAttemptExitCode;
+  }
   // (Not NextAttemptFollows(): a job the AM could not start has no outcome, and may run again.)
   if (state == AppState::kFailed && yam.attempt() < yam.max_attempts() &&
       am.job_restart_allowed()) {

@@ -9,9 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
-#include "ipc/rpc_errors.h"
 #include "spec/parse_util.h"
 #include "submit/contract.h"
+#include "yarnam/scheduler_answer.h"
 
 namespace tony::yarnam {
 
@@ -204,24 +204,6 @@ constexpr char kPlacementHint[] =
     " (anti_affinity needs yarn.resourcemanager.placement-constraints.handler=scheduler on the "
     "ResourceManager, with the CapacityScheduler)";
 
-// A ResourceManager whose placement-constraints handler is "disabled" (the default) fails the
-// whole allocate call that carries a SchedulingRequest.
-bool IsPlacementRefusal(const absl::Status& status) {
-  return ipc::IsRemoteException(status, "YarnException") &&
-         absl::StrContains(status.message(), "placement constraints");
-}
-
-// Exceptions by which the scheduler rejects the requests themselves (a label the queue may not
-// use, a resource beyond the maximum): not a failure to reach it.
-bool IsRefusal(const absl::Status& status) {
-  for (const char* name :
-       {"InvalidLabelResourceRequestException", "InvalidResourceRequestException",
-        "InvalidResourceBlacklistRequestException", "SchedulerInvalidResoureRequestException"}) {
-    if (ipc::IsRemoteException(status, name)) return true;
-  }
-  return IsPlacementRefusal(status);
-}
-
 }  // namespace
 
 void YarnTaskLauncher::ReportRejected(
@@ -242,8 +224,7 @@ void YarnTaskLauncher::ReportRejected(
 }
 
 void YarnTaskLauncher::HeartbeatLoop() {
-  absl::Time failing_since = absl::InfiniteFuture();
-  bool refusal_reported = false;
+  SchedulerAnswerRule rule(options_.rm_unreachable);
   while (true) {
     std::vector<std::pair<yarn::ContainerId, yarn::NodeId>> to_stop;
     {
@@ -251,6 +232,13 @@ void YarnTaskLauncher::HeartbeatLoop() {
       if (stopping_) return;
       wake_ = false;
       to_stop.swap(stop_queue_);
+      if (rule.attempt_gone()) {
+        // YARN released every container with the attempt; a NodeManager that is gone would
+        // only make a stop call wait for its timeout.
+        auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
+        mu_.Await(absl::Condition(&stop));
+        return;
+      }
       RelaxOverdueRequests();
     }
     for (const auto& [cid, node] : to_stop) {
@@ -258,28 +246,26 @@ void YarnTaskLauncher::HeartbeatLoop() {
       if (!s.ok()) TONY_LOG(WARNING) << "stopping " << cid.ToString() << ": " << s;
     }
     auto result = options_.rm->Allocate(options_.progress ? options_.progress() : 0.0f);
-    if (!result.ok() && IsRefusal(result.status())) {
-      // The scheduler answered, and will answer the same to every retry: say so at once.
-      if (!refusal_reported) {
-        refusal_reported = true;
+    SchedulerAnswerRule::Decision d = result.ok() ? rule.OnAnswer(absl::Now(), result->command)
+                                                  : rule.OnFailure(absl::Now(), result.status());
+    for (const std::string& w : d.warnings) TONY_LOG(WARNING) << w;
+    switch (d.verdict) {
+      case SchedulerAnswerRule::Verdict::kGoOn:
+        break;
+      case SchedulerAnswerRule::Verdict::kRefused:
         Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
-              absl::StrCat("the ResourceManager refused the job's container requests: ",
-                           result.status().message(),
+              absl::StrCat("the ResourceManager refused the job's container requests: ", d.why,
                            IsPlacementRefusal(result.status()) ? kPlacementHint : "")});
-      }
-    } else if (!result.ok()) {
-      TONY_LOG(WARNING) << "scheduler heartbeat failed: " << result.status();
-      const absl::Time now = absl::Now();
-      if (failing_since == absl::InfiniteFuture()) failing_since = now;
-      if (now - failing_since >= options_.rm_unreachable) {
-        Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
-              absl::StrCat("the ResourceManager's scheduler did not answer for ",
-                           absl::FormatDuration(now - failing_since), ": ",
-                           result.status().message())});
-        failing_since = absl::InfiniteFuture();
-      }
-    } else {
-      failing_since = absl::InfiniteFuture();
+        break;
+      case SchedulerAnswerRule::Verdict::kUnreachable:
+        Emit({TaskContainerEvent::Kind::kRmError, "", "", 0, d.why});
+        break;
+      case SchedulerAnswerRule::Verdict::kAttemptGone:
+        TONY_LOG(WARNING) << d.why << "; the ApplicationMaster ends";
+        Emit({TaskContainerEvent::Kind::kAttemptGone, "", "", 0, d.why});
+        continue;
+    }
+    if (result.ok()) {
       {
         const yarn::Resource& h = result->headroom;
         std::string text =
@@ -337,14 +323,10 @@ void YarnTaskLauncher::HeartbeatLoop() {
         Emit({TaskContainerEvent::Kind::kCompleted, task_id, s.id.ToString(), s.exit_status,
               s.diagnostics});
       }
-      if (result->command == yarn::AmCommand::kShutdown) {
-        Emit({TaskContainerEvent::Kind::kShutdown, "", "", 0,
-              "the ResourceManager ordered the ApplicationMaster to shut down"});
-      }
     }
     // Fast while something is pending or failing; woken at once by a request or a kill.
     absl::MutexLock lock(&mu_);
-    const bool fast = Busy() || failing_since != absl::InfiniteFuture();
+    const bool fast = Busy() || rule.failing();
     auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || wake_; };
     mu_.AwaitWithTimeout(absl::Condition(&wake),
                          fast ? options_.heartbeat : options_.idle_heartbeat);

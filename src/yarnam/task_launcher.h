@@ -36,7 +36,9 @@ struct TaskContainerEvent {
     kLaunched,      // its NodeManager started the executor
     kLaunchFailed,  // starting it failed (diagnostics say why); the container is released
     kCompleted,     // the container ended; exit_status is YARN's (-100.. for lost, killed, ...)
-    kShutdown,      // the ResourceManager ordered this AM to stop (task_id empty)
+    kAttemptGone,   // the ResourceManager ended this attempt (it no longer knows it, or
+                    // ordered it to shut down): YARN released every container; no more
+                    // events follow (task_id empty)
     kRmError,       // the scheduler could not be reached for too long, or refused the
                     // requests (task_id empty), or gave up placing task_id's
   };
@@ -68,7 +70,8 @@ struct TaskLauncherOptions {
   absl::Duration idle_heartbeat = absl::Seconds(1);
   // Containers started concurrently. Default: 8.
   int launch_threads = 8;
-  // How long heartbeats may fail in a row before kRmError. Default: 10 s.
+  // How long heartbeats may fail in a row before kRmError (an answer that the attempt is gone
+  // ends it at once: scheduler_answer.h). Default: 10 s.
   absl::Duration rm_unreachable = absl::Seconds(10);
   // A relaunch asks for its old node only (strict locality) this long, then for any node:
   // YARN's own relaxed locality gives up on a node after a few missed scheduling opportunities,

@@ -489,6 +489,10 @@ void YarnAm::EndAttempt() {
 
 absl::Status YarnAm::Unregister(AppState state, const std::string& diagnostics) {
   absl::MutexLock lock(&unregister_mu_);
+  if (!unregistered_ && attempt_gone_) {
+    // The RM would only answer that it does not know the attempt.
+    return absl::FailedPreconditionError("the ResourceManager ended this attempt");
+  }
   if (!unregistered_) {
     unregistered_ = rm_->Unregister(ToFinal(state), diagnostics);
     if (!unregistered_->ok()) TONY_LOG(ERROR) << "unregistering: " << *unregistered_;

@@ -92,6 +92,11 @@ class YarnAm {
   // on the first attempt, for a job without an elastic role, without an event log, or when it
   // cannot be read (the roles then run at their full size).
   std::map<std::string, int> ScaleTargetsFromEventLog(const JobSpec& spec) const;
+  // The ResourceManager ended this attempt (it no longer knows it): nothing is unregistered any
+  // more, and the staging directory stays (YARN may start another attempt, which needs it).
+  // Any thread.
+  void MarkAttemptGone() { attempt_gone_ = true; }
+  bool attempt_gone() const { return attempt_gone_; }
   // Hands containers back to YARN, which stops them.
   void ReleaseContainers(const std::vector<yarn::Container>& containers);
 
@@ -128,6 +133,7 @@ class YarnAm {
   std::string user_;
   int max_attempts_ = 1;
   std::atomic<bool> staging_removed_{false};
+  std::atomic<bool> attempt_gone_{false};
   absl::Mutex unregister_mu_;
   std::optional<absl::Status> unregistered_ ABSL_GUARDED_BY(unregister_mu_);
   bool earlier_attempts_loaded_ = false;

@@ -97,7 +97,10 @@ void YarnResourceManager::OnLauncherEvent(const TaskContainerEvent& e) {
     case TaskContainerEvent::Kind::kCompleted:
       out.kind = am::ContainerEvent::Kind::kCompleted;
       break;
-    case TaskContainerEvent::Kind::kShutdown:
+    case TaskContainerEvent::Kind::kAttemptGone:
+      yarn_am_->MarkAttemptGone();
+      out.kind = am::ContainerEvent::Kind::kAllEnded;
+      break;
     case TaskContainerEvent::Kind::kRmError:
       out.kind = am::ContainerEvent::Kind::kFatal;
       break;

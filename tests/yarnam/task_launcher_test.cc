@@ -176,6 +176,49 @@ TEST_F(TaskLauncherTest, ASchedulerRefusalIsReportedAtOnceQuotingTheRm) {
             "of resource request=fpga.");
 }
 
+// Issue 43: the ResourceManager no longer knows the attempt (its node was lost, YARN failed it):
+// one event at the first such answer, and no more heartbeats nor stops (YARN released every
+// container; a stop to a dead NodeManager would only wait for its timeout).
+TEST_F(TaskLauncherTest, AnAttemptTheRmNoLongerKnowsEndsAtTheFirstAnswer) {
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
+  cluster_->SetAllocateError(ipc::RemoteExceptionToStatus(
+      "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException",
+      "Application attempt appattempt_1_0001_000001 doesn't exist in ApplicationMasterService "
+      "cache.\n\tat org.apache.X.y(X.java:1)",
+      false, 0));
+  launcher_->Request(Task("worker", 1), 1);  // wakes the heartbeat
+  ASSERT_TRUE(WaitForEvents(3));
+  int calls_at_gone;
+  {
+    absl::MutexLock lock(&mu_);
+    ASSERT_EQ(events_[2].kind, TaskContainerEvent::Kind::kAttemptGone);
+    EXPECT_THAT(events_[2].diagnostics,
+                ::testing::HasSubstr("the ResourceManager no longer knows this attempt"));
+    calls_at_gone = allocate_calls_at_event_[2];
+  }
+  launcher_->Kill("worker:0");  // would stop the container and wake the heartbeat
+  launcher_->Stop();
+  EXPECT_EQ(cluster_->allocate_calls(), calls_at_gone);
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(events_.size(), 3u);
+  EXPECT_NE(cluster_->containers()[0].status.exit_status, yarn::exit_status::kKilledByAppMaster);
+}
+
+TEST_F(TaskLauncherTest, AShutdownCommandEndsTheAttempt) {
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(2));
+  cluster_->SendAmCommand(yarn::AmCommand::kShutdown);
+  launcher_->Request(Task("worker", 1), 1);
+  ASSERT_TRUE(WaitForEvents(3));
+  launcher_->Stop();
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(events_.back().kind, TaskContainerEvent::Kind::kAttemptGone);
+  EXPECT_THAT(events_.back().diagnostics, ::testing::HasSubstr("ordered the ApplicationMaster"));
+}
+
 // A request and a kill go to the scheduler at once: with hour-long heartbeat intervals the
 // container is still allocated, launched, stopped and reported.
 TEST_F(TaskLauncherTest, ARequestAndAKillReachTheSchedulerAtOnce) {
