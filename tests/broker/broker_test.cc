@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -61,6 +62,9 @@ class RecordingObserver : public ClusterSpecBrokerObserver {
     Add(absl::StrCat("lost ", job, ":", index));
   }
   void OnKillRequested(absl::string_view reason) override { Add(absl::StrCat("kill ", reason)); }
+  void OnTaskToldJobOver(absl::string_view job, int index) override {
+    Add(absl::StrCat("told over ", job, ":", index));
+  }
   void OnTaskUsage(absl::string_view job, int index, int64_t rss_bytes, double cpu_seconds,
                    int processes) override {
     Add(absl::StrCat("usage ", job, ":", index, " ", rss_bytes, " ", cpu_seconds, " ", processes));
@@ -811,6 +815,7 @@ TEST_F(BrokerTest, AfterTheJobIsOverHeartbeatsTellTheExecutorsToStop) {
   options.secret = kSecret;
   options.expected_tasks = {{"worker", 1}};
   options.outside_tasks = {"client:0"};
+  options.observer = &observer_;
   ClusterSpecBroker broker(options);
   ASSERT_TRUE(broker.Start().ok());
   broker::BrokerClient client(absl::StrCat("127.0.0.1:", broker.port()), kSecret);
@@ -821,6 +826,12 @@ TEST_F(BrokerTest, AfterTheJobIsOverHeartbeatsTellTheExecutorsToStop) {
   EXPECT_EQ(told.code(), absl::StatusCode::kFailedPrecondition) << told;
   EXPECT_THAT(told.message(), HasSubstr("the job is over (worker:0 failed)"));
   EXPECT_TRUE(client.Heartbeat("client", 0).ok());
+  // Issue 43: the AM hears who was told (it stays up until executors on lost nodes were).
+  std::vector<std::string> told_over;
+  for (const std::string& e : observer_.events()) {
+    if (absl::StartsWith(e, "told over")) told_over.push_back(e);
+  }
+  EXPECT_THAT(told_over, ElementsAre("told over worker:0"));
 }
 
 TEST_F(BrokerTest, StopFailsWaitersAndIsIdempotent) {
