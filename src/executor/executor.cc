@@ -40,6 +40,7 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/proc.h"
+#include "common/repeated_line.h"
 #include "common/resident.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
@@ -130,7 +131,16 @@ class Heartbeater {
         const TaskUsage usage = SampleTaskUsage(task_processes_);
         absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_, &usage,
                                            SampleGpusOnce());
-        if (!s.ok()) TONY_LOG(WARNING) << "heartbeat failed: " << s;
+        // An unreachable AM fails every heartbeat alike: one line, then a count.
+        const absl::Time now = clock_->Now();
+        if (!s.ok()) {
+          for (const std::string& line :
+               heartbeat_warnings_.Add(absl::StrCat("heartbeat failed: ", s.ToString()), now)) {
+            TONY_LOG(WARNING) << line;
+          }
+        } else if (std::optional<std::string> line = heartbeat_warnings_.Flush(now)) {
+          TONY_LOG(WARNING) << *line;
+        }
         mu_.Lock();
         if (s.ok()) last_answer_ = clock_->Now();
         if (absl::IsFailedPrecondition(s)) superseded_ = std::string(s.message());
@@ -242,8 +252,9 @@ class Heartbeater {
   const std::string address_;
   const TaskProcessFilter task_processes_;
   const GpuSampling gpu_sampling_;
-  bool gpu_warned_ = false;         // the heartbeat thread's
-  const AmLocator* const locator_;  // may be null
+  bool gpu_warned_ = false;          // the heartbeat thread's
+  RepeatedLine heartbeat_warnings_;  // the heartbeat thread's
+  const AmLocator* const locator_;   // may be null
   const absl::Duration am_unreachable_;
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
