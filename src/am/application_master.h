@@ -90,7 +90,8 @@ struct ApplicationMasterOptions {
   // (JobStateOptions::orphan_notice). Default: 7 seconds.
   absl::Duration orphan_notice = absl::Seconds(7);
   // After the outcome, the broker keeps answering status calls until a client has seen the final
-  // status or this long has passed. Default: 10 seconds.
+  // status or this long has passed; not when the backend ended every container itself (YARN
+  // ended the attempt and shows it). Default: 10 seconds.
   absl::Duration final_status_linger = absl::Seconds(10);
   // Called once the broker listens, with its port and the tracking URL (e.g. to register with
   // YARN). Default: null.
