@@ -33,6 +33,7 @@
 #include "am/status_page.h"
 #include "am/task_usage.h"
 #include "common/clock.h"
+#include "httpd/status_route.h"
 #include "tony/cluster_spec_broker.h"
 #include "tony/job_spec.h"
 #include "tony/submitter.h"
@@ -40,11 +41,7 @@
 namespace tony::am {
 
 // A page beside the status page at the tracking URL (e.g. the job's live view).
-struct StatusRoute {
-  std::string path;  // "/job"
-  std::string content_type;
-  std::function<std::string()> render;  // called on a page thread, possibly several at once
-};
+using httpd::StatusRoute;
 
 struct ApplicationMasterOptions {
   JobSpec spec;        // required, valid

@@ -10,23 +10,6 @@
 
 namespace tony::am {
 
-std::string PrometheusLabel(absl::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 void Family(std::string* out, absl::string_view name, absl::string_view type,

@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "am/task_usage.h"
+#include "httpd/escape.h"
 #include "tony/submitter.h"
 
 namespace tony::am {
@@ -21,8 +22,8 @@ namespace tony::am {
 std::string RenderPrometheusMetrics(const ApplicationStatus& status,
                                     const std::map<std::string, TaskUsagePoint>& usage = {});
 
-// `value` as a label value: backslash, double quote and newline escaped.
-std::string PrometheusLabel(absl::string_view value);
+// `value` as a label value: backslash, double quote and newline escaped (httpd/escape.h).
+using httpd::PrometheusLabel;
 
 }  // namespace tony::am
 

@@ -6,30 +6,6 @@
 
 namespace tony::am {
 
-std::string HtmlEscape(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string RenderStatusPage(const ApplicationStatus& status, const std::vector<std::string>& tasks,
                              bool live_view) {
   const bool final_state = IsFinal(status.state);

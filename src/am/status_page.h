@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "httpd/escape.h"
 #include "httpd/server.h"
 #include "tony/submitter.h"
 
@@ -44,8 +45,8 @@ std::string RenderStatusPage(const ApplicationStatus& status, const std::vector<
 // WebAppProxyServlet), "" when it named none.
 std::string ProxyUser(const httpd::Request& request);
 
-// `text` safe inside HTML text and double-quoted attributes.
-std::string HtmlEscape(absl::string_view text);
+// `text` safe inside HTML text and double-quoted attributes (httpd/escape.h).
+using httpd::HtmlEscape;
 
 class StatusPage {
  public:

@@ -7,13 +7,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "am/status_page.h"
 #include "history/history_pages.h"
+#include "httpd/escape.h"
 
 namespace tony::history {
 namespace {
 
-using am::HtmlEscape;
+using httpd::HtmlEscape;
 
 constexpr int kLabelWidth = 130;
 constexpr int kPlotWidth = 760;

@@ -7,13 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "am/status_page.h"
+#include "httpd/escape.h"
 
 namespace tony::history {
 namespace {
 
-using am::HtmlEscape;
 using http::Json;
+using httpd::HtmlEscape;
 
 constexpr char kStyle[] =
     "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 10px;text-align:left;"

@@ -18,10 +18,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "am/metrics.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "history/history_pages.h"
+#include "httpd/escape.h"
 #include "tony/job_spec.h"
 
 namespace tony::history {
@@ -569,7 +569,7 @@ std::string HistoryServer::Metrics() {
       "# HELP tony_history_jobs Jobs in the history directory, by state.\n"
       "# TYPE tony_history_jobs gauge\n";
   for (const auto& [state, n] : by_state) {
-    absl::StrAppend(&out, "tony_history_jobs{state=\"", am::PrometheusLabel(state), "\"} ", n,
+    absl::StrAppend(&out, "tony_history_jobs{state=\"", httpd::PrometheusLabel(state), "\"} ", n,
                     "\n");
   }
   absl::StrAppend(

@@ -35,7 +35,7 @@ JobHistory LiveJobView::Job() const {
   return job;
 }
 
-std::vector<am::StatusRoute> LiveJobView::Routes() {
+std::vector<httpd::StatusRoute> LiveJobView::Routes() {
   std::shared_ptr<LiveJobView> self = shared_from_this();
   return {
       {"/job", "text/html; charset=utf-8",

@@ -23,8 +23,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "am/application_master.h"
 #include "history/job_history.h"
+#include "httpd/status_route.h"
 
 namespace tony::history {
 
@@ -39,7 +39,7 @@ class LiveJobView : public std::enable_shared_from_this<LiveJobView> {
   JobHistory Job() const;
   // "/job" (HTML) and "/api/job" (JSON), for ApplicationMasterOptions::status_routes. They hold
   // a reference to this view.
-  std::vector<am::StatusRoute> Routes();
+  std::vector<httpd::StatusRoute> Routes();
 
  private:
   const std::string app_id_;

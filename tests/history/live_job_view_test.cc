@@ -25,7 +25,7 @@ std::string Line(int seq, const std::string& rest) {
 }
 
 std::string Render(LiveJobView& view, const std::string& path) {
-  for (const am::StatusRoute& r : view.Routes()) {
+  for (const httpd::StatusRoute& r : view.Routes()) {
     if (r.path == path) return r.render();
   }
   return "no route " + path;
