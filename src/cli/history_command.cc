@@ -19,6 +19,7 @@
 #include "common/logging.h"
 #include "common/signal_watcher.h"
 #include "common/status_macros.h"
+#include "conf/history_keys.h"
 #include "history/hdfs_event_sink.h"
 #include "history/history_server.h"
 #include "history/tensorboard_launcher.h"

@@ -21,7 +21,7 @@
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "common/utf8.h"
-#include "history/hdfs_event_sink.h"
+#include "conf/history_keys.h"
 #include "http/client.h"
 #include "http/json.h"
 #include "local/local_am.h"

@@ -24,30 +24,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "conf/configuration.h"
+#include "conf/history_keys.h"
 #include "hdfs/webhdfs_client.h"
 #include "history/event_log.h"
 
 namespace tony::history {
-
-// The Hadoop configuration key, its default, and the environment variable that carries it from
-// the client to the AM. An empty value turns the event log off.
-inline constexpr char kHistoryDirKey[] = "tony.history.dir";
-inline constexpr char kDefaultHistoryDir[] = "/tmp/tony-history";
-inline constexpr char kEnvHistoryDir[] = "TONY_HISTORY_DIR";
-// How often each task's CPU and memory go into the event log (the history's usage charts get a
-// point each time): a Hadoop duration ("15s", "1m"; a bare number is seconds), at least 1 s.
-inline constexpr char kUsageIntervalKey[] = "tony.history.usage-interval";
-inline constexpr absl::Duration kDefaultUsageInterval = absl::Minutes(1);
-inline constexpr char kEnvUsageInterval[] = "TONY_HISTORY_USAGE_INTERVAL";  // whole seconds
-
-// kUsageIntervalKey of `conf` (default kDefaultUsageInterval); InvalidArgument naming the key for
-// a value that does not parse or is under a second.
-absl::StatusOr<absl::Duration> UsageIntervalFromConf(const conf::Configuration& conf);
-// kEnvUsageInterval's value as the AM gets it; kDefaultUsageInterval when unset or invalid.
-absl::Duration UsageIntervalFromEnv(const char* value);
-
-std::string EventLogPath(absl::string_view history_dir, absl::string_view app_id);
 
 // Creates the history directory (1777) unless it exists.
 absl::Status PrepareHistoryDir(const hdfs::WebHdfsClient& hdfs, const std::string& dir);

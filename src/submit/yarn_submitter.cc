@@ -47,7 +47,7 @@
 #include "common/proc.h"
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
-#include "history/hdfs_event_sink.h"
+#include "conf/history_keys.h"
 #include "ipc/digest_md5.h"
 #include "ipc/kerberos.h"
 #include "spec/python_env.h"

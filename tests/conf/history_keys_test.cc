@@ -1,10 +1,11 @@
 // Copyright libtony authors.
 
+#include "conf/history_keys.h"
+
 #include "absl/time/time.h"
 #include "conf/configuration.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "history/hdfs_event_sink.h"
 
 namespace tony::history {
 namespace {
