@@ -375,7 +375,7 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
     broker_port_ = *port;
     tracking_url_ = tracking_url;
   }
-  if (options_.on_broker_started) options_.on_broker_started(*port, tracking_url);
+  if (options_.on_broker_started) return options_.on_broker_started(*port, tracking_url);
   return absl::OkStatus();
 }
 

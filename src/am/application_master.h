@@ -91,8 +91,9 @@ struct ApplicationMasterOptions {
   // ended the attempt and shows it). Default: 10 seconds.
   absl::Duration final_status_linger = absl::Seconds(10);
   // Called once the broker listens, with its port and the tracking URL (e.g. to register with
-  // YARN). Default: null.
-  std::function<void(int port, const std::string& tracking_url)> on_broker_started;
+  // YARN). An error ends Run() with it at once: no task is asked for (an AM the ResourceManager
+  // refused has no job to run). Default: null.
+  std::function<absl::Status(int port, const std::string& tracking_url)> on_broker_started;
   // Called once, from an AM thread, when the TensorBoard task has registered and answers on its
   // port, with its URL (YARN's tracking URL then leads to it, as the seed design has it); and
   // again with the AM's own tracking URL if TensorBoard then dies for good, so that the tracking

@@ -79,6 +79,7 @@ int RunLocalApplicationMaster(const std::map<std::string, std::string>& env) {
   options.on_broker_started = [&job_dir](int port, const std::string&) {
     absl::Status s = WriteFileAtomically(job_dir + "/" + kAmPortFile, absl::StrCat(port, "\n"));
     if (!s.ok()) TONY_LOG(ERROR) << "cannot publish the AM's port: " << s;
+    return s;  // no client could find this AM: the job ends at once
   };
   // The job's event log (docs/events.md), beside its logs.
   history::EventLog events(std::make_unique<history::FileEventSink>(job_dir + "/events.jsonl"));

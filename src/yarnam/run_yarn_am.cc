@@ -144,8 +144,11 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
     auto r = yam.Register(port, tracking_url);
     registered = r.ok() ? absl::OkStatus() : r.status();
     if (!r.ok()) {
+      // Ends the AM at once, naming why: YARN puts the tail of its stderr into the attempt's
+      // diagnostics (there is no registration to unregister with).
       TONY_LOG(ERROR) << "registering with the ResourceManager: " << r.status();
-      return;
+      return absl::FailedPreconditionError(
+          absl::StrCat("registering with the ResourceManager: ", r.status().message()));
     }
     Phase("am_registered");
     ReleaseReadOnlyFilePages();  // start-up's code: see resident.h
@@ -179,6 +182,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
         TONY_LOG(WARNING) << "publishing the broker's address for the executors: " << s;
       }
     }
+    return absl::OkStatus();
   };
   options.on_tensorboard_ready = [&](const std::string& url) { yam.UpdateTrackingUrl(url); };
   // The history and launch-phase threads below wake on the core's status changes (its rounds

@@ -116,6 +116,27 @@ class AmTest : public ::testing::Test {
   int total_ = 0;
 };
 
+// A backend that refuses the AM as soon as the broker listens (YARN's registration refused,
+// e.g. a security layer this side refuses): Run() ends with that error and asks for no task.
+TEST(AmRunTest, AnErrorFromOnBrokerStartedEndsRunAndAsksForNothing) {
+  ApplicationMasterOptions o;
+  o.spec.command = "true";
+  o.spec.job_types = {AmJob("worker", 2)};
+  o.app_id = "test_app";
+  o.secret = kSecret;
+  o.broker_listen_address = "127.0.0.1:0";
+  o.advertised_host = "127.0.0.1";
+  o.on_broker_started = [](int, const std::string&) {
+    return absl::FailedPreconditionError("registering with the ResourceManager: refused");
+  };
+  FakeResourceManager rm;
+  ApplicationMaster am(std::move(o), &rm);
+  absl::StatusOr<ApplicationStatus> result = am.Run();
+  EXPECT_TRUE(absl::IsFailedPrecondition(result.status())) << result.status();
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("refused"));
+  EXPECT_TRUE(rm.requested().empty());
+}
+
 TEST_F(AmTest, SucceedsWhenEveryTrackedTaskExitsZeroAndStopsPs) {
   Start({AmJob("ps", 1), AmJob("worker", 2)});
   EXPECT_THAT(rm_.requested(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
@@ -295,7 +316,10 @@ TEST_F(AmTest, ADeadTensorBoardNeverFailsTrainingButIsReported) {
 TEST_F(AmTest, TheStatusPageQuotesNoStderrWhereTheDiagnosticsDo) {
   std::string url;
   tweak_ = [&](ApplicationMasterOptions& o) {
-    o.on_broker_started = [&url](int, const std::string& u) { url = u; };
+    o.on_broker_started = [&url](int, const std::string& u) {
+      url = u;
+      return absl::OkStatus();
+    };
   };
   Start({AmJob("worker", 1), AmJob("tensorboard", 1)});
   AllRunning();
@@ -579,6 +603,7 @@ TEST_F(AmTest, StatusPageIsTheTrackingUrlAndTensorBoardTakesOver) {
     o.on_broker_started = [&](int, const std::string& url) {
       absl::MutexLock lock(&mu);
       tracking_url = url;
+      return absl::OkStatus();
     };
     o.on_tensorboard_ready = [&](const std::string& url) {
       absl::MutexLock lock(&mu);
