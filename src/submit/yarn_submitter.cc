@@ -93,12 +93,13 @@ absl::Status KerberosLogin(const YarnSubmitterOptions& options, YarnCluster* clu
 // The name the cluster knows a principal by comes from its auth_to_local rules, which may map
 // "alice@CORP" to anything: HDFS says which (the home directory it gives this client), and the
 // staging paths, the AM's ownership checks and the own-applications filter use that name. A
-// NameNode that does not answer leaves the principal's first component, with a warning.
+// NameNode that does not answer leaves the principal's first component: what fails there (no
+// ticket, a skewed clock, HDFS down) the call that needs it reports, in one line.
 absl::Status UseMappedUserName(YarnCluster* cluster, hdfs::WebHdfsClient::Options* hdfs_options) {
   absl::StatusOr<std::string> home = cluster->hdfs->HomeDirectory();
   if (!home.ok()) {
-    TONY_LOG(WARNING) << "taking the user name " << cluster->user << " from the principal "
-                      << cluster->principal << " (" << home.status().message() << ")";
+    TONY_LOG(DEBUG) << "taking the user name " << cluster->user << " from the principal "
+                    << cluster->principal << " (GETHOMEDIRECTORY: " << home.status().code() << ")";
     return absl::OkStatus();
   }
   const std::string mapped = home->substr(home->rfind('/') + 1);
