@@ -95,9 +95,8 @@ class TONY_EXPORT ApplicationMonitor {
   // Queued events in order, emptying the queue.
   std::vector<ApplicationEvent> TakeEvents();
 
-  class Impl;
-
  private:
+  class Impl;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -233,9 +233,8 @@ class TONY_EXPORT ClusterSpecBroker {
   // Tasks not registered yet, as "job:index", job types in name order, indices ascending.
   std::vector<std::string> UnregisteredTasks() const;
 
-  class Impl;
-
  private:
+  class Impl;
   friend class broker::BrokerClockSeam;  // tests drive the broker's deadlines
   std::unique_ptr<Impl> impl_;
 };

@@ -93,9 +93,8 @@ class TONY_EXPORT ClusterSpecBrokerClient {
   absl::Status Kill(absl::string_view reason, const CallOptions& options);
   absl::Status Kill(absl::string_view reason) { return Kill(reason, CallOptions()); }
 
-  class Impl;
-
  private:
+  class Impl;
   std::unique_ptr<Impl> impl_;
 };
 
