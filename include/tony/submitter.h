@@ -123,10 +123,9 @@ class TONY_EXPORT Cancellation {
   void Cancel();
   bool cancelled() const;
 
-  struct State;  // internal (src/common/cancellation.h)
-  const std::shared_ptr<State>& state() const { return state_; }
-
  private:
+  friend class CancelListener;  // internal (src/common/cancellation.h): hears Cancel()
+  struct State;                 // internal (src/common/cancellation.h)
   std::shared_ptr<State> state_;
 };
 

@@ -28,7 +28,7 @@ bool Cancellation::cancelled() const {
 }
 
 CancelListener::CancelListener(const Cancellation& token, std::function<void()> on_cancel)
-    : state_(token.state()) {
+    : state_(token.state_) {
   {
     absl::MutexLock lock(&state_->mu);
     if (!state_->cancelled) {
