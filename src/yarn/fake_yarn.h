@@ -392,7 +392,14 @@ class FakeYarnClient : public YarnClient {
   explicit FakeYarnClient(std::shared_ptr<FakeYarnCluster> cluster, std::string user = "")
       : cluster_(std::move(cluster)), user_(std::move(user)) {}
 
-  absl::StatusOr<NewApplication> CreateApplication() override {
+  using YarnClient::CreateApplication;
+  using YarnClient::GetResourceTypes;
+  using YarnClient::ListNodes;
+  using YarnClient::ListQueues;
+  using YarnClient::SubmitApplication;
+  using YarnClient::SubmittableQueues;
+
+  absl::StatusOr<NewApplication> CreateApplication(absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     NewApplication app;
     app.id = {cluster_->attempt_.application.cluster_timestamp, cluster_->next_app_++};
@@ -403,7 +410,7 @@ class FakeYarnClient : public YarnClient {
     return app;
   }
 
-  absl::Status SubmitApplication(const ApplicationSubmissionContext& context) override {
+  absl::Status SubmitApplication(const ApplicationSubmissionContext& context, absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     cluster_->submissions_[context.id.id] = context;
     ApplicationReport& r = cluster_->apps_[context.id.id];
@@ -475,7 +482,8 @@ class FakeYarnClient : public YarnClient {
     return out;
   }
 
-  absl::StatusOr<std::vector<NodeReport>> ListNodes(const std::vector<NodeState>&) override {
+  absl::StatusOr<std::vector<NodeReport>> ListNodes(const std::vector<NodeState>&,
+                                                    absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     std::vector<NodeReport> out;
     for (const auto& n : cluster_->nodes_) {
@@ -491,16 +499,16 @@ class FakeYarnClient : public YarnClient {
     return out;
   }
 
-  absl::StatusOr<std::vector<QueueInfo>> ListQueues() override {
+  absl::StatusOr<std::vector<QueueInfo>> ListQueues(absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     return cluster_->queues_;
   }
-  absl::StatusOr<std::vector<std::string>> SubmittableQueues() override {
+  absl::StatusOr<std::vector<std::string>> SubmittableQueues(absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     return cluster_->submittable_;
   }
 
-  absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() override {
+  absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes(absl::Time) override {
     absl::MutexLock lock(&cluster_->mu_);
     std::vector<ResourceTypeInfo> out = {{"memory-mb", "Mi"}, {"vcores", ""}};
     std::map<std::string, bool> seen;

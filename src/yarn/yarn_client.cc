@@ -26,34 +26,49 @@ class RpcYarnClient : public YarnClient {
   RpcYarnClient(std::unique_ptr<ipc::RpcChannel> channel, const YarnClientOptions& options)
       : channel_(std::move(channel)), options_(options) {}
 
-  absl::StatusOr<NewApplication> CreateApplication() override {
+  using YarnClient::CreateApplication;
+  using YarnClient::GetResourceTypes;
+  using YarnClient::ListNodes;
+  using YarnClient::ListQueues;
+  using YarnClient::SubmitApplication;
+  using YarnClient::SubmittableQueues;
+
+  absl::StatusOr<NewApplication> CreateApplication(absl::Time deadline) override {
     pb::GetNewApplicationRequestProto req;
     pb::GetNewApplicationResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("getNewApplication", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("getNewApplication", req, &resp, deadline));
     return NewApplication{FromProto(resp.application_id()), FromProto(resp.maximumcapability())};
   }
 
-  absl::Status SubmitApplication(const ApplicationSubmissionContext& context) override {
+  absl::Status SubmitApplication(const ApplicationSubmissionContext& context,
+                                 absl::Time deadline) override {
     pb::SubmitApplicationRequestProto req;
     TONY_ASSIGN_OR_RETURN(*req.mutable_application_submission_context(), ToProto(context));
     pb::SubmitApplicationResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("submitApplication", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("submitApplication", req, &resp, deadline));
     // Like Hadoop's YarnClientImpl: wait until the RM has saved the application.
-    absl::Time deadline = absl::Now() + options_.state_change_timeout;
+    const absl::Time saved_by = std::min(deadline, absl::Now() + options_.state_change_timeout);
+    // Says that the application went out, and which limit ended the wait.
+    auto not_saved = [&](absl::string_view detail) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("submitted ", context.id.ToString(), " but the RM did not accept it within ",
+                       saved_by < deadline ? absl::FormatDuration(options_.state_change_timeout)
+                                           : std::string("the call's deadline"),
+                       detail));
+    };
     absl::Duration pause = absl::Milliseconds(20);
     while (true) {
-      absl::StatusOr<ApplicationReport> report = GetApplicationReport(context.id);
+      absl::StatusOr<ApplicationReport> report = GetApplicationReport(context.id, saved_by);
+      if (absl::IsDeadlineExceeded(report.status())) {
+        return not_saved(absl::StrCat(": ", report.status().message()));
+      }
       // Right after a failover the new RM may not know the application yet: keep asking.
       if (!report.ok() && !absl::IsNotFound(report.status())) return report.status();
       if (report.ok() && report->state != YarnApplicationState::kNew &&
           report->state != YarnApplicationState::kNewSaving) {
         return absl::OkStatus();
       }
-      if (absl::Now() + pause > deadline) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "submitted ", context.id.ToString(), " but the RM did not accept it within ",
-            absl::FormatDuration(options_.state_change_timeout)));
-      }
+      if (absl::Now() + pause > saved_by) return not_saved("");
       absl::SleepFor(pause);
       pause = std::min(pause * 2, absl::Milliseconds(500));
     }
@@ -115,7 +130,8 @@ class RpcYarnClient : public YarnClient {
     return out;
   }
 
-  absl::StatusOr<std::vector<NodeReport>> ListNodes(const std::vector<NodeState>& states) override {
+  absl::StatusOr<std::vector<NodeReport>> ListNodes(const std::vector<NodeState>& states,
+                                                    absl::Time deadline) override {
     pb::GetClusterNodesRequestProto req;
     if (states.empty()) {
       req.add_nodestates(pb::NS_RUNNING);
@@ -123,38 +139,38 @@ class RpcYarnClient : public YarnClient {
       for (auto s : states) req.add_nodestates(static_cast<pb::NodeStateProto>(s));
     }
     pb::GetClusterNodesResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("getClusterNodes", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("getClusterNodes", req, &resp, deadline));
     std::vector<NodeReport> out;
     for (const auto& n : resp.nodereports()) out.push_back(FromProto(n));
     return out;
   }
 
-  absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() override {
+  absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes(absl::Time deadline) override {
     pb::GetAllResourceTypeInfoRequestProto req;
     pb::GetAllResourceTypeInfoResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("getResourceTypeInfo", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("getResourceTypeInfo", req, &resp, deadline));
     std::vector<ResourceTypeInfo> out;
     for (const auto& t : resp.resource_type_info()) out.push_back({t.name(), t.units()});
     return out;
   }
 
-  absl::StatusOr<std::vector<QueueInfo>> ListQueues() override {
+  absl::StatusOr<std::vector<QueueInfo>> ListQueues(absl::Time deadline) override {
     pb::GetQueueInfoRequestProto req;
     req.set_queuename("root");
     req.set_includeapplications(false);
     req.set_includechildqueues(true);
     req.set_recursive(true);
     pb::GetQueueInfoResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("getQueueInfo", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("getQueueInfo", req, &resp, deadline));
     std::vector<QueueInfo> out;
     AddQueue(resp.queueinfo(), "", &out);
     return out;
   }
 
-  absl::StatusOr<std::vector<std::string>> SubmittableQueues() override {
+  absl::StatusOr<std::vector<std::string>> SubmittableQueues(absl::Time deadline) override {
     pb::GetQueueUserAclsInfoRequestProto req;
     pb::GetQueueUserAclsInfoResponseProto resp;
-    TONY_RETURN_IF_ERROR(Call("getQueueUserAcls", req, &resp));
+    TONY_RETURN_IF_ERROR(Call("getQueueUserAcls", req, &resp, deadline));
     std::vector<std::string> out;
     for (const auto& q : resp.queueuseracls()) {
       for (int acl : q.useracls()) {

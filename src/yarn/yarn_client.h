@@ -39,12 +39,21 @@ class YarnClient {
  public:
   virtual ~YarnClient() = default;
 
-  virtual absl::StatusOr<NewApplication> CreateApplication() = 0;
+  // Every call taking a `deadline` ends by it too (the convenience overloads: only by the
+  // options' timeouts), with DeadlineExceeded naming the ResourceManager; a deadline already
+  // passed asks nothing.
+  virtual absl::StatusOr<NewApplication> CreateApplication(absl::Time deadline) = 0;
+  absl::StatusOr<NewApplication> CreateApplication() {
+    return CreateApplication(absl::InfiniteFuture());
+  }
   // Submits, then waits until the RM has accepted and saved the application (state SUBMITTED or
-  // later), as Hadoop's client does, so a failover right after cannot lose it.
-  virtual absl::Status SubmitApplication(const ApplicationSubmissionContext& context) = 0;
-  // The next three end by `deadline` too (the convenience overloads: only by the options'
-  // timeouts), with DeadlineExceeded naming the ResourceManager.
+  // later), as Hadoop's client does, so a failover right after cannot lose it. DeadlineExceeded
+  // after the request went out leaves it open whether the RM has the application.
+  virtual absl::Status SubmitApplication(const ApplicationSubmissionContext& context,
+                                         absl::Time deadline) = 0;
+  absl::Status SubmitApplication(const ApplicationSubmissionContext& context) {
+    return SubmitApplication(context, absl::InfiniteFuture());
+  }
   // NotFound (ApplicationNotFoundException) for unknown ids.
   virtual absl::StatusOr<ApplicationReport> GetApplicationReport(const ApplicationId& id,
                                                                  absl::Time deadline) = 0;
@@ -63,15 +72,25 @@ class YarnClient {
     return ListApplications(filter, absl::InfiniteFuture());
   }
   // Nodes in the given states (empty: RUNNING only, like `yarn node -list`).
-  virtual absl::StatusOr<std::vector<NodeReport>> ListNodes(
-      const std::vector<NodeState>& states) = 0;
+  virtual absl::StatusOr<std::vector<NodeReport>> ListNodes(const std::vector<NodeState>& states,
+                                                            absl::Time deadline) = 0;
+  absl::StatusOr<std::vector<NodeReport>> ListNodes(const std::vector<NodeState>& states) {
+    return ListNodes(states, absl::InfiniteFuture());
+  }
   // The cluster's resource types ("memory-mb", "vcores", "yarn.io/gpu", ...).
-  virtual absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() = 0;
+  virtual absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes(absl::Time deadline) = 0;
+  absl::StatusOr<std::vector<ResourceTypeInfo>> GetResourceTypes() {
+    return GetResourceTypes(absl::InfiniteFuture());
+  }
   // Every queue of the scheduler, parents before their children (getQueueInfo of "root",
   // recursive).
-  virtual absl::StatusOr<std::vector<QueueInfo>> ListQueues() = 0;
+  virtual absl::StatusOr<std::vector<QueueInfo>> ListQueues(absl::Time deadline) = 0;
+  absl::StatusOr<std::vector<QueueInfo>> ListQueues() { return ListQueues(absl::InfiniteFuture()); }
   // Names of the queues the calling user may submit to (getQueueUserAcls).
-  virtual absl::StatusOr<std::vector<std::string>> SubmittableQueues() = 0;
+  virtual absl::StatusOr<std::vector<std::string>> SubmittableQueues(absl::Time deadline) = 0;
+  absl::StatusOr<std::vector<std::string>> SubmittableQueues() {
+    return SubmittableQueues(absl::InfiniteFuture());
+  }
 };
 
 struct YarnClientOptions {

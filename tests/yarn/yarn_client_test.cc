@@ -59,6 +59,41 @@ TEST_F(YarnClientTest, SubmitGivesUpWhenTheRmNeverAccepts) {
   EXPECT_EQ(client_->SubmitApplication(ctx).code(), absl::StatusCode::kDeadlineExceeded);
 }
 
+TEST_F(YarnClientTest, SubmissionCallsPastTheirDeadlineAskNothing) {
+  const absl::Time passed = absl::InfinitePast();
+  EXPECT_EQ(client_->CreateApplication(passed).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(client_->SubmitApplication(ApplicationSubmissionContext(), passed).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(client_->ListQueues(passed).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(client_->SubmittableQueues(passed).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(client_->ListNodes({}, passed).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(client_->GetResourceTypes(passed).status().code(), absl::StatusCode::kDeadlineExceeded);
+  for (const char* method : {"getNewApplication", "submitApplication", "getQueueInfo",
+                             "getQueueUserAcls", "getClusterNodes", "getResourceTypeInfo"}) {
+    EXPECT_EQ(fake_->Count(method), 0) << method;
+  }
+}
+
+// With no state-change timeout, only the call's deadline ends the wait for the RM to save the
+// application; the error says the application went out.
+TEST_F(YarnClientTest, SubmitStopsWaitingForTheRmAtTheCallsDeadline) {
+  auto channel = std::make_unique<FakeChannel>();
+  FakeChannel* fake = channel.get();
+  YarnClientOptions o;
+  o.state_change_timeout = absl::InfiniteDuration();
+  std::unique_ptr<YarnClient> client = NewYarnClientOverChannel(std::move(channel), o);
+  fake->Reply("submitApplication", pb::SubmitApplicationResponseProto());
+  fake->Reply("getApplicationReport", Report(pb::NEW_SAVING));
+  ApplicationSubmissionContext ctx;
+  ctx.id = {99, 7};
+  absl::Status s = client->SubmitApplication(ctx, absl::Now() + absl::Seconds(1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(s.message().find("submitted application_99_0007"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("the call's deadline"), absl::string_view::npos) << s;
+}
+
 TEST_F(YarnClientTest, KillRepeatsUntilComplete) {
   pb::KillApplicationResponseProto pending, done;
   done.set_is_kill_completed(true);
