@@ -217,6 +217,13 @@ WebHdfsClient::WebHdfsClient(Options options)
       user_(options_.user.empty() ? conf::HadoopUserName() : options_.user),
       http_(HttpOptions(options_)) {}
 
+std::unique_ptr<WebHdfsClient> WebHdfsClient::BoundedBy(absl::Time deadline) const {
+  std::unique_ptr<WebHdfsClient> bounded(new WebHdfsClient(options_));
+  bounded->bound_ = std::min(bound_, deadline);
+  bounded->active_.store(active_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  return bounded;
+}
+
 absl::StatusOr<std::string> WebHdfsClient::ResolvePath(absl::string_view path) const {
   TONY_ASSIGN_OR_RETURN(conf::FsUri uri, conf::ParseFsUri(path));
   if (uri.scheme == "hdfs") {
@@ -250,6 +257,7 @@ absl::StatusOr<http::Response> WebHdfsClient::CallNameNode(http::Method method,
                                                            absl::string_view op,
                                                            absl::string_view extra,
                                                            absl::Time deadline) const {
+  deadline = std::min(deadline, bound_);
   const std::string what = absl::StrCat("WebHDFS ", op, " ", path);
   const size_t n = options_.namenodes.size();
   const size_t first = active_.load(std::memory_order_relaxed) % n;
@@ -376,9 +384,8 @@ absl::StatusOr<http::Response> WebHdfsClient::SendToDataNode(
     const std::string& path, std::string* what) const {
   request.method = method;
   request.headers = {{"Content-Type", "application/octet-stream"}};
-  request.timeout = timeout;
-  request.connect_timeout = options_.connect_timeout;
   *what = absl::StrCat("WebHDFS ", op, " ", path, " (DataNode ", http::RedactUrl(request.url), ")");
+  TONY_RETURN_IF_ERROR(LimitToDeadline(timeout, options_.connect_timeout, bound_, *what, &request));
   absl::StatusOr<http::Response> response = http_.Do(request);
   if (!response.ok()) {
     return absl::Status(response.status().code(),
@@ -542,7 +549,7 @@ absl::StatusOr<std::string> WebHdfsClient::ReadToString(absl::string_view path, 
   const std::string what =
       absl::StrCat("WebHDFS OPEN ", p, " (DataNode ", http::RedactUrl(request.url), ")");
   TONY_RETURN_IF_ERROR(LimitToDeadline(options_.transfer_timeout, options_.connect_timeout,
-                                       deadline, what, &request));
+                                       std::min(deadline, bound_), what, &request));
   absl::StatusOr<http::Response> response = http_.Do(request);
   if (!response.ok()) {
     return absl::Status(response.status().code(),
@@ -557,12 +564,12 @@ absl::Status WebHdfsClient::ReadToFile(absl::string_view path,
   TONY_ASSIGN_OR_RETURN(std::string p, ResolvePath(path));
   http::Request request;
   TONY_ASSIGN_OR_RETURN(request.url, Redirect(http::Method::kGet, p, "OPEN", ""));
-  request.timeout = options_.transfer_timeout;
-  request.connect_timeout = options_.connect_timeout;
   static std::atomic<int> counter{0};
   request.response_file = absl::StrCat(local_path, ".tony-part-", getpid(), "-", counter++);
   const std::string what =
       absl::StrCat("WebHDFS OPEN ", p, " (DataNode ", http::RedactUrl(request.url), ")");
+  TONY_RETURN_IF_ERROR(
+      LimitToDeadline(options_.transfer_timeout, options_.connect_timeout, bound_, what, &request));
   absl::StatusOr<http::Response> response = http_.Do(request);
   absl::Status status;
   if (!response.ok()) {

@@ -118,6 +118,12 @@ class WebHdfsClient {
 
   const Options& options() const { return options_; }
 
+  // A client like this one whose every request (NameNode and DataNode, uploads included) also
+  // ends by `deadline`, with DeadlineExceeded naming what did not answer; once it has passed,
+  // nothing more is asked. For a whole operation of many requests (a job's staging) under one
+  // caller's deadline. It has its own connections.
+  std::unique_ptr<WebHdfsClient> BoundedBy(absl::Time deadline) const;
+
   // A delegation token for the current user (GETDELEGATIONTOKEN) that `renewer` (a principal
   // such as the ResourceManager's, or a short name) may renew, as an HDFS_DELEGATION_TOKEN for
   // the NameNode RPC address `rpc_service` ("ip:port"), the form Hadoop's RPC clients select
@@ -228,6 +234,8 @@ class WebHdfsClient {
   Options options_;
   std::string user_;
   http::Client http_;
+  // Every request ends by it too (BoundedBy).
+  absl::Time bound_ = absl::InfiniteFuture();
   // Index into options_.namenodes of the NameNode that answered last (the active one).
   mutable std::atomic<size_t> active_{0};
 };

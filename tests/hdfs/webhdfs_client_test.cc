@@ -7,6 +7,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hdfs/remote_exception.h"
@@ -105,6 +107,8 @@ class FakeHdfs {
   int refuse_puts = 0;
   bool refuse_rename = false;
   int deletes = 0;
+  // When set, the DataNode holds every PUT until it is notified (or a minute passed).
+  absl::Notification* hold_puts = nullptr;
 
  private:
   TestHttpServer::Reply NameNode(const TestHttpServer::Request& r) {
@@ -146,6 +150,9 @@ class FakeHdfs {
 
   TestHttpServer::Reply DataNode(const TestHttpServer::Request& r) {
     TestHttpServer::Reply reply;
+    if (hold_puts != nullptr && r.method == "PUT") {
+      hold_puts->WaitForNotificationWithTimeout(absl::Minutes(1));
+    }
     if (r.method == "PUT" && refuse_puts > 0) {
       --refuse_puts;
       reply.status = 403;
@@ -212,6 +219,39 @@ TEST(WebHdfsClientTest, AnUploadTheDataNodeCouldNotPlaceIsTriedAgain) {
   EXPECT_THAT(failed.status().message(), HasSubstr("could only be written to 0 of the 1"));
   EXPECT_EQ(fake.refuse_puts, 2);  // three tries
   EXPECT_EQ(fake.deletes, 3);
+}
+
+// Past its bound, a bounded client asks nothing; before it, it works as the client it came from.
+TEST(WebHdfsClientTest, ABoundedClientAsksNothingPastItsDeadline) {
+  FakeHdfs fake;
+  auto client = ClientFor({fake.namenode()});
+  std::unique_ptr<WebHdfsClient> passed = client->BoundedBy(absl::InfinitePast());
+  EXPECT_EQ(passed->Mkdirs("/user/u/d").code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(passed->Stat("/user/u/f").status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(passed->UploadString("x", "/user/u/f").status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(passed->ReadToString("/user/u/f").status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(fake.namenode_server().requests().empty());
+
+  std::unique_ptr<WebHdfsClient> open = client->BoundedBy(absl::InfiniteFuture());
+  ASSERT_TRUE(open->UploadString("hello", "/user/u/f").ok());
+  EXPECT_EQ(*open->ReadToString("/user/u/f"), "hello");
+  // A bound on a bound keeps the earlier one.
+  EXPECT_EQ(passed->BoundedBy(absl::InfiniteFuture())->Mkdirs("/user/u/d").code(),
+            absl::StatusCode::kDeadlineExceeded);
+}
+
+// The bound ends a DataNode transfer too, not only the NameNode's part of an upload.
+TEST(WebHdfsClientTest, ABoundedUploadEndsAtTheDataNodeByItsDeadline) {
+  FakeHdfs fake;
+  absl::Notification release;
+  fake.hold_puts = &release;
+  auto client = ClientFor({fake.namenode()});
+  auto uploaded =
+      client->BoundedBy(absl::Now() + absl::Seconds(2))->UploadString("hello", "/user/u/f");
+  release.Notify();
+  EXPECT_EQ(uploaded.status().code(), absl::StatusCode::kDeadlineExceeded) << uploaded.status();
+  EXPECT_THAT(uploaded.status().message(), HasSubstr("DataNode"));
 }
 
 TEST(WebHdfsClientTest, DelegationTokenReplacesUserName) {
