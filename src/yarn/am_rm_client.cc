@@ -59,6 +59,13 @@ class RpcAmRmClient : public AmRmClient {
     tracking_url_dirty_ = true;
   }
 
+  void AddToBlacklist(const std::vector<std::string>& hosts) override {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& h : hosts) {
+      if (!h.empty() && blacklist_.insert(h).second) blacklist_pending_.push_back(h);
+    }
+  }
+
   int64_t AddContainerRequest(const ContainerRequest& request) override {
     absl::MutexLock lock(&mu_);
     int64_t id = next_request_id_++;
@@ -166,6 +173,8 @@ class RpcAmRmClient : public AmRmClient {
     absl::MutexLock lock(&mu_);
     response_id_ = 0;
     for (auto& [id, ask] : asks_) ask.dirty = true;
+    // A restarted RM forgot the blacklist with the rest: all of it again.
+    blacklist_pending_.assign(blacklist_.begin(), blacklist_.end());
     return absl::OkStatus();
   }
 
@@ -257,6 +266,7 @@ class RpcAmRmClient : public AmRmClient {
     pb::AllocateRequestProto req;
     std::vector<int64_t> sent;
     std::vector<ContainerId> released;
+    std::vector<std::string> blacklisted;
     {
       absl::MutexLock lock(&mu_);
       if (!registered_) return absl::FailedPreconditionError("Allocate before Register");
@@ -267,6 +277,8 @@ class RpcAmRmClient : public AmRmClient {
       sent = TakeDirtyLocked(&req);
       released.swap(releases_);
       for (const auto& c : released) *req.add_release() = ToProto(c);
+      blacklisted.swap(blacklist_pending_);
+      for (const auto& h : blacklisted) req.mutable_blacklist_request()->add_blacklist_additions(h);
     }
     pb::AllocateResponseProto resp;
     absl::Status s = Call("allocate", req, &resp);
@@ -279,6 +291,7 @@ class RpcAmRmClient : public AmRmClient {
       }
       releases_.insert(releases_.begin(), released.begin(), released.end());
       if (req.has_tracking_url()) tracking_url_dirty_ = true;
+      blacklist_pending_.insert(blacklist_pending_.begin(), blacklisted.begin(), blacklisted.end());
       return s;
     }
     response_id_ = resp.response_id();
@@ -369,6 +382,8 @@ class RpcAmRmClient : public AmRmClient {
   int64_t next_request_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int64_t, Ask> asks_ ABSL_GUARDED_BY(mu_);
   std::vector<ContainerId> releases_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> blacklist_ ABSL_GUARDED_BY(mu_);             // every host added
+  std::vector<std::string> blacklist_pending_ ABSL_GUARDED_BY(mu_);  // not sent yet
 };
 
 }  // namespace

@@ -74,6 +74,11 @@ class AmRmClient {
   // Gives an allocated container back (it completes with exit status -100 if it never ran).
   virtual void ReleaseContainer(const ContainerId& id) = 0;
 
+  // Keeps the job's containers off these hosts (YARN's blacklist: ResourceBlacklistRequest's
+  // additions, sent with the next Allocate and again after a resync). Hosts already added are
+  // ignored; there is no removal.
+  virtual void AddToBlacklist(const std::vector<std::string>& hosts) = 0;
+
   // One heartbeat: sends changed asks and releases, returns what the RM has for us. Call it
   // regularly (containers are assigned on NodeManager heartbeats). Handles AM_RESYNC itself.
   virtual absl::StatusOr<AllocateResult> Allocate(float progress) = 0;

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -236,6 +237,16 @@ class FakeAmRmClient : public AmRmClient {
     cluster_->tracking_url_ = url;
   }
 
+  // As YARN's blacklist: no container on these hosts afterwards.
+  void AddToBlacklist(const std::vector<std::string>& hosts) override {
+    absl::MutexLock lock(&cluster_->mu_);
+    blacklist_.insert(hosts.begin(), hosts.end());
+  }
+  std::set<std::string> blacklist() const {
+    absl::MutexLock lock(&cluster_->mu_);
+    return blacklist_;
+  }
+
   int64_t AddContainerRequest(const ContainerRequest& request) override {
     absl::MutexLock lock(&cluster_->mu_);
     int64_t id = next_request_++;
@@ -276,8 +287,9 @@ class FakeAmRmClient : public AmRmClient {
         FakeYarnCluster::Node* node = nullptr;
         for (auto& n : c.nodes_) {
           bool allowed =
-              req.relax_locality || req.nodes.empty() ||
-              std::find(req.nodes.begin(), req.nodes.end(), n.id.host) != req.nodes.end();
+              blacklist_.count(n.id.host) == 0 &&
+              (req.relax_locality || req.nodes.empty() ||
+               std::find(req.nodes.begin(), req.nodes.end(), n.id.host) != req.nodes.end());
           // Anti-affinity, as the CapacityScheduler's SchedulingRequests: no live container
           // with the tag on the node.
           for (const auto& [cid, other] : c.containers_) {
@@ -338,6 +350,7 @@ class FakeAmRmClient : public AmRmClient {
   // Request id -> (request, outstanding); guarded by cluster_->mu_.
   std::map<int64_t, std::pair<ContainerRequest, int32_t>> asks_;
   int64_t next_request_ = 1;
+  std::set<std::string> blacklist_;  // hosts; guarded by cluster_->mu_
 };
 
 class FakeNmClient : public NmClient {

@@ -316,6 +316,37 @@ TEST_F(AmRmClientTest, NotRegisteredMeansRegisterAgainAndResendEverything) {
   EXPECT_EQ(sent[2].ask_size(), 1);  // the outstanding ask again
 }
 
+// Blacklisted hosts go out once; a failed heartbeat and a resync send them again.
+TEST_F(AmRmClientTest, BlacklistAdditionsSentOnceAndAfterResync) {
+  Register();
+  client_->AddToBlacklist({"bad1", "bad2"});
+  client_->AddToBlacklist({"bad1"});  // excluded twice: once on the wire
+  fake_->Fail("allocate", ipc::ConnectionFailureStatus(ipc::ConnectionFailure::kConnect, "down"));
+  EXPECT_FALSE(client_->Allocate(0).ok());
+  fake_->Reply("allocate", Response(1));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  fake_->Reply("allocate", Response(2));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  fake_->Fail("allocate", ipc::RemoteExceptionToStatus(
+                              "org.apache.hadoop.yarn.exceptions."
+                              "ApplicationMasterNotRegisteredException",
+                              "Application Master is trying to allocate before registering"));
+  fake_->Reply("allocate", Response(1));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  auto sent = Allocates();
+  ASSERT_EQ(sent.size(), 5u);
+  auto additions = [](const pb::AllocateRequestProto& r) {
+    return std::vector<std::string>(r.blacklist_request().blacklist_additions().begin(),
+                                    r.blacklist_request().blacklist_additions().end());
+  };
+  const std::vector<std::string> both = {"bad1", "bad2"};
+  EXPECT_EQ(additions(sent[0]), both);  // failed
+  EXPECT_EQ(additions(sent[1]), both);  // sent again
+  EXPECT_FALSE(sent[2].has_blacklist_request());
+  EXPECT_FALSE(sent[3].has_blacklist_request());  // not registered
+  EXPECT_EQ(additions(sent[4]), both);            // the RM may have forgotten them
+}
+
 TEST_F(AmRmClientTest, FailedHeartbeatKeepsAsksAndReleases) {
   Register();
   ContainerRequest req;
