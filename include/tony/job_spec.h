@@ -213,6 +213,13 @@ struct JobSpec {
   // preserving AM restart, docs/yarn-protocol.md). False: every attempt starts every task
   // afresh. YAML: am.work_preserving_restart. Default: true.
   bool work_preserving_restart = true;
+  // Task failures on one node after which the job's later containers avoid it (YARN's
+  // blacklist); 0 never excludes a node for failures (one YARN reports unhealthy or lost still
+  // is). YAML: max_node_failures. Default: 2.
+  int max_node_failures = 2;
+  // Hosts the job's containers never run on (the user's own knowledge of bad nodes). YAML:
+  // exclude_nodes. Default: none.
+  std::vector<std::string> exclude_nodes;
   Framework framework = Framework::kTensorFlow;
 
   std::vector<JobTypeSpec> job_types;  // in the order given; must not be empty

@@ -59,6 +59,8 @@ constexpr FlagDef kFlags[] = {
     {0, "tag", true},
     {0, "view_acls", true},
     {0, "max_attempts", true},
+    {0, "exclude_nodes", true},
+    {0, "max_node_failures", true},
     {0, "priority", true},
     {0, "am_memory", true},
     {0, "am_node_label", true},
@@ -483,6 +485,15 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     auto v = spec::ParsePositiveInt(f.value);
     if (!v.ok()) return FlagError(*f.def, v.status().message());
     spec->max_attempts = *v;
+  } else if (name == "exclude_nodes") {
+    // Validation names a bad host; empty entries ("a,,b", a trailing comma) are dropped.
+    for (absl::string_view host : absl::StrSplit(f.value, ',', absl::SkipWhitespace())) {
+      spec->exclude_nodes.emplace_back(absl::StripAsciiWhitespace(host));
+    }
+  } else if (name == "max_node_failures") {
+    auto v = spec::ParseNonNegativeInt(f.value);
+    if (!v.ok()) return FlagError(*f.def, v.status().message());
+    spec->max_node_failures = *v;
   } else if (name == "priority") {
     auto v = spec::ParseNonNegativeInt(f.value);
     if (!v.ok()) return FlagError(*f.def, v.status().message());
@@ -647,6 +658,10 @@ Job:
                          the AM page through YARN): "user1,user2 group1,group2" or "*"
       --max_attempts <n> whole-job attempts: a failed job runs again from scratch up to
                          n-1 times, within the cluster's AM attempt limit (default 1)
+      --exclude_nodes <host,...>   never run the job's containers on these hosts;
+                         repeatable (docs/job-spec.md, "Bad nodes")
+      --max_node_failures <n>   after n task failures on one node, the job's later
+                         containers avoid it; 0 never (default 2)
       --priority <n>     YARN application priority: higher runs first within the queue,
                          capped at the cluster's yarn.cluster.max-application-priority
                          (default: the queue's default priority)

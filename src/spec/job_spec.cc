@@ -283,6 +283,7 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
   return a.name == b.name && a.queue == b.queue && a.tags == b.tags &&
          a.application_type == b.application_type && a.view_acls == b.view_acls &&
          a.max_attempts == b.max_attempts && a.priority == b.priority &&
+         a.max_node_failures == b.max_node_failures && a.exclude_nodes == b.exclude_nodes &&
          a.framework == b.framework && a.job_types == b.job_types &&
          a.task_defaults == b.task_defaults && a.command == b.command && a.env == b.env &&
          a.docker_image == b.docker_image && a.input_path == b.input_path &&

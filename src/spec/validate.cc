@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "spec/access_control.h"
@@ -31,6 +32,20 @@ namespace {
 absl::Status Invalid(absl::string_view key, absl::string_view flag, absl::string_view problem) {
   if (flag.empty()) return absl::InvalidArgumentError(absl::StrCat(key, ": ", problem));
   return absl::InvalidArgumentError(absl::StrCat(key, " (", flag, "): ", problem));
+}
+
+// A host of exclude_nodes: as YARN names nodes (no port, no spaces, no list separators).
+absl::Status CheckHostName(absl::string_view host) {
+  bool ok = !host.empty() && host.size() <= 255;
+  for (char c : host) {
+    ok = ok &&
+         (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_');
+  }
+  if (ok) return absl::OkStatus();
+  return Invalid("exclude_nodes", "--exclude_nodes",
+                 absl::StrCat("\"", absl::CHexEscape(host),
+                              "\" is not a host name; give host names without ports, comma-"
+                              "separated (e.g. node1.example.com,node2.example.com)"));
 }
 
 bool IsEnvName(absl::string_view name) {
@@ -305,6 +320,12 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
     return s;
   }
   if (spec.max_attempts < 1) return Invalid("max_attempts", "", "must be at least 1");
+  if (spec.max_node_failures < 0) {
+    return Invalid("max_node_failures", "", "must be 0 (never exclude a node) or more");
+  }
+  for (const std::string& host : spec.exclude_nodes) {
+    if (auto s = CheckHostName(host); !s.ok()) return s;
+  }
   for (const JobTypeSpec& jt : spec.job_types) {
     if (!jt.node_attribute.empty()) {
       const std::string key = absl::StrCat("jobs.", jt.name, ".node_attribute");

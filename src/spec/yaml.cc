@@ -280,6 +280,8 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
                                     "application_type",
                                     "view_acls",
                                     "max_attempts",
+                                    "max_node_failures",
+                                    "exclude_nodes",
                                     "priority",
                                     "framework",
                                     "command",
@@ -320,6 +322,14 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   if (root["max_attempts"]) {
     TONY_ASSIGN_OR_RETURN(spec.max_attempts, r.Parsed<int>(root["max_attempts"], "max_attempts",
                                                            spec::ParsePositiveInt));
+  }
+  if (root["max_node_failures"]) {
+    TONY_ASSIGN_OR_RETURN(
+        spec.max_node_failures,
+        r.Parsed<int>(root["max_node_failures"], "max_node_failures", spec::ParseNonNegativeInt));
+  }
+  if (root["exclude_nodes"]) {
+    TONY_ASSIGN_OR_RETURN(spec.exclude_nodes, r.StringList(root["exclude_nodes"], "exclude_nodes"));
   }
   if (root["priority"]) {
     TONY_ASSIGN_OR_RETURN(spec.priority,
@@ -583,6 +593,13 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
     out << YAML::Key << "view_acls" << YAML::Value << YAML::DoubleQuoted << spec.view_acls;
   }
   out << YAML::Key << "max_attempts" << YAML::Value << spec.max_attempts;
+  if (spec.max_node_failures != JobSpec{}.max_node_failures) {
+    out << YAML::Key << "max_node_failures" << YAML::Value << spec.max_node_failures;
+  }
+  if (!spec.exclude_nodes.empty()) {
+    out << YAML::Key << "exclude_nodes" << YAML::Value;
+    EmitStringList(out, spec.exclude_nodes);
+  }
   if (spec.priority) out << YAML::Key << "priority" << YAML::Value << *spec.priority;
   out << YAML::Key << "framework" << YAML::Value << std::string(FrameworkName(spec.framework));
   out << YAML::Key << "command" << YAML::Value << YAML::DoubleQuoted << spec.command;

@@ -590,5 +590,19 @@ TEST(TerminalSafeTest, OtherUsersStringsCannotDriveTheTerminal) {
   EXPECT_EQ(TerminalSafe("plain name"), "plain name");
 }
 
+// --exclude_nodes takes a comma-separated list (repeatable); a port or a space is refused in
+// one line naming the flag.
+TEST(SubmitArgsTest, ExcludeNodesAndMaxNodeFailures) {
+  auto args = Parse({"-r", "worker:1", "--exclude_nodes", "n1,n2.example.com,", "--exclude_nodes",
+                     "n3", "--max_node_failures", "3", "cmd"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->spec.exclude_nodes, (std::vector<std::string>{"n1", "n2.example.com", "n3"}));
+  EXPECT_EQ(args->spec.max_node_failures, 3);
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--exclude_nodes", "n1:8041", "cmd"}),
+              HasSubstr("exclude_nodes (--exclude_nodes): \"n1:8041\" is not a host name"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--max_node_failures", "-1", "cmd"}),
+              HasSubstr("--max_node_failures"));
+}
+
 }  // namespace
 }  // namespace tony::cli

@@ -583,3 +583,45 @@ TEST(RestartPolicyTest, ExitCodeSemanticsFollowKubeflowAndYarn) {
 
 }  // namespace
 }  // namespace tony
+
+namespace tony {
+namespace {
+
+// Bad nodes: the spec's keys parse, round-trip and are validated with a one-line error.
+TEST(BadNodesSpecTest, ExcludeNodesAndMaxNodeFailures) {
+  auto spec = ParseJobSpecYaml(
+      "command: x\njobs: {worker: {instances: 1}}\nexclude_nodes: [n1.example.com, "
+      "n2]\nmax_node_failures: 0\n",
+      "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->exclude_nodes, (std::vector<std::string>{"n1.example.com", "n2"}));
+  EXPECT_EQ(spec->max_node_failures, 0);
+  ASSERT_TRUE(ValidateJobSpec(*spec).ok()) << ValidateJobSpec(*spec);
+  auto again = ParseJobSpecYaml(JobSpecToYaml(*spec), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *spec);
+
+  auto defaults = ParseJobSpecYaml("command: x\njobs: {worker: {instances: 1}}\n", "job.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->max_node_failures, 2);
+  EXPECT_TRUE(defaults->exclude_nodes.empty());
+
+  auto negative = ParseJobSpecYaml(
+      "command: x\njobs: {worker: {instances: 1}}\nmax_node_failures: -1\n", "job.yaml");
+  EXPECT_FALSE(negative.ok());
+  EXPECT_THAT(std::string(negative.status().message()), HasSubstr("max_node_failures"));
+
+  JobSpec bad = *spec;
+  bad.exclude_nodes = {"n1:8041"};
+  absl::Status s = ValidateJobSpec(bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("exclude_nodes (--exclude_nodes): \"n1:8041\" is not a host name; give "
+                        "host names without ports"));
+  EXPECT_EQ(std::string(s.message()).find('\n'), std::string::npos);  // one line
+  bad.exclude_nodes = {"a b"};
+  EXPECT_FALSE(ValidateJobSpec(bad).ok());
+}
+
+}  // namespace
+}  // namespace tony
