@@ -33,6 +33,7 @@ JobStateOptions StateOptions(const ApplicationMasterOptions& o) {
   s.spec = o.spec;
   s.attempt = o.attempt;
   s.scale_targets = o.scale_targets;
+  s.excluded_nodes = o.excluded_nodes;
   s.heartbeat_timeout = o.heartbeat_timeout;
   s.stop_margin = o.stop_margin;
   s.exit_cause_wait = o.exit_cause_wait;
@@ -391,6 +392,14 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
       Post(JobEvent::BackendGone(c.diagnostics));
       return;
     }
+    if (c.kind == ContainerEvent::Kind::kNodeState) {
+      Post(JobEvent::NodeState(c.node, c.diagnostics));
+      return;
+    }
+    if (c.kind == ContainerEvent::Kind::kClusterNodes) {
+      Post(JobEvent::ClusterNodes(c.exit_status));
+      return;
+    }
     std::optional<TaskId> id = TaskId::Parse(c.task_id);
     if (!id) {
       TONY_LOG(WARNING) << "event for unknown task '" << c.task_id << "'";
@@ -414,6 +423,8 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
       }
       case ContainerEvent::Kind::kFatal:
       case ContainerEvent::Kind::kAllEnded:
+      case ContainerEvent::Kind::kNodeState:
+      case ContainerEvent::Kind::kClusterNodes:
         return;
     }
   });
@@ -458,6 +469,7 @@ void ApplicationMaster::Apply(JobActions& a) {
   if (!a.admit.empty()) broker_->Admit(a.admit);  // before their executors register
   for (const TaskId& id : a.reopen) broker_->ReopenTask(id.job, id.index);
   for (const TaskId& id : a.rejoin) broker_->Rejoin(id.job, id.index);
+  if (!a.exclude_nodes.empty()) rm_->ExcludeNodes(a.exclude_nodes);  // before the requests
   for (const TaskSpec& t : a.requests) rm_->Request(t);
   for (const JobActions::Relaunch& r : a.relaunches) rm_->Relaunch(r.spec, r.host, r.port);
   for (const auto& [id, grace] : a.kills) rm_->Kill(id.ToString(), grace);

@@ -120,6 +120,8 @@ struct ApplicationMasterOptions {
   // Elastic roles' sizes an earlier attempt was scaled to (JobStateOptions::scale_targets).
   // Default: none.
   std::map<std::string, int> scale_targets;
+  // Hosts earlier attempts excluded (JobStateOptions::excluded_nodes). Default: none.
+  std::vector<std::string> excluded_nodes;
   // The attempts the backend makes: a failed attempt before the last leaves the job to the next
   // one (NextAttemptFollows) unless a restart policy found the failure final. Default: 1.
   int max_attempts = 1;

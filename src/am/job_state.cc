@@ -57,6 +57,7 @@ void JobActions::Append(JobActions&& o) {
   move_all(relaunches, o.relaunches);
   move_all(kills, o.kills);
   move_all(excuses, o.excuses);
+  move_all(exclude_nodes, o.exclude_nodes);
   move_all(rejoin, o.rejoin);
   move_all(admit, o.admit);
   move_all(records, o.records);
@@ -86,7 +87,15 @@ std::optional<absl::Time> JobState::Task::NextDeadline() const {
 JobState::JobState(JobStateOptions options)
     : options_(std::move(options)),
       gang_(options_.spec.timeouts.allocation, options_.allocation_backoff,
-            options_.jitter ? options_.jitter : DefaultJitter()) {
+            options_.jitter ? options_.jitter : DefaultJitter()),
+      exclusion_([this] {
+        NodeExclusionOptions o;
+        o.max_node_failures = options_.spec.max_node_failures;
+        o.initial = options_.spec.exclude_nodes;
+        o.initial.insert(o.initial.end(), options_.excluded_nodes.begin(),
+                         options_.excluded_nodes.end());
+        return o;
+      }()) {
   bool any_tracked = false;
   for (TaskSpec& spec : ResolveTasks(options_.spec)) {
     any_tracked |= spec.tracked;
@@ -131,6 +140,8 @@ JobActions JobState::Start(absl::Time now) {
     job_deadline_ = now + options_.spec.timeouts.job;
   }
   gang_.Asked(now);
+  ApplyExclusion(exclusion_.Start(), &out);  // before the first requests
+  if (outcome_) return out;
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (t.outside || t.phase == TaskPhase::kBlocked || t.scaled_down) continue;
@@ -267,6 +278,12 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
       TONY_DEFER_LOG(out.log, INFO) << "scaling " << e.task.job << " to " << e.code << " tasks";
       scale_target_[e.task.job] = e.code;
       break;
+    case Kind::kNodeState:
+      if (!outcome_) ApplyExclusion(exclusion_.OnNodeState(e.node, e.text), &out);
+      break;
+    case Kind::kClusterNodes:
+      if (!outcome_) ApplyExclusion(exclusion_.OnClusterNodes(e.code), &out);
+      break;
     case Kind::kSuspend:
     case Kind::kResume:
       if (absl::Status s = CheckSuspendRequest(e.kind == Kind::kSuspend); !s.ok()) {
@@ -280,6 +297,19 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
   }
   out.Append(Tick(now));
   return out;
+}
+
+void JobState::ApplyExclusion(ExclusionDecision d, JobActions* out) {
+  for (size_t i = 0; i < d.records.size(); ++i) {
+    const std::string host = d.records[i].fields.value("node", "");
+    const std::string reason = d.records[i].fields.value("reason", "");
+    std::string warning = absl::StrCat("warning: node ", host, " excluded: ", reason);
+    TONY_DEFER_LOG(out->log, WARNING) << warning;
+    diagnostics_.AddWarning(std::move(warning));
+    out->records.push_back(std::move(d.records[i]));
+  }
+  for (std::string& host : d.excluded) out->exclude_nodes.push_back(std::move(host));
+  if (!d.fail.empty()) Finish(AppState::kFailed, d.fail, out);
 }
 
 void JobState::OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out) {
@@ -300,6 +330,7 @@ void JobState::OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out
   switch (e.kind) {
     case JobEvent::Kind::kAllocated:
       t->allocated = true;
+      t->node = e.node;
       if (t->phase == TaskPhase::kWaiting) t->phase = TaskPhase::kAllocated;
       return;
     case JobEvent::Kind::kLaunchFailed:
@@ -506,12 +537,21 @@ void JobState::TaskFailed(Task& t, int code, const std::string& message, const s
   in.now = now;
   const RestartDecision d = DecideRestart(in);
   if (!d.job_restart_allowed) job_restart_allowed_ = false;
-  if (d.verdict == RestartDecision::Verdict::kRelaunch) {
+  // A preemption is the scheduler's doing, never the node's. Excluding every node fails the
+  // job only when the task would run again; otherwise its own failure is the cause.
+  ExclusionDecision x =
+      code == -102 ? ExclusionDecision{} : exclusion_.OnTaskFailure(t.node, t.spec.id());
+  const bool relaunch = d.verdict == RestartDecision::Verdict::kRelaunch;
+  if (!relaunch) x.fail.clear();
+  if (!x.fail.empty()) x.fail = absl::StrCat(message, "; ", x.fail);
+  ApplyExclusion(std::move(x), out);
+  if (outcome_) return;
+  if (relaunch) {
     ++t.restarts;
     t.phase = TaskPhase::kRestartPending;
     t.relaunch_at = now + d.backoff;
     t.previous_address = t.registered ? t.address : "";
-    t.avoid_host = d.avoid_host;
+    t.avoid_host = d.avoid_host || exclusion_.Excluded(t.node);
     t.restart_line = diagnostics_.AddRestart(d.line);
     TONY_DEFER_LOG(out->log, WARNING) << message << d.note;
     out->records.push_back({"task_restart_scheduled",

@@ -24,6 +24,10 @@
 //   - Suspending stops every task that has not finished, without failure, and releases its
 //     container; resuming asks for them again as one gang (the broker publishes the spec's next
 //     version once all registered). Deadlines (job timeout, dependencies) do not run meanwhile.
+//   - Bad nodes (node_exclusion.h): a node where tasks failed max_node_failures times, or that
+//     YARN reports unhealthy or lost, is excluded from the job's later requests; the spec's
+//     exclude_nodes and earlier attempts' exclusions from the start. Excluding every node the
+//     cluster runs FAILS the job, naming them.
 //   - Once decided, every task still running is stopped; the job is over when every container
 //     has ended, or the stop deadline has passed, and every executor that may outlive its
 //     container (a lost node) heard that it is over, or orphan_notice has passed. When the
@@ -45,6 +49,7 @@
 #include "am/gang_schedule.h"
 #include "am/job_diagnostics.h"
 #include "am/job_record.h"
+#include "am/node_exclusion.h"
 #include "am/task_id.h"
 #include "common/logging.h"
 #include "tony/job_spec.h"
@@ -94,6 +99,9 @@ struct JobEvent {
     kScale,                 // task.job: an elastic role; code: its new number of tasks
     kSuspend,
     kResume,
+    // From the backend, about the cluster's nodes.
+    kNodeState,     // node: "host:port"; text: YARN's node state ("UNHEALTHY", "LOST", ...)
+    kClusterNodes,  // code: the number of running nodes, as the ResourceManager counts them
   };
   Kind kind = Kind::kKill;
   TaskId task;
@@ -147,6 +155,12 @@ struct JobEvent {
   static JobEvent Scale(std::string role, int tasks) {
     return {Kind::kScale, TaskId{std::move(role), 0}, tasks};
   }
+  static JobEvent NodeState(std::string node, std::string state) {
+    JobEvent e{Kind::kNodeState, {}, 0, 0, std::move(state)};
+    e.node = std::move(node);
+    return e;
+  }
+  static JobEvent ClusterNodes(int running) { return {Kind::kClusterNodes, {}, running}; }
   static JobEvent Suspend() { return {Kind::kSuspend}; }
   static JobEvent Resume() { return {Kind::kResume}; }
   static JobEvent TensorBoardListening(std::string url) {
@@ -165,6 +179,8 @@ struct JobActions {
   std::vector<Relaunch> relaunches;  // ask for a container again (restart policy)
   std::vector<std::pair<TaskId, absl::Duration>> kills;  // stop, SIGKILL after the grace
   std::vector<TaskId> excuses;  // the broker stops waiting for them (dead sidecars)
+  // Hosts the job's later containers avoid (YARN's blacklist); before this step's requests.
+  std::vector<std::string> exclude_nodes;
   // Resumed: the broker expects them afresh, as one gang (ClusterSpecBroker::Rejoin), before
   // their containers are asked for.
   std::vector<TaskId> rejoin;
@@ -230,6 +246,9 @@ struct JobStateOptions {
   // are never asked for until a scale up. Entries for other roles, or out of a role's range,
   // are ignored. Default: none (every role at its full size).
   std::map<std::string, int> scale_targets;
+  // Hosts earlier attempts excluded (NodeExclusion), excluded again from the start with the
+  // spec's exclude_nodes. Default: none.
+  std::vector<std::string> excluded_nodes;
 };
 
 class JobState {
@@ -295,6 +314,7 @@ class JobState {
     bool outside = false;         // the client of client mode: no container, never registers
     int exit_code = 0;
     std::string address;  // host:port it registered
+    std::string node;     // its container's node ("host:port"), where known
     int in_place_restarts = 0;
     // Restart policy, scope task.
     int restarts = 0;
@@ -347,6 +367,9 @@ class JobState {
   // Once the tracked tasks are done: false while untracked tasks may still linger.
   bool LingerDone(absl::Time now, JobActions* out);
   void Finish(AppState state, const std::string& cause, JobActions* out);
+  // Carries out an exclusion decision: the hosts to the backend, a warning and the records;
+  // the job fails when nothing is left to run on.
+  void ApplyExclusion(ExclusionDecision d, JobActions* out);
 
   // Tick()'s rules.
   void CheckClientStart(absl::Time now, JobActions* out);
@@ -410,6 +433,7 @@ class JobState {
   std::optional<absl::Time> notice_deadline_;  // set with stop_deadline_
   std::optional<absl::Time> client_start_deadline_;
   GangSchedule gang_;
+  NodeExclusion exclusion_;
   JobDiagnostics diagnostics_;
   std::string tensorboard_address_;   // as registered
   std::string tensorboard_url_;       // once it listens

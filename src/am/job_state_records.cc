@@ -63,6 +63,9 @@ std::optional<JobRecord> RecordOf(const JobEvent& e) {
       return Of("suspend_requested", e.task);
     case Kind::kResume:
       return Of("resume_requested", e.task);
+    case Kind::kNodeState:  // what it changes is node_excluded's
+    case Kind::kClusterNodes:
+      return std::nullopt;
   }
   return std::nullopt;
 }

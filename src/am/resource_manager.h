@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -31,6 +32,9 @@ struct ContainerEvent {
     kFatal,         // the backend itself failed (task_id empty)
     kAllEnded,      // the backend ended every container itself and reports nothing more
                     // (YARN ended the AM's attempt); `diagnostics` say why (task_id empty)
+    kNodeState,     // a node changed state: `node`, its state in `diagnostics` ("UNHEALTHY",
+                    // "LOST", "RUNNING", ...) (task_id empty)
+    kClusterNodes,  // the number of running nodes changed: `exit_status` (task_id empty)
   };
   Kind kind = Kind::kAllocated;
   std::string task_id;  // "worker:1"
@@ -61,6 +65,9 @@ class ResourceManager {
   // `grace`; kCompleted follows. Withdraws the request when nothing was allocated yet (then
   // kCompleted follows at once, with exit status 0 and container_id empty).
   virtual void Kill(const std::string& task_id, absl::Duration grace) = 0;
+  // Keeps the job's later containers off these hosts (YARN's blacklist). Default: nothing (a
+  // backend with one machine has nowhere else to go).
+  virtual void ExcludeNodes(const std::vector<std::string>& hosts) {}
   // What the scheduler last said the job could still get, for the user ("<4096 MB, 3 vcores>");
   // empty where unknown. Default: empty.
   virtual std::string Headroom() const { return ""; }

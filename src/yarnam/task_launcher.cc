@@ -277,6 +277,17 @@ void YarnTaskLauncher::HeartbeatLoop() {
         absl::MutexLock lock(&headroom_mu_);
         headroom_ = std::move(text);
       }
+      // Bad nodes (am/node_exclusion.h): what changed about the cluster's nodes.
+      for (const yarn::NodeReport& n : result->updated_nodes) {
+        TaskContainerEvent e{TaskContainerEvent::Kind::kNodeState, "", "", 0,
+                             std::string(yarn::NodeStateName(n.state))};
+        e.node = n.id.ToString();
+        Emit(std::move(e));
+      }
+      if (result->num_cluster_nodes > 0 && result->num_cluster_nodes != cluster_nodes_) {
+        cluster_nodes_ = result->num_cluster_nodes;
+        Emit({TaskContainerEvent::Kind::kClusterNodes, "", "", cluster_nodes_, ""});
+      }
       for (const yarn::Container& c : result->allocated) {
         std::string task_id;
         {

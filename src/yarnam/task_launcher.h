@@ -41,6 +41,8 @@ struct TaskContainerEvent {
                     // events follow (task_id empty)
     kRmError,       // the scheduler could not be reached for too long, or refused the
                     // requests (task_id empty), or gave up placing task_id's
+    kNodeState,     // the scheduler reported `node` in state `diagnostics` (task_id empty)
+    kClusterNodes,  // the cluster's number of running nodes changed: exit_status
   };
   Kind kind;
   std::string task_id;
@@ -122,6 +124,8 @@ class YarnTaskLauncher {
   void WindDown();
   // Every task's container so far, for `ytf logs`.
   std::vector<submit::TaskContainer> Containers() const;
+  // Keeps later containers off these hosts (YARN's blacklist).
+  void ExcludeNodes(const std::vector<std::string>& hosts) { options_.rm->AddToBlacklist(hosts); }
   // Tasks whose containers have not been allocated yet.
   std::vector<std::string> PendingTasks() const;
   // The headroom of the last scheduler answer, "<4096 MB, 3 vcores>" (GPUs too when there are
@@ -159,6 +163,7 @@ class YarnTaskLauncher {
   const TaskLauncherOptions options_;
   mutable absl::Mutex headroom_mu_;  // leaf lock
   std::string headroom_ ABSL_GUARDED_BY(headroom_mu_);
+  int cluster_nodes_ = 0;  // the last count reported; the heartbeat thread's own
   mutable absl::Mutex mu_;
   std::map<std::string, TaskState> tasks_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::string> by_request_ ABSL_GUARDED_BY(mu_);

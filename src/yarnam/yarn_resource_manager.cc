@@ -63,6 +63,10 @@ void YarnResourceManager::Kill(const std::string& task_id, absl::Duration grace)
   }
 }
 
+void YarnResourceManager::ExcludeNodes(const std::vector<std::string>& hosts) {
+  if (yarn_am_->launcher() != nullptr) yarn_am_->launcher()->ExcludeNodes(hosts);
+}
+
 std::string YarnResourceManager::Headroom() const {
   return yarn_am_->launcher() != nullptr ? yarn_am_->launcher()->Headroom() : "";
 }
@@ -103,6 +107,12 @@ void YarnResourceManager::OnLauncherEvent(const TaskContainerEvent& e) {
       break;
     case TaskContainerEvent::Kind::kRmError:
       out.kind = am::ContainerEvent::Kind::kFatal;
+      break;
+    case TaskContainerEvent::Kind::kNodeState:
+      out.kind = am::ContainerEvent::Kind::kNodeState;
+      break;
+    case TaskContainerEvent::Kind::kClusterNodes:
+      out.kind = am::ContainerEvent::Kind::kClusterNodes;
       break;
   }
   on_event_(out);

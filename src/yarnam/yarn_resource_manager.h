@@ -34,6 +34,7 @@ class YarnResourceManager : public am::ResourceManager {
   void Relaunch(const TaskSpec& task, const std::string& host, int port) override;
   void Kill(const std::string& task_id, absl::Duration grace) override;
   void Stop() override;
+  void ExcludeNodes(const std::vector<std::string>& hosts) override;
   std::string Headroom() const override;
 
   // Containers of an earlier attempt to adopt instead of asking for new ones, by task

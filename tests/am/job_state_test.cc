@@ -38,6 +38,7 @@ std::string Describe(const JobActions& a) {
   if (!a.rejoin.empty()) {
     parts.push_back("rejoin " + ids(a.rejoin, [](const TaskId& t) { return t.ToString(); }));
   }
+  if (!a.exclude_nodes.empty()) parts.push_back("exclude " + absl::StrJoin(a.exclude_nodes, " "));
   if (!a.admit.empty()) parts.push_back("admit " + absl::StrJoin(a.admit, " "));
   if (!a.requests.empty()) {
     parts.push_back("request " + ids(a.requests, [](const TaskSpec& t) { return t.id(); }));
@@ -1006,6 +1007,90 @@ TEST(JobStateTest, ALostNodesExecutorHearsTheEndBeforeTheJobIsOver) {
     state.Start(kStart);
     RunTable(state, c.rows);
   }
+}
+
+// Bad nodes (node_exclusion.h): the spec's list and earlier attempts' go out before the first
+// requests.
+TEST(JobStateTest, ExcludedNodesGoOutBeforeTheFirstRequests) {
+  JobStateOptions o = Options({Job("worker", 1)});
+  o.spec.exclude_nodes = {"bad1"};
+  o.excluded_nodes = {"bad2", "bad1"};
+  JobState state(o);
+  JobActions a = state.Start(kStart);
+  EXPECT_EQ(Describe(a), "exclude bad1 bad2; request worker:0");
+  ASSERT_EQ(a.records.size(), 2u);
+  EXPECT_EQ(a.records[0].event, "node_excluded");
+  EXPECT_EQ(a.records[0].fields["node"], "bad1");
+}
+
+// A task failing twice on one node: the node is excluded and the relaunch goes elsewhere.
+TEST(JobStateTest, ATaskFailingTwiceOnANodeExcludesItAndIsRelaunchedAnywhere) {
+  JobState state(Options({WithRestart(Job("worker", 1), RestartPolicy::kOnFailure,
+                                      RestartScope::kTask, 3, AddressChange::kAccept)}));
+  state.Start(kStart);
+  RunTable(state,
+           {
+               {absl::Seconds(1), JobEvent::ClusterNodes(3), ""},
+               {absl::Seconds(1), JobEvent::Allocated(T("worker:0"), "c1", "n1:8041"), ""},
+               {absl::Seconds(1), JobEvent::Registered(T("worker:0"), "n1:1000"), ""},
+               {absl::Seconds(1), JobEvent::Published(), ""},
+               {absl::Seconds(2), JobEvent::Exited(T("worker:0"), 1), "", "worker:0=RESTARTING"},
+               {absl::Seconds(2), JobEvent::Completed(T("worker:0"), 1), ""},
+               {absl::Seconds(12), std::nullopt, "reopen worker:0; relaunch worker:0@n1:1000"},
+               {absl::Seconds(13), JobEvent::Allocated(T("worker:0"), "c2", "n1:8041"), ""},
+               {absl::Seconds(13), JobEvent::Registered(T("worker:0"), "n1:1000"), ""},
+               {absl::Seconds(14), JobEvent::Exited(T("worker:0"), 1), "exclude n1",
+                "worker:0=RESTARTING"},
+               {absl::Seconds(14), JobEvent::Completed(T("worker:0"), 1), ""},
+               // Anywhere but n1: YARN's blacklist keeps it off; no preference for it.
+               {absl::Seconds(34), std::nullopt, "reopen worker:0; relaunch worker:0@:1000"},
+               {absl::Seconds(35), JobEvent::Allocated(T("worker:0"), "c3", "n2:8041"), ""},
+               {absl::Seconds(35), JobEvent::Registered(T("worker:0"), "n2:1000"), ""},
+               {absl::Seconds(36), JobEvent::Exited(T("worker:0"), 0), "outcome SUCCEEDED"},
+           });
+  EXPECT_THAT(state.final_diagnostics(),
+              HasSubstr("warning: node n1 excluded: 2 task failures on it (max_node_failures 2)"));
+}
+
+// Excluding the last node the job could use fails it, naming the excluded nodes.
+TEST(JobStateTest, ExcludingEveryNodeFailsTheJobNamingThem) {
+  JobStateOptions o =
+      Options({WithRestart(Job("worker", 1), RestartPolicy::kOnFailure, RestartScope::kTask, 5)});
+  o.spec.max_node_failures = 1;
+  o.spec.exclude_nodes = {"n2"};
+  JobState state(o);
+  EXPECT_EQ(Describe(state.Start(kStart)), "exclude n2; request worker:0");
+  RunTable(state, {
+                      {absl::Seconds(1), JobEvent::ClusterNodes(2), ""},
+                      {absl::Seconds(1), JobEvent::Allocated(T("worker:0"), "c1", "n1:8041"), ""},
+                      {absl::Seconds(1), JobEvent::Registered(T("worker:0"), "n1:1000"), ""},
+                      {absl::Seconds(2), JobEvent::Exited(T("worker:0"), 1),
+                       "exclude n1; outcome FAILED", "worker:0=EXITED"},
+                  });
+  EXPECT_THAT(state.final_diagnostics(),
+              HasSubstr("worker:0 failed with exit code 1; every node the job may use is "
+                        "excluded (2: n1, n2)"));
+}
+
+// YARN reporting a node unhealthy excludes it at once; a preemption never counts against a
+// node.
+TEST(JobStateTest, AnUnhealthyNodeIsExcludedAtOnceAndAPreemptionNeverCounts) {
+  JobStateOptions o =
+      Options({WithRestart(Job("worker", 1), RestartPolicy::kOnFailure, RestartScope::kTask, 5)});
+  o.spec.max_node_failures = 1;
+  JobState state(o);
+  state.Start(kStart);
+  RunTable(state, {
+                      {absl::Seconds(1), JobEvent::ClusterNodes(3), ""},
+                      {absl::Seconds(1), JobEvent::NodeState("n3:8041", "UNHEALTHY"), "exclude n3"},
+                      {absl::Seconds(1), JobEvent::NodeState("n3:8041", "UNHEALTHY"), ""},
+                      {absl::Seconds(1), JobEvent::Allocated(T("worker:0"), "c1", "n1:8041"), ""},
+                      {absl::Seconds(1), JobEvent::Registered(T("worker:0"), "n1:1000"), ""},
+                      {absl::Seconds(2), JobEvent::Completed(T("worker:0"), -102, "preempted"), "",
+                       "worker:0=RESTARTING"},
+                  });
+  EXPECT_THAT(state.Status(kStart + absl::Seconds(2)).diagnostics,
+              HasSubstr("warning: node n3 excluded: YARN reports it UNHEALTHY"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "yarnam/task_launcher.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,10 @@ class TaskLauncherTest : public ::testing::Test {
     o.docker_mounts = std::move(docker_mounts);
     o.on_event = [this](const TaskContainerEvent& e) {
       absl::MutexLock lock(&mu_);
+      if (e.kind == TaskContainerEvent::Kind::kClusterNodes) {
+        cluster_nodes_.push_back(e.exit_status);
+        return;
+      }
       events_.push_back(e);
       allocate_calls_at_event_.push_back(cluster_->allocate_calls());
     };
@@ -87,6 +92,7 @@ class TaskLauncherTest : public ::testing::Test {
   absl::Duration idle_heartbeat_ = absl::Milliseconds(20);
   absl::Mutex mu_;
   std::vector<TaskContainerEvent> events_ ABSL_GUARDED_BY(mu_);
+  std::vector<int> cluster_nodes_ ABSL_GUARDED_BY(mu_);  // kClusterNodes events
   // The scheduler heartbeats made when each event came (later ones go on until Stop()).
   std::vector<int> allocate_calls_at_event_ ABSL_GUARDED_BY(mu_);
 };
@@ -217,6 +223,24 @@ TEST_F(TaskLauncherTest, AShutdownCommandEndsTheAttempt) {
   absl::MutexLock lock(&mu_);
   EXPECT_EQ(events_.back().kind, TaskContainerEvent::Kind::kAttemptGone);
   EXPECT_THAT(events_.back().diagnostics, ::testing::HasSubstr("ordered the ApplicationMaster"));
+}
+
+// Excluded nodes reach the scheduler's blacklist: the task goes to the other node. The
+// cluster's node count is reported once, not with every heartbeat.
+TEST_F(TaskLauncherTest, ExcludedNodesGetNoContainerAndTheNodeCountIsReportedOnce) {
+  StartLauncher();
+  launcher_->ExcludeNodes({"n1"});
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
+  launcher_->Request(Task("worker", 1), 1);
+  ASSERT_TRUE(WaitForEvents(4));
+  launcher_->Stop();
+  EXPECT_EQ(rm_->blacklist(), std::set<std::string>{"n1"});
+  const std::map<std::string, std::string> nodes = NodesByTask(*cluster_);
+  EXPECT_EQ(nodes.at("worker:0"), "n2");
+  EXPECT_EQ(nodes.at("worker:1"), "n2");
+  absl::MutexLock lock(&mu_);
+  EXPECT_THAT(cluster_nodes_, ElementsAre(2));
 }
 
 // A request and a kill go to the scheduler at once: with hour-long heartbeat intervals the
