@@ -85,8 +85,8 @@ std::string HistoryPath(const std::string& user, const std::string& app_id);
 // `ytf status` of a finished job still shows them (YARN's report has none).
 std::string FinalProgressPath(const std::string& user, const std::string& app_id);
 // The job's event log when the shared history directory cannot be trusted with it
-// (history::HdfsEventSink), and the role_scaled lines a later AM attempt reads back: beside the
-// history, where no other user can write.
+// (history::HdfsEventSink), and the role_scaled and node_excluded lines a later AM attempt reads
+// back: beside the history, where no other user can write.
 std::string PrivateEventLogPath(const std::string& user, const std::string& app_id);
 std::string ScaleTargetsPath(const std::string& user, const std::string& app_id);
 std::string EncodeProgress(const std::map<std::string, JobTypeProgress>& progress);

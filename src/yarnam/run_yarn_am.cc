@@ -109,6 +109,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   options.log_dir = absl::StrCat("ytf logs ", app_id);
   options.attempt = yam.attempt();
   options.scale_targets = yam.ScaleTargetsFromEventLog(*spec);
+  options.excluded_nodes = yam.ExcludedNodesFromEventLog();
   options.max_attempts = yam.max_attempts();
   // Work-preserving AM restart: executors whose AM went away find the next attempt's broker in
   // the staging directory; the next attempt adopts their containers (YARN kept them).

@@ -279,8 +279,8 @@ absl::Status YarnAm::WriteHistory() {
 
 namespace {
 
-// The shared event log, with each role_scaled line also in the user's private directory: what a
-// later attempt reads back must come from a file no other user can write.
+// The shared event log, with each role_scaled and node_excluded line also in the user's private
+// directory: what a later attempt reads back must come from a file no other user can write.
 class ScaleTargetTee : public history::EventSink {
  public:
   ScaleTargetTee(std::unique_ptr<history::EventSink> shared,
@@ -289,7 +289,10 @@ class ScaleTargetTee : public history::EventSink {
 
   absl::Status Append(const std::string& bytes) override {
     for (absl::string_view line : absl::StrSplit(bytes, '\n', absl::SkipEmpty())) {
-      if (absl::StrContains(line, "\"role_scaled\"")) absl::StrAppend(&pending_, line, "\n");
+      if (absl::StrContains(line, "\"role_scaled\"") ||
+          absl::StrContains(line, "\"node_excluded\"")) {
+        absl::StrAppend(&pending_, line, "\n");
+      }
     }
     // The private copy keeps its own backlog: one that cannot be written (a full quota) must
     // not hold the shared log back. A target written twice (the EventLog retrying a batch the
@@ -309,7 +312,7 @@ class ScaleTargetTee : public history::EventSink {
   static constexpr size_t kMaxPending = size_t{1} << 20;
   const std::unique_ptr<history::EventSink> shared_;
   const std::unique_ptr<history::EventSink> scale_;
-  std::string pending_;  // role_scaled lines not yet in the private copy
+  std::string pending_;  // lines not yet in the private copy
 };
 
 }  // namespace
@@ -428,6 +431,34 @@ std::map<std::string, int> YarnAm::ScaleTargetsFromEventLog(const JobSpec& spec)
                    << " tasks";
   }
   return targets;
+}
+
+std::vector<std::string> YarnAm::ExcludedNodesFromEventLog() const {
+  std::vector<std::string> hosts;
+  if (attempt() <= 1 || Env(history::kEnvHistoryDir).empty() || hdfs_ == nullptr) return hosts;
+  // The same private copy as the scale targets': no other user can add a node to it.
+  absl::StatusOr<std::string> log =
+      hdfs_->ReadToString(submit::ScaleTargetsPath(user_, application_id()));
+  if (!log.ok()) {
+    if (!absl::IsNotFound(log.status())) {
+      TONY_LOG(WARNING) << "the event log, for the nodes earlier attempts excluded: "
+                        << log.status();
+    }
+    return hosts;
+  }
+  for (absl::string_view line : absl::StrSplit(*log, '\n')) {
+    if (line.find("\"node_excluded\"") == absl::string_view::npos) continue;
+    http::Json j = http::Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || j.value("event", "") != "node_excluded") continue;
+    if (const http::Json& node = j["node"]; node.is_string()) {
+      hosts.push_back(node.get<std::string>());
+    }
+  }
+  if (!hosts.empty()) {
+    TONY_LOG(INFO) << "attempt " << attempt() << ": earlier attempts excluded "
+                   << absl::StrJoin(hosts, ", ");
+  }
+  return hosts;
 }
 
 std::map<std::string, yarn::Container> YarnAm::PlanAdoption(
