@@ -91,6 +91,37 @@ TEST(YarnFaultTest, PsStrategyWorkerKilledMidTrainingIsRelaunchedAloneAndTheJobS
   ExpectNothingLeft(app);
 }
 
+// Bad nodes: a task that fails on its first node (every time there) is relaunched there once,
+// fails again, and the node is excluded (YARN's blacklist): its third run is elsewhere and
+// succeeds. The task tells the nodes apart by a marker file all NodeManagers of the test
+// cluster see (they share this machine).
+TEST(YarnFaultTest, ANodeWhereATaskFailedTwiceIsExcludedAndTheTaskEndsUpElsewhere) {
+  std::string tmpl = ::testing::TempDir() + "/bad-node.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  const std::string marker = dir + "/first-node";
+  Result r = RunCommand(
+      {Submit(), "--yarn", "-n", "itest-bad-node", "-r", "worker:1", "-m", "256m", "--restart",
+       "worker:policy=on-failure,scope=task,max_restarts=3,backoff=1s,on_address_change=accept",
+       absl::StrCat("[ -s ", marker, " ] || echo \"$NM_HOST\" > ", marker,
+                    "; echo \"on $NM_HOST\"; ", "[ \"$(cat ", marker, ")\" != \"$NM_HOST\" ]")});
+  const std::string app = AppIdOf(r);
+  ASSERT_NE(app, "") << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Succeeded: its last run was not on the first node, where the command always fails.
+  std::string first;
+  std::ifstream in(marker);
+  std::getline(in, first);
+  ASSERT_FALSE(first.empty());
+  Result events = RunCommand({Ytf(), "events", app});
+  EXPECT_THAT(events.out, HasSubstr("node_excluded")) << events.out;
+  EXPECT_THAT(events.out, HasSubstr(first)) << events.out;
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr(absl::StrCat("node ", first, " excluded: 2 task failures")))
+      << status.out;
+  ExpectNothingLeft(app);
+}
+
 TEST(YarnFaultTest, FaultMatrixAmSigtermEndsTheJobKilledNamingTheSignal) {
   Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-am-sigterm", "-r",
                          "ps:1,worker:1", "-m", "256m", "exec sleep 600"});
