@@ -19,7 +19,8 @@ complete_line() {  # the words of a command line; prints the candidates for the 
 }
 
 fail() { echo "completion_test: $*" >&2; exit 1; }
-[[ $(complete_line ytf-submit --max) == --max_attempts ]] || fail "ytf-submit --max"
+[[ $(complete_line ytf-submit --max_a) == --max_attempts ]] || fail "ytf-submit --max_a"
+[[ $(complete_line ytf-submit --excl) == --exclude_nodes ]] || fail "ytf-submit --excl"
 [[ $(complete_line ytf-submit -r ps:1 --framework py) == pytorch ]] || fail "--framework py"
 [[ $(complete_line ytf lo) == logs ]] || fail "ytf lo"
 [[ $(complete_line ytf logs --fol) == --follow ]] || fail "ytf logs --fol"
