@@ -18,6 +18,21 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "secure: needs the Kerberos test cluster")
 
 
+def hadoop_cluster_env(environ):
+    """What `hadoop-cluster env` exports, run in `environ`; it fails unless every address of the
+    cluster is local."""
+    script = os.path.join(SOURCE_DIR, "scripts", "hadoop-cluster")
+    out = subprocess.run([script, "env"], check=True, capture_output=True, text=True,
+                         timeout=120, env=dict(environ)).stdout
+    settings = {}
+    for line in out.splitlines():
+        if line.startswith("export "):
+            key, _, value = line[len("export "):].partition("=")
+            settings[key] = shlex.split(value)[0] if value else ""
+    assert settings.get("TONY_ALLOWED_NETWORKS"), "hadoop-cluster env printed no allowed networks"
+    return settings
+
+
 @pytest.fixture(scope="session")
 def cluster_env():
     """The test cluster's client settings (HADOOP_CONF_DIR, TONY_ALLOWED_NETWORKS, ...).
@@ -25,15 +40,7 @@ def cluster_env():
     `hadoop-cluster env` first checks that every address of the cluster is local (no route
     through a gateway) and fails otherwise; TONY_ALLOWED_NETWORKS then makes libtony itself
     refuse any other address."""
-    script = os.path.join(SOURCE_DIR, "scripts", "hadoop-cluster")
-    out = subprocess.run([script, "env"], check=True, capture_output=True, text=True,
-                         timeout=120).stdout
-    env = {}
-    for line in out.splitlines():
-        if line.startswith("export "):
-            key, _, value = line[len("export "):].partition("=")
-            env[key] = shlex.split(value)[0] if value else ""
-    assert env.get("TONY_ALLOWED_NETWORKS"), "hadoop-cluster env printed no allowed networks"
+    env = hadoop_cluster_env(os.environ)
     os.environ.update(env)
     return env
 
@@ -42,20 +49,12 @@ def cluster_env():
 def secure_env():
     """The Kerberos test cluster's client settings (HADOOP_CONF_DIR, KRB5_CONFIG, the keytabs'
     directory...), from `hadoop-cluster --secure env` at the secure suite's port block."""
-    script = os.path.join(SOURCE_DIR, "scripts", "hadoop-cluster")
     env = dict(os.environ, TONY_HADOOP_SECURE="1",
                TONY_HADOOP_BASE_PORT=os.environ.get("TONY_SECURE_HADOOP_BASE_PORT", "18900"))
     env.pop("TONY_HADOOP_HOME", None)
     if os.environ.get("TONY_SECURE_HADOOP_HOME"):
         env["TONY_HADOOP_HOME"] = os.environ["TONY_SECURE_HADOOP_HOME"]
-    out = subprocess.run([script, "env"], check=True, capture_output=True, text=True,
-                         timeout=120, env=env).stdout
-    settings = {}
-    for line in out.splitlines():
-        if line.startswith("export "):
-            key, _, value = line[len("export "):].partition("=")
-            settings[key] = shlex.split(value)[0] if value else ""
-    assert settings.get("TONY_ALLOWED_NETWORKS"), "hadoop-cluster env printed no allowed networks"
+    settings = hadoop_cluster_env(env)
     assert settings.get("TONY_KRB5_KEYTAB"), "not a Kerberos cluster's settings"
     os.environ.update(settings)
     return settings
