@@ -507,6 +507,11 @@ KerberosLogin::~KerberosLogin() {
   krb5_free_context(ctx);
 }
 
+absl::StatusOr<std::string> KerberosLogin::FreshCcache() const {
+  TONY_RETURN_IF_ERROR(Refresh().status());
+  return ccache_;
+}
+
 absl::StatusOr<KerberosIdentity> KerberosLogin::Refresh() const {
   TONY_ASSIGN_OR_RETURN(gss_cred_id_t cred, AcquireLoginCred(*this));
   OM_uint32 minor = 0;

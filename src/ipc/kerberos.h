@@ -59,6 +59,8 @@ class KerberosLogin {
   // The login's identity, with tickets fresh from the keytab when the cache's are near their
   // end. Call before an exchange that uses ccache() without this login's credentials.
   absl::StatusOr<KerberosIdentity> Refresh() const;
+  // ccache(), its tickets refreshed first: what a SPNEGO transfer on this login uses.
+  absl::StatusOr<std::string> FreshCcache() const;
 
  private:
   KerberosLogin(std::string principal, std::string keytab, std::string ccache)

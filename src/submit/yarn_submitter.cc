@@ -1092,10 +1092,7 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
                         hdfs::WebHdfsClient::OptionsFromConfiguration(cluster.conf));
   hdfs_options.user = cluster.user;
   if (std::shared_ptr<const ipc::KerberosLogin> login = cluster.kerberos_login) {
-    hdfs_options.spnego_ccache = [login]() -> absl::StatusOr<std::string> {
-      TONY_RETURN_IF_ERROR(login->Refresh().status());
-      return login->ccache();
-    };
+    hdfs_options.spnego_ccache = [login] { return login->FreshCcache(); };
   }
   TONY_ASSIGN_OR_RETURN(cluster.hdfs, hdfs::WebHdfsClient::Create(hdfs_options));
   if (cluster.kerberos && options.user.empty()) {
@@ -1106,8 +1103,7 @@ absl::StatusOr<YarnCluster> ConnectYarnCluster(const YarnSubmitterOptions& optio
 
 absl::StatusOr<std::string> SpnegoCcache(const YarnCluster& cluster) {
   if (cluster.kerberos_login == nullptr) return std::string();
-  TONY_RETURN_IF_ERROR(cluster.kerberos_login->Refresh().status());
-  return cluster.kerberos_login->ccache();
+  return cluster.kerberos_login->FreshCcache();
 }
 
 std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cluster,
