@@ -1,6 +1,7 @@
 // Copyright libtony authors.
 //
-// `ytf`: follow and control jobs already on YARN — status, kill, list, logs, events.
+// `ytf`: follow and control jobs already on YARN — status, kill, list, logs, events. Each
+// subcommand is a unit of its own in src/cli/ytf/ (cli/ytf/subcommand.h).
 
 #ifndef TONY_CLI_YTF_COMMAND_H_
 #define TONY_CLI_YTF_COMMAND_H_
