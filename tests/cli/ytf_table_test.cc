@@ -66,5 +66,26 @@ TEST(YtfTableTest, EveryCommandIsListedAndDocumentsItsOptions) {
   }
 }
 
+// The options a command's help describes (its lines "      --name ..." and "  -x, --name ...")
+// are options of that command: a help never documents another command's option.
+TEST(YtfTableTest, AHelpDescribesOnlyItsCommandsOptions) {
+  const std::regex option_line(R"(^(?: {6}| {2}-[a-zA-Z], )--([a-z_]+)(?:, --([a-z_]+))?)");
+  for (const ytf::Command* c : ytf::Commands()) {
+    std::set<std::string> own;
+    for (const ytf::Flag* f : c->flags) own.insert(f->long_name);
+    for (const ytf::Flag* f : ytf::CommonFlags()) own.insert(f->long_name);
+    const std::vector<std::string> lines = absl::StrSplit(YtfUsage(c->name), '\n');
+    for (const std::string& line : lines) {
+      std::smatch m;
+      if (!std::regex_search(line, m, option_line)) continue;
+      for (size_t i = 1; i < m.size(); ++i) {
+        if (m[i].matched) {
+          EXPECT_TRUE(own.count(m[i].str())) << c->name << ": " << line;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tony::cli

@@ -159,12 +159,6 @@ queue, start, tasks, name. Kept after YARN has forgotten the job.
       --server <url>        ask a running history server (ytf history-server) instead of
                             reading every log: fast with many jobs
       --history_dir <dir>   another directory than tony.history.dir
-      --init_dir            make the history directory for every user's ApplicationMaster
-                            and exit, run once by an HDFS admin: mode 1777, owned by the
-                            HDFS superuser (AMs refuse a shared directory another user
-                            owns); run it as the superuser
-      --group <g>           with --init_dir: the directory's group, the history server's
-                            (logs are 0640 and take the directory's group)
       --local               this user's local jobs (ytf-submit --local) instead, from
                             $TMPDIR/tony-jobs-<uid>/<id>/events.jsonl; needs no cluster
 Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
@@ -233,6 +227,12 @@ It lists the directory every --scan_interval and reads only new or changed logs.
       --history_dir <dir>   another directory than tony.history.dir
       --local               this user's local jobs (ytf-submit --local) instead; needs no
                             cluster, deletes nothing
+      --init_dir            make the history directory for every user's ApplicationMaster
+                            and exit, run once by an HDFS admin: mode 1777, owned by the
+                            HDFS superuser (AMs refuse a shared directory another user
+                            owns); run it as the superuser
+      --group <g>           with --init_dir: the directory's group, the history server's
+                            (logs are 0640 and take the directory's group)
 Exit codes: 0 stopped by a signal, 2 bad usage (a keytab without the key included), 3 the
 directory cannot be read or the port cannot be had.
 )",
