@@ -34,9 +34,9 @@ inline constexpr int kDefaultVcores = 1;
 inline constexpr int64_t kDefaultMemoryMb = 8192;  // as in ytf-submit's original design
 inline constexpr int kDefaultGpus = 0;
 
-enum class Framework { kTensorFlow, kPyTorch, kHorovod, kCustom };
+enum class Framework { kTensorFlow, kPyTorch, kHorovod, kCustom, kJax };
 
-// "tensorflow", "pytorch", "horovod", "custom".
+// "tensorflow", "pytorch", "horovod", "custom", "jax".
 TONY_EXPORT absl::string_view FrameworkName(Framework framework);
 TONY_EXPORT absl::StatusOr<Framework> ParseFramework(absl::string_view name);
 
@@ -295,7 +295,10 @@ inline constexpr char kRendezvousJobName[] = "rendezvous";
 // The spec a valid job runs with: unchanged without an elastic role. With one, adds the
 // rendezvous role (unless the spec has one), makes the elastic role depend on it running,
 // relaunch lost tasks (restart policy on-failure, scope task, accept address changes, unless
-// set) and sets torchrun's PET_* variables (docs/elastic.md). Idempotent.
+// set) and sets torchrun's PET_* variables (docs/elastic.md). A jax job with max_attempts >= 2:
+// every role without a restart policy (but ps, evaluator and tensorboard) gets on-failure, scope
+// job, max_restarts max_attempts - 1: JAX ends every process when one dies, so the gang restarts
+// whole (docs/task-environment.md#jax). Idempotent.
 TONY_EXPORT JobSpec ExpandElastic(const JobSpec& spec);
 
 // The client task "client:0" of a spec in client mode: the job's command and environment.

@@ -54,6 +54,7 @@
 #include "executor/stop_rule.h"
 #include "ipc/credentials.h"
 #include "ipc/token.h"
+#include "spec/jax_env.h"
 #include "spec/python_env.h"
 #include "spec/task_env.h"
 #include "submit/contract.h"
@@ -405,6 +406,13 @@ absl::StatusOr<ClusterSpec> RegisterAndWait(const ExecutorConfig& config, const 
   return cluster;
 }
 
+// `path` made absolute against the working directory.
+std::string InWorkingDirectory(const std::string& path) {
+  char cwd[PATH_MAX];
+  if (path.empty() || path[0] == '/' || ::getcwd(cwd, sizeof(cwd)) == nullptr) return path;
+  return absl::StrCat(cwd, "/", path);
+}
+
 // The task's environment: ours without the secret, plus the task's variables and, with a
 // python_env, the shipped environment's.
 absl::StatusOr<std::map<std::string, std::string>> TaskEnvironment(const JobSpec& spec,
@@ -420,16 +428,20 @@ absl::StatusOr<std::map<std::string, std::string>> TaskEnvironment(const JobSpec
   AddCudaVisibleDevices(task.gpus, &env);
   if (!spec.python_env.empty()) {
     // The shipped env (--python_env), unpacked by YARN in our working directory.
-    char cwd[PATH_MAX];
-    std::string base = spec.python_env;
-    if (base[0] != '/' && ::getcwd(cwd, sizeof(cwd)) != nullptr)
-      base = absl::StrCat(cwd, "/", base);
-    absl::StatusOr<std::string> dir = FindPythonEnvDir(base);
+    absl::StatusOr<std::string> dir = FindPythonEnvDir(InWorkingDirectory(spec.python_env));
     if (!dir.ok()) {
       return absl::Status(dir.status().code(),
                           absl::StrCat("python_env: ", dir.status().message()));
     }
     ApplyPythonEnv(*dir, ::access((*dir + "/conda-meta").c_str(), F_OK) == 0, &env);
+  }
+  if (spec.framework == Framework::kJax) {
+    // JAX's cluster detector for jax.distributed.initialize() (spec/jax_env.h).
+    const std::string dir = InWorkingDirectory(kJaxPluginDir);
+    TONY_RETURN_IF_ERROR(MakeDirectories(dir + "/jax_plugins"));
+    TONY_RETURN_IF_ERROR(
+        WriteFileAtomically(dir + "/jax_plugins/__init__.py", JaxPluginSource(), 0644));
+    ApplyJaxPlugin(dir, &env);
   }
   return env;
 }

@@ -48,7 +48,8 @@ void BindEnums(py::module_& m) {
                       {{"TENSORFLOW", Framework::kTensorFlow},
                        {"PYTORCH", Framework::kPyTorch},
                        {"HOROVOD", Framework::kHorovod},
-                       {"CUSTOM", Framework::kCustom}});
+                       {"CUSTOM", Framework::kCustom},
+                       {"JAX", Framework::kJax}});
   BindEnum<RestartPolicy>(m, "RestartPolicy", &RestartPolicyName,
                           {{"NEVER", RestartPolicy::kNever},
                            {"ON_FAILURE", RestartPolicy::kOnFailure},

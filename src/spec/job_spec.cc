@@ -20,17 +20,19 @@ absl::string_view FrameworkName(Framework framework) {
       return "horovod";
     case Framework::kCustom:
       return "custom";
+    case Framework::kJax:
+      return "jax";
   }
   return "custom";
 }
 
 absl::StatusOr<Framework> ParseFramework(absl::string_view name) {
-  for (Framework f :
-       {Framework::kTensorFlow, Framework::kPyTorch, Framework::kHorovod, Framework::kCustom}) {
+  for (Framework f : {Framework::kTensorFlow, Framework::kPyTorch, Framework::kHorovod,
+                      Framework::kCustom, Framework::kJax}) {
     if (name == FrameworkName(f)) return f;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown framework '", name, "'; use tensorflow, pytorch, horovod or custom"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown framework '", name, "'; use tensorflow, pytorch, jax, horovod or custom"));
 }
 
 const JobTypeSpec* JobSpec::FindJobType(absl::string_view job_name) const {
@@ -204,10 +206,27 @@ constexpr char kRendezvousCommand[] =
     "print(\"libtony rendezvous: c10d store on port\", port, flush=True); "
     "time.sleep(10 ** 9)'";
 
+// JAX ends every process when one dies: a JAX role restarts as a whole gang, as a new YARN
+// attempt, while max_attempts allows (TONY_RESUMED tells the script to resume).
+void ApplyJaxRestartDefault(JobSpec* spec) {
+  if (spec->framework != Framework::kJax || spec->max_attempts < 2) return;
+  for (JobTypeSpec& jt : spec->job_types) {
+    if (jt.restart || jt.name == "ps" || jt.name == "evaluator" || jt.name == kTensorBoardJobName) {
+      continue;
+    }
+    RestartSpec r;
+    r.policy = RestartPolicy::kOnFailure;
+    r.scope = RestartScope::kJob;
+    r.max_restarts = spec->max_attempts - 1;
+    jt.restart = r;
+  }
+}
+
 }  // namespace
 
 JobSpec ExpandElastic(const JobSpec& input) {
   JobSpec spec = input;
+  ApplyJaxRestartDefault(&spec);
   JobTypeSpec* elastic = nullptr;
   for (JobTypeSpec& jt : spec.job_types) {
     if (jt.elastic) elastic = &jt;

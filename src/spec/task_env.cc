@@ -2,6 +2,7 @@
 
 #include "spec/task_env.h"
 
+#include "spec/jax_env.h"
 #include "spec/python_env.h"
 
 #include <string>
@@ -63,6 +64,72 @@ nlohmann::ordered_json ClusterJson(
 // (rank 0) first.
 bool InProcessGroup(absl::string_view job) {
   return job != "ps" && job != "evaluator" && job != "tensorboard" && job != kRendezvousJobName;
+}
+
+using Cluster = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+// The processes of a PyTorch process group or a JAX job, in rank order.
+struct ProcessGroup {
+  std::vector<std::string> addresses;  // of rank 0, 1, ...
+  int rank = -1;                       // this task's; -1 when it is no member
+  bool chief_leads = false;            // rank 0 is the chief job's first task
+};
+
+// Rank 0 is the chief (or worker 0); then every other member, job types in the spec's order.
+ProcessGroup Group(const Cluster& cluster, const std::string& chief_job, const TaskSpec& task) {
+  std::vector<const std::pair<std::string, std::vector<std::string>>*> members;
+  for (const auto& entry : cluster) {
+    if (entry.first == chief_job) members.insert(members.begin(), &entry);
+  }
+  for (const auto& entry : cluster) {
+    if (entry.first != chief_job && InProcessGroup(entry.first)) members.push_back(&entry);
+  }
+  ProcessGroup group;
+  group.chief_leads =
+      !members.empty() && members[0]->first == chief_job && !members[0]->second.empty();
+  for (const auto* member : members) {
+    const auto& [name, addresses] = *member;
+    if (name == task.job_name && task.index >= 0 &&
+        task.index < static_cast<int>(addresses.size())) {
+      group.rank = static_cast<int>(group.addresses.size()) + task.index;
+    }
+    group.addresses.insert(group.addresses.end(), addresses.begin(), addresses.end());
+  }
+  return group;
+}
+
+// torch.distributed's variables (init_method="env://").
+void AddPyTorchEnv(const ProcessGroup& group, bool known, std::map<std::string, std::string>* env) {
+  const std::string master = group.chief_leads ? group.addresses[0] : kUnassigned;
+  (*env)["MASTER_ADDR"] = known ? HostOf(master) : kUnassigned;
+  (*env)["MASTER_PORT"] = known ? PortOf(master) : kUnassigned;
+  (*env)["WORLD_SIZE"] = std::to_string(group.addresses.size());
+  if (group.rank >= 0) {
+    (*env)["RANK"] = std::to_string(group.rank);
+    // What torchrun also sets: one process per container, so each is alone on its node.
+    (*env)["LOCAL_RANK"] = "0";
+    (*env)["LOCAL_WORLD_SIZE"] = "1";
+  }
+  (*env)["INIT_METHOD"] =
+      known ? absl::StrCat("tcp://", HostOf(master), ":", PortOf(master)) : kUnassigned;
+}
+
+// What jax.distributed.initialize() and keras.distribution.initialize() need without
+// arguments: JAX 0.10 reads only the coordinator from the environment; the process count and
+// id reach it through the cluster detector of jax_env.h, Keras 3 reads its own variables.
+void AddJaxEnv(const ProcessGroup& group, bool known, std::map<std::string, std::string>* env) {
+  const std::string coordinator =
+      known && !group.addresses.empty() ? group.addresses[0] : kUnassigned;
+  const std::string count = std::to_string(group.addresses.size());
+  (*env)["JAX_COORDINATOR_ADDRESS"] = coordinator;
+  (*env)["JAX_NUM_PROCESSES"] = count;
+  (*env)["KERAS_DISTRIBUTION_JOB_ADDRESSES"] =
+      known ? absl::StrJoin(group.addresses, ",") : kUnassigned;
+  (*env)["KERAS_DISTRIBUTION_NUM_PROCESSES"] = count;
+  if (group.rank >= 0) {
+    (*env)["JAX_PROCESS_ID"] = std::to_string(group.rank);
+    (*env)["KERAS_DISTRIBUTION_PROCESS_ID"] = std::to_string(group.rank);
+  }
 }
 
 }  // namespace
@@ -159,42 +226,19 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
 
   // An elastic role's ranks and master come from torchrun's rendezvous, not from here.
   if (spec.framework == Framework::kPyTorch && !elastic) {
-    std::string master = kUnassigned;
-    int world_size = 0;
-    int rank = -1;
-    // Rank 0 is the chief (or worker 0); then every other member, job types in order.
-    std::vector<std::pair<std::string, const std::vector<std::string>*>> members;
-    for (const auto& [name, addresses] : full_cluster) {
-      if (name == chief_job) members.insert(members.begin(), {name, &addresses});
-    }
-    for (const auto& [name, addresses] : full_cluster) {
-      if (name != chief_job && InProcessGroup(name)) members.emplace_back(name, &addresses);
-    }
-    for (const auto& [name, addresses] : members) {
-      if (name == chief_job && !addresses->empty() && world_size == 0) master = (*addresses)[0];
-      if (name == task.job_name && task.index < static_cast<int>(addresses->size())) {
-        rank = world_size + task.index;
-      }
-      world_size += static_cast<int>(addresses->size());
-    }
-    const bool known = cluster != nullptr;
-    env["MASTER_ADDR"] = known ? HostOf(master) : kUnassigned;
-    env["MASTER_PORT"] = known ? PortOf(master) : kUnassigned;
-    env["WORLD_SIZE"] = std::to_string(world_size);
-    if (rank >= 0) {
-      env["RANK"] = std::to_string(rank);
-      // What torchrun also sets: one process per container, so each is alone on its node.
-      env["LOCAL_RANK"] = "0";
-      env["LOCAL_WORLD_SIZE"] = "1";
-    }
-    env["INIT_METHOD"] =
-        known ? absl::StrCat("tcp://", HostOf(master), ":", PortOf(master)) : kUnassigned;
+    AddPyTorchEnv(Group(full_cluster, chief_job, task), cluster != nullptr, &env);
+  }
+  if (spec.framework == Framework::kJax) {
+    AddJaxEnv(Group(full_cluster, chief_job, task), cluster != nullptr, &env);
   }
   if (cluster == nullptr && !spec.python_env.empty() && !is_client) {
     // A dry run shows what the executor will do in the container (python_env.h).
     if (env.find("PATH") == env.end()) env["PATH"] = "<the node's PATH>";
     ApplyPythonEnv(absl::StrCat("<container dir>/", kPythonEnvLink), false, &env);
     env["PYTHONHOME"] = "<unset>";
+  }
+  if (cluster == nullptr && spec.framework == Framework::kJax && !is_client) {
+    ApplyJaxPlugin(absl::StrCat("<container dir>/", kJaxPluginDir), &env);
   }
   return env;
 }

@@ -213,6 +213,10 @@ absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& exe
   }
   options.tokens.RemoveSecret(broker::kTlsKeyCredentialAlias);
   options.environment["HADOOP_USER_NAME"] = user_;
+  // A task this attempt starts after an earlier one ended (a whole-job restart, restart scope
+  // job): its script resumes from its checkpoint (docs/task-environment.md). Adopted tasks keep
+  // their environment.
+  if (attempt() > 1) options.environment["TONY_RESUMED"] = std::to_string(attempt() - 1);
   if (std::string debug = Env("TONY_LOG_DEBUG"); !debug.empty()) {
     options.environment["TONY_LOG_DEBUG"] = debug;
   }

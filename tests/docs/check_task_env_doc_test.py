@@ -13,6 +13,7 @@ FILES = {
     "src/spec/task_env.cc": '  env["SHOWN"] = x;\n  env["NOT_SHOWN"] = y;\n'
                             '  // env["IN_A_COMMENT"] = z;\n  if (env["COMPARED"] == v) {}\n',
     "src/spec/python_env.cc": '  (*env)["WITH_VALUE"] = d;\n',
+    "src/spec/jax_env.cc": '  (*env)["SHOWN"] = p;\n',
     "src/executor/gpu_devices.cc": '  env->emplace("EMPLACED", "1");\n',
     "src/spec/job_spec.cc": '  const std::map<std::string, std::string> m = {\n'
                             '      {"FROM_MAP", "1"},\n  };\n',

@@ -533,6 +533,48 @@ jobs:
       });
 }
 
+TEST(JaxTest, FrameworkNameRoundTripsAndUnknownNamesTheChoices) {
+  EXPECT_EQ(ParseFramework("jax").value(), Framework::kJax);
+  EXPECT_EQ(FrameworkName(Framework::kJax), "jax");
+  auto bad = ParseFramework("jaxx");
+  EXPECT_EQ(bad.status().message(),
+            "unknown framework 'jaxx'; use tensorflow, pytorch, jax, horovod or custom");
+  auto spec = ParseJobSpecYaml(
+      "framework: jax\ncommand: python t.py\njobs:\n  worker: {instances: 2}\n", "j.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->framework, Framework::kJax);
+}
+
+TEST(JaxTest, RolesRestartAsAWholeGangWhileAttemptsAllow) {
+  JobSpec spec;
+  spec.command = "python train.py";
+  spec.framework = Framework::kJax;
+  spec.max_attempts = 3;
+  spec.job_types.push_back({.name = "worker", .instances = 2});
+  spec.job_types.push_back({.name = "evaluator", .instances = 1});
+  spec.job_types.push_back({.name = "trainer", .instances = 1});
+  // The user's wins.
+  spec.job_types[2].restart = RestartSpec{.policy = RestartPolicy::kExitCode, .max_restarts = 1};
+  JobSpec expanded = ExpandElastic(spec);
+  ASSERT_TRUE(ValidateJobSpec(expanded).ok()) << ValidateJobSpec(expanded);
+  EXPECT_EQ(ExpandElastic(expanded), expanded);
+  const JobTypeSpec* worker = expanded.FindJobType("worker");
+  ASSERT_TRUE(worker->restart.has_value());
+  EXPECT_EQ(worker->restart->policy, RestartPolicy::kOnFailure);
+  EXPECT_EQ(worker->restart->scope, RestartScope::kJob);
+  EXPECT_EQ(worker->restart->max_restarts, 2);
+  EXPECT_FALSE(expanded.FindJobType("evaluator")->restart.has_value());
+  EXPECT_EQ(expanded.FindJobType("trainer")->restart->policy, RestartPolicy::kExitCode);
+
+  // One attempt: nothing to restart with, the spec stays as it was.
+  spec.max_attempts = 1;
+  EXPECT_EQ(ExpandElastic(spec), spec);
+  // Other frameworks keep today's default.
+  spec.max_attempts = 3;
+  spec.framework = Framework::kTensorFlow;
+  EXPECT_EQ(ExpandElastic(spec), spec);
+}
+
 TEST(ElasticTest, ExpandAddsTheRendezvousAndTorchrunsOptionsOnce) {
   JobSpec spec;
   spec.command = "torchrun train.py";

@@ -179,6 +179,56 @@ TEST(TaskEnvTest, PyTorchChiefIsRankZeroAndPsIsNoMember) {
   EXPECT_EQ(ps["WORLD_SIZE"], "3");
 }
 
+TEST(TaskEnvTest, JaxProcessesOverEveryRoleChiefFirst) {
+  JobSpec spec;
+  spec.framework = Framework::kJax;
+  spec.command = "python train.py";
+  spec.job_types = {Job("worker", 2), Job("chief", 1), Job("tensorboard", 1)};
+  ClusterSpec cluster;
+  cluster.jobs = {{"worker", {"w0:1", "w1:2"}}, {"chief", {"c0:3"}}, {"tensorboard", {"t:4"}}};
+  const std::vector<std::pair<std::string, int>> order = {
+      {"chief", 0}, {"worker", 0}, {"worker", 1}};
+  for (size_t id = 0; id < order.size(); ++id) {
+    auto env =
+        BuildTaskEnvironment(spec, FindTask(spec, order[id].first, order[id].second), &cluster);
+    EXPECT_EQ(env["JAX_COORDINATOR_ADDRESS"], "c0:3");
+    EXPECT_EQ(env["JAX_NUM_PROCESSES"], "3");
+    EXPECT_EQ(env["JAX_PROCESS_ID"], std::to_string(id));
+    EXPECT_EQ(env["KERAS_DISTRIBUTION_JOB_ADDRESSES"], "c0:3,w0:1,w1:2");
+    EXPECT_EQ(env["KERAS_DISTRIBUTION_NUM_PROCESSES"], "3");
+    EXPECT_EQ(env["KERAS_DISTRIBUTION_PROCESS_ID"], std::to_string(id));
+    // No PyTorch variables, and no PYTHONPATH here: the executor adds the detector's.
+    EXPECT_THAT(env, Not(Contains(Key("RANK"))));
+    EXPECT_THAT(env, Not(Contains(Key("PYTHONPATH"))));
+  }
+  auto tb = BuildTaskEnvironment(spec, FindTask(spec, "tensorboard", 0), &cluster);
+  EXPECT_THAT(tb, Not(Contains(Key("JAX_PROCESS_ID"))));
+}
+
+TEST(TaskEnvTest, JaxWithoutChiefStartsAtWorkerZero) {
+  JobSpec spec;
+  spec.framework = Framework::kJax;
+  spec.command = "python train.py";
+  spec.job_types = {Job("worker", 2)};
+  ClusterSpec cluster;
+  cluster.jobs = {{"worker", {"a:10", "b:11"}}};
+  auto w1 = BuildTaskEnvironment(spec, FindTask(spec, "worker", 1), &cluster);
+  EXPECT_EQ(w1["JAX_COORDINATOR_ADDRESS"], "a:10");
+  EXPECT_EQ(w1["JAX_PROCESS_ID"], "1");
+  EXPECT_EQ(w1["JAX_NUM_PROCESSES"], "2");
+}
+
+TEST(TaskEnvTest, JaxDryRunShowsPlaceholdersAndTheDetector) {
+  JobSpec spec;
+  spec.framework = Framework::kJax;
+  spec.command = "python train.py";
+  spec.job_types = {Job("worker", 2)};
+  auto env = BuildTaskEnvironment(spec, FindTask(spec, "worker", 1), nullptr);
+  EXPECT_EQ(env["JAX_COORDINATOR_ADDRESS"], "<assigned at run time>");
+  EXPECT_EQ(env["JAX_PROCESS_ID"], "1");
+  EXPECT_EQ(env["PYTHONPATH"], "<container dir>/tony-jax");
+}
+
 TEST(TaskEnvTest, DryRunShowsPlaceholders) {
   PsWorkerFixture f;
   f.spec.framework = Framework::kPyTorch;
