@@ -6,9 +6,12 @@
     app = libtony.Submitter.yarn().submit(spec)
     print(app.wait(on_progress=print))
 
+    results = libtony.run(train, 0.01, job_types={"worker": 2})  # fn in every task
+
 The classes are bindings of libtony's C++ API (include/tony/); errors are libtony.errors'
 exceptions, which carry the status code. Blocking calls release the GIL, and Ctrl-C ends a
-``wait``. ``libtony.aio`` follows many applications from one asyncio loop.
+``wait``. ``libtony.aio`` follows many applications from one asyncio loop. ``libtony.run``
+runs a Python function in every task of a job and returns what each returned.
 """
 
 from __future__ import annotations
@@ -17,21 +20,22 @@ import html as _html
 
 from libtony import errors
 from libtony._logging import dropped_log_lines, log_to_python, log_to_stderr
+from libtony._run import run, submitter_run
 from libtony._tony import (AddressChange, Application, ApplicationEvent, ApplicationMonitor,
                            ApplicationStatus, ApplicationSummary, AppState,
                            DependencyCondition, ElasticRange, Framework, JobSpec, JobTimeouts,
                            JobTypeProgress, JobTypeSpec, Resources, RestartPolicy, RestartScope,
                            RestartSpec, RoleDependency, Submitter, TaskSpec, YamlDetail,
                            __version__, reattach_tag)
-from libtony.errors import TonyError
+from libtony.errors import TaskError, TonyError
 
 __all__ = [
     "AddressChange", "Application", "ApplicationEvent", "ApplicationMonitor",
     "ApplicationStatus", "ApplicationSummary", "AppState", "DependencyCondition", "ElasticRange",
     "Framework", "JobSpec", "JobTimeouts", "JobTypeProgress", "JobTypeSpec", "Resources",
     "RestartPolicy", "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskSpec",
-    "TonyError", "YamlDetail", "dropped_log_lines", "errors", "log_to_python", "log_to_stderr",
-    "reattach_tag", "__version__",
+    "TaskError", "TonyError", "YamlDetail", "dropped_log_lines", "errors", "log_to_python",
+    "log_to_stderr", "reattach_tag", "run", "__version__",
 ]
 
 _COLUMNS = ("total", "allocated", "registered", "running", "succeeded", "failed", "restarts")
@@ -58,3 +62,4 @@ def _status_html(status: ApplicationStatus) -> str:
 
 
 ApplicationStatus._repr_html_ = _status_html
+Submitter.run = submitter_run

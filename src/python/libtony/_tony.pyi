@@ -275,6 +275,12 @@ class Submitter:
     def user(self) -> str: ...
     def read_log(self, id: str, task: str, file: str = "stderr",
                  timeout: Duration = None) -> str: ...
+    def run(self, fn: Callable[..., object], *args: object, job_types: object = None,
+            framework: Optional[str] = None, python: str = "python3",
+            kwargs: Optional[Mapping[str, object]] = None, timeout: Duration = None,
+            progress: Union[bool, Callable[[ApplicationStatus], None], None] = True,
+            **spec_fields: object) -> Dict[str, object]:
+        """libtony.run(fn, *args, submitter=self, ...) (libtony/__init__.py adds it)."""
 
 def reattach_tag(key: str, secret: str, prefix: str = "") -> str: ...
 

@@ -5,16 +5,18 @@
 
 Nothing here blocks the loop: events arrive through ``loop.add_reader`` on the monitor's
 eventfd, and stopping the monitor (which joins its thread) runs in the default executor.
+``await libtony.aio.run(fn, ...)`` is libtony.run's twin.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
-from typing import AsyncIterator, Callable, Dict, Optional, Union
+from typing import Any, AsyncIterator, Callable, Dict, Optional, Union
 
-from libtony import errors
-from libtony._tony import Application, ApplicationEvent, ApplicationMonitor, ApplicationStatus
+from libtony import _run, errors
+from libtony._tony import (Application, ApplicationEvent, ApplicationMonitor, ApplicationStatus,
+                           Submitter)
 
 Timeout = Union[datetime.timedelta, float, None]
 
@@ -95,3 +97,33 @@ class AsyncMonitor:
         finally:
             await events.aclose()  # unfollows now, so that app can be followed again at once
         raise errors.AbortedError(f"the monitor was closed while following {app.id}")
+
+
+async def run(fn: Callable, *args: Any, job_types: Any = None, framework: Optional[str] = None,
+              submitter: Optional[Submitter] = None, python: str = "python3",
+              kwargs: Optional[Dict[str, Any]] = None, timeout: Timeout = None,
+              progress: _run.Progress = True, monitor: Optional[AsyncMonitor] = None,
+              **spec_fields: Any) -> Dict[str, Any]:
+    """libtony.run without blocking the loop: submitting and reading the results run in the
+    default executor, waiting on ``monitor`` (a started AsyncMonitor; default: one of its own).
+    Cancelling it kills the job."""
+    prepared = _run.prepare(fn, args, kwargs or {}, job_types, framework, python, spec_fields)
+    loop = asyncio.get_running_loop()
+    try:
+        if submitter is None:
+            submitter = await loop.run_in_executor(None, Submitter.yarn)
+        printer = _run.ProgressPrinter(progress)
+        app = await loop.run_in_executor(None, submitter.submit, prepared.spec)
+        printer.submitted(app, prepared.spec)
+        try:
+            if monitor is None:
+                async with AsyncMonitor() as own:
+                    final = await own.wait(app, timeout, on_progress=printer)
+            else:
+                final = await monitor.wait(app, timeout, on_progress=printer)
+        except BaseException:  # cancelled, the timeout: nobody could collect the results
+            await asyncio.shield(loop.run_in_executor(None, _run.kill_quietly, app))
+            raise
+        return await loop.run_in_executor(None, _run.collect, app, prepared.spec, final)
+    finally:
+        prepared.close()

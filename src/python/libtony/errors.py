@@ -95,3 +95,24 @@ _BY_CODE = {
 def from_status(code: int, message: str) -> TonyError:
     """The exception for an absl status (called by the C++ module)."""
     return _BY_CODE.get(code, UnknownError)(message)
+
+
+class TaskError(TonyError):
+    """A task of libtony.run failed: ``task`` ("worker:1"), its ``exit_code`` (None when unknown),
+    ``error`` (the exception's type and message, or what went wrong), ``remote_traceback`` (the
+    task's traceback text, or its stderr's last lines), the job's ``app_id`` and
+    ``diagnostics``."""
+
+    def __init__(self, app_id: str, task: str, exit_code, error: str, remote_traceback: str,
+                 diagnostics: str = "") -> None:
+        code = "unknown" if exit_code is None else exit_code
+        message = f"{task} of {app_id} failed (exit code {code}): {error}"
+        if remote_traceback:
+            message += "\n" + remote_traceback.rstrip("\n")
+        super().__init__(message)
+        self.app_id = app_id
+        self.task = task
+        self.exit_code = exit_code
+        self.error = error
+        self.remote_traceback = remote_traceback
+        self.diagnostics = diagnostics

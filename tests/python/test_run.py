@@ -1,0 +1,178 @@
+"""libtony.run and libtony.aio.run: a Python function as a job, on the local backend (the tasks
+run under this venv's Python, which has the wheel's cloudpickle) and on the real cluster.
+
+The functions are defined inside the tests: cloudpickle ships those by value (a module-level one
+would be pickled by reference to this test module, which the tasks cannot import)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import libtony
+import libtony.aio
+from libtony import errors
+
+
+class NoSubmitter:
+    """Fails the test if anything is submitted."""
+
+    def submit(self, spec):
+        raise AssertionError("submitted")
+
+
+def test_run_returns_every_tasks_value_by_task_id(local, capsys):
+    scale = 10  # a closure variable travels with the function
+
+    def fn(a, b=0):
+        return (os.environ["DTF_TASK_JOB_NAME"], int(os.environ["TASK_INDEX"]) * scale + a + b,
+                "TF_CONFIG" in os.environ)
+
+    results = libtony.run(fn, 1, kwargs={"b": 100}, job_types={"worker": 2}, submitter=local,
+                          python=sys.executable, env={"X": "1"})
+    assert results == {"worker:0": ("worker", 101, True), "worker:1": ("worker", 111, True)}
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("libtony.run: submitted local_") and "(2 tasks)" in lines[0]
+    assert "SUCCEEDED" in lines[-1] and "worker (2): 2 succeeded" in lines[-1]
+    assert all(a != b for a, b in zip(lines, lines[1:])), lines  # one line per change
+
+
+def test_a_raising_task_is_a_task_error_with_its_traceback(local):
+    def fn():
+        if os.environ["TASK_INDEX"] == "1":
+            raise ValueError("boom from the task")
+        return "fine"
+
+    with pytest.raises(errors.TaskError) as e:
+        local.run(fn, job_types={"worker": 2}, python=sys.executable, progress=False)
+    assert e.value.task == "worker:1" and e.value.exit_code == 1
+    assert e.value.error == "ValueError: boom from the task"
+    # The task has not the client's source: file, line and function, no source lines.
+    assert ", in fn\nValueError: boom from the task" in e.value.remote_traceback
+    assert e.value.app_id.startswith("local_")
+    assert "worker:1 of local_" in str(e.value) and "(exit code 1)" in str(e.value)
+    assert isinstance(e.value, errors.TonyError)
+
+
+def test_sys_exit_in_the_function(local):
+    def fn():
+        sys.exit(int(os.environ["TASK_INDEX"]) * 3)  # worker:0 exits 0: its value is None
+
+    with pytest.raises(errors.TaskError, match=r"sys\.exit\(3\)") as e:
+        local.run(fn, job_types={"worker": 2}, python=sys.executable, progress=False)
+    assert e.value.task == "worker:1" and e.value.exit_code == 3
+
+
+def test_a_task_killed_by_a_signal_is_named_with_its_exit_code_and_stderr(local):
+    def fn():
+        import signal
+        print("about to die", file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    with pytest.raises(errors.TaskError) as e:
+        local.run(fn, job_types={"worker": 1}, python=sys.executable, progress=False)
+    assert e.value.task == "worker:0" and e.value.exit_code == 128 + 9
+    assert e.value.error == "ended without a result"
+    assert "about to die" in e.value.remote_traceback  # the stderr's last lines
+
+
+def test_the_wait_timeout_kills_the_job_and_raises(local):
+    def fn():
+        import time
+        time.sleep(600)
+
+    with pytest.raises(errors.DeadlineExceededError):
+        local.run(fn, job_types={"worker": 1}, python=sys.executable, progress=False, timeout=1)
+
+
+def test_unpicklable_function_or_argument_is_named_before_anything_is_submitted():
+    lock = threading.Lock()
+
+    def uses_lock():
+        return lock.locked()
+
+    with pytest.raises(TypeError, match=r"cannot pickle the function .*uses_lock: .*lock"):
+        libtony.run(uses_lock, submitter=NoSubmitter())
+    with pytest.raises(TypeError, match=r"cannot pickle argument 1 \(lock\) of len"):
+        libtony.run(len, "a", lock, submitter=NoSubmitter())
+    with pytest.raises(TypeError, match=r"keyword argument 'k' \(lock\)"):
+        libtony.run(len, kwargs={"k": lock}, submitter=NoSubmitter())
+    with pytest.raises(TypeError, match="fn must be callable, got int"):
+        libtony.run(3, submitter=NoSubmitter())
+    with pytest.raises(ValueError, match="command: libtony.run sets the command"):
+        libtony.run(len, command="python x.py", submitter=NoSubmitter())
+    with pytest.raises(ValueError, match=r"job_types\.worker\.command"):
+        libtony.run(len, job_types={"worker": {"instances": 1, "command": "x"}},
+                    submitter=NoSubmitter())
+
+
+def test_a_task_python_without_cloudpickle_fails_naming_it_and_the_fix(local, tmp_path):
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    python = str(bare / "bin" / "python")
+    with pytest.raises(errors.TaskError) as e:
+        local.run(lambda: 1, job_types={"worker": 1}, python=python, progress=False)
+    assert e.value.task == "worker:0" and e.value.exit_code == 2
+    assert "has no cloudpickle" in str(e.value) and "pip install cloudpickle" in str(e.value)
+    assert python in str(e.value)
+
+
+def test_progress_callable_gets_every_status(local):
+    seen = []
+    results = local.run(lambda: 7, job_types={"worker": 1}, python=sys.executable,
+                        progress=seen.append)
+    assert results == {"worker:0": 7}
+    assert seen and seen[-1].state == libtony.AppState.SUCCEEDED
+
+
+def test_aio_run_is_the_async_twin(local):
+    async def main():
+        async with libtony.aio.AsyncMonitor() as monitor:
+            return await asyncio.gather(
+                libtony.aio.run(lambda x: x * 2, 21, job_types={"worker": 1}, submitter=local,
+                                python=sys.executable, progress=False, monitor=monitor),
+                libtony.aio.run(lambda: os.environ["TASK_INDEX"], job_types={"worker": 2},
+                                submitter=local, python=sys.executable, progress=False))
+
+    assert asyncio.run(main()) == [{"worker:0": 42}, {"worker:0": "0", "worker:1": "1"}]
+
+
+@pytest.fixture(scope="module")
+def yarn(cluster_env):
+    return libtony.Submitter.yarn(conf_dir=cluster_env["HADOOP_CONF_DIR"])
+
+
+def small(**fields):
+    return dict(task_defaults=libtony.Resources(memory_mb=512), am_memory_mb=256, **fields)
+
+
+@pytest.mark.cluster
+def test_run_on_yarn_returns_each_workers_task_index(yarn, task_python):
+    def fn():
+        return int(os.environ["TASK_INDEX"])
+
+    results = libtony.run(fn, job_types={"worker": 2}, submitter=yarn, python=task_python,
+                          timeout=600, **small(name="python-run-index"))
+    assert results == {"worker:0": 0, "worker:1": 1}
+
+
+@pytest.mark.cluster
+def test_run_on_yarn_raises_the_failing_workers_traceback(yarn, task_python):
+    def fn():
+        if os.environ["TASK_INDEX"] == "1":
+            raise RuntimeError("worker 1 gives up")
+        return "done"
+
+    with pytest.raises(errors.TaskError) as e:
+        libtony.run(fn, job_types={"worker": 2}, submitter=yarn, python=task_python,
+                    timeout=600, progress=False, **small(name="python-run-raise"))
+    assert e.value.task == "worker:1" and e.value.exit_code == 1
+    assert e.value.error == "RuntimeError: worker 1 gives up"
+    assert ", in fn\nRuntimeError: worker 1 gives up" in e.value.remote_traceback
+    assert e.value.app_id.startswith("application_")
+
