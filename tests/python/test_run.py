@@ -176,3 +176,45 @@ def test_run_on_yarn_raises_the_failing_workers_traceback(yarn, task_python):
     assert ", in fn\nRuntimeError: worker 1 gives up" in e.value.remote_traceback
     assert e.value.app_id.startswith("application_")
 
+
+def docs_function(name):
+    """The function `name` as docs/python.md defines it in its code blocks (so that the examples
+    there are the ones tested), defined outside any importable module: cloudpickle ships it by
+    value, as it would from a notebook."""
+    source_dir = os.environ.get("TONY_SOURCE_DIR") or os.path.join(os.path.dirname(__file__),
+                                                                   "..", "..")
+    text = open(os.path.join(source_dir, "docs", "python.md")).read()
+    for block in text.split("```python\n")[1:]:
+        code = block.split("```", 1)[0]
+        if f"def {name}(" in code:
+            lines = code[code.index(f"def {name}("):].split("\n")
+            end = next((i for i, line in enumerate(lines[1:], 1)
+                        if line and not line.startswith(" ")), len(lines))
+            definition = "\n".join(lines[:end])
+            namespace = {"__name__": "docs_python_md"}
+            exec(compile(definition, "docs/python.md", "exec"), namespace)
+            return namespace[name]
+    raise AssertionError(f"docs/python.md defines no {name}")
+
+
+@pytest.mark.cluster
+def test_docs_pytorch_ddp_example_on_yarn(yarn, task_python):
+    by_task = libtony.run(docs_function("train_ddp"), 100, job_types={"worker": 2},
+                          framework="pytorch", submitter=yarn, python=task_python, timeout=600,
+                          progress=False, task_defaults=libtony.Resources(memory_mb=1536),
+                          name="python-run-ddp")
+    assert sorted(by_task) == ["worker:0", "worker:1"]
+    assert [by_task[t][0] for t in ("worker:0", "worker:1")] == [0, 1]
+    assert by_task["worker:0"][1] == by_task["worker:1"][1]  # DDP kept the replicas equal
+
+
+@pytest.mark.cluster
+def test_docs_tensorflow_example_on_yarn(yarn, task_python):
+    by_task = libtony.run(docs_function("train_tf"), 100, job_types={"worker": 2},
+                          framework="tensorflow", submitter=yarn, python=task_python,
+                          timeout=600, progress=False,
+                          task_defaults=libtony.Resources(memory_mb=1536), name="python-run-tf")
+    assert sorted(by_task) == ["worker:0", "worker:1"]
+    (loss0, w0), (loss1, w1) = by_task["worker:0"], by_task["worker:1"]
+    assert w0 == w1  # the all-reduce gave both workers the same update
+    assert loss0 == loss1 and loss0 < 0.01
