@@ -7,7 +7,9 @@ would be pickled by reference to this test module, which the tasks cannot import
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -109,6 +111,32 @@ def test_unpicklable_function_or_argument_is_named_before_anything_is_submitted(
     with pytest.raises(ValueError, match=r"job_types\.worker\.command"):
         libtony.run(len, job_types={"worker": {"instances": 1, "command": "x"}},
                     submitter=NoSubmitter())
+
+
+class Plant:
+    """Unpickling it creates a file: what a forged record would make the client run."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_record_not_signed_by_the_runs_key_is_refused_unpickled(tmp_path):
+    from libtony import _run, _run_fn
+    key, other = b"k" * _run_fn.KEY_BYTES, b"o" * _run_fn.KEY_BYTES
+    good = {"ok": True, "value": b"x"}
+    assert _run.open_record(key, "worker:0", _run_fn.sign(key, pickle.dumps(good))) == good
+    planted = tmp_path / "planted"
+    evil = pickle.dumps(Plant(str(planted)))
+    for text in (_run_fn.sign(other, evil),                          # another key
+                 "0" * 64 + " " + _run_fn.sign(key, evil).split()[1],  # no signature
+                 base64.b64encode(evil).decode(),                    # the bare pickle
+                 "\ufffd" + _run_fn.sign(key, evil)[1:]):             # bytes that were not UTF-8
+        with pytest.raises(errors.DataLossError, match="worker:1 is not signed by this run"):
+            _run.open_record(key, "worker:1", text)
+    assert not planted.exists()
 
 
 def test_a_task_python_without_cloudpickle_fails_naming_it_and_the_fix(local, tmp_path):

@@ -8,7 +8,6 @@ Not thread-safe per call (each call has its own state); calls in different threa
 
 from __future__ import annotations
 
-import base64
 import os
 import pickle
 import re
@@ -26,12 +25,14 @@ Progress = Union[bool, Callable[[ApplicationStatus], None], None]
 
 
 class Prepared:
-    """A job ready to submit: its spec and the directory holding the files it ships (kept until
-    the job is over: the local backend copies them when a task starts)."""
+    """A job ready to submit: its spec, the directory holding the files it ships (kept until
+    the job is over: the local backend copies them when a task starts) and the key its tasks
+    sign their records with."""
 
-    def __init__(self, spec: JobSpec, workdir: str) -> None:
+    def __init__(self, spec: JobSpec, workdir: str, key: bytes) -> None:
         self.spec = spec
         self.workdir = workdir
+        self.key = key
 
     def close(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -77,8 +78,10 @@ def prepare(fn: Callable, args: Sequence, kwargs: Dict[str, Any], job_types: Any
     try:
         bootstrap = os.path.join(workdir, BOOTSTRAP)
         shutil.copyfile(_run_fn.__file__, bootstrap)
+        key = os.urandom(_run_fn.KEY_BYTES)
         with open(os.path.join(workdir, PAYLOAD), "wb") as f:
-            f.write(payload)
+            os.fchmod(f.fileno(), 0o600)  # the key: the job's user's only
+            f.write(key + payload)
         fields["files"] = list(fields.get("files", [])) + [bootstrap, f.name]
         fields["command"] = f"{shlex.quote(python)} {BOOTSTRAP} {PAYLOAD}"
         spec = JobSpec(job_types=job_types if job_types is not None else {"worker": 1}, **fields)
@@ -86,7 +89,7 @@ def prepare(fn: Callable, args: Sequence, kwargs: Dict[str, Any], job_types: Any
             if t.command:
                 raise ValueError(f"libtony.run: job_types.{t.name}.command: libtony.run runs fn "
                                  "in every task; leave the job type's command unset")
-        return Prepared(spec, workdir)
+        return Prepared(spec, workdir, key)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
@@ -126,15 +129,23 @@ class ProgressPrinter:
                 print(line, flush=True)
 
 
-def _read_record(app: Application, task: str) -> Optional[dict]:
+def open_record(key: bytes, task: str, text: str) -> dict:
+    """The record a task wrote; DataLossError, with nothing unpickled, unless it is signed with
+    this run's key (the NodeManager serves it over plain HTTP)."""
+    data = _run_fn.verify(key, text)
+    if data is None:
+        raise errors.DataLossError(
+            f"libtony.run: the result file of {task} is not signed by this run's tasks: refused "
+            "unread (altered on the way, or written by something else)")
+    return pickle.loads(data)
+
+
+def _read_record(app: Application, key: bytes, task: str) -> Optional[dict]:
     try:
         text = app.logs(task, _run_fn.RESULT_FILE)
     except errors.TonyError:  # no such file (the task never got there), node gone...
         return None
-    try:
-        return pickle.loads(base64.b64decode(text.strip(), validate=True))
-    except Exception:
-        return None
+    return open_record(key, task, text)
 
 
 def _value(task: str, data: bytes) -> Any:
@@ -164,14 +175,14 @@ def _stderr_tail(app: Application, task: str, lines: int = 30) -> str:
         return ""
 
 
-def collect(app: Application, spec: JobSpec, final: ApplicationStatus) -> Dict[str, Any]:
+def collect(app: Application, prepared: Prepared, final: ApplicationStatus) -> Dict[str, Any]:
     """The return value of every task that has one, by task id; raises TaskError for the task
     that failed (or AbortedError for a job that ended without a task failing)."""
     results: Dict[str, Any] = {}
     failed: Dict[str, dict] = {}
     missing = []
-    for task in spec.tasks():
-        record = _read_record(app, task.id)
+    for task in prepared.spec.tasks():
+        record = _read_record(app, prepared.key, task.id)
         if record is None:
             if task.tracked:
                 missing.append(task.id)
@@ -216,7 +227,7 @@ def run(fn: Callable, *args: Any, job_types: Any = None, framework: Optional[str
         except BaseException:  # Ctrl-C, the timeout: nobody could collect the results
             kill_quietly(app)
             raise
-        return collect(app, prepared.spec, final)
+        return collect(app, prepared, final)
     finally:
         prepared.close()
 

@@ -124,6 +124,6 @@ async def run(fn: Callable, *args: Any, job_types: Any = None, framework: Option
         except BaseException:  # cancelled, the timeout: nobody could collect the results
             await asyncio.shield(loop.run_in_executor(None, _run.kill_quietly, app))
             raise
-        return await loop.run_in_executor(None, _run.collect, app, prepared.spec, final)
+        return await loop.run_in_executor(None, _run.collect, app, prepared, final)
     finally:
         prepared.close()
