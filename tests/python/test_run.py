@@ -83,13 +83,47 @@ def test_a_task_killed_by_a_signal_is_named_with_its_exit_code_and_stderr(local)
     assert "about to die" in e.value.remote_traceback  # the stderr's last lines
 
 
-def test_the_wait_timeout_kills_the_job_and_raises(local):
-    def fn():
+def sleeper():
+    def sleep_long():  # nested: shipped by value, as the module docstring says
         import time
         time.sleep(600)
+    return sleep_long
 
+
+def killed_by_the_client(local, app_id):
+    # The broker logs the request when it receives it, before kill() returns.
+    return "kill requested by the client" in local.read_log(app_id, "am", "stderr")
+
+
+def test_the_wait_timeout_kills_the_job_and_raises(local):
+    seen = []
     with pytest.raises(errors.DeadlineExceededError):
-        local.run(fn, job_types={"worker": 1}, python=sys.executable, progress=False, timeout=1)
+        local.run(sleeper(), job_types={"worker": 1}, python=sys.executable,
+                  progress=seen.append, timeout=1)
+    assert killed_by_the_client(local, seen[0].id)
+
+
+def test_cancelling_aio_run_kills_the_job(local):
+    seen = []
+
+    async def main():
+        running = asyncio.Event()
+
+        def on_progress(status):
+            seen.append(status)
+            if status.progress.get("worker") and status.progress["worker"].running:
+                running.set()
+
+        task = asyncio.ensure_future(libtony.aio.run(sleeper(), submitter=local,
+                                                     python=sys.executable,
+                                                     progress=on_progress))
+        await running.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert killed_by_the_client(local, seen[0].id)
 
 
 def test_unpicklable_function_or_argument_is_named_before_anything_is_submitted():
