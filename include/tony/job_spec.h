@@ -247,6 +247,10 @@ struct JobSpec {
   // the name of the unpacked env in its working directory. Default: "" (the node's Python).
   std::string python_env;
   bool client_mode = false;  // runs an extra "client" task on the submitting machine
+  // A template of the cluster's site file (tony-site.yaml, docs/site-settings.md) the job is
+  // built on: the submitter fills from it what the job leaves at its built-in default. YAML:
+  // template. Default: "" (the site's defaults alone).
+  std::string site_template;
 
   int am_vcores = 1;           // Default: 1
   int64_t am_memory_mb = 256;  // Default: 256

@@ -310,8 +310,8 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
          a.archives == b.archives && a.source_dir == b.source_dir &&
          a.tensorboard == b.tensorboard && a.tensorboard_command == b.tensorboard_command &&
          a.python_env == b.python_env && a.client_mode == b.client_mode &&
-         a.am_vcores == b.am_vcores && a.am_memory_mb == b.am_memory_mb &&
-         a.am_node_label == b.am_node_label &&
+         a.site_template == b.site_template && a.am_vcores == b.am_vcores &&
+         a.am_memory_mb == b.am_memory_mb && a.am_node_label == b.am_node_label &&
          a.work_preserving_restart == b.work_preserving_restart &&
          a.timeouts.registration == b.timeouts.registration && a.timeouts.job == b.timeouts.job &&
          a.timeouts.stop_grace == b.timeouts.stop_grace &&

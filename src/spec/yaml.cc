@@ -1,7 +1,7 @@
 // Copyright libtony authors.
 //
-// The YAML form of JobSpec (docs/job-spec.md). This is the one place where yaml-cpp's exceptions
-// become absl::Status: nothing outside this file sees a yaml-cpp type.
+// The YAML form of JobSpec (docs/job-spec.md). Here and in site_config.cc yaml-cpp's exceptions
+// become absl::Status: nothing outside spec/ sees a yaml-cpp type.
 
 #include <fstream>
 #include <sstream>
@@ -15,129 +15,14 @@
 #include "spec/limits.h"
 #include "spec/parse_util.h"
 #include "spec/task_env.h"
+#include "spec/yaml_reader.h"
 #include "tony/job_spec.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tony {
 namespace {
 
-// Walks a parsed document, turning every problem into "source:line:col: key: message".
-class Reader {
- public:
-  explicit Reader(absl::string_view source) : source_(source) {}
-
-  absl::Status Error(const YAML::Node& node, absl::string_view key, absl::string_view msg) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.is_null())
-      return absl::InvalidArgumentError(absl::StrCat(source_, ": ", key, ": ", msg));
-    return absl::InvalidArgumentError(
-        absl::StrCat(source_, ":", mark.line + 1, ":", mark.column + 1, ": ", key, ": ", msg));
-  }
-
-  // Fails on keys outside `allowed`, naming the nearest allowed ones.
-  absl::Status CheckKeys(const YAML::Node& map, absl::string_view key,
-                         std::initializer_list<absl::string_view> allowed) const {
-    if (!map.IsMap()) return Error(map, key, absl::StrCat("expected a map, got ", Kind(map)));
-    for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) return Error(kv.first, key, "keys must be plain names");
-      const std::string& name = kv.first.Scalar();
-      bool ok = false;
-      for (absl::string_view a : allowed) ok = ok || a == name;
-      if (!ok) {
-        return Error(
-            kv.first, key.empty() ? name : absl::StrCat(key, ".", name),
-            absl::StrCat("unknown key; allowed keys here: ", absl::StrJoin(allowed, ", ")));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<std::string> String(const YAML::Node& n, absl::string_view key) const {
-    if (n.IsNull()) return std::string();
-    if (!n.IsScalar()) return Error(n, key, absl::StrCat("expected a string, got ", Kind(n)));
-    return n.Scalar();
-  }
-
-  absl::StatusOr<bool> Bool(const YAML::Node& n, absl::string_view key) const {
-    if (n.IsScalar()) {
-      std::string v = absl::AsciiStrToLower(n.Scalar());
-      if (v == "true" || v == "yes" || v == "on") return true;
-      if (v == "false" || v == "no" || v == "off") return false;
-    }
-    return Error(n, key, absl::StrCat("expected true or false, got ", Describe(n)));
-  }
-
-  template <typename T>
-  absl::StatusOr<T> Parsed(const YAML::Node& n, absl::string_view key,
-                           absl::StatusOr<T> (*parse)(absl::string_view)) const {
-    if (!n.IsScalar()) return Error(n, key, absl::StrCat("expected a value, got ", Kind(n)));
-    absl::StatusOr<T> v = parse(n.Scalar());
-    if (!v.ok()) return Error(n, key, v.status().message());
-    return v;
-  }
-
-  absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& n,
-                                                      absl::string_view key) const {
-    std::vector<std::string> out;
-    if (n.IsNull()) return out;
-    if (!n.IsSequence()) return Error(n, key, absl::StrCat("expected a list, got ", Kind(n)));
-    for (const YAML::Node& item : n) {
-      TONY_ASSIGN_OR_RETURN(std::string s, String(item, key));
-      out.push_back(std::move(s));
-    }
-    return out;
-  }
-
-  absl::StatusOr<std::map<std::string, std::string>> StringMap(const YAML::Node& n,
-                                                               absl::string_view key) const {
-    std::map<std::string, std::string> out;
-    if (n.IsNull()) return out;
-    if (!n.IsMap()) return Error(n, key, absl::StrCat("expected a map, got ", Kind(n)));
-    for (const auto& kv : n) {
-      TONY_ASSIGN_OR_RETURN(std::string k, String(kv.first, key));
-      TONY_ASSIGN_OR_RETURN(std::string v, String(kv.second, absl::StrCat(key, ".", k)));
-      out[k] = v;
-    }
-    return out;
-  }
-
-  absl::Status ResourcesFrom(const YAML::Node& n, absl::string_view key, Resources* r,
-                             std::initializer_list<absl::string_view> allowed) const {
-    TONY_RETURN_IF_ERROR(CheckKeys(n, key, allowed));
-    if (n["vcores"]) {
-      TONY_ASSIGN_OR_RETURN(r->vcores,
-                            Parsed<int>(n["vcores"], absl::StrCat(key, ".vcores"), ParseInt));
-    }
-    if (n["memory"]) {
-      TONY_ASSIGN_OR_RETURN(r->memory_mb, Parsed<int64_t>(n["memory"], absl::StrCat(key, ".memory"),
-                                                          spec::ParseMemoryMb));
-    }
-    if (n["gpus"]) {
-      TONY_ASSIGN_OR_RETURN(
-          r->gpus, Parsed<int>(n["gpus"], absl::StrCat(key, ".gpus"), spec::ParseNonNegativeInt));
-    }
-    return absl::OkStatus();
-  }
-
-  static absl::StatusOr<int> ParseInt(absl::string_view s) { return spec::ParsePositiveInt(s); }
-
- private:
-  static std::string Kind(const YAML::Node& n) {
-    switch (n.Type()) {
-      case YAML::NodeType::Map:
-        return "a map";
-      case YAML::NodeType::Sequence:
-        return "a list";
-      case YAML::NodeType::Null:
-        return "nothing";
-      default:
-        return absl::StrCat("'", n.Scalar(), "'");
-    }
-  }
-  static std::string Describe(const YAML::Node& n) { return Kind(n); }
-
-  std::string source_;
-};
+using Reader = spec::YamlReader;
 
 // "prep", ["prep", "ps:running"], or maps {role, when, timeout}; a single item needs no list.
 absl::StatusOr<std::vector<RoleDependency>> DependenciesFrom(const Reader& r,
@@ -296,6 +181,7 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
                                     "tensorboard",
                                     "tensorboard_command",
                                     "python_env",
+                                    "template",
                                     "client",
                                     "am",
                                     "timeouts",
@@ -375,6 +261,9 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   }
   if (root["python_env"]) {
     TONY_ASSIGN_OR_RETURN(spec.python_env, r.String(root["python_env"], "python_env"));
+  }
+  if (root["template"]) {
+    TONY_ASSIGN_OR_RETURN(spec.site_template, r.String(root["template"], "template"));
   }
   if (root["client"]) {
     TONY_ASSIGN_OR_RETURN(spec.client_mode, r.Bool(root["client"], "client"));
@@ -472,6 +361,11 @@ void EmitStringList(YAML::Emitter& out, const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+absl::StatusOr<JobSpec> spec::JobSpecFromYamlNode(const YAML::Node& node,
+                                                  absl::string_view source) {
+  return SpecFrom(Reader(source), node);
+}
 
 absl::StatusOr<JobSpec> ParseJobSpecYaml(absl::string_view yaml, absl::string_view source_name) {
   if (static_cast<int64_t>(yaml.size()) > spec::kMaxSpecFileBytes) {
@@ -623,6 +517,9 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   }
   if (!spec.python_env.empty()) {
     out << YAML::Key << "python_env" << YAML::Value << YAML::DoubleQuoted << spec.python_env;
+  }
+  if (!spec.site_template.empty()) {
+    out << YAML::Key << "template" << YAML::Value << YAML::DoubleQuoted << spec.site_template;
   }
   out << YAML::Key << "client" << YAML::Value << spec.client_mode;
   out << YAML::Key << "am" << YAML::Value << YAML::BeginMap << YAML::Key << "vcores" << YAML::Value
