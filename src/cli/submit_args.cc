@@ -45,6 +45,7 @@ constexpr FlagDef kFlags[] = {
     {'n', "name", true},
     {0, "client", false},
     {0, "spec", true},
+    {0, "template", true},
     {0, "framework", true},
     {'e', "env", true},
     {0, "file", true},
@@ -89,6 +90,7 @@ constexpr FlagDef kFlags[] = {
     {0, "conf", true},
     {0, "dry-run", false},
     {0, "dry-run-tasks", false},
+    {0, "show_site", false},
     {0, "detach", false},
     {0, "quiet", false},
     {'h', "help", false},
@@ -424,6 +426,9 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
   } else if (name == "queue") {
     if (f.value.empty()) return FlagError(*f.def, "must not be empty");
     spec->queue = f.value;
+  } else if (name == "template") {
+    if (f.value.empty()) return FlagError(*f.def, "must not be empty");
+    spec->site_template = f.value;
   } else if (name == "name") {
     if (f.value.empty()) return FlagError(*f.def, "must not be empty");
     spec->name = f.value;
@@ -569,8 +574,10 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
     const std::string name = f.def->long_name;
     if (name == "help") out.help = true;
     if (name == "version") out.version = true;
+    if (name == "show_site") out.show_site = true;
+    if (name == "conf_dir") out.conf_dir = f.value;
   }
-  if (out.help || out.version) return out;
+  if (out.help || out.version || out.show_site) return out;
 
   JobSpec& spec = out.spec;
   TONY_RETURN_IF_ERROR(LoadTonyFlags(flags, &spec));  // first: it refuses --spec beside it
@@ -676,6 +683,9 @@ Job:
       --spec <file>      read the job from YAML (docs/job-spec.md; '-': standard input);
                          options above override it; relative paths in the file are
                          relative to its directory
+      --template <name>  build the job on a template of the cluster's site file
+                         (tony-site.yaml, docs/site-settings.md): it fills what the job
+                         leaves at its default
 
 TonY's configuration (docs/migrating-from-tony.md), instead of --spec:
       --tony_conf <tony.xml>   TonY's job configuration (tony.<role>.instances, memory, ...);
@@ -701,6 +711,8 @@ Where and how:
       --dry-run          print the job as YAML (accepted back by --spec) with a summary per
                          job type (resources, command, environment) and exit
       --dry-run-tasks    as --dry-run, listing every task with its whole environment
+      --show_site        print the cluster's site settings (defaults, templates, limits;
+                         docs/site-settings.md), each with its file and line, and exit
       --detach           return right after submission
       --quiet            no progress lines
   -h, --help             this help

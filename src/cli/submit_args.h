@@ -26,6 +26,7 @@ struct SubmitArgs {
   bool detach = false;
   bool help = false;
   bool version = false;
+  bool show_site = false;  // --show_site: print the site file's settings and exit
   bool quiet = false;
   std::string conf_dir;     // --conf_dir; Default: "" (conf::FindConfDirs' search)
   std::string principal;    // --principal; Default: "" (Kerberos: the ticket cache)
@@ -35,7 +36,7 @@ struct SubmitArgs {
 };
 
 // `args` excludes the program name. InvalidArgument names the flag (or YAML key) and the fix.
-// With --help or --version nothing else is checked.
+// With --help, --version or --show_site nothing else is checked (but --conf_dir is read).
 absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args);
 
 // The text of `ytf-submit --help`.

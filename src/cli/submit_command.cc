@@ -12,9 +12,13 @@
 #include "absl/time/clock.h"
 #include "cli/client_task.h"
 #include "common/resident.h"
+#include "common/status_macros.h"
 #include "conf/configuration.h"
+#include "spec/access_control.h"
 #include "spec/python_env.h"
+#include "spec/site_config.h"
 #include "tony/submitter.h"
+#include "yarn/yarn_client.h"
 
 namespace tony::cli {
 namespace {
@@ -37,7 +41,43 @@ std::string ProgressLine(const ApplicationStatus& s, absl::Time start) {
   return line;
 }
 
+std::vector<std::string> SiteConfDirs(const SubmitArgs& args) {
+  auto dirs = conf::FindConfDirs(args.conf_dir);
+  return dirs.ok() ? *dirs : std::vector<std::string>();
+}
+
+// The site file's template, defaults and limits, before anything is shown or sent (the YARN
+// submitter applies them again, for its C++ and Python callers: the result is unchanged).
+absl::StatusOr<JobSpec> WithSite(const SubmitArgs& args) {
+  TONY_ASSIGN_OR_RETURN(spec::SiteConfig site, spec::LoadSiteConfig(SiteConfDirs(args)));
+  const std::string user = yarn::CurrentUserName();
+  return spec::ApplyAndCheckSite(args.spec, site, {user, spec::LocalGroupsOf(user)});
+}
+
 }  // namespace
+
+int RunShowSite(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
+  if (auto dirs = conf::FindConfDirs(args.conf_dir); !dirs.ok()) {
+    err << "ytf-submit: --conf_dir: " << dirs.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::string looked;
+  for (const std::string& dir : SiteConfDirs(args)) {
+    absl::StrAppend(&looked, dir, "/", spec::kSiteFileName, ", ");
+  }
+  const char* fallback = std::getenv(spec::kSiteFileEnv);
+  absl::StrAppend(&looked, fallback != nullptr
+                               ? absl::StrCat("$", spec::kSiteFileEnv, "=", fallback)
+                               : spec::kDefaultSiteFile);
+  out << "looked for: " << looked << "\n";
+  absl::StatusOr<spec::SiteConfig> site = spec::LoadSiteConfig(SiteConfDirs(args));
+  if (!site.ok()) {
+    err << "ytf-submit: " << site.status().message() << "\n";
+    return kExitUsage;
+  }
+  out << spec::DescribeSite(*site);
+  return kExitOk;
+}
 
 Backend ChooseBackend(const SubmitArgs& args) {
   if (args.backend != Backend::kAuto) return args.backend;
@@ -52,7 +92,14 @@ int ExitCodeFor(const absl::Status& status) {
   return kExitInternal;
 }
 
-int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err) {
+int RunSubmit(const SubmitArgs& given, std::ostream& out, std::ostream& err) {
+  SubmitArgs args = given;
+  if (absl::StatusOr<JobSpec> spec = WithSite(given); spec.ok()) {
+    args.spec = *std::move(spec);
+  } else {
+    err << "ytf-submit: " << spec.status().message() << "\n";
+    return ExitCodeFor(spec.status());
+  }
   if (args.dry_run) {
     if (!args.spec.python_env.empty()) {
       // Bad archives are refused before anything is shown, as a submission would.

@@ -25,8 +25,13 @@ int ExitCodeFor(const absl::Status& status);
 // loader use too), local processes when it finds none.
 Backend ChooseBackend(const SubmitArgs& args);
 
-// Runs the submission. `out` gets the results a script may read (application id, YAML of a dry
-// run); `err` gets progress and diagnostics. Installs SIGINT/SIGTERM handlers while it waits.
+// `ytf-submit --show_site`: where the site file was looked for and each of its settings with
+// its line. Exit 2 for a site file that does not parse.
+int RunShowSite(const SubmitArgs& args, std::ostream& out, std::ostream& err);
+
+// Runs the submission, over the cluster's site file (spec/site_config.h) first. `out` gets the
+// results a script may read (application id, YAML of a dry run); `err` gets progress and
+// diagnostics. Installs SIGINT/SIGTERM handlers while it waits.
 int RunSubmit(const SubmitArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace tony::cli

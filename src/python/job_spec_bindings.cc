@@ -360,6 +360,7 @@ void BindJobSpecFields(py::class_<JobSpec>& c) {
       .def_readwrite("tensorboard", &JobSpec::tensorboard)
       .def_readwrite("tensorboard_command", &JobSpec::tensorboard_command)
       .def_readwrite("python_env", &JobSpec::python_env)
+      .def_readwrite("site_template", &JobSpec::site_template)
       .def_readwrite("client_mode", &JobSpec::client_mode)
       .def_readwrite("am_vcores", &JobSpec::am_vcores)
       .def_readwrite("am_memory_mb", &JobSpec::am_memory_mb)

@@ -432,6 +432,14 @@ absl::Status CheckSiteLimits(const JobSpec& spec, const SiteConfig& site, const 
   return CheckTotals(tasks, site);
 }
 
+absl::StatusOr<JobSpec> ApplyAndCheckSite(const JobSpec& spec, const SiteConfig& site,
+                                          const SiteUser& user) {
+  TONY_ASSIGN_OR_RETURN(JobSpec applied, ApplySite(spec, site));
+  TONY_RETURN_IF_ERROR(ValidateJobSpec(applied));
+  TONY_RETURN_IF_ERROR(CheckSiteLimits(applied, site, user));
+  return applied;
+}
+
 std::string DescribeSite(const SiteConfig& site) {
   if (site.path.empty()) return "no site file: no defaults, templates or limits apply\n";
   std::string out = absl::StrCat("site file: ", site.path, "\n");

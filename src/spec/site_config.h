@@ -102,6 +102,11 @@ absl::StatusOr<JobSpec> ApplySite(const JobSpec& spec, const SiteConfig& site);
 // the file and line that set it, what in the spec breaks it and how to fix it (InvalidArgument).
 absl::Status CheckSiteLimits(const JobSpec& spec, const SiteConfig& site, const SiteUser& user);
 
+// ApplySite, ValidateJobSpec of the result, then CheckSiteLimits: what a client runs before
+// anything is sent.
+absl::StatusOr<JobSpec> ApplyAndCheckSite(const JobSpec& spec, const SiteConfig& site,
+                                          const SiteUser& user);
+
 // What `ytf-submit --show_site` prints: the file and each setting with its line.
 std::string DescribeSite(const SiteConfig& site);
 

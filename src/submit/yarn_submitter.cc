@@ -50,7 +50,9 @@
 #include "conf/history_keys.h"
 #include "ipc/digest_md5.h"
 #include "ipc/kerberos.h"
+#include "spec/access_control.h"
 #include "spec/python_env.h"
+#include "spec/site_config.h"
 #include "submit/artifact_cache.h"
 #include "submit/cluster_checks.h"
 #include "submit/contract.h"
@@ -588,8 +590,12 @@ class YarnSubmitter : public Submitter {
   }
   std::string user() const override { return cluster_->user; }
 
-  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
-    TONY_RETURN_IF_ERROR(ValidateJobSpec(input));
+  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& given) override {
+    // The cluster's site file (tony-site.yaml) first: its template, defaults and limits.
+    TONY_ASSIGN_OR_RETURN(spec::SiteConfig site, spec::LoadSiteConfig(cluster_->conf.conf_dirs()));
+    TONY_ASSIGN_OR_RETURN(const JobSpec input,
+                          spec::ApplyAndCheckSite(
+                              given, site, {cluster_->user, spec::LocalGroupsOf(cluster_->user)}));
     // Configuration the AM gets is checked before anything reaches the cluster.
     TONY_RETURN_IF_ERROR(history::UsageIntervalFromConf(cluster_->conf).status());
     const JobSpec spec = ExpandElastic(input);

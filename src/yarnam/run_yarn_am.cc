@@ -25,6 +25,7 @@
 #include "history/live_job_view.h"
 #include "spec/access_control.h"
 #include "submit/contract.h"
+#include "yarnam/site_check.h"
 #include "yarnam/yarn_am.h"
 #include "yarnam/yarn_resource_manager.h"
 
@@ -64,7 +65,7 @@ int RunYarnApplicationMaster(const std::map<std::string, std::string>& env) {
   }
   YarnAm& yam = **yarn_am;
   absl::StatusOr<std::string> secret = broker::SecretFromEnvironment();
-  absl::StatusOr<JobSpec> spec = LoadJobSpecFile(yam.spec_file());
+  absl::StatusOr<JobSpec> spec = CheckedAgainstSite(LoadJobSpecFile(yam.spec_file()));
   if (!secret.ok() || !spec.ok()) {
     absl::Status why = !secret.ok() ? secret.status() : spec.status();
     TONY_LOG(ERROR) << "tony-am: " << why;

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     std::cout << "ytf-submit " << TONY_VERSION_STRING << "\n";
     return tony::cli::kExitOk;
   }
+  if (parsed->show_site) return tony::cli::RunShowSite(*parsed, std::cout, std::cerr);
   const int code = tony::cli::RunSubmit(*parsed, std::cout, std::cerr);
   // exit's destructors (OpenSSL's, gnutls', libtony's) then fault in only what they run.
   tony::ReleaseReadOnlyFilePages();

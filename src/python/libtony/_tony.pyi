@@ -220,6 +220,7 @@ class JobSpec:
     tensorboard: bool
     tensorboard_command: str
     python_env: str
+    site_template: str
     client_mode: bool
     am_vcores: int
     am_memory_mb: int
