@@ -577,6 +577,65 @@ TEST(CliTest, ABadUsageIntervalIsOneLineNamingTheKeyAndNothingIsSubmitted) {
   EXPECT_EQ(AppIdOf(r.out + r.err), "");
 }
 
+// A copy of the cluster's configuration directory with `site` as its tony-site.yaml.
+std::string ConfWithSite(const std::string& name, const std::string& site) {
+  const std::string dir = absl::StrCat(TempDir(), "/", name);
+  const std::string conf = harness::HadoopCluster::Get().conf_dir();
+  EXPECT_EQ(
+      std::system(("mkdir -p '" + dir + "' && cp -R '" + conf + "'/. '" + dir + "/'").c_str()), 0);
+  std::ofstream(dir + "/tony-site.yaml") << site;
+  return dir;
+}
+
+// The site file's limit refuses in one line naming it, its value and the file, before any
+// application exists.
+TEST(CliTest, ASiteLimitRefusesInOneLineAndLeavesNoApplication) {
+  const std::string conf = ConfWithSite("site-limits", "limits:\n  max_tasks_per_job: 2\n");
+  Result r = Exec(
+      {Submit(), "--yarn", "-n", "cli-itest-site-refused", "-r", "worker:3", "-m", "128m", "true"},
+      {{"HADOOP_CONF_DIR", conf}, {"TONY_SITE_FILE", ""}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, absl::StrCat("ytf-submit: limits.max_tasks_per_job is 2 (", conf,
+                                "/tony-site.yaml:2): the job has 3 tasks; ask for less or ask "
+                                "the cluster's admins\n"));
+  EXPECT_EQ(r.out, "");
+  Result list = Exec({Ytf(), "list", "--all"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, Not(HasSubstr("cli-itest-site-refused")));
+
+  // A broken site file refuses too, naming file and line: it never silently drops a limit.
+  const std::string broken = ConfWithSite("site-broken", "limits:\n  max_task_per_job: 2\n");
+  r = Exec({Submit(), "--yarn", "-n", "cli-itest-site-refused", "-r", "worker:1", "true"},
+           {{"HADOOP_CONF_DIR", broken}, {"TONY_SITE_FILE", ""}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat(broken,
+                                            "/tony-site.yaml:2:3: limits.max_task_per_job: "
+                                            "unknown key")));
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(AppIdOf(r.out + r.err), "");
+}
+
+// A template's settings reach the job: its environment in the tasks, its name in the spec.
+TEST(CliTest, ASiteTemplateIsAppliedToTheJob) {
+  const std::string conf =
+      ConfWithSite("site-template",
+                   "defaults:\n  env: {SITE_DEFAULT_MARK: from-defaults}\n"
+                   "templates:\n  small:\n    env: {SITE_TEMPLATE_MARK: from-template}\n"
+                   "    jobs: {worker: {memory: 128m}}\n");
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-site-template", "--template", "small", "-r",
+                   "worker:1", "echo \"marks=$SITE_TEMPLATE_MARK,$SITE_DEFAULT_MARK\""},
+                  {{"HADOOP_CONF_DIR", conf}, {"TONY_SITE_FILE", ""}});
+  const std::string app = AppIdOf(r.out);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  Result logs = Exec({Ytf(), "logs", app, "--task", "worker:0", "--file", "stdout"});
+  EXPECT_THAT(logs.out, HasSubstr("marks=from-template,from-defaults\n"));
+  Result shown =
+      Exec({Submit(), "--show_site"}, {{"HADOOP_CONF_DIR", conf}, {"TONY_SITE_FILE", ""}});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_THAT(shown.out,
+              HasSubstr("  templates.small.env.SITE_TEMPLATE_MARK: from-template  (line 5)"));
+}
+
 TEST(CliTest, UnreachableResourceManagerSaysWhatAndGivesUp) {
   Result r = Exec({Submit(), "--yarn", "-D", "yarn.resourcemanager.address=localhost:1", "-r",
                    "worker:1", "true"});
