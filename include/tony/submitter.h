@@ -299,7 +299,10 @@ class TONY_EXPORT Submitter {
  public:
   virtual ~Submitter() = default;
 
-  // Validates `spec` (InvalidArgument, nothing submitted) and submits it.
+  // Validates `spec` (InvalidArgument, nothing submitted) and submits it. The YARN submitter
+  // first applies the cluster's site file (tony-site.yaml in the Hadoop configuration
+  // directory: the spec's template and the site's defaults) and refuses a spec that breaks one
+  // of its limits, InvalidArgument naming the limit and the file (docs/site-settings.md).
   virtual absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) = 0;
 
   // Re-attaches to an application of this backend by id, e.g. after the host program restarted:
