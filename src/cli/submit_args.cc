@@ -586,8 +586,12 @@ absl::StatusOr<SubmitArgs> ParseSubmitArgs(const std::vector<std::string>& args)
   TONY_RETURN_IF_ERROR(ApplyResourceFlags(flags, &spec));
   for (const RawFlag& f : flags) TONY_RETURN_IF_ERROR(ApplyFlag(f, &spec, &out));
   SetCommand(positional, argv_form, &spec);
-  TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
-  for (const std::string& w : JobSpecWarnings(spec)) TONY_LOG(WARNING) << w;
+  // A job on a template is whole only over the site file (its roles may come from there):
+  // RunSubmit validates it once the site is applied.
+  if (spec.site_template.empty()) {
+    TONY_RETURN_IF_ERROR(ValidateJobSpec(spec));
+    for (const std::string& w : JobSpecWarnings(spec)) TONY_LOG(WARNING) << w;
+  }
   if (spec.client_mode && out.detach && !out.dry_run) {
     return absl::InvalidArgumentError(
         "--client: runs the client task here until the job ends; drop --detach (or --client)");

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/client_task.h"
+#include "common/logging.h"
 #include "common/resident.h"
 #include "common/status_macros.h"
 #include "conf/configuration.h"
@@ -51,7 +52,13 @@ std::vector<std::string> SiteConfDirs(const SubmitArgs& args) {
 absl::StatusOr<JobSpec> WithSite(const SubmitArgs& args) {
   TONY_ASSIGN_OR_RETURN(spec::SiteConfig site, spec::LoadSiteConfig(SiteConfDirs(args)));
   const std::string user = yarn::CurrentUserName();
-  return spec::ApplyAndCheckSite(args.spec, site, {user, spec::LocalGroupsOf(user)});
+  TONY_ASSIGN_OR_RETURN(
+      JobSpec spec, spec::ApplyAndCheckSite(args.spec, site, {user, spec::LocalGroupsOf(user)}));
+  // ParseSubmitArgs left a job on a template to this point.
+  if (!args.spec.site_template.empty()) {
+    for (const std::string& w : JobSpecWarnings(spec)) TONY_LOG(WARNING) << w;
+  }
+  return spec;
 }
 
 }  // namespace

@@ -591,9 +591,10 @@ std::string ConfWithSite(const std::string& name, const std::string& site) {
 // application exists.
 TEST(CliTest, ASiteLimitRefusesInOneLineAndLeavesNoApplication) {
   const std::string conf = ConfWithSite("site-limits", "limits:\n  max_tasks_per_job: 2\n");
-  Result r = Exec(
-      {Submit(), "--yarn", "-n", "cli-itest-site-refused", "-r", "worker:3", "-m", "128m", "true"},
-      {{"HADOOP_CONF_DIR", conf}, {"TONY_SITE_FILE", ""}});
+  // A name of this run alone: an earlier run's refusal may have been an application.
+  const std::string name = absl::StrCat("cli-itest-site-refused-", getpid());
+  Result r = Exec({Submit(), "--yarn", "-n", name, "-r", "worker:3", "-m", "128m", "true"},
+                  {{"HADOOP_CONF_DIR", conf}, {"TONY_SITE_FILE", ""}});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.err, absl::StrCat("ytf-submit: limits.max_tasks_per_job is 2 (", conf,
                                 "/tony-site.yaml:2): the job has 3 tasks; ask for less or ask "
@@ -601,11 +602,11 @@ TEST(CliTest, ASiteLimitRefusesInOneLineAndLeavesNoApplication) {
   EXPECT_EQ(r.out, "");
   Result list = Exec({Ytf(), "list", "--all"});
   EXPECT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_THAT(list.out, Not(HasSubstr("cli-itest-site-refused")));
+  EXPECT_THAT(list.out, Not(HasSubstr(name)));
 
   // A broken site file refuses too, naming file and line: it never silently drops a limit.
   const std::string broken = ConfWithSite("site-broken", "limits:\n  max_task_per_job: 2\n");
-  r = Exec({Submit(), "--yarn", "-n", "cli-itest-site-refused", "-r", "worker:1", "true"},
+  r = Exec({Submit(), "--yarn", "-n", name, "-r", "worker:1", "true"},
            {{"HADOOP_CONF_DIR", broken}, {"TONY_SITE_FILE", ""}});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(absl::StrCat(broken,

@@ -71,6 +71,18 @@ TEST_F(SiteCliTest, TemplateAndDefaultsShowInTheDryRun) {
   EXPECT_THAT(out_.str(), HasSubstr("SITE_PROXY"));
 }
 
+TEST_F(SiteCliTest, ATemplatesRolesStandInForClusterRequirement) {
+  Write(
+      "templates:\n  tf-ps:\n    jobs:\n      ps: {instances: 1}\n      worker: {instances: 2}\n");
+  ASSERT_EQ(DryRun({"--template", "tf-ps", "python train.py"}), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("ps:\n"));
+  EXPECT_THAT(out_.str(), HasSubstr("instances: 2"));
+  // Without the template the same line is still refused, naming -r.
+  absl::StatusOr<SubmitArgs> bare = ParseSubmitArgs({"--dry-run", "python train.py"});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_THAT(bare.status().message(), HasSubstr("-r/--cluster_requirement"));
+}
+
 TEST_F(SiteCliTest, ABrokenLimitIsOneLineExitTwo) {
   EXPECT_EQ(DryRun({"-r", "worker:1", "-g", "3", "true"}), kExitUsage);
   EXPECT_EQ(out_.str(), "");

@@ -3,9 +3,12 @@
 // The C++ YARN Submitter (and so Python's) over the cluster's site file, on the real test
 // cluster: a spec over a limit is refused before any application exists.
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -35,7 +38,9 @@ TEST(SubmitterSiteTest, ALimitRefusesBeforeAnyApplicationExists) {
 
   JobSpec spec;
   spec.name = "submitter-site-refused";
-  spec.tags = {"b7-submitter-site-refused"};
+  // A tag of this run alone: an earlier run's refusal may have been an application.
+  const std::string tag = absl::StrCat("site-itest-", getpid(), "-", std::random_device()());
+  spec.tags = {tag};
   spec.command = "true";
   spec.task_defaults.memory_mb = 128;
   spec.job_types.push_back({.name = "worker", .instances = 2});
@@ -54,7 +59,7 @@ TEST(SubmitterSiteTest, ALimitRefusesBeforeAnyApplicationExists) {
 
   ListOptions list;
   list.include_finished = true;
-  list.tags = {"b7-submitter-site-refused"};
+  list.tags = {tag};
   auto apps = (*submitter)->List(list);
   ASSERT_TRUE(apps.ok()) << apps.status();
   EXPECT_TRUE(apps->empty());
