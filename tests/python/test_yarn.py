@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 
 import pytest
 
@@ -109,3 +110,28 @@ def test_tony_xml_runs_unchanged_through_the_wheels_ytf_submit(cluster_env, task
     assert out.returncode == 0, out.stderr
     assert "tony.task.executor.jvm.opts: ignored" in out.stderr
     assert "SUCCEEDED" in out.stderr
+
+
+def test_site_limit_refuses_and_template_applies(cluster_env, tmp_path, monkeypatch):
+    """The cluster's tony-site.yaml (docs/site-settings.md) binds Python's Submitter too: a
+    limit refuses before anything is sent, naming the limit and the file; a template applies."""
+    conf = tmp_path / "conf"
+    shutil.copytree(cluster_env["HADOOP_CONF_DIR"], conf)
+    (conf / "tony-site.yaml").write_text(
+        "templates:\n  small:\n    env: {SITE_MARK: from-template}\n"
+        "limits:\n  max_tasks_per_job: 1\n")
+    monkeypatch.setenv("TONY_SITE_FILE", "")
+    submitter = libtony.Submitter.yarn(conf_dir=str(conf))
+    spec = libtony.JobSpec(name="python-site-refused", command="true", job_types={"worker": 2},
+                           task_defaults=libtony.Resources(memory_mb=256), am_memory_mb=256)
+    with pytest.raises(ValueError, match=r"^limits\.max_tasks_per_job is 1 \(.*/tony-site\.yaml:5\)"):
+        submitter.submit(spec)
+
+    spec = libtony.JobSpec(name="python-site-template", command='echo "mark=$SITE_MARK"',
+                           job_types={"worker": 1}, task_defaults=libtony.Resources(memory_mb=256),
+                           am_memory_mb=256)
+    spec.site_template = "small"
+    app = submitter.submit(spec)
+    final = app.wait(timeout=600)
+    assert final.state == libtony.AppState.SUCCEEDED, final.diagnostics
+    assert "mark=from-template" in app.logs("worker:0", "stdout")
