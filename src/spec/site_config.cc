@@ -60,6 +60,23 @@ void Flatten(const YAML::Node& n, const std::string& key, int line, SiteConfig* 
   site->settings.push_back({key, n.IsScalar() ? n.Scalar() : "", line});
 }
 
+// YAML lets a map name a key twice and yaml-cpp reads the first: a second limit would be lost.
+absl::Status CheckNoDuplicateKeys(const YamlReader& r, const YAML::Node& n,
+                                  const std::string& key) {
+  if (n.IsSequence()) {
+    for (const YAML::Node& item : n) TONY_RETURN_IF_ERROR(CheckNoDuplicateKeys(r, item, key));
+  }
+  if (!n.IsMap()) return absl::OkStatus();
+  std::set<std::string> seen;
+  for (const auto& kv : n) {
+    const std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    const std::string path = key.empty() ? name : absl::StrCat(key, ".", name);
+    if (!seen.insert(name).second) return r.Error(kv.first, path, "appears twice");
+    TONY_RETURN_IF_ERROR(CheckNoDuplicateKeys(r, kv.second, path));
+  }
+  return absl::OkStatus();
+}
+
 // A job-spec fragment: the keys of a job spec but those that make no sense shared.
 absl::StatusOr<JobSpec> FragmentFrom(const YamlReader& r, const YAML::Node& n,
                                      const std::string& key, bool roles_allowed) {
@@ -156,6 +173,7 @@ absl::StatusOr<SiteConfig> SiteFrom(const YamlReader& r, const YAML::Node& root,
   site.path = std::string(path);
   if (root.IsNull()) return site;
   TONY_RETURN_IF_ERROR(r.CheckKeys(root, "", {"defaults", "templates", "limits"}));
+  TONY_RETURN_IF_ERROR(CheckNoDuplicateKeys(r, root, ""));
   if (root["defaults"]) {
     TONY_ASSIGN_OR_RETURN(site.defaults, FragmentFrom(r, root["defaults"], "defaults", false));
   }

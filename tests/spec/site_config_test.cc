@@ -114,6 +114,9 @@ TEST(SiteConfigTest, BadFilesNameFileLineAndKey) {
       {"templates: [a, b]\n", ":1:12: templates: expected a map"},
       {"limits: [\n", "/conf/tony-site.yaml:2:1:"},
       {"- a\n", "/conf/tony-site.yaml:1:1: : expected a map"},
+      {"limits:\n  max_gpus_per_task: 1\n  max_gpus_per_task: 8\n",
+       "/conf/tony-site.yaml:3:3: limits.max_gpus_per_task: appears twice"},
+      {"templates:\n  a: {queue: x}\n  a: {queue: y}\n", ":3:3: templates.a: appears twice"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<SiteConfig> site = ParseSiteConfig(c.yaml, kPath);
