@@ -20,34 +20,6 @@ bool IsSidecar(const TaskSpec& spec) { return spec.job_name == kTensorBoardJobNa
 
 }  // namespace
 
-absl::string_view TaskPhaseName(TaskPhase phase) {
-  switch (phase) {
-    case TaskPhase::kBlocked:
-      return "BLOCKED";
-    case TaskPhase::kWaiting:
-      return "WAITING";
-    case TaskPhase::kAllocated:
-      return "ALLOCATED";
-    case TaskPhase::kRegistered:
-      return "REGISTERED";
-    case TaskPhase::kRunning:
-      return "RUNNING";
-    case TaskPhase::kExitHeld:
-      return "EXIT_HELD";
-    case TaskPhase::kStopping:
-      return "STOPPING";
-    case TaskPhase::kStopped:
-      return "STOPPED";
-    case TaskPhase::kEnded:
-      return "EXITED";
-    case TaskPhase::kRestartPending:
-      return "RESTARTING";
-    case TaskPhase::kReleased:
-      return "RELEASED";
-  }
-  return "?";
-}
-
 void JobActions::Append(JobActions&& o) {
   auto move_all = [](auto& to, auto& from) {
     for (auto& x : from) to.push_back(std::move(x));
@@ -112,8 +84,7 @@ JobState::JobState(JobStateOptions options)
     Task& t = tasks_[id];
     t.spec = std::move(client);
     t.outside = true;
-    t.phase = TaskPhase::kAllocated;  // nothing to allocate; it "registers" by starting
-    t.allocated = true;
+    t.allocated = true;  // nothing to allocate; it "registers" by starting
     t.container_ended = true;
   }
   if (!any_tracked) {
@@ -124,13 +95,45 @@ JobState::JobState(JobStateOptions options)
     if (CheckScaleRequest(role, tasks).ok()) scale_target_[role] = tasks;
   }
   round_ = DependencyRounds(options_.spec);
-  for (auto& [id, t] : tasks_) {
-    const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
-    if (jt == nullptr || jt->depends_on.empty()) continue;
-    t.phase = TaskPhase::kBlocked;
-    t.container_ended = true;  // it has none
+  for (auto& [id, t] : tasks_) Enter(t, FirstPhase(t));
+}
+
+TaskPhase JobState::FirstPhase(Task& t) {
+  auto target = scale_target_.find(t.spec.job_name);
+  if (target != scale_target_.end() && t.spec.index >= target->second) {
+    // As a task a scale down stopped: never asked for, until CheckScale's scale up.
+    t.scaled_down = true;
+    t.container_ended = true;
+    return TaskPhase::kStopped;
   }
-  for (auto& [id, t] : tasks_) KeepScaledDown(t);
+  const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+  if (jt != nullptr && !jt->depends_on.empty()) {
+    t.container_ended = true;  // it has none
+    return TaskPhase::kBlocked;
+  }
+  return t.outside ? TaskPhase::kAllocated : TaskPhase::kWaiting;
+}
+
+void JobState::Enter(Task& t, TaskPhase first) {
+  if (!PhaseChangeAllowed(std::nullopt, first)) {
+    ++refused_phase_changes_;
+    TONY_LOG(ERROR) << "internal error: " << t.spec.id() << " may not start "
+                    << TaskPhaseName(first);
+    return;
+  }
+  t.phase = first;
+}
+
+bool JobState::MoveTo(Task& t, TaskPhase to, JobActions* out) {
+  if (!PhaseChangeAllowed(t.phase, to)) {
+    ++refused_phase_changes_;
+    TONY_DEFER_LOG(out->log, ERROR)
+        << "internal error: refused to move " << t.spec.id() << " from " << TaskPhaseName(t.phase)
+        << " to " << TaskPhaseName(to) << " (docs/am-state-machine.md)";
+    return false;
+  }
+  t.phase = to;
+  return true;
 }
 
 JobActions JobState::Start(absl::Time now) {
@@ -151,35 +154,28 @@ JobActions JobState::Start(absl::Time now) {
   return out;
 }
 
-void JobState::KeepScaledDown(Task& t) {
-  auto target = scale_target_.find(t.spec.job_name);
-  if (target == scale_target_.end() || t.spec.index < target->second) return;
-  // As a task a scale down stopped: never asked for, until CheckScale's scale up.
-  t.scaled_down = true;
-  t.phase = TaskPhase::kStopped;
-  t.container_ended = true;
-}
-
 void JobState::StopQuietly(Task& t, const TaskId& id, JobActions* out) {
   const bool live = t.allocated && !t.container_ended;
   out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
   t.register_by.reset();
   t.linger_until.reset();
   if (live) {
-    t.phase = TaskPhase::kStopping;  // stopped when its container ends
+    MoveTo(t, TaskPhase::kStopping, out);  // stopped when its container ends
   } else {
-    t.phase = TaskPhase::kStopped;  // its request is withdrawn; nothing comes back
+    MoveTo(t, TaskPhase::kStopped, out);  // its request is withdrawn; nothing comes back
     t.container_ended = true;
   }
 }
 
-void JobState::Renew(Task& t) {
+void JobState::Renew(Task& t, TaskPhase to, JobActions* out) {
   Task fresh;
   fresh.spec = std::move(t.spec);
+  fresh.phase = t.phase;
   fresh.restarts = t.restarts;
   fresh.in_place_restarts = t.in_place_restarts;
   fresh.scaled_down = t.scaled_down;
   t = std::move(fresh);
+  MoveTo(t, to, out);
 }
 
 JobState::Task* JobState::Find(const TaskId& id) {
@@ -213,56 +209,20 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
       if (t != nullptr) OnRegistered(*t, e, &out);
       break;
     case Kind::kPublished:
-      TONY_DEFER_LOG(out.log, INFO) << "every task registered; cluster spec published";
-      published_ = true;
-      gang_.Settle();
-      for (const auto& [id, task] : tasks_) {
-        // The client (client mode) starts now; if its ytf-submit is gone, it never will.
-        if (task.outside && !task.registered) {
-          client_start_deadline_ = now + options_.spec.timeouts.registration;
-        }
-      }
+      OnPublished(now, &out);
       break;
     case Kind::kStarted:
     case Kind::kRestarted:
-      if (t == nullptr || t->finished() || t->phase == TaskPhase::kReleased) break;
-      t->started = true;
-      if (t->outside) t->registered = true;  // it never registers with the broker
-      if (t->phase <= TaskPhase::kRegistered) t->phase = TaskPhase::kRunning;
-      if (e.kind == Kind::kRestarted) {
-        t->in_place_restarts = std::max(t->in_place_restarts, e.restart);
-        std::string warning = diagnostics_.WithTail(
-            absl::StrCat("warning: ", e.task.ToString(), " exited with code ", e.code,
-                         " and was restarted (", e.restart, " of at most 3); training goes on"),
-            e.text, false);
-        TONY_DEFER_LOG(out.log, WARNING) << warning;
-        diagnostics_.SidecarWarning(e.task, std::move(warning));
-      }
+      if (t != nullptr) OnStarted(*t, e, &out);
       break;
     case Kind::kExited:
       if (t == nullptr) break;
       t->executor_ended = true;
       OnExited(*t, e, now, &out);
       break;
-    case Kind::kRegistrationTimeout: {
-      std::string message = absl::StrCat("registration deadline of ",
-                                         absl::FormatDuration(options_.spec.timeouts.registration),
-                                         " passed; never registered: ", SummarizeTasks(e.missing));
-      if (std::string pending = Pending(now); !pending.empty()) {
-        absl::StrAppend(&message, "; containers never allocated: ", pending);
-      }
-      Finish(AppState::kFailed, message, &out);
-      break;
-    }
+    case Kind::kRegistrationTimeout:
     case Kind::kHeartbeatTimeout:
-      if (t == nullptr || t->finished()) break;
-      Finish(AppState::kFailed,
-             absl::StrCat(e.task.ToString(), " sent no heartbeat for ",
-                          absl::FormatDuration(options_.heartbeat_timeout),
-                          t->outside ? " (the client task of client mode: its ytf-submit was "
-                                       "killed or lost the cluster)"
-                                     : ""),
-             &out);
+      OnTimeout(e, now, &out);
       break;
     case Kind::kKill:
       Finish(AppState::kKilled, e.text.empty() ? "killed" : e.text, &out);
@@ -270,33 +230,94 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
     case Kind::kTensorBoardListening:
       OnTensorBoardListening(e.text, &out);
       break;
-    case Kind::kScale:
-      if (absl::Status s = CheckScaleRequest(e.task.job, e.code); !s.ok()) {
-        TONY_DEFER_LOG(out.log, WARNING) << "scale refused: " << s.message();
-        break;
-      }
-      TONY_DEFER_LOG(out.log, INFO) << "scaling " << e.task.job << " to " << e.code << " tasks";
-      scale_target_[e.task.job] = e.code;
-      break;
     case Kind::kNodeState:
       if (!outcome_) ApplyExclusion(exclusion_.OnNodeState(e.node, e.text), &out);
       break;
     case Kind::kClusterNodes:
       if (!outcome_) ApplyExclusion(exclusion_.OnClusterNodes(e.code), &out);
       break;
+    case Kind::kScale:
     case Kind::kSuspend:
     case Kind::kResume:
-      if (absl::Status s = CheckSuspendRequest(e.kind == Kind::kSuspend); !s.ok()) {
-        TONY_DEFER_LOG(out.log, WARNING) << "suspend/resume refused: " << s.message();
-      } else if (e.kind == Kind::kSuspend) {
-        Suspend(now, &out);
-      } else {
-        Resume(now, &out);
-      }
+      OnRequest(e, now, &out);
       break;
   }
   out.Append(Tick(now));
   return out;
+}
+
+void JobState::OnPublished(absl::Time now, JobActions* out) {
+  TONY_DEFER_LOG(out->log, INFO) << "every task registered; cluster spec published";
+  published_ = true;
+  gang_.Settle();
+  for (const auto& [id, task] : tasks_) {
+    // The client (client mode) starts now; if its ytf-submit is gone, it never will.
+    if (task.outside && !task.registered) {
+      client_start_deadline_ = now + options_.spec.timeouts.registration;
+    }
+  }
+}
+
+// kStarted, kRestarted (in place).
+void JobState::OnStarted(Task& t, const JobEvent& e, JobActions* out) {
+  if (t.finished() || t.Idle()) return;
+  t.started = true;
+  if (t.outside) t.registered = true;  // it never registers with the broker
+  if (t.phase != TaskPhase::kExitHeld && t.phase != TaskPhase::kStopping) {
+    MoveTo(t, TaskPhase::kRunning, out);
+  }
+  if (e.kind != JobEvent::Kind::kRestarted) return;
+  t.in_place_restarts = std::max(t.in_place_restarts, e.restart);
+  std::string warning = diagnostics_.WithTail(
+      absl::StrCat("warning: ", e.task.ToString(), " exited with code ", e.code,
+                   " and was restarted (", e.restart, " of at most 3); training goes on"),
+      e.text, false);
+  TONY_DEFER_LOG(out->log, WARNING) << warning;
+  diagnostics_.SidecarWarning(e.task, std::move(warning));
+}
+
+// kRegistrationTimeout (the broker's), kHeartbeatTimeout.
+void JobState::OnTimeout(const JobEvent& e, absl::Time now, JobActions* out) {
+  if (e.kind == JobEvent::Kind::kRegistrationTimeout) {
+    std::string message = absl::StrCat("registration deadline of ",
+                                       absl::FormatDuration(options_.spec.timeouts.registration),
+                                       " passed; never registered: ", SummarizeTasks(e.missing));
+    if (std::string pending = Pending(now); !pending.empty()) {
+      absl::StrAppend(&message, "; containers never allocated: ", pending);
+    }
+    Finish(AppState::kFailed, message, out);
+    return;
+  }
+  const Task* t = Find(e.task);
+  if (t == nullptr || t->finished()) return;
+  Finish(AppState::kFailed,
+         absl::StrCat(e.task.ToString(), " sent no heartbeat for ",
+                      absl::FormatDuration(options_.heartbeat_timeout),
+                      t->outside ? " (the client task of client mode: its ytf-submit was "
+                                   "killed or lost the cluster)"
+                                 : ""),
+         out);
+}
+
+// kScale, kSuspend, kResume: the AM's requests, refused with a warning when they may not be.
+void JobState::OnRequest(const JobEvent& e, absl::Time now, JobActions* out) {
+  if (e.kind == JobEvent::Kind::kScale) {
+    if (absl::Status s = CheckScaleRequest(e.task.job, e.code); !s.ok()) {
+      TONY_DEFER_LOG(out->log, WARNING) << "scale refused: " << s.message();
+      return;
+    }
+    TONY_DEFER_LOG(out->log, INFO) << "scaling " << e.task.job << " to " << e.code << " tasks";
+    scale_target_[e.task.job] = e.code;
+    return;
+  }
+  const bool suspend = e.kind == JobEvent::Kind::kSuspend;
+  if (absl::Status s = CheckSuspendRequest(suspend); !s.ok()) {
+    TONY_DEFER_LOG(out->log, WARNING) << "suspend/resume refused: " << s.message();
+  } else if (suspend) {
+    Suspend(now, out);
+  } else {
+    Resume(now, out);
+  }
 }
 
 void JobState::ApplyExclusion(ExclusionDecision d, JobActions* out) {
@@ -327,22 +348,22 @@ void JobState::OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out
     if (e.kind != JobEvent::Kind::kAllocated) t->container_ended = true;
     return;
   }
+  if (t->phase == TaskPhase::kBlocked) return;  // not asked for: no container to hear about
   switch (e.kind) {
     case JobEvent::Kind::kAllocated:
       t->allocated = true;
       t->node = e.node;
-      if (t->phase == TaskPhase::kWaiting) t->phase = TaskPhase::kAllocated;
+      if (t->phase == TaskPhase::kWaiting) MoveTo(*t, TaskPhase::kAllocated, out);
       return;
     case JobEvent::Kind::kLaunchFailed:
       t->container_ended = true;
       if (t->finished()) return;
+      t->exit_code = -1;
       if (t->phase == TaskPhase::kStopping || outcome_) {
-        t->phase = TaskPhase::kStopped;
-        t->exit_code = -1;
+        MoveTo(*t, TaskPhase::kStopped, out);
         return;
       }
-      t->phase = TaskPhase::kEnded;
-      t->exit_code = -1;
+      MoveTo(*t, TaskPhase::kEnded, out);
       if (IsSidecar(t->spec)) {
         std::string warning = absl::StrCat("warning: could not launch ", e.task.ToString(), ": ",
                                            e.text, "; training goes on without it");
@@ -367,7 +388,7 @@ void JobState::BackendGone(const std::string& why, JobActions* out) {
     t.container_ended = true;
     t.end_unconfirmed = true;
     if (!t.finished()) {
-      t.phase = TaskPhase::kStopped;
+      MoveTo(t, TaskPhase::kStopped, out);
       t.exit_code = -1;
     }
   }
@@ -393,11 +414,13 @@ void JobState::OnCompleted(Task& t, const JobEvent& e, absl::Time now, JobAction
 }
 
 void JobState::OnRegistered(Task& t, const JobEvent& e, JobActions* out) {
-  if (t.phase == TaskPhase::kReleased) return;
+  if (t.Idle()) return;
   TONY_DEFER_LOG(out->log, INFO) << e.task.ToString() << " registered at " << e.text;
   t.registered = true;
   t.address = e.text;
-  if (t.phase <= TaskPhase::kAllocated) t.phase = TaskPhase::kRegistered;
+  if (t.phase == TaskPhase::kWaiting || t.phase == TaskPhase::kAllocated) {
+    MoveTo(t, TaskPhase::kRegistered, out);
+  }
   if (IsSidecar(t.spec) && tensorboard_address_.empty()) {
     tensorboard_address_ = e.text;
     out->probe_tensorboard = e.text;  // announced once it answers, never while it refuses
@@ -436,14 +459,14 @@ void JobState::OnRegistered(Task& t, const JobEvent& e, JobActions* out) {
 }
 
 void JobState::OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out) {
-  if (t.finished() || t.phase == TaskPhase::kReleased) return;
+  if (t.finished() || t.Idle()) return;
   if (t.outside) t.registered = true;  // its start report may have been lost
   const bool by_signal = e.code == 128 + SIGTERM || e.code == 128 + SIGKILL;
   if (by_signal && !t.outside && !t.container_ended && t.phase != TaskPhase::kStopping &&
       t.phase != TaskPhase::kExitHeld && !outcome_) {
     // YARN ends a container it preempts (or whose node it gives up) with SIGTERM: the
     // executor's report comes first, the reason with the container's completion.
-    t.phase = TaskPhase::kExitHeld;
+    MoveTo(t, TaskPhase::kExitHeld, out);
     t.held_until = now + options_.exit_cause_wait;
     t.held_code = e.code;
     t.held_tail = e.text;
@@ -466,12 +489,12 @@ void JobState::TaskEnded(Task& t, int code, const std::string& tail, EndKind how
   const std::string id = t.spec.id();
   t.exit_code = code;
   if (outcome_ || t.phase == TaskPhase::kStopping) {
-    t.phase = TaskPhase::kStopped;
+    MoveTo(t, TaskPhase::kStopped, out);
     TONY_DEFER_LOG(out->log, INFO) << id << " stopped (exit code " << code << ")";
     if (tracked_done_ && !outcome_) CheckSuccess(now, out);  // the last lingering one is gone
     return;
   }
-  t.phase = TaskPhase::kEnded;
+  MoveTo(t, TaskPhase::kEnded, out);
   const bool from_container = how == EndKind::kContainerEnded;
   TONY_DEFER_LOG(out->log, INFO) << id << " "
                                  << (from_container ? "ended (its container completed)" : "exited")
@@ -548,7 +571,7 @@ void JobState::TaskFailed(Task& t, int code, const std::string& message, const s
   if (outcome_) return;
   if (relaunch) {
     ++t.restarts;
-    t.phase = TaskPhase::kRestartPending;
+    MoveTo(t, TaskPhase::kRestartPending, out);
     t.relaunch_at = now + d.backoff;
     t.previous_address = t.registered ? t.address : "";
     t.avoid_host = d.avoid_host || exclusion_.Excluded(t.node);
@@ -606,7 +629,7 @@ bool JobState::LingerDone(absl::Time now, JobActions* out) {
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (first && t.linger_until == now && !t.container_ended && !t.finished()) {
-      t.phase = TaskPhase::kStopping;
+      MoveTo(t, TaskPhase::kStopping, out);
       out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
     }
   }

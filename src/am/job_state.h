@@ -6,7 +6,8 @@
 // (ApplicationMaster) owns the threads, the clock, the broker and the backend and carries the
 // actions out; tests feed tables of events and times and compare the actions.
 //
-// Each task is in exactly one phase (TaskPhase); the transitions are in docs/am-state-machine.md.
+// Each task is in exactly one phase (TaskPhase), changed only through the table of task_phase.h;
+// the transitions and their causes are in docs/am-state-machine.md.
 // The rules (docs/executor.md, "Life cycle"):
 //   - Tracked tasks decide: the job SUCCEEDS when every tracked task has exited 0 and FAILS as
 //     soon as one fails for good. Untracked ones (ps, evaluator) fail it if they die non-zero
@@ -51,29 +52,12 @@
 #include "am/job_record.h"
 #include "am/node_exclusion.h"
 #include "am/task_id.h"
+#include "am/task_phase.h"
 #include "common/logging.h"
 #include "tony/job_spec.h"
 #include "tony/submitter.h"
 
 namespace tony::am {
-
-// Where one task is. The facts of its current incarnation (allocated, registered, started) are
-// kept beside it: a stopped task may or may not have started.
-enum class TaskPhase {
-  kBlocked,         // not asked for yet: its role waits for the roles it depends on
-  kWaiting,         // asked for; no container yet
-  kAllocated,       // has a container; its executor has not registered
-  kRegistered,      // registered its address; its command has not started
-  kRunning,         // its command runs
-  kExitHeld,        // ended by a SIGTERM/SIGKILL the AM did not send: waits for the container's
-                    // completion to say why (preemption, lost node) or for exit_cause_wait
-  kStopping,        // told to stop (the job is over)
-  kStopped,         // ended after being told to stop
-  kEnded,           // ended (exit_code), for good
-  kRestartPending,  // failed; relaunched once its container ended and its backoff passed
-  kReleased,        // released for all-or-nothing allocation; asked for again later
-};
-absl::string_view TaskPhaseName(TaskPhase phase);
 
 struct JobEvent {
   enum class Kind {
@@ -296,6 +280,8 @@ class JobState {
 
   // The state of one task, for tests. Null if unknown.
   const TaskPhase* PhaseOf(const TaskId& task) const;
+  // How many phase changes AllowedPhaseChanges() refused (each an internal error), for tests.
+  int refused_phase_changes() const { return refused_phase_changes_; }
 
  private:
   struct Task {
@@ -335,6 +321,8 @@ class JobState {
     bool scaled_down = false;                // stopped by Scale: no failure, revived by it
 
     bool finished() const;
+    // No incarnation that events could be about: not asked for yet (blocked) or released.
+    bool Idle() const { return phase == TaskPhase::kBlocked || phase == TaskPhase::kReleased; }
     // Whether it is (or was, exiting 0) `when`, for the roles that depend on its role.
     bool Reached(DependencyCondition when) const;
     std::optional<absl::Time> NextDeadline() const;
@@ -347,11 +335,23 @@ class JobState {
   Task* Find(const TaskId& id);
   // Stops `t` without failure until it is asked for again (Scale, Suspend): at once when it has
   // no live container (its request is withdrawn), else when its container ends.
-  // A task of a role scaled below it (scale_targets): marked stopped, never asked for.
-  void KeepScaledDown(Task& t);
+  // The first phase of `t`, setting its facts to match: a role scaled below it
+  // (scale_targets) has it stopped, a role with depends_on blocked.
+  TaskPhase FirstPhase(Task& t);
   void StopQuietly(Task& t, const TaskId& id, JobActions* out);
-  // `t` as a new incarnation, asked for again: only its spec and restart counts stay.
-  static void Renew(Task& t);
+  // `t` as a new incarnation, asked for again in phase `to`: only its spec and restart counts
+  // stay.
+  void Renew(Task& t, TaskPhase to, JobActions* out);
+  // Every phase change goes through here: one AllowedPhaseChanges() refuses stays undone, is
+  // logged as an internal error and counted. Returns whether `t` is now in `to`.
+  bool MoveTo(Task& t, TaskPhase to, JobActions* out);
+  // The first phase of a task, when the job is built.
+  void Enter(Task& t, TaskPhase first);
+  // On()'s events, by kind.
+  void OnPublished(absl::Time now, JobActions* out);
+  void OnStarted(Task& t, const JobEvent& e, JobActions* out);
+  void OnTimeout(const JobEvent& e, absl::Time now, JobActions* out);
+  void OnRequest(const JobEvent& e, absl::Time now, JobActions* out);
   void OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out);
   void OnRegistered(Task& t, const JobEvent& e, JobActions* out);
   void OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
@@ -424,6 +424,7 @@ class JobState {
   std::map<TaskId, Task> tasks_;
   std::vector<TaskId> order_;  // as ResolveTasks lists them, then the client task
   bool started_ = false;
+  int refused_phase_changes_ = 0;  // see refused_phase_changes()
   absl::Time job_deadline_ = absl::InfiniteFuture();
   std::optional<AppState> outcome_;
   std::string final_diagnostics_;

@@ -43,7 +43,7 @@ void JobState::StopEverything(absl::Time now, JobActions* out) {
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (t.container_ended || t.finished() || t.phase == TaskPhase::kStopping) continue;
-    t.phase = TaskPhase::kStopping;
+    MoveTo(t, TaskPhase::kStopping, out);
     out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
   }
   stop_deadline_ = now + options_.spec.timeouts.stop_grace + options_.stop_margin;
@@ -128,7 +128,7 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
           t.phase == TaskPhase::kEnded) {
         continue;
       }
-      t.phase = TaskPhase::kReleased;
+      MoveTo(t, TaskPhase::kReleased, out);
       if (!t.container_ended) out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
     }
     return;
@@ -140,16 +140,16 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (t.phase != TaskPhase::kReleased) continue;
-    Renew(t);
     out->reopen.push_back(id);  // its earlier registration no longer counts
     const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
     if (jt != nullptr && !jt->depends_on.empty()) {
       // Its dependencies start afresh too: asked for again once they hold.
-      t.phase = TaskPhase::kBlocked;
+      Renew(t, TaskPhase::kBlocked, out);
       t.container_ended = true;
       asked_at_.erase(t.spec.job_name);
       continue;
     }
+    Renew(t, TaskPhase::kWaiting, out);
     asked_at_[t.spec.job_name] = now;
     out->requests.push_back(t.spec);
   }
@@ -170,7 +170,7 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
       if (!t.avoid_host) r.host = t.previous_address.substr(0, colon);
       (void)absl::SimpleAtoi(t.previous_address.substr(colon + 1), &r.port);
     }
-    t.phase = TaskPhase::kWaiting;
+    MoveTo(t, TaskPhase::kWaiting, out);
     t.allocated = t.registered = t.started = t.container_ended = false;
     t.exit_code = 0;
     t.address.clear();
@@ -230,7 +230,7 @@ void JobState::CheckLinger(absl::Time now, JobActions* out) {
     TONY_DEFER_LOG(out->log, WARNING) << warning;
     diagnostics_.AddWarning(std::move(warning));
     out->records.push_back({"task_linger_expired", id.ToString(), {}});
-    t.phase = TaskPhase::kStopping;
+    MoveTo(t, TaskPhase::kStopping, out);
     out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
   }
 }

@@ -79,7 +79,7 @@ void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* o
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (t.spec.job_name != role || t.phase != TaskPhase::kBlocked) continue;
-    t.phase = TaskPhase::kWaiting;
+    MoveTo(t, TaskPhase::kWaiting, out);
     t.container_ended = false;
     // The broker's own registration deadline covers round 0 only; elastic tasks have none.
     if (later_round && ElasticOf(t.spec) == nullptr) {
@@ -253,7 +253,7 @@ void JobState::CheckScale(JobActions* out) {
       TONY_DEFER_LOG(out->log, INFO) << "scaled down: stopping " << id.ToString();
     } else if (t.spec.index < target->second && t.scaled_down && t.phase == TaskPhase::kStopped &&
                t.container_ended) {
-      Renew(t);
+      Renew(t, TaskPhase::kWaiting, out);
       t.scaled_down = false;
       out->reopen.push_back(id);
       out->requests.push_back(t.spec);

@@ -85,7 +85,7 @@ void JobState::Resume(absl::Time now, JobActions* out) {
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (t.outside || t.scaled_down || t.phase != TaskPhase::kStopped) continue;
-    Renew(t);
+    Renew(t, TaskPhase::kWaiting, out);
     if (ElasticOf(t.spec) != nullptr) {
       elastic = true;
       out->reopen.push_back(id);  // elastic tasks join the rendezvous one by one

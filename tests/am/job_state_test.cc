@@ -97,6 +97,7 @@ void RunTable(JobState& state, const std::vector<Row>& rows) {
     const absl::Time now = kStart + r.at;
     JobActions a = r.event ? state.On(*r.event, now) : state.Tick(now);
     EXPECT_EQ(Describe(a), r.actions) << "row " << i << " at +" << absl::FormatDuration(r.at);
+    EXPECT_EQ(state.refused_phase_changes(), 0) << "row " << i << ": an illegal phase change";
     for (absl::string_view p : absl::StrSplit(r.phases, ' ', absl::SkipEmpty())) {
       std::vector<std::string> kv = absl::StrSplit(p, '=');
       const TaskPhase* phase = state.PhaseOf(T(kv[0]));
