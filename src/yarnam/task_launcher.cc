@@ -246,95 +246,8 @@ void YarnTaskLauncher::HeartbeatLoop() {
       if (!s.ok()) TONY_LOG(WARNING) << "stopping " << cid.ToString() << ": " << s;
     }
     auto result = options_.rm->Allocate(options_.progress ? options_.progress() : 0.0f);
-    SchedulerAnswerRule::Decision d = result.ok() ? rule.OnAnswer(absl::Now(), result->command)
-                                                  : rule.OnFailure(absl::Now(), result.status());
-    for (const std::string& w : d.warnings) TONY_LOG(WARNING) << w;
-    switch (d.verdict) {
-      case SchedulerAnswerRule::Verdict::kGoOn:
-        break;
-      case SchedulerAnswerRule::Verdict::kRefused:
-        Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
-              absl::StrCat("the ResourceManager refused the job's container requests: ", d.why,
-                           IsPlacementRefusal(result.status()) ? kPlacementHint : "")});
-        break;
-      case SchedulerAnswerRule::Verdict::kUnreachable:
-        Emit({TaskContainerEvent::Kind::kRmError, "", "", 0, d.why});
-        break;
-      case SchedulerAnswerRule::Verdict::kAttemptGone:
-        TONY_LOG(WARNING) << d.why << "; the ApplicationMaster ends";
-        Emit({TaskContainerEvent::Kind::kAttemptGone, "", "", 0, d.why});
-        continue;
-    }
-    if (result.ok()) {
-      {
-        const yarn::Resource& h = result->headroom;
-        std::string text =
-            absl::StrCat("<", h.memory_mb, " MB, ", h.vcores, h.vcores == 1 ? " vcore" : " vcores");
-        if (auto gpu = h.others.find(yarn::kResourceGpu); gpu != h.others.end()) {
-          absl::StrAppend(&text, ", ", gpu->second, gpu->second == 1 ? " GPU" : " GPUs");
-        }
-        text += ">";
-        absl::MutexLock lock(&headroom_mu_);
-        headroom_ = std::move(text);
-      }
-      // Bad nodes (am/node_exclusion.h): what changed about the cluster's nodes.
-      for (const yarn::NodeReport& n : result->updated_nodes) {
-        TaskContainerEvent e{TaskContainerEvent::Kind::kNodeState, "", "", 0,
-                             std::string(yarn::NodeStateName(n.state))};
-        e.node = n.id.ToString();
-        Emit(std::move(e));
-      }
-      if (result->num_cluster_nodes > 0 && result->num_cluster_nodes != cluster_nodes_) {
-        cluster_nodes_ = result->num_cluster_nodes;
-        Emit({TaskContainerEvent::Kind::kClusterNodes, "", "", cluster_nodes_, ""});
-      }
-      for (const yarn::Container& c : result->allocated) {
-        std::string task_id;
-        {
-          absl::MutexLock lock(&mu_);
-          auto it = by_request_.find(c.allocation_request_id);
-          if (it != by_request_.end()) {
-            TaskState& st = tasks_[it->second];
-            // The request must be the task's current one: not one it withdrew before asking
-            // again (all-or-nothing allocation, restarts).
-            if (!st.allocated && !st.kill_requested && st.request_id == c.allocation_request_id) {
-              task_id = it->second;
-              st.allocated = true;
-              st.container = c;
-              by_container_[c.id.ToString()] = task_id;
-              launch_queue_.push_back(task_id);
-            }
-          }
-        }
-        if (task_id.empty()) {
-          // A surplus or withdrawn allocation: hand it back at once.
-          options_.rm->ReleaseContainer(c.id);
-          continue;
-        }
-        TONY_LOG(INFO) << "allocated " << c.id.ToString() << " on " << c.node.ToString() << " for "
-                       << task_id;
-        Emit({TaskContainerEvent::Kind::kAllocated, task_id, c.id.ToString(), 0, "",
-              c.node.ToString(), c.node_http_address});
-      }
-      ReportRejected(result->rejected);
-      for (const yarn::ContainerStatus& s : result->completed) {
-        std::string task_id;
-        {
-          absl::MutexLock lock(&mu_);
-          auto it = by_container_.find(s.id.ToString());
-          if (it == by_container_.end()) continue;  // a released surplus container
-          task_id = it->second;
-          TaskState& st = tasks_[task_id];
-          // Also a late report of a relaunched task's earlier container.
-          if (st.completed || !st.allocated || st.container.id.ToString() != s.id.ToString()) {
-            continue;
-          }
-          st.completed = true;
-        }
-        Emit({TaskContainerEvent::Kind::kCompleted, task_id, s.id.ToString(), s.exit_status,
-              s.diagnostics});
-      }
-    }
+    if (!HeedVerdict(rule, result)) continue;
+    if (result.ok()) OnAllocateAnswer(*result);
     // Fast while something is pending or failing; woken at once by a request or a kill.
     absl::MutexLock lock(&mu_);
     const bool fast = Busy() || rule.failing();
@@ -342,6 +255,103 @@ void YarnTaskLauncher::HeartbeatLoop() {
     mu_.AwaitWithTimeout(absl::Condition(&wake),
                          fast ? options_.heartbeat : options_.idle_heartbeat);
   }
+}
+
+bool YarnTaskLauncher::HeedVerdict(SchedulerAnswerRule& rule,
+                                   const absl::StatusOr<yarn::AllocateResult>& result) {
+  SchedulerAnswerRule::Decision d = result.ok() ? rule.OnAnswer(absl::Now(), result->command)
+                                                : rule.OnFailure(absl::Now(), result.status());
+  for (const std::string& w : d.warnings) TONY_LOG(WARNING) << w;
+  switch (d.verdict) {
+    case SchedulerAnswerRule::Verdict::kGoOn:
+      break;
+    case SchedulerAnswerRule::Verdict::kRefused:
+      Emit({TaskContainerEvent::Kind::kRmError, "", "", 0,
+            absl::StrCat("the ResourceManager refused the job's container requests: ", d.why,
+                         IsPlacementRefusal(result.status()) ? kPlacementHint : "")});
+      break;
+    case SchedulerAnswerRule::Verdict::kUnreachable:
+      Emit({TaskContainerEvent::Kind::kRmError, "", "", 0, d.why});
+      break;
+    case SchedulerAnswerRule::Verdict::kAttemptGone:
+      TONY_LOG(WARNING) << d.why << "; the ApplicationMaster ends";
+      Emit({TaskContainerEvent::Kind::kAttemptGone, "", "", 0, d.why});
+      return false;
+  }
+  return true;
+}
+
+void YarnTaskLauncher::OnAllocateAnswer(const yarn::AllocateResult& result) {
+  {
+    const yarn::Resource& h = result.headroom;
+    std::string text =
+        absl::StrCat("<", h.memory_mb, " MB, ", h.vcores, h.vcores == 1 ? " vcore" : " vcores");
+    if (auto gpu = h.others.find(yarn::kResourceGpu); gpu != h.others.end()) {
+      absl::StrAppend(&text, ", ", gpu->second, gpu->second == 1 ? " GPU" : " GPUs");
+    }
+    text += ">";
+    absl::MutexLock lock(&headroom_mu_);
+    headroom_ = std::move(text);
+  }
+  // Bad nodes (am/node_exclusion.h): what changed about the cluster's nodes.
+  for (const yarn::NodeReport& n : result.updated_nodes) {
+    TaskContainerEvent e{TaskContainerEvent::Kind::kNodeState, "", "", 0,
+                         std::string(yarn::NodeStateName(n.state))};
+    e.node = n.id.ToString();
+    Emit(std::move(e));
+  }
+  if (result.num_cluster_nodes > 0 && result.num_cluster_nodes != cluster_nodes_) {
+    cluster_nodes_ = result.num_cluster_nodes;
+    Emit({TaskContainerEvent::Kind::kClusterNodes, "", "", cluster_nodes_, ""});
+  }
+  for (const yarn::Container& c : result.allocated) TakeAllocated(c);
+  ReportRejected(result.rejected);
+  for (const yarn::ContainerStatus& s : result.completed) TakeCompleted(s);
+}
+
+void YarnTaskLauncher::TakeAllocated(const yarn::Container& c) {
+  std::string task_id;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = by_request_.find(c.allocation_request_id);
+    if (it != by_request_.end()) {
+      TaskState& st = tasks_[it->second];
+      // The request must be the task's current one: not one it withdrew before asking
+      // again (all-or-nothing allocation, restarts).
+      if (!st.allocated && !st.kill_requested && st.request_id == c.allocation_request_id) {
+        task_id = it->second;
+        st.allocated = true;
+        st.container = c;
+        by_container_[c.id.ToString()] = task_id;
+        launch_queue_.push_back(task_id);
+      }
+    }
+  }
+  if (task_id.empty()) {
+    // A surplus or withdrawn allocation: hand it back at once.
+    options_.rm->ReleaseContainer(c.id);
+    return;
+  }
+  TONY_LOG(INFO) << "allocated " << c.id.ToString() << " on " << c.node.ToString() << " for "
+                 << task_id;
+  Emit({TaskContainerEvent::Kind::kAllocated, task_id, c.id.ToString(), 0, "", c.node.ToString(),
+        c.node_http_address});
+}
+
+void YarnTaskLauncher::TakeCompleted(const yarn::ContainerStatus& s) {
+  std::string task_id;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = by_container_.find(s.id.ToString());
+    if (it == by_container_.end()) return;  // a released surplus container
+    task_id = it->second;
+    TaskState& st = tasks_[task_id];
+    // Also a late report of a relaunched task's earlier container.
+    if (st.completed || !st.allocated || st.container.id.ToString() != s.id.ToString()) return;
+    st.completed = true;
+  }
+  Emit({TaskContainerEvent::Kind::kCompleted, task_id, s.id.ToString(), s.exit_status,
+        s.diagnostics});
 }
 
 void YarnTaskLauncher::LaunchLoop() {

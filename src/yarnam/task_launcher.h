@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "ipc/credentials.h"
@@ -27,6 +28,7 @@
 #include "yarn/am_rm_client.h"
 #include "yarn/nm_client.h"
 #include "yarn/records.h"
+#include "yarnam/scheduler_answer.h"
 
 namespace tony::yarnam {
 
@@ -154,6 +156,12 @@ class YarnTaskLauncher {
   bool Busy() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   void HeartbeatLoop();
+  // What the scheduler's answer (or its failure) means; false when the attempt is gone.
+  bool HeedVerdict(SchedulerAnswerRule& rule, const absl::StatusOr<yarn::AllocateResult>& result);
+  // An answer's headroom, node changes, allocations and completions.
+  void OnAllocateAnswer(const yarn::AllocateResult& result);
+  void TakeAllocated(const yarn::Container& c);
+  void TakeCompleted(const yarn::ContainerStatus& s);
   // Requests the scheduler gave up placing (anti-affinity): the job cannot have those tasks.
   void ReportRejected(const std::vector<std::pair<int64_t, std::string>>& rejected);
   void LaunchLoop();
