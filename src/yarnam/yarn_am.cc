@@ -39,12 +39,14 @@ namespace {
 // container's working directory.
 constexpr char kCaFile[] = "tony-ca.pem";
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
+}  // namespace
+
+std::string YarnAm::Env(const char* name) const {
+  auto it = env_.find(name);
+  return it == env_.end() ? "" : it->second;
 }
 
-absl::StatusOr<std::string> RequiredEnv(const char* name) {
+absl::StatusOr<std::string> YarnAm::RequiredEnv(const char* name) const {
   std::string v = Env(name);
   if (v.empty()) {
     return absl::FailedPreconditionError(
@@ -52,6 +54,8 @@ absl::StatusOr<std::string> RequiredEnv(const char* name) {
   }
   return v;
 }
+
+namespace {
 
 yarn::FinalApplicationStatus ToFinal(AppState state) {
   switch (state) {
@@ -104,91 +108,102 @@ YarnAm::StatusPageGuard YarnAm::WebProxyGuard() const {
   return guard;
 }
 
-absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create() {
+absl::StatusOr<std::unique_ptr<YarnAm>> YarnAm::Create(std::map<std::string, std::string> env) {
   std::unique_ptr<YarnAm> am(new YarnAm());
+  am->env_ = std::move(env);
   TONY_ASSIGN_OR_RETURN(am->container_, yarn::ReadContainerEnvironment());
   if (!am->container_.am_rm_token) {
     return absl::FailedPreconditionError(
         "no AMRMToken in the container's token file (HADOOP_TOKEN_FILE_LOCATION): "
         "not an ApplicationMaster container");
   }
-  TONY_ASSIGN_OR_RETURN(std::string schedulers, RequiredEnv(submit::kEnvSchedulerAddresses));
-  // The job spec rides in the credentials (submit::kSpecCredentialAlias); a file for whoever
-  // reads one (the AM core, and tasks that look at it), private like the token file.
-  am->spec_file_ = Env(submit::kEnvSpecFile);
-  if (am->spec_file_.empty()) {
-    std::optional<std::string> yaml =
-        am->container_.credentials.FindSecret(submit::kSpecCredentialAlias);
-    if (!yaml) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "no job spec: neither ", submit::kEnvSpecFile, " nor the '", submit::kSpecCredentialAlias,
-          "' secret key of the container's credentials (was it submitted by this libtony?)"));
-    }
-    TONY_RETURN_IF_ERROR(broker::WriteSecretFile(submit::kSpecLink, *yaml));
-    am->spec_file_ = submit::kSpecLink;
-  }
-  TONY_ASSIGN_OR_RETURN(std::string resources, RequiredEnv(submit::kEnvLocalResources));
+  TONY_RETURN_IF_ERROR(am->FindSpecFile());
+  TONY_ASSIGN_OR_RETURN(std::string resources, am->RequiredEnv(submit::kEnvLocalResources));
   TONY_ASSIGN_OR_RETURN(am->resources_, submit::DecodeLocalResources(resources));
-  am->staging_dir_ = Env(submit::kEnvStagingDir);
-  am->user_ = Env(submit::kEnvUser);
+  am->staging_dir_ = am->Env(submit::kEnvStagingDir);
+  am->user_ = am->Env(submit::kEnvUser);
   if (am->user_.empty()) am->user_ = am->container_.user;
-  if (!absl::SimpleAtoi(Env(submit::kEnvMaxAttempts), &am->max_attempts_) ||
+  if (!absl::SimpleAtoi(am->Env(submit::kEnvMaxAttempts), &am->max_attempts_) ||
       am->max_attempts_ < 1) {
     am->max_attempts_ = 1;
   }
+  TONY_RETURN_IF_ERROR(am->ConnectYarn());
+  TONY_RETURN_IF_ERROR(am->ConnectHdfs());
+  return am;
+}
 
+// The job spec rides in the credentials (submit::kSpecCredentialAlias); a file for whoever
+// reads one (the AM core, and tasks that look at it), private like the token file.
+absl::Status YarnAm::FindSpecFile() {
+  spec_file_ = Env(submit::kEnvSpecFile);
+  if (!spec_file_.empty()) return absl::OkStatus();
+  std::optional<std::string> yaml = container_.credentials.FindSecret(submit::kSpecCredentialAlias);
+  if (!yaml) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no job spec: neither ", submit::kEnvSpecFile, " nor the '", submit::kSpecCredentialAlias,
+        "' secret key of the container's credentials (was it submitted by this libtony?)"));
+  }
+  TONY_RETURN_IF_ERROR(broker::WriteSecretFile(submit::kSpecLink, *yaml));
+  spec_file_ = submit::kSpecLink;
+  return absl::OkStatus();
+}
+
+absl::Status YarnAm::ConnectYarn() {
+  TONY_ASSIGN_OR_RETURN(std::string schedulers, RequiredEnv(submit::kEnvSchedulerAddresses));
   // What the client's hadoop.rpc.protection accepts at least, for the RM's and every NodeManager's
   // connection (StartContainers carries the tasks' credentials).
   TONY_ASSIGN_OR_RETURN(const ipc::Protection min_protection,
                         ipc::MinProtection(Env(submit::kEnvRpcProtection)));
   TONY_ASSIGN_OR_RETURN(const std::vector<std::string> ciphers,
                         ipc::ParseDigestCiphers(Env(submit::kEnvDigestCiphers)));
-  am->nm_tokens_ = std::make_shared<yarn::NmTokenCache>();
+  nm_tokens_ = std::make_shared<yarn::NmTokenCache>();
   yarn::AmRmClientOptions rm_options;
   rm_options.min_protection = min_protection;
   rm_options.digest_ciphers = ciphers;
   for (absl::string_view a : absl::StrSplit(schedulers, ',', absl::SkipEmpty())) {
     rm_options.scheduler_addresses.emplace_back(a);
   }
-  rm_options.am_rm_token = *am->container_.am_rm_token;
-  rm_options.nm_tokens = am->nm_tokens_;
-  TONY_ASSIGN_OR_RETURN(am->rm_, yarn::NewAmRmClient(rm_options));
+  rm_options.am_rm_token = *container_.am_rm_token;
+  rm_options.nm_tokens = nm_tokens_;
+  TONY_ASSIGN_OR_RETURN(rm_, yarn::NewAmRmClient(rm_options));
   yarn::NmClientOptions nm_options;
-  nm_options.nm_tokens = am->nm_tokens_;
+  nm_options.nm_tokens = nm_tokens_;
   nm_options.min_protection = min_protection;
   nm_options.digest_ciphers = ciphers;
-  TONY_ASSIGN_OR_RETURN(am->nm_, yarn::NewNmClient(nm_options));
+  TONY_ASSIGN_OR_RETURN(nm_, yarn::NewNmClient(nm_options));
+  return absl::OkStatus();
+}
 
-  // HDFS is for the history and the staging clean-up: a job runs without it.
+// HDFS is for the history and the staging clean-up: a job runs without it.
+absl::Status YarnAm::ConnectHdfs() {
   std::string namenodes = Env(submit::kEnvNameNodes);
-  if (!namenodes.empty()) {
-    hdfs::WebHdfsClient::Options fs;
-    for (absl::string_view a : absl::StrSplit(namenodes, ',', absl::SkipEmpty())) {
-      fs.namenodes.emplace_back(a);
-    }
-    fs.default_fs = Env(submit::kEnvDefaultFs);
-    fs.user = am->user_;
-    // HTTPS_ONLY clusters: the scheme the client used, and the CA it trusted (a file here:
-    // curl reads one).
-    if (std::string scheme = Env(submit::kEnvNameNodeScheme); !scheme.empty()) fs.scheme = scheme;
-    if (std::optional<std::string> ca =
-            am->container_.credentials.FindSecret(submit::kCaCredentialAlias)) {
-      TONY_RETURN_IF_ERROR(WriteFileAtomically(kCaFile, *ca, 0644));
-      fs.ca_file = kCaFile;
-    }
-    // Kerberos cluster: the job's delegation token (the client put it into the credentials);
-    // the AM never holds a keytab.
-    if (auto token = am->container_.credentials.FindTokenByKind(ipc::kHdfsDelegationTokenKind)) {
-      fs.delegation = ipc::EncodeTokenUrlString(*token);
-    }
-    auto client = hdfs::WebHdfsClient::Create(std::move(fs));
-    if (client.ok()) {
-      am->hdfs_ = std::move(*client);
-    } else {
-      TONY_LOG(WARNING) << "no HDFS client: " << client.status();
-    }
+  if (namenodes.empty()) return absl::OkStatus();
+  hdfs::WebHdfsClient::Options fs;
+  for (absl::string_view a : absl::StrSplit(namenodes, ',', absl::SkipEmpty())) {
+    fs.namenodes.emplace_back(a);
   }
-  return am;
+  fs.default_fs = Env(submit::kEnvDefaultFs);
+  fs.user = user_;
+  // HTTPS_ONLY clusters: the scheme the client used, and the CA it trusted (a file here:
+  // curl reads one).
+  if (std::string scheme = Env(submit::kEnvNameNodeScheme); !scheme.empty()) fs.scheme = scheme;
+  if (std::optional<std::string> ca =
+          container_.credentials.FindSecret(submit::kCaCredentialAlias)) {
+    TONY_RETURN_IF_ERROR(WriteFileAtomically(kCaFile, *ca, 0644));
+    fs.ca_file = kCaFile;
+  }
+  // Kerberos cluster: the job's delegation token (the client put it into the credentials);
+  // the AM never holds a keytab.
+  if (auto token = container_.credentials.FindTokenByKind(ipc::kHdfsDelegationTokenKind)) {
+    fs.delegation = ipc::EncodeTokenUrlString(*token);
+  }
+  auto client = hdfs::WebHdfsClient::Create(std::move(fs));
+  if (client.ok()) {
+    hdfs_ = std::move(*client);
+  } else {
+    TONY_LOG(WARNING) << "no HDFS client: " << client.status();
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<yarn::RegisterResult> YarnAm::Register(int rpc_port,
@@ -222,13 +237,13 @@ absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& exe
   }
   options.on_event = std::move(on_event);
   options.progress = std::move(progress);
-  if (absl::StatusOr<JobSpec> spec = LoadJobSpecFile(spec_file_); spec.ok()) {
-    options.docker_mounts = LocalPaths({spec->input_path, spec->output_path});
-  } else {
-    TONY_LOG(WARNING) << "no Docker mounts: " << spec.status();
-  }
+  options.docker_mounts = docker_mounts_;
   launcher_ = std::make_unique<YarnTaskLauncher>(std::move(options));
   return launcher_->Start();
+}
+
+void YarnAm::UseSpec(const JobSpec& spec) {
+  docker_mounts_ = LocalPaths({spec.input_path, spec.output_path});
 }
 
 absl::Status YarnAm::WriteHistory() {

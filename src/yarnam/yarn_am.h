@@ -32,9 +32,13 @@ namespace tony::yarnam {
 
 class YarnAm {
  public:
-  // Reads the environment; fails (InvalidArgument / FailedPrecondition) outside a YARN AM
-  // container or without what the submitter passes.
-  static absl::StatusOr<std::unique_ptr<YarnAm>> Create();
+  // Reads `env` (the process's environment) and the container's token file; fails
+  // (InvalidArgument / FailedPrecondition) outside a YARN AM container or without what the
+  // submitter passes.
+  static absl::StatusOr<std::unique_ptr<YarnAm>> Create(std::map<std::string, std::string> env);
+  // The job spec, once parsed (from spec_file()): what the launcher needs of it (Docker mounts).
+  // Before StartLauncher.
+  void UseSpec(const JobSpec& spec);
 
   // Registers with the ResourceManager; `rpc_port` is the broker's (the client asks it for
   // progress through the application report's host and RPC port).
@@ -129,6 +133,16 @@ class YarnAm {
  private:
   YarnAm() = default;
   void RemoveStaging();  // idempotent
+  // Create()'s parts.
+  absl::Status FindSpecFile();
+  absl::Status ConnectYarn();
+  absl::Status ConnectHdfs();
+  // A variable of env_; "" when unset. RequiredEnv: FailedPrecondition when unset.
+  std::string Env(const char* name) const;
+  absl::StatusOr<std::string> RequiredEnv(const char* name) const;
+
+  std::map<std::string, std::string> env_;
+  std::vector<std::string> docker_mounts_;  // UseSpec()'s
 
   yarn::ContainerEnvironment container_;
   std::string spec_file_;
