@@ -602,6 +602,25 @@ TEST(JobStateDependenciesTest, ARoleAfterAFinishedOneIsAskedForAndAdmittedOnlyTh
                 }));
 }
 
+// A blocked task has no incarnation: nothing about one (a stale report) moves it, as the doc's
+// table of allowed phase changes says (no BLOCKED -> REGISTERED, RUNNING, EXITED, ...).
+TEST(JobStateDependenciesTest, EventsAboutABlockedTaskLeaveItBlocked) {
+  JobState state(
+      Options({Job("prep", 1), After(Job("worker", 1), "prep", DependencyCondition::kFinished)}));
+  EXPECT_EQ(Describe(state.Start(kStart)), "request prep:0");
+  RunTable(
+      state,
+      {
+          {absl::Seconds(1), JobEvent::Allocated(T("worker:0")), "", "worker:0=BLOCKED"},
+          {absl::Seconds(1), JobEvent::Registered(T("worker:0"), "h:1"), "", "worker:0=BLOCKED"},
+          {absl::Seconds(1), JobEvent::Started(T("worker:0")), "", "worker:0=BLOCKED"},
+          {absl::Seconds(1), JobEvent::Exited(T("worker:0"), 143), "", "worker:0=BLOCKED"},
+          {absl::Seconds(1), JobEvent::LaunchFailed(T("worker:0"), "gone"), "", "worker:0=BLOCKED"},
+          {absl::Seconds(1), JobEvent::Completed(T("worker:0"), 1), "",
+           "worker:0=BLOCKED prep:0=WAITING"},
+      });
+}
+
 TEST(JobStateDependenciesTest, ALaterRoundMustRegisterInTime) {
   JobState state(
       Options({Job("prep", 1), After(Job("worker", 1), "prep", DependencyCondition::kFinished)}));
