@@ -60,7 +60,10 @@ void AsyncCalls::Stop() {
     shared_->stopped = true;
     for (auto it = shared_->calls.begin(); it != shared_->calls.end();) {
       auto next = std::next(it);
-      if (it->thread.get_id() == std::this_thread::get_id()) {
+      if (!it->thread.joinable()) {
+        // Detached by an earlier Stop() from its own call (a second Stop(): the owner's
+        // destructor after its own call stopped it): nothing to join.
+      } else if (it->thread.get_id() == std::this_thread::get_id()) {
         // Our own call: it stays in the shared list, which its thread keeps alive.
         it->thread.detach();
       } else {
