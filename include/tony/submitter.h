@@ -7,7 +7,9 @@
 //   spec.command = "echo hello from $DTF_TASK_JOB_NAME:$DTF_TASK_INDEX";
 //   spec.job_types.push_back({.name = "worker", .instances = 2});
 //   std::unique_ptr<tony::Submitter> submitter = tony::NewLocalSubmitter({});
-//   auto app = submitter->Submit(spec);
+//   // Staging and submission may take at most 5 minutes; `cancel.Cancel()` ends them sooner.
+//   tony::Cancellation cancel;
+//   auto app = submitter->Submit(spec, {.timeout = absl::Minutes(5)}, cancel);
 //   if (!app.ok()) {
 //     std::fprintf(stderr, "%s\n", app.status().ToString().c_str());
 //     return 3;
@@ -97,10 +99,10 @@ inline bool operator!=(const JobTypeProgress& a, const JobTypeProgress& b) { ret
 TONY_EXPORT bool operator==(const ApplicationStatus& a, const ApplicationStatus& b);
 inline bool operator!=(const ApplicationStatus& a, const ApplicationStatus& b) { return !(a == b); }
 
-// The limits of one synchronous call (Application::Status and Kill; Submitter::Open, List and
-// ReadLog): the call ends by the earlier of `deadline` and `timeout` after it started, every
-// request it makes included, and fails with DeadlineExceeded naming what did not answer in time
-// (e.g. "the ResourceManager at rm:8032", or the ApplicationMaster's "broker at node7:41000").
+// The limits of one synchronous call (Application::Status and Kill; Submitter::Submit, Open,
+// List and ReadLog): the call ends by the earlier of `deadline` and `timeout` after it started,
+// every request it makes included, and fails with DeadlineExceeded naming what did not answer in
+// time (e.g. "the ResourceManager at rm:8032", or the ApplicationMaster's "broker at node7:41000").
 // One exception: the status of a job YARN reports finished is returned without the final task
 // counts its ApplicationMaster or HDFS did not give in time.
 struct CallOptions {
@@ -113,10 +115,11 @@ struct CallOptions {
   absl::Time deadline = absl::InfiniteFuture();
 };
 
-// Ends the waits it is given early (Application::Wait and WaitAsync, ApplicationMonitor's
-// confirmation): they end with Cancelled soon after Cancel(), within milliseconds while the
-// ApplicationMaster answers long polls, else after the request in flight (at most its limit in
-// CallOptions). Copies share one state; a token cannot be reset. Thread-safe.
+// Ends the waits it is given early (Application::Wait and WaitAsync, Submitter::Submit and
+// SubmitAsync, ApplicationMonitor's confirmation): they end with Cancelled soon after Cancel(),
+// within milliseconds while the ApplicationMaster answers long polls, else after the request in
+// flight (at most its limit in CallOptions). Copies share one state; a token cannot be reset.
+// Thread-safe.
 class TONY_EXPORT Cancellation {
  public:
   Cancellation();
@@ -297,13 +300,44 @@ TONY_EXPORT absl::StatusOr<std::string> ReattachTag(absl::string_view key, absl:
 
 class TONY_EXPORT Submitter {
  public:
+  using SubmitCallback = std::function<void(absl::StatusOr<std::unique_ptr<Application>>)>;
+
   virtual ~Submitter() = default;
 
-  // Validates `spec` (InvalidArgument, nothing submitted) and submits it. The YARN submitter
-  // first applies the cluster's site file (tony-site.yaml in the Hadoop configuration
-  // directory: the spec's template and the site's defaults) and refuses a spec that breaks one
-  // of its limits, InvalidArgument naming the limit and the file (docs/site-settings.md).
-  virtual absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) = 0;
+  // Validates `spec` (InvalidArgument, nothing submitted), stages its files (YARN: uploads them
+  // to HDFS; local: the job's directory) and hands the application to the backend. The call
+  // ends by `call`'s limits (CallOptions), every request of staging and submission included, or
+  // soon after `cancel` is cancelled (after the request in flight, at most its limit):
+  //  - Before the backend took the application: DeadlineExceeded or Cancelled; nothing is
+  //    submitted, and what was staged is removed first (which may take up to 10 s more).
+  //  - Once the backend took it (YARN: the ResourceManager accepted and saved it; local: the
+  //    ApplicationMaster started), the Application is returned, even if `cancel` was cancelled
+  //    meanwhile: the caller owns the decision (Kill).
+  //  - YARN: when the deadline passes while the ResourceManager is taking the submission (it
+  //    may have the application), Submit kills it and removes its staging, taking up to 10 s
+  //    more, and fails with DeadlineExceeded naming the application id; if the kill was not
+  //    confirmed, the message says so (kill it with Open(id) and Kill, or `ytf kill`).
+  // The YARN submitter first applies the cluster's site file (tony-site.yaml in the Hadoop
+  // configuration directory: the spec's template and the site's defaults) and refuses a spec that
+  // breaks one of its limits, InvalidArgument naming the limit and the file
+  // (docs/site-settings.md).
+  virtual absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec,
+                                                              const CallOptions& call,
+                                                              const Cancellation& cancel) = 0;
+  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& spec) {
+    return Submit(spec, CallOptions(), Cancellation());
+  }
+
+  // The async twin of Submit: returns at once and calls `done` exactly once, on a thread the
+  // Submitter owns (never the caller's), with what Submit would have returned. Destroying the
+  // Submitter cancels the submissions in flight and waits for them to end as Submit does when
+  // cancelled: each `done` still runs, with Cancelled or, when the backend had already taken
+  // the application, with it. A `done` may destroy the Submitter. Default (test doubles only):
+  // Submit, inline on the calling thread; libtony's backends never do that.
+  virtual void SubmitAsync(const JobSpec& spec, const CallOptions& call, const Cancellation& cancel,
+                           SubmitCallback done) {
+    done(Submit(spec, call, cancel));
+  }
 
   // Re-attaches to an application of this backend by id, e.g. after the host program restarted:
   // status, waiting and killing work as for one just submitted. The AM's task progress (and

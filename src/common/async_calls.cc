@@ -10,6 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/cancellation.h"
 
 namespace tony {
 
@@ -73,6 +74,17 @@ void AsyncCalls::Stop() {
     }
   }
   for (Shared::Call& c : others) c.thread.join();
+}
+
+void RunSubmitAsync(AsyncCalls& calls, const JobSpec& spec, const CallOptions& call,
+                    const Cancellation& cancel, Submitter::SubmitCallback done,
+                    BlockingSubmit submit) {
+  // Ended by the caller's token or by Stop(): a submitter being destroyed cancels its own.
+  auto either = std::make_shared<EitherCancellation>(cancel, calls.cancellation());
+  const bool started = calls.Run([spec, call, either, done, submit = std::move(submit)] {
+    done(submit(spec, call, either->token()));
+  });
+  if (!started) done(CancelledError("submission: the submitter is being destroyed"));
 }
 
 }  // namespace tony

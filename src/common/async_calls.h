@@ -45,6 +45,14 @@ class AsyncCalls {
   const std::shared_ptr<Shared> shared_;
 };
 
+// A backend's Submitter::SubmitAsync: `submit` (its blocking Submit) on a thread of `calls`,
+// cancelled by `cancel` or by calls.Stop(); `done` gets its answer on that thread.
+using BlockingSubmit = std::function<absl::StatusOr<std::unique_ptr<Application>>(
+    const JobSpec&, const CallOptions&, const Cancellation&)>;
+void RunSubmitAsync(AsyncCalls& calls, const JobSpec& spec, const CallOptions& call,
+                    const Cancellation& cancel, Submitter::SubmitCallback done,
+                    BlockingSubmit submit);
+
 }  // namespace tony
 
 #endif  // TONY_COMMON_ASYNC_CALLS_H_

@@ -15,11 +15,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -33,6 +35,7 @@
 #include "broker/secret.h"
 #include "broker/wire.h"
 #include "common/application_handle.h"
+#include "common/async_calls.h"
 #include "common/call_deadline.h"
 #include "common/cancellation.h"
 #include "common/file_util.h"
@@ -462,54 +465,15 @@ class LocalSubmitter : public Submitter {
     return MakeApplicationHandle(std::move(app));
   }
 
-  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input) override {
-    if (absl::Status s = ValidateJobSpec(input); !s.ok()) return s;
-    if (!input.python_env.empty()) {
-      return absl::InvalidArgumentError(
-          "python_env (--python_env): ships an env to YARN containers; locally, unpack it and "
-          "put its bin/ first on PATH (-e PATH=<env>/bin:/usr/bin:/bin)");
-    }
-    for (const TaskSpec& t : ResolveTasks(input)) {
-      if (!t.docker_image.empty()) {
-        // Running it natively instead would be a silent surprise.
-        return absl::InvalidArgumentError(absl::StrCat(
-            "docker_image (--docker_image): ", t.id(),
-            " asks for a Docker image, which the local backend cannot run (tasks are plain "
-            "processes); submit to YARN (its Docker runtime) or drop --docker_image"));
-      }
-    }
-    JobSpec spec = ExpandElastic(input);
-    // Tasks run in their own directories: ship files by absolute path.
-    spec.script_file = Absolute(spec.script_file);
-    for (std::string& f : spec.files) f = Absolute(f);
-    if (!spec.source_dir.empty()) spec.source_dir = Absolute(spec.source_dir);
-    if (!spec.archives.empty()) {
-      return absl::UnimplementedError(
-          "archives are not supported by the local backend yet; unpack them and use files");
-    }
-    for (const std::string& f : spec.files) {
-      if (::access(f.c_str(), R_OK) != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("cannot read file ", f));
-      }
-    }
-    if (!spec.script_file.empty() && ::access(spec.script_file.c_str(), R_OK) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot read script ", spec.script_file));
-    }
+  using Submitter::Submit;
 
-    std::string bin_dir = options_.bin_dir;
-    if (bin_dir.empty()) {
-      const char* env = std::getenv("TONY_BIN_DIR");
-      bin_dir = env != nullptr && *env != '\0' ? env : SelfDirectory();
-      // A program linked through find_package(tony) uses the installed package's binaries.
-      if ((env == nullptr || *env == '\0') && !PackageBinDir().empty()) bin_dir = PackageBinDir();
-    }
-    const std::string am_path = bin_dir + "/tony-am";
-    if (::access(am_path.c_str(), X_OK) != 0 ||
-        ::access((bin_dir + "/tony-executor").c_str(), X_OK) != 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("tony-am and tony-executor not found in ", bin_dir,
-                       "; set LocalSubmitterOptions::bin_dir or TONY_BIN_DIR"));
-    }
+  // Staging is the job's directory (its secret and spec); the AM's start is the submission.
+  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input, const CallOptions& call,
+                                                      const Cancellation& cancel) override {
+    const absl::Time deadline = CallDeadline(call);
+    TONY_ASSIGN_OR_RETURN(JobSpec spec, CheckedSpec(input));
+    TONY_ASSIGN_OR_RETURN(std::string bin_dir, BinDir());
+    TONY_RETURN_IF_ERROR(Interrupted(deadline, cancel, "before its job directory was made"));
     // The directory of jobs is checked (ours alone) whether it is the default or under a given
     // root: the jobs' secrets and specs go below it.
     const std::string root = JobsRoot();
@@ -525,34 +489,16 @@ class LocalSubmitter : public Submitter {
       return absl::InternalError(
           absl::StrCat("cannot create the job directory ", job_dir, ": ", std::strerror(errno)));
     }
-
-    absl::StatusOr<std::string> secret = broker::GenerateSecret();
-    if (!secret.ok()) return secret.status();
-    const std::string secret_file = job_dir + "/secret";
-    if (absl::Status s = broker::WriteSecretFile(secret_file, *secret); !s.ok()) return s;
-    const std::string spec_file = job_dir + "/spec.yaml";
-    if (absl::Status s = WriteFileAtomically(spec_file, JobSpecToYaml(spec)); !s.ok()) {
-      return s;
+    absl::StatusOr<Started> started = StageAndStart(spec, bin_dir, id, job_dir, deadline, cancel);
+    if (!started.ok()) {
+      std::error_code ignored;  // nothing of a job that never started stays behind
+      std::filesystem::remove_all(job_dir, ignored);
+      return started.status();
     }
-
-    SubprocessOptions o;
-    o.argv = {am_path};
-    o.env = AmEnvironment(options_.pass_environment);
-    o.env["TONY_AM_BACKEND"] = "local";
-    o.env["TONY_SPEC_FILE"] = spec_file;
-    o.env[broker::kSecretFileEnv] = secret_file;
-    o.env["TONY_JOB_DIR"] = job_dir;
-    o.env[kAppIdEnv] = id;
-    o.env["TONY_BIN_DIR"] = bin_dir;
-    o.cwd = job_dir;
-    o.stdout_path = job_dir + "/am.log";
-    o.stderr_path = job_dir + "/am.log";
-    absl::StatusOr<std::unique_ptr<Subprocess>> am = Subprocess::Spawn(o);
-    if (!am.ok()) return am.status();
     TONY_LOG(INFO) << "submitted " << id << " (" << spec.TotalTasks() << " tasks); job directory "
                    << job_dir;
-    auto app = std::make_shared<LocalApplication>(id, job_dir, *std::move(secret), *std::move(am),
-                                                  spec.timeouts.stop_grace);
+    auto app = std::make_shared<LocalApplication>(id, job_dir, std::move(started->secret),
+                                                  std::move(started->am), spec.timeouts.stop_grace);
     {
       absl::MutexLock lock(&mu_);
       absl::erase_if(jobs_, [](const auto& job) { return job.second.expired(); });
@@ -560,6 +506,16 @@ class LocalSubmitter : public Submitter {
     }
     return MakeApplicationHandle(std::move(app));
   }
+
+  void SubmitAsync(const JobSpec& spec, const CallOptions& call, const Cancellation& cancel,
+                   SubmitCallback done) override {
+    RunSubmitAsync(async_, spec, call, cancel, std::move(done),
+                   [this](const JobSpec& s, const CallOptions& c, const Cancellation& k) {
+                     return Submit(s, c, k);
+                   });
+  }
+
+  ~LocalSubmitter() override { async_.Stop(); }  // before what the submissions use goes
 
   // The local jobs run as this process's effective user.
   std::string user() const override {
@@ -610,6 +566,105 @@ class LocalSubmitter : public Submitter {
   }
 
  private:
+  struct Started {
+    std::string secret;
+    std::unique_ptr<Subprocess> am;
+  };
+
+  // Cancelled when `cancel` is, DeadlineExceeded once `deadline` passed; nothing is submitted.
+  static absl::Status Interrupted(absl::Time deadline, const Cancellation& cancel,
+                                  absl::string_view when) {
+    if (cancel.cancelled()) return CancelledError(absl::StrCat("local submission ", when));
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("local submission: the deadline passed ", when, "; nothing was submitted"));
+    }
+    return absl::OkStatus();
+  }
+
+  // What the local backend can run of `input`, with its files by absolute path.
+  static absl::StatusOr<JobSpec> CheckedSpec(const JobSpec& input) {
+    if (absl::Status s = ValidateJobSpec(input); !s.ok()) return s;
+    if (!input.python_env.empty()) {
+      return absl::InvalidArgumentError(
+          "python_env (--python_env): ships an env to YARN containers; locally, unpack it and "
+          "put its bin/ first on PATH (-e PATH=<env>/bin:/usr/bin:/bin)");
+    }
+    for (const TaskSpec& t : ResolveTasks(input)) {
+      if (!t.docker_image.empty()) {
+        // Running it natively instead would be a silent surprise.
+        return absl::InvalidArgumentError(absl::StrCat(
+            "docker_image (--docker_image): ", t.id(),
+            " asks for a Docker image, which the local backend cannot run (tasks are plain "
+            "processes); submit to YARN (its Docker runtime) or drop --docker_image"));
+      }
+    }
+    JobSpec spec = ExpandElastic(input);
+    // Tasks run in their own directories: ship files by absolute path.
+    spec.script_file = Absolute(spec.script_file);
+    for (std::string& f : spec.files) f = Absolute(f);
+    if (!spec.source_dir.empty()) spec.source_dir = Absolute(spec.source_dir);
+    if (!spec.archives.empty()) {
+      return absl::UnimplementedError(
+          "archives are not supported by the local backend yet; unpack them and use files");
+    }
+    for (const std::string& f : spec.files) {
+      if (::access(f.c_str(), R_OK) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot read file ", f));
+      }
+    }
+    if (!spec.script_file.empty() && ::access(spec.script_file.c_str(), R_OK) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot read script ", spec.script_file));
+    }
+    return spec;
+  }
+
+  // Where tony-am and tony-executor are.
+  absl::StatusOr<std::string> BinDir() const {
+    std::string bin_dir = options_.bin_dir;
+    if (bin_dir.empty()) {
+      const char* env = std::getenv("TONY_BIN_DIR");
+      bin_dir = env != nullptr && *env != '\0' ? env : SelfDirectory();
+      // A program linked through find_package(tony) uses the installed package's binaries.
+      if ((env == nullptr || *env == '\0') && !PackageBinDir().empty()) bin_dir = PackageBinDir();
+    }
+    if (::access((bin_dir + "/tony-am").c_str(), X_OK) != 0 ||
+        ::access((bin_dir + "/tony-executor").c_str(), X_OK) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("tony-am and tony-executor not found in ", bin_dir,
+                       "; set LocalSubmitterOptions::bin_dir or TONY_BIN_DIR"));
+    }
+    return bin_dir;
+  }
+
+  // Writes the job's secret and spec into `job_dir` and starts its AM, unless the caller's
+  // deadline passed or it cancelled first.
+  absl::StatusOr<Started> StageAndStart(const JobSpec& spec, const std::string& bin_dir,
+                                        const std::string& id, const std::string& job_dir,
+                                        absl::Time deadline, const Cancellation& cancel) {
+    Started started;
+    TONY_ASSIGN_OR_RETURN(started.secret, broker::GenerateSecret());
+    const std::string secret_file = job_dir + "/secret";
+    TONY_RETURN_IF_ERROR(broker::WriteSecretFile(secret_file, started.secret));
+    const std::string spec_file = job_dir + "/spec.yaml";
+    TONY_RETURN_IF_ERROR(WriteFileAtomically(spec_file, JobSpecToYaml(spec)));
+    SubprocessOptions o;
+    o.argv = {bin_dir + "/tony-am"};
+    o.env = AmEnvironment(options_.pass_environment);
+    o.env["TONY_AM_BACKEND"] = "local";
+    o.env["TONY_SPEC_FILE"] = spec_file;
+    o.env[broker::kSecretFileEnv] = secret_file;
+    o.env["TONY_JOB_DIR"] = job_dir;
+    o.env[kAppIdEnv] = id;
+    o.env["TONY_BIN_DIR"] = bin_dir;
+    o.cwd = job_dir;
+    o.stdout_path = job_dir + "/am.log";
+    o.stderr_path = job_dir + "/am.log";
+    TONY_RETURN_IF_ERROR(Interrupted(deadline, cancel, "before its ApplicationMaster started"));
+    TONY_ASSIGN_OR_RETURN(started.am, Subprocess::Spawn(o));
+    return started;
+  }
+
   // The directory of this submitter's jobs.
   std::string JobsRoot() const {
     return options_.work_root.empty() ? DefaultWorkRoot() : options_.work_root + "/tony-jobs";
@@ -619,6 +674,7 @@ class LocalSubmitter : public Submitter {
   absl::Mutex mu_;
   // Every job submitted here whose handles are not all gone, by id.
   absl::flat_hash_map<std::string, std::weak_ptr<LocalApplication>> jobs_ ABSL_GUARDED_BY(mu_);
+  AsyncCalls async_;  // SubmitAsync's calls; stopped first by the destructor
 };
 
 }  // namespace

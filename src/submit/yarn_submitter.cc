@@ -38,6 +38,7 @@
 #include "broker/secret.h"
 #include "broker/tls.h"
 #include "common/application_handle.h"
+#include "common/async_calls.h"
 #include "common/call_deadline.h"
 #include "common/cancellation.h"
 #include "common/content_key.h"
@@ -54,6 +55,7 @@
 #include "spec/python_env.h"
 #include "spec/site_config.h"
 #include "submit/artifact_cache.h"
+#include "submit/bounded_yarn_client.h"
 #include "submit/cluster_checks.h"
 #include "submit/contract.h"
 #include "submit/source_archive.h"
@@ -138,6 +140,8 @@ absl::StatusOr<std::string> NameNodeTokenService(const conf::Configuration& conf
 }
 
 constexpr absl::Duration kGracefulKillWait = absl::Seconds(20);
+// The limit of cleaning up after a submission its caller's deadline or cancellation ended.
+constexpr absl::Duration kCleanupLimit = absl::Seconds(10);
 
 // `bin_dir` is YarnSubmitterOptions::bin_dir: empty for the defaults, the installed package
 // (when the program was linked through find_package(tony)) or next to the running program.
@@ -590,50 +594,175 @@ class YarnSubmitter : public Submitter {
   }
   std::string user() const override { return cluster_->user; }
 
-  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& given) override {
-    // The cluster's site file (tony-site.yaml) first: its template, defaults and limits.
-    TONY_ASSIGN_OR_RETURN(spec::SiteConfig site, spec::LoadSiteConfig(cluster_->conf.conf_dirs()));
-    TONY_ASSIGN_OR_RETURN(const JobSpec input,
-                          spec::ApplyAndCheckSite(
-                              given, site, {cluster_->user, spec::LocalGroupsOf(cluster_->user)}));
-    // Configuration the AM gets is checked before anything reaches the cluster.
-    TONY_RETURN_IF_ERROR(history::UsageIntervalFromConf(cluster_->conf).status());
-    const JobSpec spec = ExpandElastic(input);
-    TONY_ASSIGN_OR_RETURN(std::string bundle, FindRuntimeBundle(bin_dir_));
-    std::optional<PythonEnvArchive> python_env;
-    if (!spec.python_env.empty()) {
-      TONY_ASSIGN_OR_RETURN(python_env, InspectPythonEnv(spec.python_env));
-    }
-    // Packed before anything reaches the cluster: a tree that cannot be packed (a loop, a
-    // path too long for the tar) is refused with nothing uploaded.
-    std::unique_ptr<PackedSource> source;
-    if (!spec.source_dir.empty()) {
-      TONY_ASSIGN_OR_RETURN(source, PackedSource::Pack(spec.source_dir));
-    }
+  using Submitter::Submit;
+
+  absl::StatusOr<std::unique_ptr<Application>> Submit(const JobSpec& input, const CallOptions& call,
+                                                      const Cancellation& cancel) override {
+    const absl::Time deadline = CallDeadline(call);
+    TONY_ASSIGN_OR_RETURN(Prepared job, Prepare(input));
+    const JobSpec& spec = job.spec;
+    const std::string what =
+        absl::StrCat("submission of ", spec.name.empty() ? "a job" : spec.name);
+    // Every request of staging and submission ends by the caller's deadline and is not made
+    // once the caller cancelled.
+    const std::unique_ptr<yarn::YarnClient> yarn =
+        BoundYarnClient(*cluster_->yarn, deadline, cancel, what);
+    const std::unique_ptr<hdfs::WebHdfsClient> fs = cluster_->hdfs->BoundedBy(deadline);
+    TONY_RETURN_IF_ERROR(Interrupted(deadline, cancel, what, "before it reached the cluster"));
     // Queue, labels and node sizes first: a bad one creates no application at all.
-    TONY_ASSIGN_OR_RETURN(yarn::QueueInfo queue, CheckQueue(spec, *cluster_->yarn));
-    TONY_RETURN_IF_ERROR(CheckNodes(spec, queue, *cluster_->yarn));
-    TONY_ASSIGN_OR_RETURN(yarn::NewApplication app, cluster_->yarn->CreateApplication());
-    TONY_RETURN_IF_ERROR(CheckFits(spec, app.max_capability, *cluster_->yarn));
+    TONY_ASSIGN_OR_RETURN(yarn::QueueInfo queue, CheckQueue(spec, *yarn));
+    TONY_RETURN_IF_ERROR(CheckNodes(spec, queue, *yarn));
+    TONY_ASSIGN_OR_RETURN(yarn::NewApplication app, yarn->CreateApplication());
+    TONY_RETURN_IF_ERROR(CheckFits(spec, app.max_capability, *yarn));
     TONY_ASSIGN_OR_RETURN(std::string secret, broker::GenerateSecret());
     broker::TlsIdentity tls;
     if (broker_tls_) {
       TONY_ASSIGN_OR_RETURN(tls, broker::GenerateTlsIdentity());
     }
     const std::string id = app.id.ToString();
-    const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");
     const std::string staging =
         absl::StrCat(StagingRoot(cluster_->user, cluster_->cluster_key), "/", id);
     MarkStagingBy(id);
 
-    std::string spec_yaml;  // as shipped: in the containers' credentials
-    auto staged = Stage(spec, bundle, python_env, source.get(), home, staging, &spec_yaml);
-    if (!staged.ok()) {
-      (void)cluster_->hdfs->Delete(staging, true);
-      return staged.status();
+    // From here on a failure removes the staging directory: nothing of it is left behind.
+    auto ctx = StageAndDescribe(job, app.id, secret, tls, staging, *fs, cancel);
+    absl::Status ready =
+        ctx.ok() ? Interrupted(deadline, cancel, what, "before YARN had it") : ctx.status();
+    if (!ready.ok()) {
+      RemoveStaging(staging);
+      return ready;
     }
+    if (absl::Status s = yarn->SubmitApplication(*ctx); !s.ok()) {
+      return AfterFailedSubmission(app.id, staging, s);
+    }
+    // YARN has the application: it is the caller's now, however late (Submitter::Submit).
+    SaveLocally(id, secret, tls, staging);
+    TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
+    if (spec.priority) WarnIfPriorityCapped(*spec.priority, app.id, deadline);
+    StartSweep(id);
+    return OpenYarnApplication(cluster_, app.id, secret, staging, ctx->max_app_attempts,
+                               tls.cert_pem);
+  }
+
+  void SubmitAsync(const JobSpec& spec, const CallOptions& call, const Cancellation& cancel,
+                   SubmitCallback done) override {
+    RunSubmitAsync(async_, spec, call, cancel, std::move(done),
+                   [this](const JobSpec& s, const CallOptions& c, const Cancellation& k) {
+                     return Submit(s, c, k);
+                   });
+  }
+
+  ~YarnSubmitter() override {
+    async_.Stop();  // before what the submissions in flight use goes
+    if (sweeper_.joinable()) sweeper_.join();
+  }
+
+ private:
+  // What is known of a job before anything reaches the cluster.
+  struct Prepared {
+    JobSpec spec;
+    std::string bundle;  // the runtime bundle's local path
+    std::optional<PythonEnvArchive> python_env;
+    std::unique_ptr<PackedSource> source;
+  };
+
+  // Validation and the local work: nothing reaches the cluster.
+  absl::StatusOr<Prepared> Prepare(const JobSpec& given) {
+    // The cluster's site file (tony-site.yaml) first: its template, defaults and limits; the
+    // spec is validated once they are applied.
+    TONY_ASSIGN_OR_RETURN(spec::SiteConfig site, spec::LoadSiteConfig(cluster_->conf.conf_dirs()));
+    TONY_ASSIGN_OR_RETURN(const JobSpec input,
+                          spec::ApplyAndCheckSite(
+                              given, site, {cluster_->user, spec::LocalGroupsOf(cluster_->user)}));
+    // Configuration the AM gets is checked before anything reaches the cluster.
+    TONY_RETURN_IF_ERROR(history::UsageIntervalFromConf(cluster_->conf).status());
+    Prepared job;
+    job.spec = ExpandElastic(input);
+    TONY_ASSIGN_OR_RETURN(job.bundle, FindRuntimeBundle(bin_dir_));
+    if (!job.spec.python_env.empty()) {
+      TONY_ASSIGN_OR_RETURN(job.python_env, InspectPythonEnv(job.spec.python_env));
+    }
+    // Packed before anything reaches the cluster: a tree that cannot be packed (a loop, a
+    // path too long for the tar) is refused with nothing uploaded.
+    if (!job.spec.source_dir.empty()) {
+      TONY_ASSIGN_OR_RETURN(job.source, PackedSource::Pack(job.spec.source_dir));
+    }
+    return job;
+  }
+
+  // Cancelled when `cancel` is, DeadlineExceeded once `deadline` passed; `when` says where the
+  // submission was.
+  static absl::Status Interrupted(absl::Time deadline, const Cancellation& cancel,
+                                  const std::string& what, absl::string_view when) {
+    if (cancel.cancelled()) return CancelledError(absl::StrCat(what, " ", when));
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, ": the deadline passed ", when, "; nothing was submitted"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Removes what was staged for a job that was not submitted, within a limit of its own (the
+  // caller's deadline may be over); a directory left behind goes in a later sweep.
+  void RemoveStaging(const std::string& staging) {
+    auto deleted = cluster_->hdfs->Delete(staging, /*recursive=*/true, absl::Now() + kCleanupLimit);
+    if (!deleted.ok()) {
+      TONY_LOG(WARNING) << "could not remove the staging directory " << staging << ": "
+                        << deleted.status() << " (a later submission's sweep removes it)";
+    }
+  }
+
+  // SubmitApplication failed with `error`. A DeadlineExceeded may have left the application
+  // with the ResourceManager: it is killed, so that nothing runs the caller does not know of.
+  absl::Status AfterFailedSubmission(const yarn::ApplicationId& app, const std::string& staging,
+                                     const absl::Status& error) {
+    if (!absl::IsDeadlineExceeded(error)) {
+      RemoveStaging(staging);
+      return error;
+    }
+    const std::string id = app.ToString();
+    absl::Status kill = cluster_->yarn->KillApplication(app, "the submission's deadline passed",
+                                                        absl::Now() + kCleanupLimit);
+    RemoveStaging(staging);
+    if (kill.ok()) {
+      return absl::DeadlineExceededError(absl::StrCat(error.message(), "; the application ", id,
+                                                      " was killed and its staging removed"));
+    }
+    if (absl::IsNotFound(kill)) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(error.message(), "; the application ", id, " was not submitted"));
+    }
+    return absl::DeadlineExceededError(
+        absl::StrCat(error.message(), "; the application ", id,
+                     " may have been submitted and could not be killed (", kill.message(),
+                     "): kill it with `ytf kill ", id, "`"));
+  }
+
+  // Only this machine's user may read the secret later (ytf status/kill).
+  void SaveLocally(const std::string& id, const std::string& secret, const broker::TlsIdentity& tls,
+                   const std::string& staging) {
+    std::string local_dir = LocalAppDir(id);
+    if (!MakeDirectories(local_dir, 0700).ok()) return;
+    (void)WriteFileAtomically(local_dir + "/secret", secret, 0600);
+    if (broker_tls_) (void)WriteFileAtomically(local_dir + "/tls.cert", tls.cert_pem, 0600);
+    // Which transport the broker speaks: a missing tls.cert must never mean plaintext for a
+    // TLS job (the secret would go out in clear before the TLS server refused it).
+    (void)WriteFileAtomically(local_dir + "/transport", broker_tls_ ? "tls" : "plaintext", 0600);
+    (void)WriteFileAtomically(local_dir + "/staging", staging, 0600);
+  }
+
+  // Stages the job's files and describes the application to YARN.
+  absl::StatusOr<yarn::ApplicationSubmissionContext> StageAndDescribe(
+      const Prepared& job, const yarn::ApplicationId& app, const std::string& secret,
+      const broker::TlsIdentity& tls, const std::string& staging, hdfs::WebHdfsClient& fs,
+      const Cancellation& cancel) {
+    const JobSpec& spec = job.spec;
+    const std::string home = absl::StrCat("/user/", cluster_->user, "/.tony");
+    std::string spec_yaml;  // as shipped: in the containers' credentials
+    TONY_ASSIGN_OR_RETURN(auto staged, Stage(fs, cancel, spec, job.bundle, job.python_env,
+                                             job.source.get(), home, staging, &spec_yaml));
     yarn::ApplicationSubmissionContext ctx;
-    ctx.id = app.id;
+    ctx.id = app;
     ctx.name = spec.name;
     ctx.queue = spec.queue;
     ctx.application_type = spec.application_type;
@@ -666,10 +795,10 @@ class YarnSubmitter : public Submitter {
       ctx.lifetime = spec.timeouts.job + spec.timeouts.stop_grace + absl::Minutes(1);
     }
     // The AM runs no Python: the env is for the task containers only.
-    std::map<std::string, yarn::LocalResource> am_resources = *staged;
+    std::map<std::string, yarn::LocalResource> am_resources = staged;
     am_resources.erase(kPythonEnvLink);
     TONY_ASSIGN_OR_RETURN(ctx.am_container,
-                          AmLaunchContext(am_resources, *staged, secret, staging));
+                          AmLaunchContext(fs, am_resources, staged, secret, staging));
     ctx.am_container.tokens.AddSecret(kSpecCredentialAlias, spec_yaml);
     if (broker_tls_) {
       // Like the secret: in the credentials (the AM hands them, minus its AMRMToken and this
@@ -681,37 +810,15 @@ class YarnSubmitter : public Submitter {
     // YARN's web proxy (the AM page) and the RM's pages enforce it; the history server reads
     // the same list from the event log.
     ctx.am_container.view_acl = spec.view_acls;
-
-    if (absl::Status s = cluster_->yarn->SubmitApplication(ctx); !s.ok()) {
-      (void)cluster_->hdfs->Delete(staging, true);
-      return s;
-    }
-    // Only this machine's user may read the secret later (ytf status/kill).
-    std::string local_dir = LocalAppDir(id);
-    if (MakeDirectories(local_dir, 0700).ok()) {
-      (void)WriteFileAtomically(local_dir + "/secret", secret, 0600);
-      if (broker_tls_) (void)WriteFileAtomically(local_dir + "/tls.cert", tls.cert_pem, 0600);
-      // Which transport the broker speaks: a missing tls.cert must never mean plaintext for a
-      // TLS job (the secret would go out in clear before the TLS server refused it).
-      (void)WriteFileAtomically(local_dir + "/transport", broker_tls_ ? "tls" : "plaintext", 0600);
-      (void)WriteFileAtomically(local_dir + "/staging", staging, 0600);
-    }
-    TONY_LOG(INFO) << "submitted " << id << " to queue " << spec.queue;
-    if (spec.priority) WarnIfPriorityCapped(*spec.priority, app.id);
-    StartSweep(id);
-    return OpenYarnApplication(cluster_, app.id, secret, staging, ctx.max_app_attempts,
-                               tls.cert_pem);
+    return ctx;
   }
 
-  ~YarnSubmitter() override {
-    if (sweeper_.joinable()) sweeper_.join();
-  }
-
- private:
   // The ResourceManager caps a priority above yarn.cluster.max-application-priority without a
-  // word (the client's configuration need not know the cluster's maximum): say so.
-  void WarnIfPriorityCapped(int asked, const yarn::ApplicationId& id) {
-    auto report = cluster_->yarn->GetApplicationReport(id, absl::Now() + absl::Seconds(10));
+  // word (the client's configuration need not know the cluster's maximum): say so. Asked
+  // within the submission's deadline only.
+  void WarnIfPriorityCapped(int asked, const yarn::ApplicationId& id, absl::Time deadline) {
+    auto report = cluster_->yarn->GetApplicationReport(
+        id, std::min(deadline, absl::Now() + absl::Seconds(10)));
     if (!report.ok() || !report->priority || *report->priority >= asked) return;
     TONY_LOG(WARNING) << "priority " << asked
                       << " is more than this cluster allows (yarn.cluster.max-application-"
@@ -733,11 +840,17 @@ class YarnSubmitter : public Submitter {
     return r;
   }
 
+  // Through `fs`, the client bounded by the submission's deadline; `cancel` is looked at before
+  // each upload.
   absl::StatusOr<std::map<std::string, yarn::LocalResource>> Stage(
-      const JobSpec& spec, const std::string& bundle,
-      const std::optional<PythonEnvArchive>& python_env, const PackedSource* source,
-      const std::string& home, const std::string& staging, std::string* spec_yaml) {
-    hdfs::WebHdfsClient& fs = *cluster_->hdfs;
+      hdfs::WebHdfsClient& fs, const Cancellation& cancel, const JobSpec& spec,
+      const std::string& bundle, const std::optional<PythonEnvArchive>& python_env,
+      const PackedSource* source, const std::string& home, const std::string& staging,
+      std::string* spec_yaml) {
+    auto not_cancelled = [&cancel, &staging]() -> absl::Status {
+      if (!cancel.cancelled()) return absl::OkStatus();
+      return CancelledError(absl::StrCat("staging to ", staging));
+    };
     // A missing HDFS home is made as Hadoop makes homes (0755), not by the 0700 mkdir below,
     // which would make it, too, closed to others, and the cache under it unusable as PUBLIC.
     const std::string user_home = absl::StrCat("/user/", cluster_->user);
@@ -762,6 +875,7 @@ class YarnSubmitter : public Submitter {
     auto cache_put = [&](const std::string& local, absl::string_view name, absl::string_view ext,
                          const std::string& key,
                          absl::string_view what) -> absl::StatusOr<yarn::LocalResource> {
+      TONY_RETURN_IF_ERROR(not_cancelled());
       const absl::Time start = absl::Now();
       TONY_ASSIGN_OR_RETURN(CachedArtifact a,
                             cache.Put(local, name, ext, yarn::LocalResourceType::kArchive, key));
@@ -795,6 +909,7 @@ class YarnSubmitter : public Submitter {
             absl::StrCat("two shipped files are both named '", name, "' (", local,
                          "); every script, file and archive needs its own base name"));
       }
+      TONY_RETURN_IF_ERROR(not_cancelled());
       TONY_ASSIGN_OR_RETURN(auto status,
                             fs.Upload(local, absl::StrCat(staging, "/", name), private_file));
       TONY_ASSIGN_OR_RETURN(resources[name],
@@ -817,6 +932,7 @@ class YarnSubmitter : public Submitter {
     }
     if (source != nullptr) {
       const std::string remote = absl::StrCat(staging, "/", kSourceLink, ".tar");
+      TONY_RETURN_IF_ERROR(not_cancelled());
       TONY_ASSIGN_OR_RETURN(hdfs::FileStatus st, fs.Upload(source->tar(), remote, private_file));
       TONY_LOG(INFO) << "source directory " << spec.source_dir << ": " << st.length
                      << " bytes packed";
@@ -830,7 +946,7 @@ class YarnSubmitter : public Submitter {
 
   // `am_resources` for the AM's own container; `resources` for every task's.
   absl::StatusOr<yarn::ContainerLaunchContext> AmLaunchContext(
-      const std::map<std::string, yarn::LocalResource>& am_resources,
+      const hdfs::WebHdfsClient& fs, const std::map<std::string, yarn::LocalResource>& am_resources,
       const std::map<std::string, yarn::LocalResource>& resources, const std::string& secret,
       const std::string& staging) {
     yarn::ContainerLaunchContext am;
@@ -849,7 +965,7 @@ class YarnSubmitter : public Submitter {
       TONY_ASSIGN_OR_RETURN(auto rms, conf::RmAddresses(cluster_->conf));
       const std::string renewer = ipc::ResolveServerPrincipal(
           cluster_->rm_principal, rms.empty() ? std::string() : rms.front().host);
-      TONY_ASSIGN_OR_RETURN(ipc::Token token, cluster_->hdfs->GetDelegationToken(renewer, service));
+      TONY_ASSIGN_OR_RETURN(ipc::Token token, fs.GetDelegationToken(renewer, service));
       const std::string alias = token.service;  // not a reference into the moved token
       am.tokens.AddToken(alias, std::move(token));
     }
@@ -907,6 +1023,7 @@ class YarnSubmitter : public Submitter {
   const std::string bin_dir_;
   const bool broker_tls_;
   std::thread sweeper_;
+  AsyncCalls async_;  // SubmitAsync's calls; stopped first by the destructor
 };
 
 }  // namespace
@@ -1121,15 +1238,19 @@ std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cl
       std::move(tls_cert_pem)));
 }
 
+std::unique_ptr<Submitter> NewYarnSubmitterFor(std::shared_ptr<YarnCluster> cluster,
+                                               std::string bin_dir, bool broker_tls) {
+  return std::make_unique<YarnSubmitter>(std::move(cluster), std::move(bin_dir), broker_tls);
+}
+
 }  // namespace tony::submit
 
 namespace tony {
 
 absl::StatusOr<std::unique_ptr<Submitter>> NewYarnSubmitter(const YarnSubmitterOptions& options) {
   TONY_ASSIGN_OR_RETURN(submit::YarnCluster cluster, submit::ConnectYarnCluster(options));
-  return std::unique_ptr<Submitter>(
-      new submit::YarnSubmitter(std::make_shared<submit::YarnCluster>(std::move(cluster)),
-                                options.bin_dir, options.broker_tls));
+  return submit::NewYarnSubmitterFor(std::make_shared<submit::YarnCluster>(std::move(cluster)),
+                                     options.bin_dir, options.broker_tls);
 }
 
 }  // namespace tony

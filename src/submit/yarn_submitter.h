@@ -102,6 +102,10 @@ std::unique_ptr<Application> OpenYarnApplication(std::shared_ptr<YarnCluster> cl
                                                  std::string staging_dir, int max_attempts = 0,
                                                  std::string tls_cert_pem = "");
 
+// NewYarnSubmitter over a cluster's clients already made (unit tests: fakes).
+std::unique_ptr<Submitter> NewYarnSubmitterFor(std::shared_ptr<YarnCluster> cluster,
+                                               std::string bin_dir, bool broker_tls);
+
 // The queries below end by `deadline` (DeadlineExceeded naming what did not answer).
 
 // Submitter::Open for YARN: the secret and staging directory from LocalAppDir() when this user
