@@ -89,7 +89,8 @@ class YarnSubmitTest : public ::testing::Test {
 
   // The applications the fake ResourceManager has, any state.
   std::vector<yarn::ApplicationReport> Applications() {
-    auto apps = yarn_->ListApplications(yarn::ApplicationFilter());
+    // A client of its own: the submitter's goes with it.
+    auto apps = yarn::FakeYarnClient(rm_, "u").ListApplications(yarn::ApplicationFilter());
     EXPECT_TRUE(apps.ok()) << apps.status();
     return apps.ok() ? *apps : std::vector<yarn::ApplicationReport>();
   }
@@ -194,6 +195,41 @@ TEST_F(YarnSubmitTest, SubmitAsyncCancelledEndsWithCancelledAndNothingSubmitted)
   done.WaitForNotification();
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
   EXPECT_TRUE(Applications().empty());
+}
+
+// Destroying the Submitter cancels a submission in flight and waits for it: its `done` has run
+// (once) when the destructor returns, with Cancelled and nothing left on the cluster, or, if
+// YARN had taken the application first, with it.
+TEST_F(YarnSubmitTest, DestroyingTheSubmitterEndsTheSubmissionsInFlight) {
+  absl::Notification in_flight, destroying;
+  hdfs_.intercept = [&](const std::string& op, const std::string& path) -> std::optional<Reply> {
+    if (op == "MKDIRS" && absl::StartsWith(path, StagingRoot("u", "test") + "/")) {
+      in_flight.Notify();
+      destroying.WaitForNotificationWithTimeout(absl::Minutes(1));
+    }
+    return std::nullopt;
+  };
+  int answers = 0;
+  absl::StatusOr<std::unique_ptr<Application>> result = absl::UnknownError("not answered");
+  submitter_->SubmitAsync(spec_, {}, Cancellation(),
+                          [&](absl::StatusOr<std::unique_ptr<Application>> app) {
+                            ++answers;
+                            result = std::move(app);
+                          });
+  ASSERT_TRUE(in_flight.WaitForNotificationWithTimeout(absl::Minutes(1)));
+  std::thread destroyer([&] {
+    destroying.Notify();
+    submitter_.reset();
+  });
+  destroyer.join();
+  EXPECT_EQ(answers, 1);
+  if (result.ok()) {
+    EXPECT_EQ(Applications().size(), 1u);
+  } else {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled) << result.status();
+    EXPECT_TRUE(Applications().empty());
+    EXPECT_THAT(Staged(), ::testing::IsEmpty());
+  }
 }
 
 }  // namespace
