@@ -23,8 +23,8 @@
 #include "history/live_job_view.h"
 #include "spec/access_control.h"
 #include "submit/contract.h"
-#include "yarnam/site_check.h"
 #include "yarnam/change_follower.h"
+#include "yarnam/site_check.h"
 #include "yarnam/yarn_am.h"
 #include "yarnam/yarn_resource_manager.h"
 
