@@ -280,6 +280,24 @@ TEST(RegistrationModelTest, AnElasticRoleNeverWaitsAndIsNoPartOfTheSpec) {
   });
 }
 
+// The ApplicationMaster asks for no task of a role before admitting it (JobState::CheckScale):
+// a task of a deferred role is refused, reopened or not, before and after the publication.
+TEST(RegistrationModelTest, ADeferredTaskIsRefusedUntilItsRoleIsAdmittedEvenReopened) {
+  ClusterSpecBrokerOptions options = Options({{"rendezvous", 1}, {"worker", 2}});
+  options.deferred_job_types = {"worker"};
+  options.elastic_job_types = {"worker"};
+  Table t(options);
+  t.Run({
+      {"reopen worker:1", ""},
+      {"phase worker:1", "DEFERRED"},
+      {"register worker:1 h:2", "refuse ALREADY_EXISTS"},
+      {"register rendezvous:0 h:1", "park news v1 release"},
+      {"register worker:1 h:2", "refuse ALREADY_EXISTS"},
+      {"admit worker", ""},
+      {"register worker:1 h:2", "now news"},
+  });
+}
+
 TEST(RegistrationModelTest, RejoinedTasksWaitForEachOtherAndGetTheNextVersionTogether) {
   Table t(Options({{"ps", 1}, {"worker", 2}}));
   t.Run({
