@@ -395,6 +395,8 @@ class JobState {
   void CheckElasticStart(absl::Time now, JobActions* out);
   // Stops an elastic role's tasks beyond its target (Scale) and revives those within it.
   void CheckScale(JobActions* out);
+  // Whether `role` is not asked for yet: a task of it waits for its dependencies (BLOCKED).
+  bool RoleBlocked(const std::string& role) const;
 
   // Suspend and resume (job_state_suspend.cc).
   void Suspend(absl::Time now, JobActions* out);

@@ -237,6 +237,13 @@ absl::Status JobState::CheckScaleRequest(const std::string& role, int tasks) con
   return absl::OkStatus();
 }
 
+bool JobState::RoleBlocked(const std::string& role) const {
+  for (const auto& [id, t] : tasks_) {
+    if (t.spec.job_name == role && t.phase == TaskPhase::kBlocked) return true;
+  }
+  return false;
+}
+
 void JobState::CheckScale(JobActions* out) {
   if (outcome_ || suspension_ != Suspension::kNone) return;  // applied on resume
   for (const TaskId& id : order_) {
@@ -253,6 +260,14 @@ void JobState::CheckScale(JobActions* out) {
       TONY_DEFER_LOG(out->log, INFO) << "scaled down: stopping " << id.ToString();
     } else if (t.spec.index < target->second && t.scaled_down && t.phase == TaskPhase::kStopped &&
                t.container_ended) {
+      if (RoleBlocked(t.spec.job_name)) {
+        // Its role is not asked for yet (the broker refuses its tasks until it is admitted): it
+        // waits with the others, and AskForRole asks for it.
+        Renew(t, TaskPhase::kBlocked, out);
+        t.container_ended = true;
+        t.scaled_down = false;
+        continue;
+      }
       Renew(t, TaskPhase::kWaiting, out);
       t.scaled_down = false;
       out->reopen.push_back(id);

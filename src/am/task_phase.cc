@@ -31,7 +31,7 @@ std::vector<PhaseChanges> BuildTable() {
       {P::kRunning, live({})},
       {P::kExitHeld, {P::kEnded, P::kStopping, P::kStopped, P::kReleased}},
       {P::kStopping, {P::kStopped, P::kReleased}},
-      {P::kStopped, {P::kWaiting}},
+      {P::kStopped, {P::kWaiting, P::kBlocked}},
       {P::kEnded, {P::kRestartPending}},
       {P::kRestartPending, {P::kWaiting, P::kStopping, P::kStopped, P::kReleased}},
       {P::kReleased, {P::kWaiting, P::kBlocked, P::kStopping, P::kStopped}},

@@ -817,6 +817,35 @@ TEST(JobStateElasticTest, ScaleStopsTasksBeyondTheTargetAndAsksForThemAgainWithi
   EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 3);
 }
 
+// Scaled down and up again before its rendezvous runs: the role is not admitted at the broker,
+// which refuses a registration of its tasks (DEFERRED), so none of them is asked for early; the
+// tasks scaled up again wait with their role.
+TEST(JobStateElasticTest, AScaleUpBeforeTheRoleIsAskedForWaitsForTheRole) {
+  JobState state(ElasticOptions(1, 3));
+  EXPECT_EQ(Describe(state.Start(kStart)), "request rendezvous:0");
+  RunTable(state,
+           {
+               {absl::Milliseconds(100), JobEvent::Scale("worker", 1), "kill worker:1 worker:2",
+                "worker:0=BLOCKED worker:1=STOPPED worker:2=STOPPED"},
+               {absl::Milliseconds(200), JobEvent::Scale("worker", 3), "",
+                "worker:0=BLOCKED worker:1=BLOCKED worker:2=BLOCKED"},
+           });
+  RunTable(state, RendezvousRuns());
+  EXPECT_EQ(state.Status(kStart).progress.at("worker").total, 3);
+
+  // The same in a later attempt that starts scaled down.
+  JobStateOptions o = ElasticOptions(1, 3);
+  o.attempt = 2;
+  o.scale_targets = {{"worker", 2}};
+  JobState later(o);
+  EXPECT_EQ(Describe(later.Start(kStart)), "request rendezvous:0");
+  RunTable(later,
+           {
+               {absl::Milliseconds(100), JobEvent::Scale("worker", 3), "", "worker:2=BLOCKED"},
+           });
+  RunTable(later, RendezvousRuns());
+}
+
 // A later attempt of a job scaled down before its AM died: it never asks for the tasks beyond
 // the target (they would grow the job back to its maximum), and a scale up still reaches them.
 TEST(JobStateElasticTest, ALaterAttemptKeepsTheSizeTheJobWasScaledTo) {
