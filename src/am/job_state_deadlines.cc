@@ -140,6 +140,13 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
   for (const TaskId& id : order_) {
     Task& t = tasks_[id];
     if (t.phase != TaskPhase::kReleased) continue;
+    if (t.scaled_down) {
+      // Scaled down while the gang was incomplete (released while stopping): it stays stopped,
+      // as the scale says; a scale up asks for it.
+      MoveTo(t, TaskPhase::kStopped, out);
+      t.container_ended = true;
+      continue;
+    }
     out->reopen.push_back(id);  // its earlier registration no longer counts
     const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
     if (jt != nullptr && !jt->depends_on.empty()) {

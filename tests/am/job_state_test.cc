@@ -946,6 +946,39 @@ TEST(JobStateSuspendTest, AResumeDuringTheStopFollowsItAndAPartialGangReleasesOn
            }));
 }
 
+// Scaled down while a resumed job's gang is incomplete: the stopping worker:1 is released with
+// the gang, and asked for again it would undo the scale. It stays stopped.
+TEST(JobStateSuspendTest, AGangReleaseDoesNotReviveATaskScaledDown) {
+  JobState state(ElasticOptions(1, 3));
+  state.Start(kStart);
+  RunTable(state, RendezvousRuns());
+  RunTable(state, TwoAgentsRun());
+  auto at = [](absl::Duration d) { return kStart + d; };
+  state.On(JobEvent::Suspend(), at(absl::Seconds(20)));
+  for (const char* id : {"rendezvous:0", "worker:0", "worker:1"}) {
+    state.On(JobEvent::Completed(T(id), -105), at(absl::Seconds(21)));
+  }
+  state.On(JobEvent::Resume(), at(absl::Seconds(30)));
+  state.On(JobEvent::Allocated(T("worker:1")), at(absl::Seconds(31)));
+  RunTable(state, {
+                      {absl::Seconds(32), JobEvent::Scale("worker", 1), "kill worker:1 worker:2",
+                       "worker:1=STOPPING worker:2=STOPPED"},
+                  });
+  // The gang's deadline: rendezvous:0 has no container; all is released.
+  state.Tick(at(absl::Seconds(30) + absl::Minutes(2)));
+  EXPECT_EQ(TaskPhaseName(*state.PhaseOf(T("worker:1"))), "RELEASED");
+  // Its container, and the requests withdrawn.
+  for (const char* id : {"rendezvous:0", "worker:0", "worker:1"}) {
+    state.On(JobEvent::Completed(T(id), -105), at(absl::Seconds(31) + absl::Minutes(2)));
+  }
+  state.Tick(at(absl::Seconds(40) + absl::Minutes(2)));  // asked for again
+  EXPECT_EQ(TaskPhaseName(*state.PhaseOf(T("worker:1"))), "STOPPED");
+  std::vector<Row> rows = AllRunning({"rendezvous:0"}, absl::Minutes(3));
+  rows.back().actions = "request worker:0";
+  RunTable(state, rows);
+  EXPECT_EQ(state.Status(kStart + absl::Minutes(3)).progress.at("worker").total, 1);
+}
+
 TEST(JobStateSuspendTest, SuspendIsRefusedWhenItCannotStopTheJob) {
   JobStateOptions client = Options({Job("worker", 1)});
   client.spec.client_mode = true;
