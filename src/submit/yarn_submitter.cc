@@ -654,7 +654,12 @@ class YarnSubmitter : public Submitter {
 
   ~YarnSubmitter() override {
     async_.Stop();  // before what the submissions in flight use goes
-    if (sweeper_.joinable()) sweeper_.join();
+    std::thread sweeper;
+    {
+      absl::MutexLock lock(&sweep_mu_);
+      sweeper = std::move(sweeper_);
+    }
+    if (sweeper.joinable()) sweeper.join();
   }
 
  private:
@@ -1004,7 +1009,9 @@ class YarnSubmitter : public Submitter {
 
   // Sweeps the staging area behind the job just submitted, on the submitter's own thread (the
   // destructor joins it), at most once per submitter: a client's submission is not delayed.
+  // Under sweep_mu_: two submissions (SubmitAsync makes that common) may end here at once.
   void StartSweep(const std::string& app_id) {
+    absl::MutexLock lock(&sweep_mu_);
     if (sweeper_.joinable()) return;
     sweeper_ = std::thread([cluster = cluster_, app_id] {
       StagingSweepOptions o;
@@ -1022,7 +1029,8 @@ class YarnSubmitter : public Submitter {
   const std::shared_ptr<YarnCluster> cluster_;
   const std::string bin_dir_;
   const bool broker_tls_;
-  std::thread sweeper_;
+  absl::Mutex sweep_mu_;
+  std::thread sweeper_ ABSL_GUARDED_BY(sweep_mu_);
   AsyncCalls async_;  // SubmitAsync's calls; stopped first by the destructor
 };
 
