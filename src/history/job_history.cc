@@ -3,6 +3,7 @@
 #include "history/job_history.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -77,6 +78,14 @@ class HistoryBuilder {
     std::sort(tasks.begin(), tasks.end(), [](const TaskHistory& a, const TaskHistory& b) {
       return a.role != b.role ? a.role < b.role : a.index < b.index;
     });
+    // A container still held when the log ends was held until the job's end, or as far as the
+    // log tells (a running job, an AM that died).
+    const absl::Time end = out_->summary.ended() ? out_->summary.finished : out_->last_event;
+    for (TaskHistory& t : tasks) {
+      for (ContainerSpan& c : t.containers) {
+        if (c.end == absl::InfiniteFuture()) c.end = std::max(c.start, end);
+      }
+    }
     out_->summary.tasks = static_cast<int>(tasks.size());
     out_->summary.restarts = 0;
     for (const TaskHistory& t : tasks) out_->summary.restarts += t.restarts;
@@ -123,8 +132,17 @@ class HistoryBuilder {
 
   void AddTaskEvent(TaskHistory& t, const std::string& event, const Json& line, absl::Time time) {
     if (event == "task_requested" || event == "task_relaunch_requested") {
+      if (event == "task_requested") {
+        requested_[&t] = {"",
+                          time,
+                          absl::InfiniteFuture(),
+                          Int(line, "memory_mb").value_or(0),
+                          static_cast<int>(Int(line, "vcores").value_or(0)),
+                          static_cast<int>(Int(line, "gpus").value_or(0))};
+      }
       Mark(t, time, "waiting", "REQUESTED");
     } else if (event == "task_allocated") {
+      Hold(t, Str(line, "container"), time);
       t.container = Str(line, "container");
       t.node = Str(line, "node");
       t.node_http = Str(line, "node_http");
@@ -148,6 +166,7 @@ class HistoryBuilder {
       const bool stopped = !t.marks.empty() && t.marks.back().phase == "stopping";
       Mark(t, time, "exited", t.exit_code == 0 ? "SUCCEEDED" : stopped ? "STOPPED" : "FAILED");
     } else if (event == "container_completed") {
+      Release(t, Str(line, "container"), time);
       // After task_exited it adds nothing; without one, the container ended under the task.
       if (t.marks.empty() || t.marks.back().phase != "exited") {
         t.stderr_tail = Cut(Str(line, "diagnostics"));
@@ -177,6 +196,33 @@ class HistoryBuilder {
       }
     } else if (event == "task_gpu_idle") {
       t.gpu_idle = true;
+      if (idle_gpus_[&t].insert(Int(line, "gpu").value_or(-1)).second) ++t.idle_gpus;
+    }
+  }
+
+  // A container `t` got, of the size last asked for it. One adopted by a later attempt (the same
+  // id, still held) is not a second container.
+  void Hold(TaskHistory& t, const std::string& container, absl::Time time) {
+    for (const ContainerSpan& c : t.containers) {
+      if (c.container == container && c.end == absl::InfiniteFuture()) return;
+    }
+    if (spans_ >= kMaxHistoryMarks) {
+      Bound(&spans_bounded_, absl::StrCat("containers (", kMaxHistoryMarks, ")"));
+      return;
+    }
+    ++spans_;
+    ContainerSpan span = requested_[&t];
+    span.container = container;
+    span.start = time;
+    span.end = absl::InfiniteFuture();
+    t.containers.push_back(std::move(span));
+  }
+
+  void Release(TaskHistory& t, const std::string& container, absl::Time time) {
+    for (ContainerSpan& c : t.containers) {
+      if (c.container == container && c.end == absl::InfiniteFuture()) {
+        c.end = std::max(c.start, time);
+      }
     }
   }
 
@@ -218,8 +264,12 @@ class HistoryBuilder {
   JobHistory* const out_;
   std::map<std::string, TaskHistory> tasks_;
   TaskHistory overflow_;  // where a task past kMaxHistoryTasks goes, and is dropped
+  std::map<const TaskHistory*, ContainerSpan> requested_;  // each task's last task_requested
+  std::map<const TaskHistory*, std::set<int64_t>> idle_gpus_;
   int marks_ = 0;
   int points_ = 0;
+  int spans_ = 0;
+  bool spans_bounded_ = false;
   bool tasks_bounded_ = false;
   bool marks_bounded_ = false;
   bool points_bounded_ = false;

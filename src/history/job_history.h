@@ -71,6 +71,17 @@ struct UsagePoint {
   int64_t gpu_memory_bytes = 0;  // their memory in use, summed
 };
 
+// A container a task held, and its size (the task_requested before it): from task_allocated to
+// container_completed, else to the job's end (the last event of a log without one).
+struct ContainerSpan {
+  std::string container;
+  absl::Time start;
+  absl::Time end = absl::InfiniteFuture();  // open until ReadJobHistory closes it
+  int64_t memory_mb = 0;
+  int vcores = 0;
+  int gpus = 0;
+};
+
 struct TaskHistory {
   std::string task;  // "worker:0"
   std::string role;
@@ -84,6 +95,8 @@ struct TaskHistory {
   int restarts = 0;
   std::string stderr_tail;
   bool gpu_idle = false;  // a task_gpu_idle event: a GPU sat idle holding memory
+  int idle_gpus = 0;      // how many of its GPUs task_gpu_idle named (each counted once)
+  std::vector<ContainerSpan> containers;  // at most kMaxHistoryMarks over all tasks
   std::vector<TaskMark> marks;
   std::vector<UsagePoint> usage;
 };

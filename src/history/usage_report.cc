@@ -1,0 +1,197 @@
+// Copyright libtony authors.
+
+#include "history/usage_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/utf8.h"
+#include "http/json.h"
+
+namespace tony::history {
+namespace {
+
+constexpr double kSecondsPerHour = 3600;
+constexpr double kMbPerGb = 1024;
+constexpr double kBytesPerGb = 1024.0 * 1024 * 1024;
+
+const char* ByName(UsageBy by) {
+  switch (by) {
+    case UsageBy::kQueue:
+      return "queue";
+    case UsageBy::kJob:
+      return "job";
+    case UsageBy::kUser:
+      break;
+  }
+  return "user";
+}
+
+const std::string& KeyOf(const JobUsage& job, UsageBy by) {
+  return by == UsageBy::kUser ? job.user : by == UsageBy::kQueue ? job.queue : job.app_id;
+}
+
+void Add(const JobUsage& job, UsageGroup& g) {
+  ++g.jobs;
+  g.idle_gpus += job.idle_gpus;
+  for (const HeldContainer& c : job.containers) {
+    const double hours = absl::ToDoubleSeconds(c.held) / kSecondsPerHour;
+    g.vcore_hours += c.vcores * hours;
+    g.gb_hours += static_cast<double>(c.memory_mb) / kMbPerGb * hours;
+    g.gpu_hours += c.gpus * hours;
+    if (!c.sampled) continue;
+    g.sampled_vcore_hours += c.vcores * hours;
+    g.used_core_hours += c.cpu_cores * hours;
+    g.sampled_gb_hours += static_cast<double>(c.memory_mb) / kMbPerGb * hours;
+    g.used_gb_hours += c.rss_bytes / kBytesPerGb * hours;
+  }
+}
+
+std::optional<double> Ratio(double used, double held) {
+  if (held <= 0) return std::nullopt;
+  return used / held;
+}
+
+// A key from a log (a user's own text) as one harmless table cell.
+std::string Printable(absl::string_view text) {
+  std::string out = ToValidUtf8(text);
+  for (char& c : out) {
+    if (absl::ascii_iscntrl(c)) c = '?';
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Percent(std::optional<double> r) {
+  return r ? absl::StrFormat("%.0f%%", *r * 100) : "-";
+}
+
+http::Json GroupJson(const UsageGroup& g) {
+  auto number_or_null = [](std::optional<double> r) { return r ? http::Json(*r) : http::Json(); };
+  return {{"key", g.key},
+          {"jobs", g.jobs},
+          {"vcore_hours", g.vcore_hours},
+          {"gb_hours", g.gb_hours},
+          {"gpu_hours", g.gpu_hours},
+          {"used_core_hours", g.used_core_hours},
+          {"used_gb_hours", g.used_gb_hours},
+          {"sampled_vcore_hours", g.sampled_vcore_hours},
+          {"sampled_gb_hours", g.sampled_gb_hours},
+          {"cpu_efficiency", number_or_null(g.cpu_efficiency())},
+          {"memory_efficiency", number_or_null(g.memory_efficiency())},
+          {"idle_gpus", g.idle_gpus}};
+}
+
+}  // namespace
+
+JobUsage UsageOfJob(const JobHistory& job) {
+  JobUsage u;
+  u.app_id = job.summary.app_id;
+  u.user = job.summary.user;
+  u.queue = job.summary.queue;
+  u.started = job.summary.started;
+  for (const TaskHistory& t : job.tasks) {
+    u.idle_gpus += t.idle_gpus;
+    double cpu = 0, rss = 0;
+    for (const UsagePoint& p : t.usage) {
+      cpu += p.cpu_cores;
+      rss += static_cast<double>(p.rss_bytes);
+    }
+    const auto samples = static_cast<double>(t.usage.size());
+    for (const ContainerSpan& c : t.containers) {
+      HeldContainer h{c.memory_mb, c.vcores, c.gpus, c.end - c.start};
+      if (!t.usage.empty()) {
+        h.sampled = true;
+        h.cpu_cores = cpu / samples;
+        h.rss_bytes = rss / samples;
+      }
+      u.containers.push_back(h);
+    }
+  }
+  return u;
+}
+
+absl::StatusOr<UsageBy> ParseUsageBy(absl::string_view text) {
+  if (text == "user") return UsageBy::kUser;
+  if (text == "queue") return UsageBy::kQueue;
+  if (text == "job") return UsageBy::kJob;
+  return absl::InvalidArgumentError(absl::StrCat("--by: '", text, "' is not user, queue or job"));
+}
+
+std::optional<double> UsageGroup::cpu_efficiency() const {
+  return Ratio(used_core_hours, sampled_vcore_hours);
+}
+
+std::optional<double> UsageGroup::memory_efficiency() const {
+  return Ratio(used_gb_hours, sampled_gb_hours);
+}
+
+UsageReport SummarizeUsage(const std::vector<JobUsage>& jobs, const UsageOptions& options) {
+  UsageReport report;
+  report.total.key = "total";
+  std::map<std::string, UsageGroup> groups;
+  for (const JobUsage& job : jobs) {
+    if (job.started < options.from || job.started >= options.to) continue;
+    const std::string& key = KeyOf(job, options.by);
+    UsageGroup& g = groups[key];
+    g.key = key;
+    Add(job, g);
+    Add(job, report.total);
+  }
+  for (auto& [key, g] : groups) report.groups.push_back(std::move(g));
+  std::stable_sort(
+      report.groups.begin(), report.groups.end(),
+      [](const UsageGroup& a, const UsageGroup& b) { return a.vcore_hours > b.vcore_hours; });
+  return report;
+}
+
+std::string UsageTable(const UsageReport& report, UsageBy by) {
+  std::string out =
+      absl::StrFormat("%-32s %6s %12s %12s %10s %7s %7s %9s\n", absl::AsciiStrToUpper(ByName(by)),
+                      "JOBS", "VCORE-HOURS", "GB-HOURS", "GPU-HOURS", "CPU%", "MEM%", "IDLE-GPUS");
+  auto line = [&out](const UsageGroup& g, const std::string& key) {
+    absl::StrAppendFormat(&out, "%-32s %6d %12.2f %12.2f %10.2f %7s %7s %9d\n", key, g.jobs,
+                          g.vcore_hours, g.gb_hours, g.gpu_hours, Percent(g.cpu_efficiency()),
+                          Percent(g.memory_efficiency()), g.idle_gpus);
+  };
+  for (const UsageGroup& g : report.groups) line(g, Printable(g.key));
+  line(report.total, "total");
+  return out;
+}
+
+std::string UsageCsv(const UsageReport& report, UsageBy by) {
+  std::string out = absl::StrCat(ByName(by),
+                                 ",jobs,vcore_hours,gb_hours,gpu_hours,used_core_hours,"
+                                 "used_gb_hours,cpu_efficiency,memory_efficiency,idle_gpus\n");
+  auto line = [&out](const UsageGroup& g) {
+    auto ratio = [](std::optional<double> r) { return r ? absl::StrFormat("%.4f", *r) : ""; };
+    absl::StrAppendFormat(&out, "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%s,%d\n", CsvField(g.key),
+                          g.jobs, g.vcore_hours, g.gb_hours, g.gpu_hours, g.used_core_hours,
+                          g.used_gb_hours, ratio(g.cpu_efficiency()), ratio(g.memory_efficiency()),
+                          g.idle_gpus);
+  };
+  for (const UsageGroup& g : report.groups) line(g);
+  line(report.total);
+  return out;
+}
+
+std::string UsageJson(const UsageReport& report, UsageBy by) {
+  http::Json groups = http::Json::array();
+  for (const UsageGroup& g : report.groups) groups.push_back(GroupJson(g));
+  http::Json j = {{"by", ByName(by)}, {"groups", groups}, {"total", GroupJson(report.total)}};
+  return j.dump(2, ' ', false, http::Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace tony::history

@@ -1,0 +1,101 @@
+// Copyright libtony authors.
+//
+// What jobs used, from their event logs (ytf usage): per user, queue or job, the vcore-hours,
+// GB-hours and GPU-hours their containers held (each container's size times how long it was
+// held), the CPU and memory their tasks measured against what they held (from task_usage), and
+// the GPUs that sat idle (task_gpu_idle).
+//
+//   std::vector<JobUsage> jobs = {UsageOfJob(ReadJobHistory(app_id, text, owner)), ...};
+//   UsageReport r = SummarizeUsage(jobs, {.by = UsageBy::kUser});
+//   std::cout << UsageTable(r);
+//
+// Thread-safety: plain values and pure functions.
+
+#ifndef TONY_HISTORY_USAGE_REPORT_H_
+#define TONY_HISTORY_USAGE_REPORT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "history/job_history.h"
+
+namespace tony::history {
+
+// One container's size and how long it was held, with its task's measured means when the task
+// sent usage samples.
+struct HeldContainer {
+  int64_t memory_mb = 0;
+  int vcores = 0;
+  int gpus = 0;
+  absl::Duration held;
+  bool sampled = false;  // the task sent task_usage: the next two mean something
+  double cpu_cores = 0;  // its mean over the samples
+  double rss_bytes = 0;  // its mean over the samples
+};
+
+// What one job held, as its log tells.
+struct JobUsage {
+  std::string app_id;
+  std::string user;
+  std::string queue;
+  absl::Time started = absl::InfinitePast();
+  std::vector<HeldContainer> containers;
+  int idle_gpus = 0;  // GPUs task_gpu_idle named, each once
+};
+
+// The figures of a job's history.
+JobUsage UsageOfJob(const JobHistory& job);
+
+enum class UsageBy { kUser, kQueue, kJob };
+// "user", "queue" or "job"; InvalidArgument naming --by otherwise.
+absl::StatusOr<UsageBy> ParseUsageBy(absl::string_view text);
+
+struct UsageOptions {
+  // How jobs are grouped. Default: by user.
+  UsageBy by = UsageBy::kUser;
+  // Only the jobs started in [from, to). Default: every job.
+  absl::Time from = absl::InfinitePast();
+  absl::Time to = absl::InfiniteFuture();
+};
+
+struct UsageGroup {
+  std::string key;  // the user, queue or application id ("(none)" when the log names none)
+  int jobs = 0;
+  double vcore_hours = 0;
+  double gb_hours = 0;  // memory: GiB (1024 MB) held for an hour
+  double gpu_hours = 0;
+  // Over the containers whose tasks sent samples only: what they held, and what they used.
+  double sampled_vcore_hours = 0;
+  double used_core_hours = 0;
+  double sampled_gb_hours = 0;
+  double used_gb_hours = 0;
+  int idle_gpus = 0;
+
+  // Used over held, 0..1 (more when a task used more than it asked); nullopt without samples.
+  std::optional<double> cpu_efficiency() const;
+  std::optional<double> memory_efficiency() const;
+};
+
+struct UsageReport {
+  std::vector<UsageGroup> groups;  // the most vcore-hours first, then by key
+  UsageGroup total;                // key "total"
+};
+
+// Groups `jobs` as `options` say. Pure.
+UsageReport SummarizeUsage(const std::vector<JobUsage>& jobs, const UsageOptions& options);
+
+// The report as an aligned table, as CSV (a header line, then a line per group and the total),
+// and as JSON ({"by", "groups": [...], "total": {...}}). Efficiencies without samples are
+// empty (CSV), "-" (table) or null (JSON).
+std::string UsageTable(const UsageReport& report, UsageBy by);
+std::string UsageCsv(const UsageReport& report, UsageBy by);
+std::string UsageJson(const UsageReport& report, UsageBy by);
+
+}  // namespace tony::history
+
+#endif  // TONY_HISTORY_USAGE_REPORT_H_
