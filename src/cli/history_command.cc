@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -22,7 +24,9 @@
 #include "conf/history_keys.h"
 #include "history/hdfs_event_sink.h"
 #include "history/history_server.h"
+#include "history/job_history.h"
 #include "history/tensorboard_launcher.h"
+#include "history/usage_report.h"
 #include "http/client.h"
 #include "http/json.h"
 #include "ipc/kerberos.h"
@@ -169,6 +173,71 @@ int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostre
   } else {
     PrintJobList(*list, out);
   }
+  return kExitOk;
+}
+
+namespace {
+
+// Every job's usage in the directory whose start `options` may keep. A log last changed before
+// `from` holds a job started before it: not read.
+absl::StatusOr<std::vector<history::JobUsage>> ReadUsage(const history::HistoryStore& store,
+                                                         const history::UsageOptions& options) {
+  absl::StatusOr<std::vector<history::HistoryFile>> listing = store.List();
+  if (!listing.ok()) return listing.status();
+  std::vector<history::JobUsage> jobs;
+  const history::HistoryServerOptions defaults;
+  for (const history::HistoryFile& f : *listing) {
+    std::optional<std::string> app = history::AppIdOfLogName(f.name);
+    if (!app.has_value()) continue;
+    if (options.from != absl::InfinitePast() &&
+        absl::FromUnixMillis(f.modification_time_ms) < options.from) {
+      continue;
+    }
+    absl::StatusOr<std::string> text = store.Read(f.name, defaults.max_log_bytes);
+    if (!text.ok()) {
+      // Another user's log this user may not read, or one deleted meanwhile: left out, said.
+      TONY_LOG(WARNING) << "ytf usage: " << f.name << " left out: " << text.status().message();
+      continue;
+    }
+    jobs.push_back(history::UsageOfJob(history::ReadJobHistory(*app, *text, f.owner)));
+  }
+  return jobs;
+}
+
+}  // namespace
+
+absl::Status CheckUsageArgs(const HistoryArgs& args) {
+  if (args.json && args.csv) {
+    return absl::InvalidArgumentError("--json and --csv: give one of them");
+  }
+  if (args.usage.from >= args.usage.to) {
+    return absl::InvalidArgumentError("--from must be before --to");
+  }
+  return absl::OkStatus();
+}
+
+int RunUsage(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
+             std::ostream& err) {
+  if (absl::Status s = CheckUsageArgs(args); !s.ok()) {
+    err << "ytf: " << s.message() << " (see ytf usage --help)\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::unique_ptr<history::HistoryStore>> store = OpenStore(args, cluster);
+  if (!store.ok()) {
+    err << "ytf: " << store.status().message() << "\n";
+    return kExitInternal;
+  }
+  absl::StatusOr<std::vector<history::JobUsage>> jobs = ReadUsage(**store, args.usage);
+  if (args.local && absl::IsNotFound(jobs.status())) jobs.emplace();  // no local job yet
+  if (!jobs.ok()) {
+    err << "ytf: history directory " << (*store)->Describe() << ": " << jobs.status().message()
+        << "\n";
+    return kExitInternal;
+  }
+  const history::UsageReport report = history::SummarizeUsage(*jobs, args.usage);
+  out << (args.json  ? history::UsageJson(report, args.usage.by)
+          : args.csv ? history::UsageCsv(report, args.usage.by)
+                     : history::UsageTable(report, args.usage.by));
   return kExitOk;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "history/usage_report.h"
 #include "submit/yarn_submitter.h"
 
 namespace tony::cli {
@@ -26,6 +27,9 @@ struct HistoryArgs {
   std::string server;       // http://host:port of a history server; empty: read the directory
   std::string history_dir;  // instead of tony.history.dir
   bool local = false;       // the local backend's jobs (ytf-submit --local) instead: no cluster
+  // usage: the grouping and the dates (--by, --from, --to), and --csv (--json above)
+  history::UsageOptions usage;
+  bool csv = false;
   // history-server
   std::string listen_host = "127.0.0.1";
   int port = 18890;
@@ -55,6 +59,12 @@ absl::StatusOr<std::string> HistoryQueryString(const HistoryArgs& args);
 // gives the configuration and HDFS; null with `--server` or `--local`.
 int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                std::ostream& err);
+// `ytf usage`'s options that do not fit together (--json with --csv, --from not before --to):
+// InvalidArgument saying which. RunUsage checks them first too.
+absl::Status CheckUsageArgs(const HistoryArgs& args);
+// `ytf usage`: what the jobs in the history directory (or --local) held and used, grouped.
+int RunUsage(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
+             std::ostream& err);
 // Runs until SIGINT or SIGTERM.
 int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream& out,
                      std::ostream& err);

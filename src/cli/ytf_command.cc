@@ -231,9 +231,9 @@ namespace ytf {
 
 absl::Span<const Command* const> Commands() {
   static const Command* const kCommands[] = {
-      &StatusCommand(), &KillCommand(),    &ScaleCommand(),        &SuspendCommand(),
-      &ResumeCommand(), &ListCommand(),    &LogsCommand(),         &EventsCommand(),
-      &CleanCommand(),  &HistoryCommand(), &HistoryServerCommand()};
+      &StatusCommand(), &KillCommand(),    &ScaleCommand(),         &SuspendCommand(),
+      &ResumeCommand(), &ListCommand(),    &LogsCommand(),          &EventsCommand(),
+      &CleanCommand(),  &HistoryCommand(), &HistoryServerCommand(), &UsageCommand()};
   return kCommands;
 }
 

@@ -77,6 +77,10 @@ bool Matches(const JobSummary& s, const HistoryQuery& q) {
 
 }  // namespace
 
+absl::StatusOr<absl::Time> ParseHistoryDate(absl::string_view key, const std::string& value) {
+  return ParseDate(key, value);
+}
+
 absl::StatusOr<HistoryQuery> ParseHistoryQuery(absl::string_view query_string) {
   HistoryQuery q;
   for (absl::string_view pair : absl::StrSplit(query_string, '&', absl::SkipEmpty())) {

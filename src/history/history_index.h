@@ -60,6 +60,9 @@ struct HistoryPage {
 // The query of a request's query string ("state=FAILED&user=alice&offset=50"); InvalidArgument
 // naming the parameter for a value that cannot be read.
 absl::StatusOr<HistoryQuery> ParseHistoryQuery(absl::string_view query_string);
+// A date as the query's from and to take it: "2026-11-26" (midnight UTC) or RFC 3339;
+// InvalidArgument naming `key` otherwise.
+absl::StatusOr<absl::Time> ParseHistoryDate(absl::string_view key, const std::string& value);
 
 // What retention removes: ended jobs whose log HDFS last changed longer ago than `max_age`, then
 // each owner's oldest ended jobs beyond `max_jobs` (0: no limit). Age and order come from the

@@ -87,6 +87,7 @@ const Command& EventsCommand();
 const Command& CleanCommand();
 const Command& HistoryCommand();
 const Command& HistoryServerCommand();
+const Command& UsageCommand();
 
 // Every command, in that order: the table RunYtf and YtfUsage go through.
 absl::Span<const Command* const> Commands();

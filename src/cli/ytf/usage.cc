@@ -1,0 +1,86 @@
+// Copyright libtony authors.
+//
+// ytf usage: what the jobs held and used, per user, queue or job, from their event logs; what it
+// does is cli/history_command.h's RunUsage over history/usage_report.h.
+
+#include "absl/strings/str_cat.h"
+#include "cli/submit_command.h"
+#include "cli/ytf/subcommand.h"
+#include "history/history_index.h"
+#include "history/usage_report.h"
+
+namespace tony::cli::ytf {
+namespace {
+
+absl::Status By(absl::string_view, const std::string& value, Args& args) {
+  absl::StatusOr<history::UsageBy> by = history::ParseUsageBy(value);
+  if (!by.ok()) return Usage(args.command, by.status().message());
+  args.history.usage.by = *by;
+  return absl::OkStatus();
+}
+
+// --from, --to.
+absl::Status Date(absl::string_view name, const std::string& value, Args& args) {
+  absl::StatusOr<absl::Time> t = history::ParseHistoryDate(absl::StrCat("--", name), value);
+  if (!t.ok()) return Usage(args.command, t.status().message());
+  (name == "from" ? args.history.usage.from : args.history.usage.to) = *t;
+  return absl::OkStatus();
+}
+
+constexpr Flag kBy = {0, "by", true, By};
+constexpr Flag kFrom = {0, "from", true, Date};
+constexpr Flag kTo = {0, "to", true, Date};
+constexpr Flag kJson = {0, "json", false, Set<&HistoryArgs::json>};
+constexpr Flag kCsv = {0, "csv", false, Set<&HistoryArgs::csv>};
+constexpr Flag kHistoryDir = {0, "history_dir", true, Set<&HistoryArgs::history_dir>};
+constexpr Flag kLocal = {0, "local", false, Set<&HistoryArgs::local>};
+constexpr const Flag* kFlags[] = {&kBy, &kFrom, &kTo, &kJson, &kCsv, &kHistoryDir, &kLocal};
+
+int Run(const Args& args, std::ostream& out, std::ostream& err) {
+  std::shared_ptr<submit::YarnCluster> cluster;  // none for local jobs
+  // Bad usage is said before anything is contacted.
+  if (!args.history.local && CheckUsageArgs(args.history).ok()) {
+    int code = kExitOk;
+    cluster = ConnectCluster(args, err, &code);
+    if (cluster == nullptr) return code;
+  }
+  return RunUsage(args.history, cluster.get(), out, err);
+}
+
+}  // namespace
+
+const Command& UsageCommand() {
+  static const Command kCommand = {
+      "usage",
+      "ytf usage [--by user|queue|job] [--from <date>] [--csv]\n"
+      "                            vcore-, GB- and GPU-hours the jobs held, and what they used\n",
+      R"(ytf usage - what the jobs held and used, per user, queue or job
+
+Usage: ytf usage [--by user|queue|job] [--from <date>] [--to <date>] [--json | --csv]
+                 [--history_dir <dir> | --local]
+
+Reads the event logs in the history directory (tony.history.dir, default /tmp/tony-history;
+docs/events.md) you may read and sums, per group: jobs; vcore-hours, GB-hours and GPU-hours
+held (each container's size times how long the job held it, from its allocation to YARN's
+report of its end); CPU% and MEM%, the cores and memory the tasks used against what their
+containers held, over the tasks that sent usage samples ("-": none did); IDLE-GPUS, the GPUs
+reported idle while holding memory. The group with the most vcore-hours comes first, the
+total last. A running job counts up to its log's last event.
+      --by <g>              user (default), queue or job (its application id)
+      --from, --to <date>   jobs started at or after, before: 2026-11-26 or
+                            2026-11-26T10:00:00Z
+      --json                {"by", "groups": [...], "total": {...}}, hours as numbers,
+                            efficiencies 0..1 (null without samples)
+      --csv                 a header line, a line per group, the total last
+      --history_dir <dir>   another directory than tony.history.dir
+      --local               this user's local jobs (ytf-submit --local) instead; needs no
+                            cluster
+Exit codes: 0 ok, 2 bad usage, 3 the directory cannot be read.
+)",
+      kFlags,
+      NoOperands,
+      Run};
+  return kCommand;
+}
+
+}  // namespace tony::cli::ytf
