@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "http/client.h"
+#include "http/json.h"
 #include "tests/harness/hadoop_cluster.h"
 #include "tests/testing/browser.h"
 #include "tests/testing/wait_until.h"
@@ -415,6 +416,65 @@ TEST(CliTest, TheHistoryServerStartsTensorBoardOverAnEndedJobsOutput) {
 
 // The history of finished jobs, from their event logs: `ytf history` reading the directory,
 // `ytf history-server` serving the list and each job's page, and `ytf history --server`.
+// A number member of a JSON object, or -1.
+double NumberIn(const http::Json& j, const char* key) {
+  const http::Json* v = http::JsonField(j, key);
+  return v != nullptr && v->is_number() ? v->get<double>() : -1;
+}
+
+TEST(CliTest, UsageOfAJobIsWithinWhatItAskedForOverItsOwnSpan) {
+  const std::string& app = FinishedJob();
+  ASSERT_FALSE(app.empty());
+  // Its own bounds, from its log: the first line's time to job_finished's, and each task's ask.
+  absl::Time first = absl::InfinitePast(), finished = absl::InfinitePast();
+  std::vector<http::Json> asks;
+  Result events;
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        events = Exec({Ytf(), "events", app, "--json"});
+        return events.exit_code == 0 && absl::StrContains(events.out, "\"job_finished\"");
+      },
+      absl::Seconds(30)))
+      << events.out << events.err;
+  for (absl::string_view line : absl::StrSplit(events.out, '\n', absl::SkipEmpty())) {
+    auto j = http::ParseJson(line, "event");
+    ASSERT_TRUE(j.ok()) << line;
+    absl::Time t;
+    std::string err;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, j->value("time", ""), &t, &err)) << line;
+    if (first == absl::InfinitePast()) first = t;
+    const std::string event = j->value("event", "");
+    if (event == "job_finished") finished = t;
+    if (event == "task_requested") asks.push_back(*j);
+  }
+  ASSERT_EQ(asks.size(), 2u) << events.out;  // worker:2, no restarts
+  const double span_s = absl::ToDoubleSeconds(finished - first);
+  const double vcores = NumberIn(asks[0], "vcores"), memory_mb = NumberIn(asks[0], "memory_mb");
+  EXPECT_EQ(memory_mb, 128);
+  EXPECT_GE(vcores, 1);
+
+  Result usage = Exec({Ytf(), "usage", "--by", "job", "--json"});
+  ASSERT_EQ(usage.exit_code, 0) << usage.err;
+  auto report = http::ParseJson(usage.out, "usage");
+  ASSERT_TRUE(report.ok()) << usage.out;
+  const http::Json* group = nullptr;
+  for (const http::Json& g : (*report)["groups"]) {
+    if (g.value("key", "") == app) group = &g;
+  }
+  ASSERT_NE(group, nullptr) << usage.out;
+  EXPECT_EQ(NumberIn(*group, "jobs"), 1);
+  // Two containers of the asked size, each held for part of the job's span, none outside it.
+  const double vcore_s = NumberIn(*group, "vcore_hours") * 3600;
+  EXPECT_GT(vcore_s, 0);
+  EXPECT_LE(vcore_s, 2 * vcores * span_s * (1 + 1e-9));
+  EXPECT_NEAR(NumberIn(*group, "gb_hours") / NumberIn(*group, "vcore_hours"),
+              memory_mb / 1024 / vcores, 1e-9);
+  EXPECT_EQ(NumberIn(*group, "gpu_hours"), 0);
+  Result csv = Exec({Ytf(), "usage", "--by", "job", "--csv", "--from", "2999-01-01"});
+  EXPECT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, Not(HasSubstr(app)));
+}
+
 TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   const std::string& ok_app = FinishedJob();
   ASSERT_FALSE(ok_app.empty());
