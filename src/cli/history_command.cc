@@ -178,13 +178,13 @@ int RunHistory(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostre
 
 namespace {
 
-// Every job's usage in the directory whose start `options` may keep. A log last changed before
-// `from` holds a job started before it: not read.
-absl::StatusOr<std::vector<history::JobUsage>> ReadUsage(const history::HistoryStore& store,
-                                                         const history::UsageOptions& options) {
+// Every job's summary (with its usage) in the directory whose start `options` may keep. A log
+// last changed before `from` holds a job started before it: not read.
+absl::StatusOr<std::vector<history::JobSummary>> ReadUsage(const history::HistoryStore& store,
+                                                           const history::UsageOptions& options) {
   absl::StatusOr<std::vector<history::HistoryFile>> listing = store.List();
   if (!listing.ok()) return listing.status();
-  std::vector<history::JobUsage> jobs;
+  std::vector<history::JobSummary> jobs;
   const history::HistoryServerOptions defaults;
   for (const history::HistoryFile& f : *listing) {
     std::optional<std::string> app = history::AppIdOfLogName(f.name);
@@ -199,9 +199,36 @@ absl::StatusOr<std::vector<history::JobUsage>> ReadUsage(const history::HistoryS
       TONY_LOG(WARNING) << "ytf usage: " << f.name << " left out: " << text.status().message();
       continue;
     }
-    jobs.push_back(history::UsageOfJob(history::ReadJobHistory(*app, *text, f.owner)));
+    jobs.push_back(history::ReadJobHistory(*app, *text, f.owner).summary);
   }
   return jobs;
+}
+
+// The summaries a history server's index keeps (those the asker may view), a page of 1000 at a
+// time: no log is read.
+absl::StatusOr<std::vector<history::JobSummary>> UsageFromServer(
+    const std::string& server, const history::UsageOptions& options) {
+  std::string dates;
+  if (options.from != absl::InfinitePast()) {
+    absl::StrAppend(&dates, "&from=", FormEncode(history::HistoryTime(options.from)));
+  }
+  if (options.to != absl::InfiniteFuture()) {
+    absl::StrAppend(&dates, "&to=", FormEncode(history::HistoryTime(options.to)));
+  }
+  std::vector<history::JobSummary> jobs;
+  constexpr int kPage = 1000;  // the server's largest
+  for (int offset = 0;; offset += kPage) {
+    absl::StatusOr<http::Json> list =
+        ListFromServer(server, absl::StrCat("limit=", kPage, "&offset=", offset, dates));
+    if (!list.ok()) return list.status();
+    const http::Json* page = http::JsonField(*list, "jobs");
+    if (page == nullptr || !page->is_array()) {
+      return absl::UnavailableError(
+          absl::StrCat("the history server at ", server, " answered a job list without jobs"));
+    }
+    for (const http::Json& j : *page) jobs.push_back(history::SummaryFromJson(j));
+    if (page->size() < static_cast<size_t>(kPage)) return jobs;
+  }
 }
 
 }  // namespace
@@ -222,16 +249,25 @@ int RunUsage(const HistoryArgs& args, submit::YarnCluster* cluster, std::ostream
     err << "ytf: " << s.message() << " (see ytf usage --help)\n";
     return kExitUsage;
   }
-  absl::StatusOr<std::unique_ptr<history::HistoryStore>> store = OpenStore(args, cluster);
-  if (!store.ok()) {
-    err << "ytf: " << store.status().message() << "\n";
-    return kExitInternal;
+  absl::StatusOr<std::vector<history::JobSummary>> jobs;
+  if (!args.server.empty()) {
+    jobs = UsageFromServer(args.server, args.usage);
+  } else {
+    absl::StatusOr<std::unique_ptr<history::HistoryStore>> store = OpenStore(args, cluster);
+    if (!store.ok()) {
+      err << "ytf: " << store.status().message() << "\n";
+      return kExitInternal;
+    }
+    jobs = ReadUsage(**store, args.usage);
+    if (args.local && absl::IsNotFound(jobs.status())) jobs.emplace();  // no local job yet
+    if (!jobs.ok()) {
+      jobs = absl::Status(
+          jobs.status().code(),
+          absl::StrCat("history directory ", (*store)->Describe(), ": ", jobs.status().message()));
+    }
   }
-  absl::StatusOr<std::vector<history::JobUsage>> jobs = ReadUsage(**store, args.usage);
-  if (args.local && absl::IsNotFound(jobs.status())) jobs.emplace();  // no local job yet
   if (!jobs.ok()) {
-    err << "ytf: history directory " << (*store)->Describe() << ": " << jobs.status().message()
-        << "\n";
+    err << "ytf: " << jobs.status().message() << "\n";
     return kExitInternal;
   }
   const history::UsageReport report = history::SummarizeUsage(*jobs, args.usage);

@@ -243,8 +243,10 @@ int HistoryIndex::Load(absl::string_view text) {
     const http::Json* summary = http::JsonField(*j, "summary");
     if (name == nullptr || !name->is_string() || length == nullptr ||
         !length->is_number_integer() || mtime == nullptr || !mtime->is_number_integer() ||
-        summary == nullptr || !summary->is_object() || !AppIdOfLogName(name->get<std::string>())) {
-      continue;  // that log is read again by the next scan
+        summary == nullptr || !summary->is_object() || !AppIdOfLogName(name->get<std::string>()) ||
+        http::JsonField(*summary, "usage") == nullptr) {
+      // That log is read again by the next scan (also one indexed before summaries had usage).
+      continue;
     }
     const HistoryFile file{name->get<std::string>(), length->get<int64_t>(), mtime->get<int64_t>(),
                            owner != nullptr && owner->is_string() ? owner->get<std::string>() : ""};

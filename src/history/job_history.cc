@@ -86,6 +86,7 @@ class HistoryBuilder {
         if (c.end == absl::InfiniteFuture()) c.end = std::max(c.start, end);
       }
     }
+    for (const TaskHistory& t : tasks) AddUsage(t, out_->summary.usage);
     out_->summary.tasks = static_cast<int>(tasks.size());
     out_->summary.restarts = 0;
     for (const TaskHistory& t : tasks) out_->summary.restarts += t.restarts;
@@ -200,6 +201,25 @@ class HistoryBuilder {
     }
   }
 
+  static void AddUsage(const TaskHistory& t, UsageTotals& usage) {
+    usage.idle_gpus += t.idle_gpus;
+    double cpu = 0, rss = 0;
+    for (const UsagePoint& p : t.usage) {
+      cpu += p.cpu_cores;
+      rss += static_cast<double>(p.rss_bytes);
+    }
+    const auto samples = static_cast<double>(t.usage.size());
+    for (const ContainerSpan& c : t.containers) {
+      HeldContainer h{c.memory_mb, c.vcores, c.gpus, c.end - c.start};
+      if (!t.usage.empty()) {
+        h.sampled = true;
+        h.cpu_cores = cpu / samples;
+        h.rss_bytes = rss / samples;
+      }
+      usage.Add(h);
+    }
+  }
+
   // A container `t` got, of the size last asked for it. One adopted by a later attempt (the same
   // id, still held) is not a second container.
   void Hold(TaskHistory& t, const std::string& container, absl::Time time) {
@@ -275,7 +295,43 @@ class HistoryBuilder {
   bool points_bounded_ = false;
 };
 
+Json TotalsJson(const UsageTotals& u) {
+  return {{"vcore_seconds", u.vcore_seconds},
+          {"mb_seconds", u.mb_seconds},
+          {"gpu_seconds", u.gpu_seconds},
+          {"sampled_vcore_seconds", u.sampled_vcore_seconds},
+          {"sampled_mb_seconds", u.sampled_mb_seconds},
+          {"used_core_seconds", u.used_core_seconds},
+          {"used_mb_seconds", u.used_mb_seconds},
+          {"idle_gpus", u.idle_gpus}};
+}
+
+UsageTotals TotalsFromJson(const Json& j) {
+  UsageTotals u;
+  u.vcore_seconds = Number(j, "vcore_seconds");
+  u.mb_seconds = Number(j, "mb_seconds");
+  u.gpu_seconds = Number(j, "gpu_seconds");
+  u.sampled_vcore_seconds = Number(j, "sampled_vcore_seconds");
+  u.sampled_mb_seconds = Number(j, "sampled_mb_seconds");
+  u.used_core_seconds = Number(j, "used_core_seconds");
+  u.used_mb_seconds = Number(j, "used_mb_seconds");
+  u.idle_gpus = static_cast<int>(Int(j, "idle_gpus").value_or(0));
+  return u;
+}
+
 }  // namespace
+
+void UsageTotals::Add(const HeldContainer& c) {
+  const double seconds = absl::ToDoubleSeconds(c.held);
+  vcore_seconds += c.vcores * seconds;
+  mb_seconds += static_cast<double>(c.memory_mb) * seconds;
+  gpu_seconds += c.gpus * seconds;
+  if (!c.sampled) return;
+  sampled_vcore_seconds += c.vcores * seconds;
+  sampled_mb_seconds += static_cast<double>(c.memory_mb) * seconds;
+  used_core_seconds += c.cpu_cores * seconds;
+  used_mb_seconds += c.rss_bytes / (1024 * 1024) * seconds;
+}
 
 JobHistory ReadJobHistory(absl::string_view app_id, absl::string_view text,
                           absl::string_view owner) {
@@ -342,7 +398,8 @@ Json SummaryJson(const JobSummary& s) {
           {"tasks", s.tasks},
           {"restarts", s.restarts},
           {"diagnostics", s.diagnostics},
-          {"bad_lines", s.bad_lines}};
+          {"bad_lines", s.bad_lines},
+          {"usage", TotalsJson(s.usage)}};
 }
 
 JobSummary SummaryFromJson(const Json& j) {
@@ -360,6 +417,9 @@ JobSummary SummaryFromJson(const Json& j) {
   s.restarts = static_cast<int>(Int(j, "restarts").value_or(0));
   s.diagnostics = Str(j, "diagnostics");
   s.bad_lines = static_cast<int>(Int(j, "bad_lines").value_or(0));
+  if (const Json* u = http::JsonField(j, "usage"); u != nullptr && u->is_object()) {
+    s.usage = TotalsFromJson(*u);
+  }
   if (const Json* tags = http::JsonField(j, "tags"); tags != nullptr && tags->is_array()) {
     for (const Json& t : *tags) {
       if (t.is_string()) s.tags.push_back(t.get<std::string>());

@@ -33,6 +33,33 @@ inline constexpr int kMaxHistoryUsagePoints = 100000;
 inline constexpr size_t kMaxHistoryTextBytes = size_t{64} << 10;
 inline constexpr int kMaxHistoryProblems = 100;
 
+// A container's size, how long it was held, and its task's measured means when the task sent
+// usage samples (task_usage).
+struct HeldContainer {
+  int64_t memory_mb = 0;
+  int vcores = 0;
+  int gpus = 0;
+  absl::Duration held;
+  bool sampled = false;  // the task sent task_usage: the next two mean something
+  double cpu_cores = 0;  // its mean over the samples
+  double rss_bytes = 0;  // its mean over the samples
+};
+
+// What a job's containers held and used, summed (ytf usage: history/usage_report.h).
+struct UsageTotals {
+  double vcore_seconds = 0;
+  double mb_seconds = 0;
+  double gpu_seconds = 0;
+  // Over the containers whose tasks sent samples only: what they held, and what they used.
+  double sampled_vcore_seconds = 0;
+  double sampled_mb_seconds = 0;
+  double used_core_seconds = 0;
+  double used_mb_seconds = 0;
+  int idle_gpus = 0;  // GPUs task_gpu_idle named, each once per task
+
+  void Add(const HeldContainer& c);
+};
+
 // What a list of jobs needs of one job: small, so that tens of thousands fit in an index.
 struct JobSummary {
   std::string app_id;
@@ -51,6 +78,7 @@ struct JobSummary {
   int restarts = 0;
   std::string diagnostics;  // cut to 300 bytes
   int bad_lines = 0;
+  UsageTotals usage;  // over its containers (TaskHistory::containers)
 
   bool ended() const { return finished != absl::InfinitePast(); }
 };

@@ -16,7 +16,6 @@ namespace {
 
 constexpr double kSecondsPerHour = 3600;
 constexpr double kMbPerGb = 1024;
-constexpr double kBytesPerGb = 1024.0 * 1024 * 1024;
 
 const char* ByName(UsageBy by) {
   switch (by) {
@@ -30,24 +29,20 @@ const char* ByName(UsageBy by) {
   return "user";
 }
 
-const std::string& KeyOf(const JobUsage& job, UsageBy by) {
+const std::string& KeyOf(const JobSummary& job, UsageBy by) {
   return by == UsageBy::kUser ? job.user : by == UsageBy::kQueue ? job.queue : job.app_id;
 }
 
-void Add(const JobUsage& job, UsageGroup& g) {
+void Add(const UsageTotals& u, UsageGroup& g) {
   ++g.jobs;
-  g.idle_gpus += job.idle_gpus;
-  for (const HeldContainer& c : job.containers) {
-    const double hours = absl::ToDoubleSeconds(c.held) / kSecondsPerHour;
-    g.vcore_hours += c.vcores * hours;
-    g.gb_hours += static_cast<double>(c.memory_mb) / kMbPerGb * hours;
-    g.gpu_hours += c.gpus * hours;
-    if (!c.sampled) continue;
-    g.sampled_vcore_hours += c.vcores * hours;
-    g.used_core_hours += c.cpu_cores * hours;
-    g.sampled_gb_hours += static_cast<double>(c.memory_mb) / kMbPerGb * hours;
-    g.used_gb_hours += c.rss_bytes / kBytesPerGb * hours;
-  }
+  g.idle_gpus += u.idle_gpus;
+  g.vcore_hours += u.vcore_seconds / kSecondsPerHour;
+  g.gb_hours += u.mb_seconds / kMbPerGb / kSecondsPerHour;
+  g.gpu_hours += u.gpu_seconds / kSecondsPerHour;
+  g.sampled_vcore_hours += u.sampled_vcore_seconds / kSecondsPerHour;
+  g.used_core_hours += u.used_core_seconds / kSecondsPerHour;
+  g.sampled_gb_hours += u.sampled_mb_seconds / kMbPerGb / kSecondsPerHour;
+  g.used_gb_hours += u.used_mb_seconds / kMbPerGb / kSecondsPerHour;
 }
 
 std::optional<double> Ratio(double used, double held) {
@@ -96,33 +91,6 @@ http::Json GroupJson(const UsageGroup& g) {
 
 }  // namespace
 
-JobUsage UsageOfJob(const JobHistory& job) {
-  JobUsage u;
-  u.app_id = job.summary.app_id;
-  u.user = job.summary.user;
-  u.queue = job.summary.queue;
-  u.started = job.summary.started;
-  for (const TaskHistory& t : job.tasks) {
-    u.idle_gpus += t.idle_gpus;
-    double cpu = 0, rss = 0;
-    for (const UsagePoint& p : t.usage) {
-      cpu += p.cpu_cores;
-      rss += static_cast<double>(p.rss_bytes);
-    }
-    const auto samples = static_cast<double>(t.usage.size());
-    for (const ContainerSpan& c : t.containers) {
-      HeldContainer h{c.memory_mb, c.vcores, c.gpus, c.end - c.start};
-      if (!t.usage.empty()) {
-        h.sampled = true;
-        h.cpu_cores = cpu / samples;
-        h.rss_bytes = rss / samples;
-      }
-      u.containers.push_back(h);
-    }
-  }
-  return u;
-}
-
 absl::StatusOr<UsageBy> ParseUsageBy(absl::string_view text) {
   if (text == "user") return UsageBy::kUser;
   if (text == "queue") return UsageBy::kQueue;
@@ -138,17 +106,17 @@ std::optional<double> UsageGroup::memory_efficiency() const {
   return Ratio(used_gb_hours, sampled_gb_hours);
 }
 
-UsageReport SummarizeUsage(const std::vector<JobUsage>& jobs, const UsageOptions& options) {
+UsageReport SummarizeUsage(const std::vector<JobSummary>& jobs, const UsageOptions& options) {
   UsageReport report;
   report.total.key = "total";
   std::map<std::string, UsageGroup> groups;
-  for (const JobUsage& job : jobs) {
+  for (const JobSummary& job : jobs) {
     if (job.started < options.from || job.started >= options.to) continue;
     const std::string& key = KeyOf(job, options.by);
     UsageGroup& g = groups[key];
     g.key = key;
-    Add(job, g);
-    Add(job, report.total);
+    Add(job.usage, g);
+    Add(job.usage, report.total);
   }
   for (auto& [key, g] : groups) report.groups.push_back(std::move(g));
   std::stable_sort(

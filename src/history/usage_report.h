@@ -1,11 +1,11 @@
 // Copyright libtony authors.
 //
-// What jobs used, from their event logs (ytf usage): per user, queue or job, the vcore-hours,
-// GB-hours and GPU-hours their containers held (each container's size times how long it was
-// held), the CPU and memory their tasks measured against what they held (from task_usage), and
-// the GPUs that sat idle (task_gpu_idle).
+// What jobs used, from their event logs' summaries (JobSummary::usage, kept in the history index)
+// (ytf usage): per user, queue or job, the vcore-hours, GB-hours and GPU-hours their containers
+// held (each container's size times how long it was held), the CPU and memory their tasks measured
+// against what they held (from task_usage), and the GPUs that sat idle (task_gpu_idle).
 //
-//   std::vector<JobUsage> jobs = {UsageOfJob(ReadJobHistory(app_id, text, owner)), ...};
+//   std::vector<JobSummary> jobs = {ReadJobHistory(app_id, text, owner).summary, ...};
 //   UsageReport r = SummarizeUsage(jobs, {.by = UsageBy::kUser});
 //   std::cout << UsageTable(r);
 //
@@ -25,31 +25,6 @@
 #include "history/job_history.h"
 
 namespace tony::history {
-
-// One container's size and how long it was held, with its task's measured means when the task
-// sent usage samples.
-struct HeldContainer {
-  int64_t memory_mb = 0;
-  int vcores = 0;
-  int gpus = 0;
-  absl::Duration held;
-  bool sampled = false;  // the task sent task_usage: the next two mean something
-  double cpu_cores = 0;  // its mean over the samples
-  double rss_bytes = 0;  // its mean over the samples
-};
-
-// What one job held, as its log tells.
-struct JobUsage {
-  std::string app_id;
-  std::string user;
-  std::string queue;
-  absl::Time started = absl::InfinitePast();
-  std::vector<HeldContainer> containers;
-  int idle_gpus = 0;  // GPUs task_gpu_idle named, each once
-};
-
-// The figures of a job's history.
-JobUsage UsageOfJob(const JobHistory& job);
 
 enum class UsageBy { kUser, kQueue, kJob };
 // "user", "queue" or "job"; InvalidArgument naming --by otherwise.
@@ -87,7 +62,7 @@ struct UsageReport {
 };
 
 // Groups `jobs` as `options` say. Pure.
-UsageReport SummarizeUsage(const std::vector<JobUsage>& jobs, const UsageOptions& options);
+UsageReport SummarizeUsage(const std::vector<JobSummary>& jobs, const UsageOptions& options);
 
 // The report as an aligned table, as CSV (a header line, then a line per group and the total),
 // and as JSON ({"by", "groups": [...], "total": {...}}). Efficiencies without samples are

@@ -18,6 +18,7 @@
 #include "cli/ytf_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "history/history_server.h"
 
 namespace tony::cli {
 namespace {
@@ -122,6 +123,26 @@ TEST_F(UsageCommandTest, BadUsageIsOneLineAndExit2) {
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     EXPECT_EQ(out_.str(), "");
   }
+}
+
+TEST_F(UsageCommandTest, FromAHistoryServersIndex) {
+  const std::string dir = tmp_ + "/history";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  FILE* f = std::fopen((dir + "/application_1_0001.jsonl").c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(kLog, f);
+  std::fclose(f);
+  history::HistoryServer server(history::LocalHistoryStore(dir), {});
+  ASSERT_TRUE(server.Start().ok());
+  const std::string url = absl::StrCat("http://127.0.0.1:", server.port());
+  ASSERT_EQ(Run({"--server", url, "--csv", "--by", "queue"}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\nresearch,1,2.5000,2.5000,1.0000,1.0000,1.0000,0.5000,"
+                                    "0.5000,1\n"));
+  ASSERT_EQ(Run({"--server", url, "--csv", "--from", "2026-11-27"}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\ntotal,0,0.0000,"));
+  EXPECT_EQ(Run({"--server", "localhost:1"}), 2);
+  EXPECT_THAT(err_.str(), HasSubstr("--server: 'localhost:1' is not a URL"));
+  server.Stop();
 }
 
 }  // namespace

@@ -5,12 +5,16 @@
 
 #include "history/usage_report.h"
 
+#include <utility>
+
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "history/history_index.h"
+#include "history/job_history.h"
 
 namespace tony::history {
 namespace {
@@ -32,24 +36,28 @@ HeldContainer Sampled(int64_t memory_mb, int vcores, absl::Duration held, double
   return c;
 }
 
-std::vector<JobUsage> Jobs() {
+JobSummary Job(std::string app_id, std::string user, std::string queue, absl::Time started,
+               const std::vector<HeldContainer>& containers, int idle_gpus) {
+  JobSummary s;
+  s.app_id = std::move(app_id);
+  s.user = std::move(user);
+  s.queue = std::move(queue);
+  s.started = started;
+  for (const HeldContainer& c : containers) s.usage.Add(c);
+  s.usage.idle_gpus = idle_gpus;
+  return s;
+}
+
+std::vector<JobSummary> Jobs() {
   return {
       // alice: 2 workers of 4 vcores, 8 GB, 1 GPU for 2 hours; one GPU idle.
-      {"app_1",
-       "alice",
-       "gpu",
-       At(0),
-       {Held(8192, 4, 1, absl::Hours(2)), Held(8192, 4, 1, absl::Hours(2))},
-       1},
+      Job("app_1", "alice", "gpu", At(0),
+          {Held(8192, 4, 1, absl::Hours(2)), Held(8192, 4, 1, absl::Hours(2))}, 1),
       // alice: 1 task of 2 vcores, 4 GB for 30 minutes, using 1 core and 1 GB.
-      {"app_2", "alice", "default", At(5), {Sampled(4096, 2, absl::Minutes(30), 1.0, 1.0)}, 0},
+      Job("app_2", "alice", "default", At(5), {Sampled(4096, 2, absl::Minutes(30), 1.0, 1.0)}, 0),
       // bob: a task restarted: two containers of 1 vcore, 2 GB, an hour each.
-      {"app_3",
-       "bob",
-       "default",
-       At(10),
-       {Held(2048, 1, 0, absl::Hours(1)), Held(2048, 1, 0, absl::Hours(1))},
-       0},
+      Job("app_3", "bob", "default", At(10),
+          {Held(2048, 1, 0, absl::Hours(1)), Held(2048, 1, 0, absl::Hours(1))}, 0),
   };
 }
 
@@ -119,8 +127,8 @@ TEST(UsageReportTest, NoJobsIsAnEmptyReport) {
 }
 
 TEST(UsageReportTest, FormatsQuoteAndNeutraliseKeys) {
-  std::vector<JobUsage> jobs = {
-      {"app_1", "a,\"b\"", "q\x1b[31m", At(0), {Held(1024, 1, 0, absl::Hours(1))}, 0}};
+  std::vector<JobSummary> jobs = {
+      Job("app_1", "a,\"b\"", "q\x1b[31m", At(0), {Held(1024, 1, 0, absl::Hours(1))}, 0)};
   const std::string csv = UsageCsv(SummarizeUsage(jobs, {}), UsageBy::kUser);
   EXPECT_THAT(csv, HasSubstr("user,jobs,vcore_hours,gb_hours,gpu_hours,"));
   EXPECT_THAT(csv, HasSubstr("\"a,\"\"b\"\"\",1,1.0000,1.0000,0.0000,"));
@@ -161,26 +169,38 @@ constexpr char kLog[] =
 )";
 
 TEST(UsageOfJobTest, EachContainerFromAllocationToCompletionOrTheJobsEnd) {
-  JobUsage u = UsageOfJob(ReadJobHistory("application_1_0001", kLog));
-  EXPECT_EQ(u.user, "alice");
-  EXPECT_EQ(u.queue, "research");
-  EXPECT_EQ(u.idle_gpus, 1);  // the same GPU twice
-  ASSERT_EQ(u.containers.size(), 3u);
-  // ps:0 first (tasks by role): c_2 from 10:01 to the job's end at 10:06, sampled.
-  EXPECT_EQ(u.containers[0].held, absl::Minutes(5));
-  EXPECT_EQ(u.containers[0].memory_mb, 1024);
-  EXPECT_TRUE(u.containers[0].sampled);
-  EXPECT_DOUBLE_EQ(u.containers[0].cpu_cores, 0.375);
-  EXPECT_DOUBLE_EQ(u.containers[0].rss_bytes, 268435456);
-  // worker:0: c_1 for 2 minutes, c_3 for 1 (its size the task's last ask).
-  EXPECT_EQ(u.containers[1].held, absl::Minutes(2));
-  EXPECT_EQ(u.containers[1].vcores, 2);
-  EXPECT_EQ(u.containers[1].gpus, 1);
-  EXPECT_EQ(u.containers[2].held, absl::Minutes(1));
-  EXPECT_EQ(u.containers[2].vcores, 2);
-  EXPECT_FALSE(u.containers[2].sampled);
+  JobHistory job = ReadJobHistory("application_1_0001", kLog);
+  EXPECT_EQ(job.summary.user, "alice");
+  EXPECT_EQ(job.summary.queue, "research");
+  ASSERT_EQ(job.tasks.size(), 2u);
+  // ps:0 first (tasks by role): c_2 from 10:01 to the job's end at 10:06.
+  ASSERT_EQ(job.tasks[0].containers.size(), 1u);
+  const ContainerSpan& c2 = job.tasks[0].containers[0];
+  EXPECT_EQ(c2.container, "c_2");
+  EXPECT_EQ(c2.end - c2.start, absl::Minutes(5));
+  EXPECT_EQ(c2.memory_mb, 1024);
+  // worker:0: c_1 for 2 minutes, c_3 for 1 (adopted by attempt 2: still one container), its
+  // size the task's last ask.
+  ASSERT_EQ(job.tasks[1].containers.size(), 2u);
+  const ContainerSpan& c1 = job.tasks[1].containers[0];
+  const ContainerSpan& c3 = job.tasks[1].containers[1];
+  EXPECT_EQ(c1.end - c1.start, absl::Minutes(2));
+  EXPECT_EQ(c3.container, "c_3");
+  EXPECT_EQ(c3.end - c3.start, absl::Minutes(1));
+  EXPECT_EQ(c3.vcores, 2);
+  EXPECT_EQ(c3.gpus, 1);
+  EXPECT_EQ(job.tasks[1].idle_gpus, 1);  // the same GPU twice
 
-  UsageReport r = SummarizeUsage({u}, {.by = UsageBy::kQueue});
+  const UsageTotals& u = job.summary.usage;
+  EXPECT_DOUBLE_EQ(u.vcore_seconds, (5 + 2 * 3) * 60.0);
+  EXPECT_DOUBLE_EQ(u.mb_seconds, (1024 * 5 + 2048 * 3) * 60.0);
+  EXPECT_DOUBLE_EQ(u.gpu_seconds, 3 * 60.0);
+  EXPECT_DOUBLE_EQ(u.sampled_vcore_seconds, 5 * 60.0);  // ps:0 only
+  EXPECT_DOUBLE_EQ(u.used_core_seconds, 0.375 * 5 * 60);
+  EXPECT_DOUBLE_EQ(u.used_mb_seconds, 256.0 * 5 * 60);
+  EXPECT_EQ(u.idle_gpus, 1);
+
+  UsageReport r = SummarizeUsage({job.summary}, {.by = UsageBy::kQueue});
   EXPECT_DOUBLE_EQ(r.total.vcore_hours, (5 + 2 * 3) / 60.0);
   EXPECT_DOUBLE_EQ(r.total.gpu_hours, 3 / 60.0);
   EXPECT_DOUBLE_EQ(*r.total.cpu_efficiency(), 0.375);
@@ -193,10 +213,29 @@ TEST(UsageOfJobTest, ARunningJobsContainersAreHeldUntilItsLastEvent) {
 {"v":1,"seq":2,"attempt":1,"time":"2026-11-26T10:00:00.000Z","event":"task_allocated","task":"worker:0","container":"c_1"}
 {"v":1,"seq":3,"attempt":1,"time":"2026-11-26T10:10:00.000Z","event":"task_started","task":"worker:0"}
 )";
-  JobUsage u = UsageOfJob(ReadJobHistory("application_1_0002", kRunning, "bob"));
-  ASSERT_EQ(u.containers.size(), 1u);
-  EXPECT_EQ(u.containers[0].held, absl::Minutes(10));
-  EXPECT_EQ(u.user, "bob");
+  JobSummary s = ReadJobHistory("application_1_0002", kRunning, "bob").summary;
+  EXPECT_DOUBLE_EQ(s.usage.vcore_seconds, 600);
+  EXPECT_EQ(s.user, "bob");
+}
+
+TEST(UsageOfJobTest, TheSummarysJsonAndTheIndexKeepTheUsage) {
+  JobSummary s = ReadJobHistory("application_1_0001", kLog).summary;
+  JobSummary back = SummaryFromJson(SummaryJson(s));
+  EXPECT_DOUBLE_EQ(back.usage.vcore_seconds, s.usage.vcore_seconds);
+  EXPECT_DOUBLE_EQ(back.usage.used_mb_seconds, s.usage.used_mb_seconds);
+  EXPECT_EQ(back.usage.idle_gpus, 1);
+
+  HistoryIndex index;
+  index.Put({"application_1_0001.jsonl", 10, 20, "alice"}, s);
+  HistoryIndex restarted;
+  ASSERT_EQ(restarted.Load(index.Save()), 1);
+  EXPECT_DOUBLE_EQ(restarted.Find("application_1_0001")->usage.vcore_seconds,
+                   s.usage.vcore_seconds);
+  // An index kept before summaries had usage: its jobs are read again, not counted as 0.
+  HistoryIndex old;
+  EXPECT_EQ(old.Load(R"({"name":"application_1_0001.jsonl","length":10,"mtime":20,)"
+                     R"("owner":"alice","summary":{"app_id":"application_1_0001"}})"),
+            0);
 }
 
 }  // namespace

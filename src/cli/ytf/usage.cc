@@ -3,6 +3,7 @@
 // ytf usage: what the jobs held and used, per user, queue or job, from their event logs; what it
 // does is cli/history_command.h's RunUsage over history/usage_report.h.
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/submit_command.h"
 #include "cli/ytf/subcommand.h"
@@ -27,6 +28,15 @@ absl::Status Date(absl::string_view name, const std::string& value, Args& args) 
   return absl::OkStatus();
 }
 
+absl::Status Server(absl::string_view, const std::string& value, Args& args) {
+  if (!absl::StartsWith(value, "http://") && !absl::StartsWith(value, "https://")) {
+    return Usage(args.command,
+                 absl::StrCat("--server: '", value, "' is not a URL (http://host:18890)"));
+  }
+  args.history.server = value;
+  return absl::OkStatus();
+}
+
 constexpr Flag kBy = {0, "by", true, By};
 constexpr Flag kFrom = {0, "from", true, Date};
 constexpr Flag kTo = {0, "to", true, Date};
@@ -34,12 +44,14 @@ constexpr Flag kJson = {0, "json", false, Set<&HistoryArgs::json>};
 constexpr Flag kCsv = {0, "csv", false, Set<&HistoryArgs::csv>};
 constexpr Flag kHistoryDir = {0, "history_dir", true, Set<&HistoryArgs::history_dir>};
 constexpr Flag kLocal = {0, "local", false, Set<&HistoryArgs::local>};
-constexpr const Flag* kFlags[] = {&kBy, &kFrom, &kTo, &kJson, &kCsv, &kHistoryDir, &kLocal};
+constexpr Flag kServer = {0, "server", true, Server};
+constexpr const Flag* kFlags[] = {&kBy,  &kFrom,       &kTo,    &kJson,
+                                  &kCsv, &kHistoryDir, &kLocal, &kServer};
 
 int Run(const Args& args, std::ostream& out, std::ostream& err) {
-  std::shared_ptr<submit::YarnCluster> cluster;  // none for local jobs
+  std::shared_ptr<submit::YarnCluster> cluster;  // none for a server or local jobs
   // Bad usage is said before anything is contacted.
-  if (!args.history.local && CheckUsageArgs(args.history).ok()) {
+  if (args.history.server.empty() && !args.history.local && CheckUsageArgs(args.history).ok()) {
     int code = kExitOk;
     cluster = ConnectCluster(args, err, &code);
     if (cluster == nullptr) return code;
@@ -57,7 +69,7 @@ const Command& UsageCommand() {
       R"(ytf usage - what the jobs held and used, per user, queue or job
 
 Usage: ytf usage [--by user|queue|job] [--from <date>] [--to <date>] [--json | --csv]
-                 [--history_dir <dir> | --local]
+                 [--server <url> | --history_dir <dir> | --local]
 
 Reads the event logs in the history directory (tony.history.dir, default /tmp/tony-history;
 docs/events.md) you may read and sums, per group: jobs; vcore-hours, GB-hours and GPU-hours
@@ -72,10 +84,13 @@ total last. A running job counts up to its log's last event.
       --json                {"by", "groups": [...], "total": {...}}, hours as numbers,
                             efficiencies 0..1 (null without samples)
       --csv                 a header line, a line per group, the total last
+      --server <url>        ask a running history server (ytf history-server) instead of
+                            reading every log: its index keeps each job's figures, so this
+                            is fast with many jobs (only those the server lets you view)
       --history_dir <dir>   another directory than tony.history.dir
       --local               this user's local jobs (ytf-submit --local) instead; needs no
                             cluster
-Exit codes: 0 ok, 2 bad usage, 3 the directory cannot be read.
+Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 )",
       kFlags,
       NoOperands,
