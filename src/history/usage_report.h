@@ -1,20 +1,19 @@
 // Copyright libtony authors.
 //
-// What jobs used, from their event logs' summaries (JobSummary::usage, kept in the history index)
-// (ytf usage): per user, queue or job, the vcore-hours, GB-hours and GPU-hours their containers
-// held (each container's size times how long it was held), the CPU and memory their tasks measured
-// against what they held (from task_usage), and the GPUs that sat idle (task_gpu_idle).
+// ytf usage: what jobs held and used, per user, queue or job, from their summaries' usage
+// (JobSummary::usage: ReadJobHistory sums it from the event log; the history index keeps it):
+// vcore-, GB- and GPU-hours held (each container's size times how long it was held), the CPU and
+// memory the tasks measured against what they held (task_usage), and idle GPUs (task_gpu_idle).
 //
 //   std::vector<JobSummary> jobs = {ReadJobHistory(app_id, text, owner).summary, ...};
 //   UsageReport r = SummarizeUsage(jobs, {.by = UsageBy::kUser});
-//   std::cout << UsageTable(r);
+//   std::cout << UsageTable(r, UsageBy::kUser);
 //
 // Thread-safety: plain values and pure functions.
 
 #ifndef TONY_HISTORY_USAGE_REPORT_H_
 #define TONY_HISTORY_USAGE_REPORT_H_
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
