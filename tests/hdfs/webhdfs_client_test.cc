@@ -243,8 +243,10 @@ TEST(WebHdfsClientTest, ABoundedClientAsksNothingPastItsDeadline) {
 
 // The bound ends a DataNode transfer too, not only the NameNode's part of an upload.
 TEST(WebHdfsClientTest, ABoundedUploadEndsAtTheDataNodeByItsDeadline) {
-  FakeHdfs fake;
+  // Declared before the fake: the fake's server thread may still be inside the wait on it when
+  // the test body ends, and the fake's destructor joins that thread.
   absl::Notification release;
+  FakeHdfs fake;
   fake.hold_puts = &release;
   auto client = ClientFor({fake.namenode()});
   auto uploaded =
