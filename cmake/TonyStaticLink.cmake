@@ -47,6 +47,7 @@ endfunction()
 tony_find_archives(tony_static_archives tony_static_complete
   grpc++ grpc upb gpr address_sorting re2 cares protobuf yaml-cpp expat z microhttpd)
 pkg_check_modules(GNUTLS REQUIRED IMPORTED_TARGET gnutls)
+tony_pin_pkg_includes(GNUTLS)
 find_package(OpenSSL REQUIRED COMPONENTS SSL Crypto)
 if(TONY_STATIC_TOOLS AND NOT tony_static_complete)
   message(STATUS "TONY_STATIC_TOOLS: static archives missing; the tools link shared libraries")
