@@ -137,7 +137,8 @@ void HistoryIndex::Put(const HistoryFile& file, JobSummary summary) {
   sorted_ = false;
 }
 
-int HistoryIndex::Forget(const std::vector<HistoryFile>& listing) {
+int HistoryIndex::Forget(const std::vector<HistoryFile>& listing,
+                         const std::function<void(const JobSummary&)>& on_drop) {
   std::unordered_set<std::string> present;
   for (const HistoryFile& f : listing) {
     if (std::optional<std::string> app = AppIdOfLogName(f.name)) present.insert(*app);
@@ -145,6 +146,7 @@ int HistoryIndex::Forget(const std::vector<HistoryFile>& listing) {
   int dropped = 0;
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (present.count(it->first) == 0) {
+      if (on_drop) on_drop(it->second.summary);
       it = entries_.erase(it);
       ++dropped;
     } else {
@@ -168,6 +170,10 @@ std::map<std::string, int> HistoryIndex::CountByState() const {
 const JobSummary* HistoryIndex::Find(const std::string& app_id) const {
   auto it = entries_.find(app_id);
   return it == entries_.end() ? nullptr : &it->second.summary;
+}
+
+void HistoryIndex::ForEach(const std::function<void(const JobSummary&)>& each) const {
+  for (const auto& [app, e] : entries_) each(e.summary);
 }
 
 HistoryPage HistoryIndex::Query(const HistoryQuery& query,

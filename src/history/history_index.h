@@ -80,8 +80,10 @@ class HistoryIndex {
   std::vector<HistoryFile> Stale(const std::vector<HistoryFile>& listing) const;
   // Records `summary` as what `file` says now.
   void Put(const HistoryFile& file, JobSummary summary);
-  // Drops the jobs whose logs are not in `listing`; how many.
-  int Forget(const std::vector<HistoryFile>& listing);
+  // Drops the jobs whose logs are not in `listing`; how many. `on_drop` (when given) sees each
+  // job's last summary as it goes (the history server keeps its usage counted).
+  int Forget(const std::vector<HistoryFile>& listing,
+             const std::function<void(const JobSummary&)>& on_drop = nullptr);
   // Drops one job (its log was deleted).
   void Remove(const std::string& app_id);
 
@@ -102,6 +104,9 @@ class HistoryIndex {
   // How many jobs are in each state.
   std::map<std::string, int> CountByState() const;
   const JobSummary* Find(const std::string& app_id) const;
+  // Calls `each` with every job's summary, in no particular order (a report over all of them
+  // without copying any).
+  void ForEach(const std::function<void(const JobSummary&)>& each) const;
   int64_t bytes_read() const { return bytes_read_; }
 
  private:
