@@ -13,6 +13,8 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -21,6 +23,8 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "history/history_pages.h"
+#include "history/usage_page.h"
+#include "history/usage_report.h"
 #include "httpd/escape.h"
 #include "tony/job_spec.h"
 
@@ -330,7 +334,9 @@ absl::Status HistoryServer::Scan() {
   int forgotten = 0;
   {
     absl::MutexLock lock(&mu_);
-    forgotten = index_.Forget(*listing);
+    std::vector<JobSummary> gone;
+    forgotten = index_.Forget(*listing, [&gone](const JobSummary& job) { gone.push_back(job); });
+    for (const JobSummary& job : gone) Retire(job);
     stale = index_.Stale(*listing);
   }
   // Logs are read without the lock: pages are answered meanwhile.
@@ -374,7 +380,9 @@ int HistoryServer::ApplyRetention() {
       continue;  // it stays listed: it is still there
     }
     absl::MutexLock lock(&mu_);
-    index_.Remove(*AppIdOfLogName(name));
+    const std::string app = *AppIdOfLogName(name);
+    if (const JobSummary* job = index_.Find(app); job != nullptr) Retire(*job);
+    index_.Remove(app);
     ++deleted_;
     ++deleted;
   }
@@ -391,10 +399,15 @@ HistoryServer::Viewer HistoryServer::ViewerOf(const std::optional<std::string>& 
 }
 
 bool HistoryServer::MayView(const Viewer& viewer, const JobSummary& job) const {
+  return MayView(viewer, job.user, job.view_acls);
+}
+
+bool HistoryServer::MayView(const Viewer& viewer, const std::string& owner,
+                            const std::string& view_acls) const {
   if (viewer.everyone) return true;
   // A list that does not parse (a forged or damaged log) adds no one.
-  auto acl = spec::ParseAccessControlList(job.view_acls, "view_acls");
-  return spec::MayView(viewer.user, viewer.groups, job.user,
+  auto acl = spec::ParseAccessControlList(view_acls, "view_acls");
+  return spec::MayView(viewer.user, viewer.groups, owner,
                        acl.ok() ? *acl : spec::AccessControlList(), admins_);
 }
 
@@ -409,8 +422,10 @@ httpd::Reply HistoryServer::Handle(const std::string& target, absl::string_view 
     return JobList(query, false, viewer);
   }
   if (path == "/api/jobs") return JobList(query, true, viewer);
+  if (path == "/usage") return Usage(query, false, viewer);
+  if (path == "/api/usage") return Usage(query, true, viewer);
   if (path == "/metrics") {
-    httpd::Reply r = Reply(200, Metrics(), false);
+    httpd::Reply r = Reply(200, Metrics(viewer), false);
     r.content_type = "text/plain; version=0.0.4";
     return r;
   }
@@ -559,7 +574,56 @@ httpd::Reply HistoryServer::TensorBoard(const std::string& app_id, absl::string_
   return r;
 }
 
-std::string HistoryServer::Metrics() {
+void HistoryServer::Retire(const JobSummary& job) {
+  retired_[UsageKey(job.user, job.queue, job.view_acls)].Add(job);
+}
+
+httpd::Reply HistoryServer::Usage(const std::string& query, bool json, const Viewer& viewer) {
+  absl::StatusOr<UsageOptions> options = ParseUsageQuery(query);
+  if (!options.ok()) return ErrorReply(400, "Bad filter", options.status().message(), json);
+  // Only what the report reads of each summary is copied: the index holds tens of thousands.
+  std::vector<JobSummary> jobs;
+  {
+    absl::MutexLock lock(&mu_);
+    jobs.reserve(index_.size());
+    std::map<std::pair<std::string, std::string>, bool> may_view;  // by owner and view_acls
+    index_.ForEach([&](const JobSummary& job) {
+      if (job.started < options->from || job.started >= options->to) return;
+      auto [it, added] = may_view.try_emplace({job.user, job.view_acls}, false);
+      if (added) it->second = MayView(viewer, job.user, job.view_acls);
+      if (!it->second) return;
+      JobSummary& s = jobs.emplace_back();
+      s.app_id = job.app_id;
+      s.user = job.user;
+      s.queue = job.queue;
+      s.started = job.started;
+      s.usage = job.usage;
+    });
+  }
+  const UsageReport report = SummarizeUsage(jobs, *options);
+  if (json) return Reply(200, UsageJson(report, options->by), true);
+  return Reply(200, RenderUsagePage(report, *options), false);
+}
+
+std::string HistoryServer::Metrics(const Viewer& viewer) {
+  std::string out = MetricsOfScans();
+  std::map<UsageKey, UsageCounters> by_key;
+  {
+    absl::MutexLock lock(&mu_);
+    by_key = retired_;
+    index_.ForEach([&by_key](const JobSummary& job) {
+      by_key[UsageKey(job.user, job.queue, job.view_acls)].Add(job);
+    });
+  }
+  UsageCounterMap counters;
+  for (const auto& [key, c] : by_key) {
+    const auto& [user, queue, view_acls] = key;
+    if (MayView(viewer, user, view_acls)) counters[{user, queue}].Add(c);
+  }
+  return out + RenderUsageMetrics(counters);
+}
+
+std::string HistoryServer::MetricsOfScans() {
   absl::MutexLock lock(&mu_);
   // The four states always, as series that appear and vanish confuse alerting.
   std::map<std::string, int> by_state = {

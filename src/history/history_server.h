@@ -13,7 +13,11 @@
 //   GET /api/jobs/<app id>   the same, JSON
 //   GET /jobs/<app id>/tensorboard   TensorBoard over the ended job's output, started on demand
 //                            (with options.tensorboard): a redirect to it
-//   GET /metrics             Prometheus text: jobs by state, scans, errors, bytes read
+//   GET /usage               what the jobs held and used per user, queue or job (ytf usage's
+//                            figures, history/usage_page.h): by, from, to; a bar chart
+//   GET /api/usage           the same, JSON (ytf usage --json's document)
+//   GET /metrics             Prometheus text: jobs by state, scans, errors, bytes read; the
+//                            vcore-, GB- and GPU-seconds held and jobs ended per user and queue
 //
 // The HTTP server is the AM's status page's (httpd::Server: limits on request size and time and
 // on connections): a flood or a slow client cannot stall it or grow it.
@@ -32,10 +36,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -49,6 +55,7 @@
 #include "history/history_index.h"
 #include "history/job_history.h"
 #include "history/tensorboard_pool.h"
+#include "history/usage_page.h"
 #include "httpd/server.h"
 #include "spec/access_control.h"
 
@@ -153,14 +160,20 @@ class HistoryServer {
   };
   Viewer ViewerOf(const std::optional<std::string>& principal) const;
   bool MayView(const Viewer& viewer, const JobSummary& job) const;
+  bool MayView(const Viewer& viewer, const std::string& owner, const std::string& view_acls) const;
 
   httpd::Reply JobList(const std::string& query, bool json, const Viewer& viewer);
   httpd::Reply Job(const std::string& app_id, bool json, const Viewer& viewer);
+  httpd::Reply Usage(const std::string& query, bool json, const Viewer& viewer);
   httpd::Reply TensorBoard(const std::string& app_id, absl::string_view host, const Viewer& viewer);
   // The job's history from its log, or the error page (also for a job `viewer` may not view).
   absl::StatusOr<JobHistory> ReadJob(const std::string& app_id, bool json, const Viewer& viewer,
                                      httpd::Reply* error);
-  std::string Metrics();
+  // The usage counters are over the jobs `viewer` may view.
+  std::string Metrics(const Viewer& viewer);
+  std::string MetricsOfScans();  // the index's and the scans' figures
+  // Keeps what a job leaving the index held counted (the usage counters never go down).
+  void Retire(const JobSummary& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ScanLoop();
   // How many logs retention deleted.
   int ApplyRetention();
@@ -184,6 +197,10 @@ class HistoryServer {
   int64_t deleted_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Duration last_scan_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
+  // The usage of jobs no longer in the index (retention, a log removed), by user, queue and
+  // view_acls: who may see a job's figures is decided as for the job.
+  using UsageKey = std::tuple<std::string, std::string, std::string>;
+  std::map<UsageKey, UsageCounters> retired_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> requests_{0};
   std::atomic<int64_t> refused_logins_{0};
 };
