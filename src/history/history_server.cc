@@ -13,9 +13,11 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -586,7 +588,8 @@ httpd::Reply HistoryServer::Usage(const std::string& query, bool json, const Vie
   {
     absl::MutexLock lock(&mu_);
     jobs.reserve(index_.size());
-    std::map<std::pair<std::string, std::string>, bool> may_view;  // by owner and view_acls
+    // By owner and view_acls: a few distinct lists, each parsed once.
+    absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, bool> may_view;
     index_.ForEach([&](const JobSummary& job) {
       if (job.started < options->from || job.started >= options->to) return;
       auto [it, added] = may_view.try_emplace({job.user, job.view_acls}, false);
@@ -611,9 +614,15 @@ std::string HistoryServer::Metrics(const Viewer& viewer) {
   {
     absl::MutexLock lock(&mu_);
     by_key = retired_;
-    index_.ForEach([&by_key](const JobSummary& job) {
-      by_key[UsageKey(job.user, job.queue, job.view_acls)].Add(job);
+    // Summed by views of the index's strings first: no copy per job.
+    using KeyView = std::tuple<absl::string_view, absl::string_view, absl::string_view>;
+    absl::flat_hash_map<KeyView, UsageCounters> live;
+    index_.ForEach([&live](const JobSummary& job) {
+      live[KeyView(job.user, job.queue, job.view_acls)].Add(job);
     });
+    for (const auto& [k, c] : live) {
+      by_key[UsageKey(std::get<0>(k), std::get<1>(k), std::get<2>(k))].Add(c);
+    }
   }
   UsageCounterMap counters;
   for (const auto& [key, c] : by_key) {
