@@ -5,6 +5,7 @@
 
 #include "history/history_index.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,19 @@ TEST_F(HistoryIndexTest, OnlyNewOrChangedLogsAreStale) {
   EXPECT_EQ(index_.Forget(listing), 2);  // 4 and 5
   EXPECT_EQ(index_.size(), 3u);
   EXPECT_EQ(index_.Find("application_1_4"), nullptr);
+}
+
+TEST_F(HistoryIndexTest, ForgetShowsWhatItDropsAndForEachVisitsEveryJob) {
+  std::vector<std::string> dropped;
+  EXPECT_EQ(index_.Forget({File(1), File(2), File(3)},
+                          [&](const JobSummary& s) { dropped.push_back(s.user + " " + s.state); }),
+            2);
+  std::sort(dropped.begin(), dropped.end());
+  EXPECT_THAT(dropped, ElementsAre("alice RUNNING", "bob SUCCEEDED"));  // 5 and 4
+  std::vector<std::string> seen;
+  index_.ForEach([&](const JobSummary& s) { seen.push_back(s.app_id); });
+  std::sort(seen.begin(), seen.end());
+  EXPECT_THAT(seen, ElementsAre("application_1_1", "application_1_2", "application_1_3"));
 }
 
 TEST_F(HistoryIndexTest, FiltersNewestFirst) {
