@@ -153,7 +153,8 @@ std::string RenderJobListPage(const HistoryPage& page, const HistoryQuery& query
                     "\">older</a>");
   }
   absl::StrAppend(&html,
-                  "</p><p><a href=\"/api/jobs\">JSON</a> · <a href=\"/metrics\">metrics</a>"
+                  "</p><p><a href=\"/api/jobs\">JSON</a> · <a href=\"/usage\">usage</a> · "
+                  "<a href=\"/metrics\">metrics</a>"
                   "</p></body></html>\n");
   return html;
 }

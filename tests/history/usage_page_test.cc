@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -224,6 +225,7 @@ TEST_F(HistoryUsageTest, TheFiguresOfTheIndexedJobs) {
   EXPECT_EQ(j["total"]["jobs"], 4);
   EXPECT_DOUBLE_EQ(j["total"]["vcore_hours"].get<double>(), 8);
 
+  EXPECT_THAT(server->Handle("/").body, HasSubstr("<a href=\"/usage\">usage</a>"));
   httpd::Reply page = server->Handle("/usage?by=queue");
   EXPECT_EQ(page.code, 200);
   EXPECT_THAT(page.body, HasSubstr("<svg class=\"usage-bars\""));
@@ -238,6 +240,28 @@ TEST_F(HistoryUsageTest, TheFiguresOfTheIndexedJobs) {
   EXPECT_EQ(Usage(*server, "from=2026-11-26T10:00:01Z", std::nullopt).second, 0);
   EXPECT_EQ(Usage(*server, "to=2026-11-26T10:00:00Z", std::nullopt).second, 0);
   EXPECT_EQ(Usage(*server, "by=job", std::nullopt).first.size(), 4u);
+}
+
+// The page's figures are ytf usage's over the same logs: the summaries it copies out of the index
+// keep every figure the report reads.
+TEST_F(HistoryUsageTest, TheJsonIsYtfUsagesOverTheSameLogs) {
+  std::vector<JobSummary> read;
+  for (int n = 1; n <= 4; ++n) {
+    const std::string app = absl::StrCat("application_1_000", n);
+    std::ifstream f(absl::StrCat(dir_, "/", app, ".jsonl"));
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    read.push_back(ReadJobHistory(app, text).summary);
+  }
+  auto server = Server();
+  for (UsageBy by : {UsageBy::kUser, UsageBy::kQueue, UsageBy::kJob}) {
+    const UsageOptions options{.by = by};
+    const std::string query = by == UsageBy::kUser    ? "user"
+                              : by == UsageBy::kQueue ? "queue"
+                                                      : "job";
+    EXPECT_EQ(server->Handle("/api/usage?by=" + query).body,
+              UsageJson(SummarizeUsage(read, options), by))
+        << query;
+  }
 }
 
 TEST_F(HistoryUsageTest, BadQueriesGetA400NamingTheParameter) {
