@@ -23,7 +23,7 @@ namespace {
 using httpd::HtmlEscape;
 
 constexpr size_t kMaxBars = 25;
-constexpr size_t kMaxLabelBytes = 40;
+constexpr size_t kMaxLabelBytes = 32;  // about the label column's width
 constexpr double kMbPerGb = 1024;
 
 const char* ByName(UsageBy by) {
@@ -141,7 +141,7 @@ absl::StatusOr<UsageOptions> ParseUsageQuery(absl::string_view query_string) {
 }
 
 std::string UsageBarsSvg(const UsageReport& report, size_t max_bars) {
-  constexpr int kLabel = 240, kBars = 420, kRow = 22, kTop = 22;
+  constexpr int kLabel = 240, kBars = 420, kRow = 24, kTop = 22;
   const size_t n = std::min(max_bars, report.groups.size());
   double max_vcore = 0, max_gpu = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -166,7 +166,8 @@ std::string UsageBarsSvg(const UsageReport& report, size_t max_bars) {
     const int w = max > 0 ? static_cast<int>(value / max * kBars + 0.5) : 0;
     absl::StrAppendFormat(&svg,
                           "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                          "fill=\"%s\"><title>%s</title></rect><text x=\"%d\" y=\"%d\">%.1f</text>",
+                          "fill=\"%s\"><title>%s</title></rect><text x=\"%d\" y=\"%d\" "
+                          "font-size=\"10\">%.1f</text>",
                           cls, kLabel, y, w, height, fill, title, kLabel + w + 4, y + height - 1,
                           value);
   };
@@ -174,11 +175,11 @@ std::string UsageBarsSvg(const UsageReport& report, size_t max_bars) {
     const UsageGroup& g = report.groups[i];
     const int y = kTop + static_cast<int>(i) * kRow;
     const std::string label = KeyText(g.key, kMaxLabelBytes);
-    absl::StrAppend(&svg, "<text x=\"0\" y=\"", y + 14, "\">", label, "</text>");
-    bar(g.vcore_hours, max_vcore, y + 2, gpus ? 9 : 16, "vcore", "#4a78c2",
+    absl::StrAppend(&svg, "<text x=\"0\" y=\"", y + 15, "\">", label, "</text>");
+    bar(g.vcore_hours, max_vcore, y + 1, gpus ? 10 : 18, "vcore", "#4a78c2",
         absl::StrFormat("%s: %.2f vcore-hours", label, g.vcore_hours));
     if (gpus) {
-      bar(g.gpu_hours, max_gpu, y + 11, 9, "gpu", "#3a9a4a",
+      bar(g.gpu_hours, max_gpu, y + 12, 10, "gpu", "#3a9a4a",
           absl::StrFormat("%s: %.2f GPU-hours", label, g.gpu_hours));
     }
   }

@@ -89,8 +89,8 @@ TEST(UsagePageTest, TextFromLogsIsEscapedInTheTableAndTheChart) {
   EXPECT_THAT(svg, HasSubstr("&lt;script&gt;"));
   EXPECT_THAT(svg, Not(HasSubstr("<script>")));
   // The bars are scaled to the largest: 10 vcore-hours the full width, 9 nine tenths.
-  EXPECT_THAT(svg, HasSubstr("class=\"vcore\" x=\"240\" y=\"24\" width=\"420\""));
-  EXPECT_THAT(svg, HasSubstr("class=\"vcore\" x=\"240\" y=\"46\" width=\"378\""));
+  EXPECT_THAT(svg, HasSubstr("class=\"vcore\" x=\"240\" y=\"23\" width=\"420\""));
+  EXPECT_THAT(svg, HasSubstr("class=\"vcore\" x=\"240\" y=\"47\" width=\"378\""));
   EXPECT_THAT(svg, Not(HasSubstr("class=\"gpu\"")));  // no group held a GPU
 }
 
