@@ -193,7 +193,10 @@ Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
   /api/jobs, /api/jobs/<app id>   the same as JSON
   /jobs/<app id>/tensorboard      TensorBoard over an ended job's output path, started on
                       demand (with --tensorboard_command): a redirect to it
-  /metrics            Prometheus text: jobs by state, scans, logs read, requests
+  /usage              what the jobs held and used per user, queue or job (ytf usage's
+                      figures; by, from, to), with a bar chart; /api/usage the same as JSON
+  /metrics            Prometheus text: jobs by state, scans, logs read, requests; vcore-,
+                      GB- and GPU-seconds held and jobs ended, per user and queue
 It lists the directory every --scan_interval and reads only new or changed logs.
       --listen_host <ip>    where to listen (default 127.0.0.1: the pages show every job it
                             can read; 0.0.0.0 opens it to the network)
