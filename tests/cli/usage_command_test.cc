@@ -1,6 +1,7 @@
 // Copyright libtony authors.
 //
-// `ytf usage` over a fixture event log (the user's local jobs directory), and its bad usage.
+// `ytf usage` over a fixture event log (the user's local jobs directory), its bad usage, and a
+// history server's /api/usage saying what `ytf usage --server --json` does.
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "history/history_server.h"
+#include "http/client.h"
 
 namespace tony::cli {
 namespace {
@@ -140,6 +142,15 @@ TEST_F(UsageCommandTest, FromAHistoryServersIndex) {
                                     "0.5000,1\n"));
   ASSERT_EQ(Run({"--server", url, "--csv", "--from", "2026-11-27"}), 0) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("\ntotal,0,0.0000,"));
+  // The server's own /api/usage says what ytf usage --server --json does.
+  http::Client client;
+  for (const char* by : {"user", "queue", "job"}) {
+    ASSERT_EQ(Run({"--server", url, "--json", "--by", by}), 0) << err_.str();
+    absl::StatusOr<http::Response> page = client.Get(absl::StrCat(url, "/api/usage?by=", by));
+    ASSERT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(page->status, 200);
+    EXPECT_EQ(page->body, out_.str()) << by;
+  }
   EXPECT_EQ(Run({"--server", "localhost:1"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("--server: 'localhost:1' is not a URL"));
   server.Stop();
