@@ -84,6 +84,13 @@ struct ApplicationStatus {
   // While the job waits for containers: what is pending and why, e.g. "2 × <8192 MB, 1 vcore>
   // pending (worker:0-1); queue headroom <4096 MB, 3 vcores>". Empty otherwise.
   std::string pending;
+  // While the job (or its ApplicationMaster) waits on YARN: why, in the scheduler's terms, one
+  // line with the queue's numbers, e.g. "queue at capacity: root.default uses 100.0 % of the
+  // default partition (capacity 70.0 %, max 100.0 %): ...". Empty otherwise (and locally).
+  std::string wait_reason;
+  // wait_reason's kind: "queue-at-capacity", "user-limit", "apps-ahead",
+  // "label-no-active-node", "gang-never-fits", "am-not-launched" or "unknown"; "" when none.
+  std::string wait_kind;
   int attempt = 0;  // YARN's AM attempt, 1 for the first (max_attempts); 0 where there is none
   // Attempts the job gets: its max_attempts within the cluster's cap; 0 where unknown (an
   // application opened later, e.g. by `ytf status`).

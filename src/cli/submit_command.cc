@@ -39,6 +39,7 @@ std::string ProgressLine(const ApplicationStatus& s, absl::Time start) {
     if (p.restarts > 0) absl::StrAppend(&line, " (restarted ", p.restarts, "x)");
   }
   if (!s.pending.empty()) absl::StrAppend(&line, " | waiting: ", s.pending);
+  if (!s.wait_reason.empty()) absl::StrAppend(&line, " | why: ", s.wait_reason);
   return line;
 }
 

@@ -17,9 +17,11 @@ bool operator==(const JobTypeProgress& a, const JobTypeProgress& b) {
 
 bool operator==(const ApplicationStatus& a, const ApplicationStatus& b) {
   return std::tie(a.id, a.state, a.tracking_url, a.diagnostics, a.progress, a.log_dir,
-                  a.tensorboard_url, a.pending, a.attempt, a.max_attempts, a.suspended_since) ==
+                  a.tensorboard_url, a.pending, a.wait_reason, a.wait_kind, a.attempt,
+                  a.max_attempts, a.suspended_since) ==
          std::tie(b.id, b.state, b.tracking_url, b.diagnostics, b.progress, b.log_dir,
-                  b.tensorboard_url, b.pending, b.attempt, b.max_attempts, b.suspended_since);
+                  b.tensorboard_url, b.pending, b.wait_reason, b.wait_kind, b.attempt,
+                  b.max_attempts, b.suspended_since);
 }
 
 void Application::DoStatusAsync(const CallOptions& options, StatusCallback done) {

@@ -59,6 +59,8 @@
 #include "submit/cluster_checks.h"
 #include "submit/contract.h"
 #include "submit/source_archive.h"
+#include "submit/wait_facts.h"
+#include "submit/wait_reason.h"
 
 namespace tony::submit {
 namespace {
@@ -398,6 +400,10 @@ class YarnApplication : public broker::BrokerBackedApplication {
   // The AM of a job YARN reports finished either answers at once or has gone: a longer wait
   // (e.g. for a connection to a vanished node) would only delay the final status.
   static constexpr absl::Duration kFinishedAmWait = absl::Seconds(2);
+  // Why a job waits changes slowly; asking the RM at every poll would only load it.
+  static constexpr absl::Duration kWaitReasonAge = absl::Seconds(3);
+  // The most a status call spends on finding out why the job waits.
+  static constexpr absl::Duration kWaitReasonBudget = absl::Seconds(5);
 
   // The status: YARN's report, completed with the AM's own view while it runs. `am` (if set)
   // gets the AM's client when the AM is up and answered. Ends by `deadline`: DeadlineExceeded
@@ -438,6 +444,12 @@ class YarnApplication : public broker::BrokerBackedApplication {
         TONY_LOG(DEBUG) << "AM status of " << id_text_ << ": " << am_status.status();
       }
     }
+    if (s.state == AppState::kSubmitted || s.state == AppState::kAccepted ||
+        (s.state == AppState::kRunning && !s.pending.empty())) {
+      WaitReason why = WhyWaiting(report, deadline);
+      s.wait_reason = std::move(why.text);
+      s.wait_kind = std::string(WaitKindName(why.kind));
+    }
     if (IsFinal(s.state)) {
       // The outcome is known: the final counts below are a best effort within the deadline.
       if (s.progress.empty()) s.progress = FinalProgress(report.user, deadline);
@@ -459,8 +471,37 @@ class YarnApplication : public broker::BrokerBackedApplication {
     return s;
   }
 
+  // Why the application waits, from the RM (wait_facts.h), recomputed at most every
+  // kWaitReasonAge and within kWaitReasonBudget of `deadline`'s time: a status stays quick.
+  WaitReason WhyWaiting(const yarn::ApplicationReport& report, absl::Time deadline) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (absl::Now() - wait_reason_at_ < kWaitReasonAge) return wait_reason_;
+    }
+    WaitSources sources;
+    sources.yarn = cluster_->yarn.get();
+    sources.http = &http_;
+    if (auto urls = conf::RmWebUrls(cluster_->conf); urls.ok()) sources.rm_web_urls = *urls;
+    sources.negotiate = cluster_->kerberos;
+    if (sources.negotiate) {
+      auto ccache = SpnegoCcache(*cluster_);
+      if (!ccache.ok()) sources.http = nullptr;  // the queue's numbers stay unknown
+      if (ccache.ok()) sources.gss_ccache = *ccache;
+    }
+    WaitReason why = ClassifyWait(
+        GatherWaitFacts(sources, report, {}, std::min(deadline, absl::Now() + kWaitReasonBudget)));
+    absl::MutexLock lock(&mu_);
+    wait_reason_ = why;
+    wait_reason_at_ = absl::Now();
+    return why;
+  }
+
   // The AM's view of what YARN cannot know: task counts, diagnostics, TensorBoard.
   static void MergeAmStatus(const ApplicationStatus& am, ApplicationStatus* s) {
+    if (am.pending.empty()) {  // nothing waits any longer
+      s->wait_reason.clear();
+      s->wait_kind.clear();
+    }
     s->progress = am.progress;
     if (!am.diagnostics.empty()) s->diagnostics = am.diagnostics;
     if (s->tracking_url.empty()) s->tracking_url = am.tracking_url;
@@ -566,6 +607,10 @@ class YarnApplication : public broker::BrokerBackedApplication {
   ApplicationStatus watch_base_ ABSL_GUARDED_BY(mu_);
   bool staging_cleaned_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<std::map<std::string, JobTypeProgress>> final_progress_ ABSL_GUARDED_BY(mu_);
+  // The RM's web services (WhyWaiting); thread-safe.
+  http::Client http_;
+  WaitReason wait_reason_ ABSL_GUARDED_BY(mu_);
+  absl::Time wait_reason_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 class YarnSubmitter : public Submitter {

@@ -37,6 +37,7 @@ void PrintStatus(const ApplicationStatus& s, std::ostream& out) {
     }
   }
   if (!s.pending.empty()) out << "  waiting: " << s.pending << "\n";
+  if (!s.wait_reason.empty()) out << "  why: " << s.wait_reason << "\n";
   if (!s.diagnostics.empty()) out << "  diagnostics: " << s.diagnostics << "\n";
 }
 
@@ -55,6 +56,8 @@ http::Json StatusJson(const ApplicationStatus& s) {
           {"attempt", s.attempt},
           {"progress", progress},
           {"pending", s.pending},
+          {"wait_reason", s.wait_reason},
+          {"wait_kind", s.wait_kind},
           {"suspended_since",
            s.state == AppState::kSuspended
                ? absl::FormatTime(absl::RFC3339_sec, s.suspended_since, absl::UTCTimeZone())
@@ -99,7 +102,8 @@ const Command& StatusCommand() {
 Usage: ytf status APP [--json] [--wait [--timeout <d>]]
 
 Prints the state, the tracking URL, each job type's tasks (allocated, registered, running,
-succeeded, failed; for a finished job as it ended) and the diagnostics.
+succeeded, failed; for a finished job as it ended) and the diagnostics; while the job waits on
+YARN, what for and why, in the scheduler's terms (see docs/troubleshooting.md).
       --json                the same as one JSON object
       --wait                first wait until the job has ended (ytf-submit --detach, then
                             this: what a scheduler runs to reap a job)
