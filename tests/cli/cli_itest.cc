@@ -592,6 +592,60 @@ TEST(CliTest, ApplicationTypeAndAnotherUsersJobStillListedAndTheirLogsFound) {
   EXPECT_THAT(logs.out, HasSubstr("typed"));
 }
 
+// Why a job waits (docs/troubleshooting.md#why-a-job-waits), as users see it: a job holding
+// the default partition keeps a second job's ApplicationMaster waiting, and the second's progress
+// line and `ytf status` say the queue is at capacity. *Exclusive*: it fills the partition.
+TEST(CliExclusiveTest, ProgressAndStatusSayWhyAJobWaits) {
+  // Two <8192 MB> nodes: a 1024 MB AM and two 7168 MB workers leave 1024 MB, less than 2048.
+  Result holder = Exec({Submit(), "--yarn", "--detach", "-n", "cli-itest-holder", "-r", "worker:2",
+                        "-m", "7168", "--am_memory", "1024", "sleep 600"});
+  const std::string held = AppIdOf(holder.out);
+  ASSERT_FALSE(held.empty()) << holder.err;
+  const bool running = testing::WaitUntil(
+      [&] {
+        Result s = Exec({Ytf(), "status", "--json", held});
+        auto json = http::ParseJson(s.out, "ytf status --json");
+        return json.ok() && (*json)["progress"].contains("worker") &&
+               (*json)["progress"]["worker"]["running"] == 2;
+      },
+      absl::Minutes(4));
+  ASSERT_TRUE(running) << Exec({Ytf(), "status", held}).out;
+
+  const std::string base = absl::StrCat(TempDir(), "/waiting");
+  SubprocessOptions options;
+  options.argv = {Submit(),      "--yarn",   "-n",  "cli-itest-waiting",
+                  "-r",          "worker:1", "-m",  "128m",
+                  "--am_memory", "2048",     "true"};
+  options.env = CurrentEnvironment();
+  options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
+  options.stdout_path = base + ".out";
+  options.stderr_path = base + ".err";
+  auto waiting = Subprocess::Spawn(options);
+  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  std::string err;
+  const bool said = testing::WaitUntil(
+      [&] {
+        err = ReadFileToString(base + ".err").value_or("");
+        return absl::StrContains(err, "| why: queue at capacity: root.default uses ");
+      },
+      absl::Minutes(2));
+  EXPECT_TRUE(said) << err;
+  const std::string second = AppIdOf(ReadFileToString(base + ".out").value_or(""));
+  ASSERT_FALSE(second.empty()) << err;
+  Result status = Exec({Ytf(), "status", second});
+  EXPECT_THAT(status.out, HasSubstr("\n  why: queue at capacity: root.default uses "))
+      << status.out;
+  Result json = Exec({Ytf(), "status", "--json", second});
+  auto parsed = http::ParseJson(json.out, "ytf status --json");
+  ASSERT_TRUE(parsed.ok()) << json.out;
+  EXPECT_EQ((*parsed)["wait_kind"], "queue-at-capacity") << json.out;
+
+  // SIGTERM: ytf-submit kills the job it follows.
+  (void)(*waiting)->Terminate(absl::Seconds(30));
+  Result killed = Exec({Ytf(), "kill", held});
+  EXPECT_EQ(killed.exit_code, 0) << killed.err;
+}
+
 TEST(CliTest, LocalJobIdsGetAClearAnswerFromYtf) {
   Result r = Exec({Submit(), "--local", "-r", "worker:1", "true"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
