@@ -17,6 +17,13 @@ std::string RenderStatusPage(const ApplicationStatus& status, const std::vector<
       "pre{background:#f4f4f4;padding:8px}</style></head><body>\n",
       "<h1>", HtmlEscape(status.id), "</h1>\n<p>State: <b>", AppStateName(status.state),
       "</b></p>\n");
+  // What the job still waits for (pending containers, queue headroom) and, when known, why.
+  if (!status.pending.empty()) {
+    absl::StrAppend(&html, "<p>Waiting: ", HtmlEscape(status.pending), "</p>\n");
+  }
+  if (!status.wait_reason.empty()) {
+    absl::StrAppend(&html, "<p>Why: ", HtmlEscape(status.wait_reason), "</p>\n");
+  }
   if (!status.tensorboard_url.empty()) {
     absl::StrAppend(&html, "<p>TensorBoard: <a href=\"", HtmlEscape(status.tensorboard_url), "\">",
                     HtmlEscape(status.tensorboard_url), "</a></p>\n");

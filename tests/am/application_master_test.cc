@@ -684,6 +684,19 @@ TEST(StatusPageTest, EscapesAndAnswersOnlyGetAndHead) {
   page.Stop();
 }
 
+TEST(StatusPageTest, ShowsWhatIsPending) {
+  ApplicationStatus st;
+  st.state = AppState::kRunning;
+  EXPECT_THAT(RenderStatusPage(st, {}), Not(HasSubstr("Waiting:")));
+  st.pending = "2 \u00d7 <8192 MB, 1 vcore> (worker:0-1) pending; queue headroom <0 MB, 3 vcores>";
+  std::string html = RenderStatusPage(st, {});
+  EXPECT_THAT(html,
+              HasSubstr("<p>Waiting: 2 \u00d7 &lt;8192 MB, 1 vcore&gt; (worker:0-1) pending"));
+  EXPECT_THAT(html, Not(HasSubstr("Why:")));
+  st.wait_reason = "queue at capacity: root.default uses 100.0 %";
+  EXPECT_THAT(RenderStatusPage(st, {}), HasSubstr("<p>Why: queue at capacity: root.default"));
+}
+
 TEST(StatusPageTest, RoutesByPathAndServesMetricsAsPrometheusText) {
   ApplicationStatus st;
   st.state = AppState::kRunning;
