@@ -317,8 +317,10 @@ JobActions ApplicationMaster::StepLocked() {
     if (options_.on_event_lines) {
       if (std::optional<JobRecord> r = RecordOf(e)) out.records.push_back(*std::move(r));
     }
-    out.Append(job_.On(e, now));
+    out.Append(job_.Handle(e, now));
   }
+  // One pass over the deadlines for the whole batch (JobState::Handle).
+  out.Append(job_.Tick(now));
   return out;
 }
 

@@ -72,16 +72,17 @@ JobState::JobState(JobStateOptions options)
   for (TaskSpec& spec : ResolveTasks(options_.spec)) {
     any_tracked |= spec.tracked;
     TaskId id = TaskId::Of(spec);
-    order_.push_back(id);
-    tasks_[id].spec = std::move(spec);
+    Task& t = tasks_[id];
+    t.spec = std::move(spec);
+    order_.emplace_back(id, &t);
   }
   if (options_.spec.client_mode) {
     // Runs on the submitting machine (ytf-submit --client), which reports its start and exit.
     TaskSpec client = ResolveClientTask(options_.spec);
     any_tracked = true;
     TaskId id = TaskId::Of(client);
-    order_.push_back(id);
     Task& t = tasks_[id];
+    order_.emplace_back(id, &t);
     t.spec = std::move(client);
     t.outside = true;
     t.allocated = true;  // nothing to allocate; it "registers" by starting
@@ -145,8 +146,8 @@ JobActions JobState::Start(absl::Time now) {
   gang_.Asked(now);
   ApplyExclusion(exclusion_.Start(), &out);  // before the first requests
   if (outcome_) return out;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.outside || t.phase == TaskPhase::kBlocked || t.scaled_down) continue;
     out.requests.push_back(t.spec);
     asked_at_.emplace(t.spec.job_name, now);
@@ -189,6 +190,12 @@ const TaskPhase* JobState::PhaseOf(const TaskId& id) const {
 }
 
 JobActions JobState::On(const JobEvent& e, absl::Time now) {
+  JobActions out = Handle(e, now);
+  out.Append(Tick(now));
+  return out;
+}
+
+JobActions JobState::Handle(const JobEvent& e, absl::Time now) {
   using Kind = JobEvent::Kind;
   JobActions out;
   Task* t = Find(e.task);
@@ -242,7 +249,6 @@ JobActions JobState::On(const JobEvent& e, absl::Time now) {
       OnRequest(e, now, &out);
       break;
   }
-  out.Append(Tick(now));
   return out;
 }
 
@@ -605,8 +611,8 @@ bool JobState::LingerDone(absl::Time now, JobActions* out) {
   const bool first = !tracked_done_;
   tracked_done_ = true;
   bool lingering = false;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.spec.tracked || t.outside || t.container_ended || t.finished() ||
         t.phase == TaskPhase::kStopping) {
       continue;
@@ -626,8 +632,8 @@ bool JobState::LingerDone(absl::Time now, JobActions* out) {
     lingering = true;
   }
   if (!lingering) return true;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (first && t.linger_until == now && !t.container_ended && !t.finished()) {
       MoveTo(t, TaskPhase::kStopping, out);
       out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);

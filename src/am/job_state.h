@@ -238,10 +238,17 @@ struct JobStateOptions {
 class JobState {
  public:
   explicit JobState(JobStateOptions options);
+  JobState(const JobState&) = delete;  // order_ points into tasks_
+  JobState& operator=(const JobState&) = delete;
 
   // The backend runs: every task is asked for; the job timeout runs from `now`.
   JobActions Start(absl::Time now);
+  // Handle(event, now), then Tick(now).
   JobActions On(const JobEvent& event, absl::Time now);
+  // What `event` leads to, without Tick(): a caller with several events at the same `now` (the
+  // AM's queue) handles each and then calls Tick(now) once, so that a step costs one pass over
+  // the tasks however many events it has (a Tick per event made a launch quadratic).
+  JobActions Handle(const JobEvent& event, absl::Time now);
   // Whatever is due by `now`: deadlines, backoffs, held exits.
   JobActions Tick(absl::Time now);
   // When Tick() next has something to do (InfiniteFuture when only events can move the job).
@@ -424,7 +431,9 @@ class JobState {
 
   const JobStateOptions options_;
   std::map<TaskId, Task> tasks_;
-  std::vector<TaskId> order_;  // as ResolveTasks lists them, then the client task
+  // As ResolveTasks lists them, then the client task; each with its entry in tasks_ (whose
+  // nodes never move): the scans of every Tick() look nothing up.
+  std::vector<std::pair<TaskId, Task*>> order_;
   bool started_ = false;
   int refused_phase_changes_ = 0;  // see refused_phase_changes()
   absl::Time job_deadline_ = absl::InfiniteFuture();

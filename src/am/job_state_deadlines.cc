@@ -40,8 +40,8 @@ JobActions JobState::Tick(absl::Time now) {
 
 // Tasks whose command already ended have executors on their way out: left alone.
 void JobState::StopEverything(absl::Time now, JobActions* out) {
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.container_ended || t.finished() || t.phase == TaskPhase::kStopping) continue;
     MoveTo(t, TaskPhase::kStopping, out);
     out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
@@ -121,8 +121,8 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
         {"gang_released",
          "",
          {{"pending", pending}, {"backoff_ms", absl::ToInt64Milliseconds(backoff)}}});
-    for (const TaskId& id : order_) {
-      Task& t = tasks_[id];
+    for (const auto& [id, task] : order_) {
+      Task& t = *task;
       // Finished ones (before a suspension, or scaled down) are not part of this gang.
       if (t.outside || t.phase == TaskPhase::kBlocked || t.phase == TaskPhase::kStopped ||
           t.phase == TaskPhase::kEnded) {
@@ -137,8 +137,8 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
   for (const auto& [id, t] : tasks_) {
     if (t.phase == TaskPhase::kReleased && !t.container_ended) return;  // not yet all gone
   }
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.phase != TaskPhase::kReleased) continue;
     if (t.scaled_down) {
       // Scaled down while the gang was incomplete (released while stopping): it stays stopped,
@@ -167,8 +167,8 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
 // Relaunched once its old container has ended (its node's resources and its port free).
 void JobState::DueRelaunches(absl::Time now, JobActions* out) {
   if (outcome_) return;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.phase != TaskPhase::kRestartPending || !t.container_ended || now < t.relaunch_at) {
       continue;
     }
@@ -196,8 +196,8 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
 
 // An exit report held for its container's completion stands once the wait is over.
 void JobState::ReleaseHeldExits(absl::Time now, JobActions* out) {
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.phase == TaskPhase::kExitHeld && now >= t.held_until) {
       TaskEnded(t, t.held_code, t.held_tail, EndKind::kExited, now, out);
     }
@@ -205,8 +205,8 @@ void JobState::ReleaseHeldExits(absl::Time now, JobActions* out) {
 }
 
 void JobState::CheckRelaunchedRegistrations(absl::Time now, JobActions* out) {
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (!t.register_by) continue;
     if (t.registered || t.finished() || outcome_) {
       t.register_by.reset();
@@ -223,8 +223,8 @@ void JobState::CheckRelaunchedRegistrations(absl::Time now, JobActions* out) {
 // A lingering task whose time is up is stopped; the job succeeds once the last one ended.
 void JobState::CheckLinger(absl::Time now, JobActions* out) {
   if (outcome_ || !tracked_done_) return;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (!t.linger_until || now < *t.linger_until || t.finished() || t.container_ended ||
         t.phase == TaskPhase::kStopping) {
       continue;

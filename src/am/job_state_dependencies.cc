@@ -76,8 +76,8 @@ bool JobState::RoleReady(const JobTypeSpec& jt, bool registered_too) const {
 
 void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* out) {
   const bool later_round = round_[role] > 0;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.spec.job_name != role || t.phase != TaskPhase::kBlocked) continue;
     MoveTo(t, TaskPhase::kWaiting, out);
     t.container_ended = false;
@@ -246,8 +246,8 @@ bool JobState::RoleBlocked(const std::string& role) const {
 
 void JobState::CheckScale(JobActions* out) {
   if (outcome_ || suspension_ != Suspension::kNone) return;  // applied on resume
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     auto target = scale_target_.find(t.spec.job_name);
     if (target == scale_target_.end()) continue;
     if (t.spec.index >= target->second && !t.scaled_down) {

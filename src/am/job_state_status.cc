@@ -62,8 +62,8 @@ ApplicationStatus JobState::Status(absl::Time now) const {
 
 std::vector<std::string> JobState::TaskLines() const {
   std::vector<std::string> lines;
-  for (const TaskId& id : order_) {
-    const Task& t = tasks_.at(id);
+  for (const auto& [id, task] : order_) {
+    const Task& t = *task;
     std::string state(TaskPhaseName(t.phase));
     if (t.phase == TaskPhase::kEnded) absl::StrAppend(&state, " ", t.exit_code);
     if (t.phase == TaskPhase::kExitHeld) state = "RUNNING";  // as far as anyone knows
@@ -78,8 +78,8 @@ std::vector<std::string> JobState::TaskLines() const {
 std::string JobState::Pending(absl::Time now) const {
   // Unallocated tasks by what they ask for, in task order.
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
-  for (const TaskId& id : order_) {
-    const Task& t = tasks_.at(id);
+  for (const auto& [id, task] : order_) {
+    const Task& t = *task;
     if (t.outside || t.allocated || t.finished() || t.phase == TaskPhase::kStopping ||
         t.phase == TaskPhase::kBlocked) {
       continue;

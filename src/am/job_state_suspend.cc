@@ -37,8 +37,8 @@ void JobState::Suspend(absl::Time now, JobActions* out) {
   gang_.Settle();
   elastic_start_by_.reset();
   std::vector<std::string> stopping;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.outside || t.scaled_down || t.phase == TaskPhase::kBlocked ||
         t.phase == TaskPhase::kEnded || t.phase == TaskPhase::kStopped) {
       continue;  // finished tasks stay finished; blocked roles wait for their dependencies
@@ -82,8 +82,8 @@ void JobState::Resume(absl::Time now, JobActions* out) {
   std::vector<std::string> asked;
   bool elastic = false;
   bool gang = false;
-  for (const TaskId& id : order_) {
-    Task& t = tasks_[id];
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
     if (t.outside || t.scaled_down || t.phase != TaskPhase::kStopped) continue;
     Renew(t, TaskPhase::kWaiting, out);
     if (ElasticOf(t.spec) != nullptr) {

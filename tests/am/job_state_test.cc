@@ -158,6 +158,50 @@ TEST(JobStateTest, TrackedTasksSucceedingEndTheJobAndStopTheUntrackedOnes) {
   EXPECT_EQ(s.progress["ps"].registered, 1);
 }
 
+// The AM handles the events queued in a step with Handle() each and one Tick() after them: the
+// job goes as it does with a Tick after every event (On), and Handle() leaves the deadlines'
+// work (here: stopping the untracked task once the outcome is decided) to that Tick.
+TEST(JobStateTest, AStepsEventsHandledWithOneTickEndAsOneByOne) {
+  JobState one_by_one(Options({Job("ps", 1), Job("worker", 2)}));
+  JobState batched(Options({Job("ps", 1), Job("worker", 2)}));
+  one_by_one.Start(kStart);
+  batched.Start(kStart);
+  std::vector<JobEvent> running;
+  for (const char* id : {"ps:0", "worker:0", "worker:1"}) {
+    running.push_back(JobEvent::Allocated(T(id)));
+    running.push_back(JobEvent::Registered(T(id), "h:" + std::to_string(running.size())));
+  }
+  running.push_back(JobEvent::Published());
+  for (const char* id : {"ps:0", "worker:0", "worker:1"}) {
+    running.push_back(JobEvent::Started(T(id)));
+  }
+  const std::vector<std::vector<JobEvent>> steps = {
+      running,
+      {JobEvent::Exited(T("worker:0"), 0), JobEvent::Completed(T("worker:0"), 0),
+       JobEvent::Exited(T("worker:1"), 0), JobEvent::Completed(T("worker:1"), 0)},
+      {JobEvent::Completed(T("ps:0"), 143)},
+  };
+  const std::vector<std::string> want = {"", "kill ps:0; outcome SUCCEEDED", "done"};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const absl::Time now = kStart + absl::Seconds(static_cast<int>(i) + 1);
+    JobActions a, b;
+    for (const JobEvent& e : steps[i]) {
+      a.Append(one_by_one.On(e, now));
+      b.Append(batched.Handle(e, now));
+    }
+    if (i == 1) {
+      EXPECT_EQ(Describe(b), "outcome SUCCEEDED");  // no stop before the Tick
+    }
+    b.Append(batched.Tick(now));
+    EXPECT_EQ(Describe(a), want[i]) << "step " << i;
+    EXPECT_EQ(Describe(b), want[i]) << "step " << i;
+  }
+  const absl::Time end = kStart + absl::Seconds(3);
+  EXPECT_EQ(batched.Status(end).state, one_by_one.Status(end).state);
+  EXPECT_EQ(batched.Status(end).progress["worker"].succeeded, 2);
+  EXPECT_EQ(batched.refused_phase_changes(), 0);
+}
+
 TEST(JobStateTest, TheOutcomeShowsOnlyOnceEveryContainerEnded) {
   JobState state(Options({Job("ps", 1), Job("worker", 1)}));
   state.Start(kStart);
