@@ -74,8 +74,8 @@ absl::Time JobState::NextWake() const {
     if (d) wake = std::min(wake, *d);
   }
   if (notice_deadline_ && UninformedOrphans()) wake = std::min(wake, *notice_deadline_);
-  for (const auto& [id, t] : tasks_) {
-    if (std::optional<absl::Time> d = t.NextDeadline()) wake = std::min(wake, *d);
+  for (const auto& [id, task] : order_) {
+    if (std::optional<absl::Time> d = task->NextDeadline()) wake = std::min(wake, *d);
   }
   if (!outcome_ && !suspended) {
     for (const auto& [when, role] : DependencyDeadlines()) wake = std::min(wake, when);

@@ -39,10 +39,19 @@ ApplicationStatus JobState::Status(absl::Time now) const {
     s.pending = Pending(now);
     s.diagnostics = diagnostics_.Running();
   }
-  for (const auto& [id, t] : tasks_) {
+  // Called at every step of the AM (the broker's status): a job type's tasks are together in
+  // order_, so its entry is looked up once per job type, not once per task.
+  JobTypeProgress* progress = nullptr;
+  const std::string* progress_of = nullptr;
+  for (const auto& [id, task] : order_) {
+    const Task& t = *task;
     // No longer part of the job (Scale) once stopped: `ytf scale --wait` follows it until then.
     if (t.scaled_down && t.phase != TaskPhase::kStopping) continue;
-    JobTypeProgress& p = s.progress[t.spec.job_name];
+    if (progress_of == nullptr || *progress_of != t.spec.job_name) {
+      progress = &s.progress[t.spec.job_name];
+      progress_of = &t.spec.job_name;
+    }
+    JobTypeProgress& p = *progress;
     ++p.total;
     if (suspension_ != Suspension::kNone && t.phase == TaskPhase::kStopped) continue;
     p.allocated += t.allocated;
@@ -78,6 +87,9 @@ std::vector<std::string> JobState::TaskLines() const {
 std::string JobState::Pending(absl::Time now) const {
   // Unallocated tasks by what they ask for, in task order.
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  const TaskSpec* shaped = nullptr;  // the last task whose shape was made
+  std::string shape;
+  auto group = groups.end();
   for (const auto& [id, task] : order_) {
     const Task& t = *task;
     if (t.outside || t.allocated || t.finished() || t.phase == TaskPhase::kStopping ||
@@ -85,15 +97,22 @@ std::string JobState::Pending(absl::Time now) const {
       continue;
     }
     const TaskSpec& spec = t.spec;
-    std::string shape = absl::StrCat("<", spec.memory_mb, " MB, ", spec.vcores,
-                                     spec.vcores == 1 ? " vcore" : " vcores");
-    if (spec.gpus > 0) absl::StrAppend(&shape, ", ", spec.gpus, spec.gpus == 1 ? " GPU" : " GPUs");
-    if (!spec.node_label.empty()) absl::StrAppend(&shape, ", label ", spec.node_label);
-    shape += ">";
-    auto it =
-        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == shape; });
-    if (it == groups.end()) it = groups.insert(groups.end(), {shape, {}});
-    it->second.push_back(id.ToString());
+    // Neighbours mostly ask for the same: the shape is made again only when the ask changes.
+    if (shaped == nullptr || spec.memory_mb != shaped->memory_mb || spec.vcores != shaped->vcores ||
+        spec.gpus != shaped->gpus || spec.node_label != shaped->node_label) {
+      shaped = &spec;
+      shape = absl::StrCat("<", spec.memory_mb, " MB, ", spec.vcores,
+                           spec.vcores == 1 ? " vcore" : " vcores");
+      if (spec.gpus > 0) {
+        absl::StrAppend(&shape, ", ", spec.gpus, spec.gpus == 1 ? " GPU" : " GPUs");
+      }
+      if (!spec.node_label.empty()) absl::StrAppend(&shape, ", label ", spec.node_label);
+      shape += ">";
+      group = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == shape; });
+      if (group == groups.end()) group = groups.insert(groups.end(), {shape, {}});
+    }
+    group->second.push_back(id.ToString());
   }
   if (groups.empty()) {
     std::string waiting = WaitingNote();
