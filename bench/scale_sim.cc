@@ -577,6 +577,7 @@ struct Row {
 };
 
 // The AM's side of one run, as the executors' process sees it: its lines, read on a thread.
+// Port() first, on one thread; after Follow(), Cpu() and Result() from any thread.
 class AmChannel {
  public:
   AmChannel(int from_am, SimExecutors** executors) : in_(from_am), executors_(executors) {}
