@@ -165,7 +165,10 @@ RegistrationModel::RegistrationModel(const ClusterSpecBrokerOptions& options)
     if (colon == std::string::npos || !absl::SimpleAtoi(name.substr(colon + 1), &index)) {
       continue;  // ClusterSpecBroker::Start() refuses it
     }
-    outside_[{name.substr(0, colon), index}];
+    outside_[{name.substr(0, colon), index}].outside = true;
+  }
+  for (const auto& [name, tasks] : tasks_) {
+    for (const Task& t : tasks) holding_back_ += HoldsBack(t.phase) ? 1 : 0;
   }
 }
 
@@ -173,6 +176,9 @@ bool RegistrationModel::Move(Task& task, TaskEvent event) const {
   for (const Transition& t : kTransitions) {
     if (t.from != task.phase || t.event != event) continue;
     if (t.when == Stage::kAny || (t.when == Stage::kPublished) == published_) {
+      if (!task.outside) {
+        holding_back_ += (HoldsBack(t.to) ? 1 : 0) - (HoldsBack(task.phase) ? 1 : 0);
+      }
       task.phase = t.to;
       return true;
     }
@@ -323,11 +329,7 @@ Decision RegistrationModel::Join(Task& task, const std::string& address, absl::T
 
 Decision RegistrationModel::PublishIfComplete(absl::Time now) {
   Decision d;
-  for (const auto& [name, tasks] : tasks_) {
-    for (const Task& t : tasks) {
-      if (HoldsBack(t.phase)) return d;
-    }
-  }
+  if (holding_back_ > 0) return d;
   for (auto& [name, tasks] : tasks_) {
     std::vector<std::string> addresses;
     for (Task& t : tasks) {

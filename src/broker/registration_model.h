@@ -150,6 +150,7 @@ class RegistrationModel {
   struct Task {
     TaskPhase phase = TaskPhase::kExpected;
     bool elastic = false;
+    bool outside = false;  // in outside_: never holds the publication back
     std::string address;
     absl::Time last_seen;
   };
@@ -176,6 +177,9 @@ class RegistrationModel {
   const absl::Duration heartbeat_timeout_;
   int total_tasks_ = 0;
   TaskMap tasks_;
+  // How many of tasks_ are in a phase that holds the first publication back, kept by Move():
+  // the check at every registration was a pass over every task (quadratic in all).
+  mutable int holding_back_ = 0;
   std::map<std::pair<std::string, int>, Task> outside_;  // outside_tasks, by (job, index)
   absl::Time start_time_ = absl::InfinitePast();
   bool published_ = false;

@@ -170,6 +170,27 @@ TEST(RegistrationModelTest, TheLastRegistrationPublishesAndReleasesEveryParkedCa
   });
 }
 
+// The publication waits for the tasks that hold it back (kept as a count, not found by a pass
+// over every task at each registration): a reopened task counts again, an outside task that
+// starts or exits early (client mode) neither holds it back nor counts for another.
+TEST(RegistrationModelTest, ThePublicationWaitsForExactlyTheTasksThatHoldItBack) {
+  ClusterSpecBrokerOptions options = Options({{"ps", 1}, {"worker", 3}});
+  options.outside_tasks = {"client:0"};
+  Table t(options);
+  t.Run({
+      {"start client:0", "ok"},
+      {"exit client:0", "ok"},
+      {"register worker:2 h:3", "park news"},
+      {"register worker:0 h:1", "park news"},
+      {"reopen worker:0", ""},
+      {"register ps:0 h:9", "park news"},
+      {"register worker:1 h:2", "park news"},  // worker:0 holds it back again
+      {"unregistered", "worker:0"},
+      {"register worker:0 h:4", "park news v1 release"},
+      {"spec", "v1 ps=h:9 worker=h:4,h:2,h:3"},
+  });
+}
+
 TEST(RegistrationModelTest, AReopenBeforePublicationForgetsTheRegistration) {
   Table t(Options({{"worker", 2}}));
   t.Run({
