@@ -5,9 +5,10 @@
 // loopback) over a simulated ResourceManager that grants containers at a fixed rate and
 // "launches" each executor by telling this process, which plays every executor over the real
 // broker protocol: Register (asynchronous gRPC, `--per_connection` executors sharing a
-// connection: no thread per executor),
-// then TaskStarted, heartbeats and ReportExit through the executor's BrokerClient from a small
-// pool of threads. The AM's process holds nothing else, so its CPU time and peak RSS are its own.
+// connection: no thread per executor), then TaskStarted, heartbeats and ReportExit through the
+// executor's BrokerClient from a small pool of threads; and the submitting client, following the
+// job's status with long polls as ytf-submit does. The AM's process holds nothing else, so its
+// CPU time and peak RSS are its own.
 //
 // Printed per size: seconds from the AM's start (its registration with the ResourceManager) to
 // the cluster spec's publication, and from the last grant to it; the AM's CPU seconds for the
@@ -549,6 +550,44 @@ class SimExecutors {
   std::thread poller_;
 };
 
+// The submitting client (ytf-submit waiting for the job): a status long poll, again at every
+// change, on a thread of its own, until the final status or an error. Thread-safe.
+class StatusFollower {
+ public:
+  explicit StatusFollower(const std::string& address)
+      : client_(address, kSecret), thread_([this] { Follow(); }) {}
+  ~StatusFollower() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // The final state it saw, once the thread ended ("" without one).
+  std::string Final() {
+    if (thread_.joinable()) thread_.join();
+    return final_;
+  }
+  int64_t answers() const { return answers_; }
+
+ private:
+  void Follow() {
+    uint64_t known = 0;
+    while (true) {
+      absl::StatusOr<tony::broker::BrokerClient::VersionedStatus> r =
+          client_.WatchStatus(known, absl::Seconds(5));
+      if (!r.ok()) return;
+      ++answers_;
+      known = r->version;
+      if (tony::IsFinal(r->status.state)) {
+        final_ = std::string(tony::AppStateName(r->status.state));
+        return;
+      }
+    }
+  }
+
+  tony::broker::BrokerClient client_;
+  std::atomic<int64_t> answers_{0};
+  std::string final_;  // written by the thread before it ends
+  std::thread thread_;
+};
+
 struct Flags {
   std::vector<int> sizes = {512, 2048, 10000};
   double grant_rate = 5000;
@@ -566,7 +605,8 @@ struct Row {
   ExecutorFigures executors;
   int64_t heartbeats = 0;
   double hb_seconds = 0;
-  double hb_cpu = 0;  // the AM's CPU seconds during the heartbeats
+  double hb_cpu = 0;       // the AM's CPU seconds during the heartbeats
+  std::string client_saw;  // the final state the following client saw
   bool timed_out = false;
 
   double Num(const std::string& key) const {
@@ -696,6 +736,7 @@ Row RunSize(const char* self, int tasks, const Flags& flags) {
     SimExecutors sim(absl::StrCat("127.0.0.1:", port), tasks, connections, flags.hb_threads);
     executors = &sim;
     am.Follow();
+    StatusFollower client(absl::StrCat("127.0.0.1:", port));
     Drive(&sim, &am, &to_am, flags, &row);
     std::optional<std::string> result =
         am.Result(row.timed_out ? absl::Seconds(1) : absl::Minutes(5));
@@ -703,6 +744,7 @@ Row RunSize(const char* self, int tasks, const Flags& flags) {
       row.timed_out = true;
       kill(pid, SIGKILL);
     }
+    row.client_saw = client.Final();
     for (absl::string_view kv : absl::StrSplit(result.value_or(""), ' ', absl::SkipEmpty())) {
       std::pair<std::string, std::string> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
       row.am[p.first] = p.second;
@@ -741,6 +783,9 @@ std::vector<std::string> Problems(const Row& row) {
   }
   if (e.mismatched > 0) p.push_back(absl::StrCat(e.mismatched, " executors got another spec"));
   if (row.heartbeats <= 0) p.push_back("no heartbeat answered");
+  if (row.client_saw != "SUCCEEDED") {
+    p.push_back(absl::StrCat("the client saw the job end '", row.client_saw, "'"));
+  }
   for (const std::string& err : e.errors) p.push_back(err);
   if (e.error_count > static_cast<int>(e.errors.size())) {
     p.push_back(absl::StrCat("... ", e.error_count, " errors in all"));
