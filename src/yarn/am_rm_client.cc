@@ -337,6 +337,7 @@ class RpcAmRmClient : public AmRmClient {
     for (const auto& n : resp.updated_nodes()) out.updated_nodes.push_back(FromProto(n));
     out.headroom = FromProto(resp.limit());
     out.num_cluster_nodes = resp.num_cluster_nodes();
+    if (resp.has_preempt()) out.preemption = FromProto(resp.preempt());
     // Forget finished requests once the RM has been told.
     for (auto it = asks_.begin(); it != asks_.end();) {
       if (it->second.outstanding == 0 && !it->second.dirty) {

@@ -53,6 +53,8 @@ struct AllocateResult {
   // Requests the scheduler gave up placing (anti-affinity it cannot meet): their ids and why.
   // They are withdrawn; nothing comes for them.
   std::vector<std::pair<int64_t, std::string>> rejected;
+  // Containers the scheduler is about to preempt (repeated in each answer until taken).
+  PreemptionNotice preemption;
 };
 
 // Thread-safe. Allocate/Register/Unregister exchanges are serialized; requests and releases may

@@ -84,6 +84,12 @@ class FakeYarnCluster {
     absl::MutexLock lock(&mu_);
     pending_command_ = command;
   }
+  // Every later Allocate carries this preemption notice (as the scheduler repeats its own until
+  // it has taken the containers); an empty one ends it.
+  void SetPreemption(PreemptionNotice notice) {
+    absl::MutexLock lock(&mu_);
+    preemption_ = std::move(notice);
+  }
   // Makes StartContainer fail for this node with `status`.
   void FailStartsOn(const NodeId& node, absl::Status status) {
     absl::MutexLock lock(&mu_);
@@ -177,6 +183,7 @@ class FakeYarnCluster {
   std::vector<ContainerStatus> completed_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Status> start_failures_ ABSL_GUARDED_BY(mu_);
   std::optional<AmCommand> pending_command_ ABSL_GUARDED_BY(mu_);
+  PreemptionNotice preemption_ ABSL_GUARDED_BY(mu_);
   int64_t next_container_ ABSL_GUARDED_BY(mu_) = 2;  // 1 is the AM's own
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
   std::string tracking_url_ ABSL_GUARDED_BY(mu_);
@@ -329,6 +336,7 @@ class FakeAmRmClient : public AmRmClient {
     }
     out.completed.swap(c.completed_);
     out.num_cluster_nodes = static_cast<int32_t>(c.nodes_.size());
+    out.preemption = c.preemption_;
     if (c.pending_command_.has_value()) {
       out.command = *c.pending_command_;
       c.pending_command_.reset();

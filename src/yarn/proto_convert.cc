@@ -2,6 +2,8 @@
 
 #include "yarn/proto_convert.h"
 
+#include <algorithm>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -121,6 +123,21 @@ ContainerStatus FromProto(const pb::ContainerStatusProto& p) {
   s.exit_status = p.exit_status();
   s.diagnostics = p.diagnostics();
   return s;
+}
+
+PreemptionNotice FromProto(const pb::PreemptionMessageProto& p) {
+  PreemptionNotice n;
+  for (const pb::PreemptionContainerProto& c : p.strictcontract().container()) {
+    if (c.has_id()) n.strict.push_back(FromProto(c.id()));
+  }
+  for (const pb::PreemptionContainerProto& c : p.contract().container()) {
+    if (!c.has_id()) continue;
+    ContainerId id = FromProto(c.id());
+    if (std::find(n.strict.begin(), n.strict.end(), id) == n.strict.end()) {
+      n.contract.push_back(std::move(id));
+    }
+  }
+  return n;
 }
 
 ApplicationReport FromProto(const pb::ApplicationReportProto& p) {

@@ -36,6 +36,8 @@ Container FromProto(const tony::hadoop::yarn::ContainerProto& p);
 ContainerStatus FromProto(const tony::hadoop::yarn::ContainerStatusProto& p);
 ApplicationReport FromProto(const tony::hadoop::yarn::ApplicationReportProto& p);
 NodeReport FromProto(const tony::hadoop::yarn::NodeReportProto& p);
+// A container named by both contracts counts as strict only.
+PreemptionNotice FromProto(const tony::hadoop::yarn::PreemptionMessageProto& p);
 
 // URLs: "scheme://[user@]host[:port]/path" <-> URLProto (port -1 when absent; "file:///x" has
 // an empty host).

@@ -118,6 +118,15 @@ struct ContainerStatus {
   std::string diagnostics;
 };
 
+// Containers the scheduler is about to take back, as an allocate answer announces them
+// (PreemptionMessage): YARN kills them once its preemption wait has passed unless the AM
+// releases them first.
+struct PreemptionNotice {
+  std::vector<ContainerId> strict;    // taken whatever the AM does
+  std::vector<ContainerId> contract;  // would satisfy the scheduler; others of their size may do
+  bool empty() const { return strict.empty() && contract.empty(); }
+};
+
 enum class YarnApplicationState {
   kNew = 1,
   kNewSaving = 2,

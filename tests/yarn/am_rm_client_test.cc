@@ -77,6 +77,32 @@ TEST_F(AmRmClientTest, AllocateBeforeRegisterFails) {
   EXPECT_EQ(client_->Allocate(0).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// The scheduler's notice of containers it is about to take reaches the AM as records: strict
+// and contract apart, a container in both counted once (as strict), an answer without one empty.
+TEST_F(AmRmClientTest, PreemptionNoticeIsConverted) {
+  Register();
+  pb::AllocateResponseProto first = Response(1);
+  auto id = [&](int64_t seq) { return Container(seq, 0).id(); };
+  pb::PreemptionMessageProto* msg = first.mutable_preempt();
+  *msg->mutable_strictcontract()->add_container()->mutable_id() = id(2);
+  *msg->mutable_contract()->add_container()->mutable_id() = id(2);
+  *msg->mutable_contract()->add_container()->mutable_id() = id(3);
+  msg->mutable_contract()->add_container();  // no id: nothing to name
+  fake_->Reply("allocate", first);
+  auto r1 = client_->Allocate(0);
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  ASSERT_EQ(r1->preemption.strict.size(), 1u);
+  EXPECT_EQ(r1->preemption.strict[0], FromProto(id(2)));
+  ASSERT_EQ(r1->preemption.contract.size(), 1u);
+  EXPECT_EQ(r1->preemption.contract[0], FromProto(id(3)));
+  EXPECT_EQ(r1->preemption.contract[0].ToString(), "container_1700000000000_0001_01_000003");
+
+  fake_->Reply("allocate", Response(2));
+  auto r2 = client_->Allocate(0);
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_TRUE(r2->preemption.empty());
+}
+
 TEST_F(AmRmClientTest, AsksAreTotalsSentOnlyWhenChanged) {
   Register();
   auto reg =
