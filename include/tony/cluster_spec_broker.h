@@ -221,6 +221,12 @@ class TONY_EXPORT ClusterSpecBroker {
   // No-op for a registered or unknown task, after publication or an abort.
   void Excuse(absl::string_view job_name, int index);
 
+  // The scheduler is about to preempt the task's container `container`: from now on each of its
+  // heartbeats is answered with that notice (libtony's executor then signals the task and
+  // writes its notice file, once per container), until ReopenTask or Rejoin. Unknown tasks are
+  // ignored.
+  void NoticePreemption(absl::string_view job_name, int index, absl::string_view container);
+
   // The tasks of these deferred job types are now expected. Before the first publication they
   // join it; after it, their registrations wait until every admitted task has registered, and
   // then all of them get the spec's next version: every job type with a task not yet exited

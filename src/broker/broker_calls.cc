@@ -132,7 +132,8 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Heartbeat(grpc::CallbackServe
   absl::Status status;
   {
     absl::MutexLock lock(&mu_);
-    status = model_.Heartbeat(job, index, request->address(), clock_->Now(), &told_over);
+    status = model_.Heartbeat(job, index, request->address(), clock_->Now(), &told_over,
+                              response->mutable_preempt_container());
   }
   ClusterSpecBrokerObserver* observer = options_.observer;
   if (told_over && observer != nullptr) observer->OnTaskToldJobOver(job, index);

@@ -247,7 +247,8 @@ absl::StatusOr<ClusterSpec> BrokerClient::LongPoll(const RegisterRequest& reques
 
 absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
                                      absl::string_view address, const TaskUsage* usage,
-                                     const std::vector<GpuUsage>& gpus) {
+                                     const std::vector<GpuUsage>& gpus,
+                                     std::string* preempt_container) {
   TONY_RETURN_IF_ERROR(egress_);
   grpc::ClientContext ctx;
   Prepare(&ctx, secret_, options_.call_timeout);
@@ -268,7 +269,9 @@ absl::Status BrokerClient::Heartbeat(absl::string_view job_name, int index,
     }
   }
   HeartbeatResponse response;
-  return FromGrpcStatus(stub_->stub->Heartbeat(&ctx, request, &response));
+  TONY_RETURN_IF_ERROR(FromGrpcStatus(stub_->stub->Heartbeat(&ctx, request, &response)));
+  if (preempt_container != nullptr) *preempt_container = response.preempt_container();
+  return absl::OkStatus();
 }
 
 absl::Status BrokerClient::TaskStarted(absl::string_view job_name, int index, int restart,

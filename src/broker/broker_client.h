@@ -64,9 +64,11 @@ class BrokerClient {
   // `address` is the task's registered "host:port" (empty: unknown). FAILED_PRECONDITION when
   // the ApplicationMaster relaunched the task elsewhere: this executor is superseded.
   // `usage`: what the task's processes use, for the AM's metrics (null: not measured); `gpus`:
-  // its GPUs, sent with `usage`.
+  // its GPUs, sent with `usage`. `preempt_container` (optional): the container the scheduler is
+  // about to preempt, as the answer names it (empty: no notice).
   absl::Status Heartbeat(absl::string_view job_name, int index, absl::string_view address = "",
-                         const TaskUsage* usage = nullptr, const std::vector<GpuUsage>& gpus = {});
+                         const TaskUsage* usage = nullptr, const std::vector<GpuUsage>& gpus = {},
+                         std::string* preempt_container = nullptr);
   // `restart` > 0: the command started again in place after exiting with `previous_exit_code`.
   absl::Status TaskStarted(absl::string_view job_name, int index, int restart = 0,
                            int previous_exit_code = 0, absl::string_view previous_stderr_tail = "");

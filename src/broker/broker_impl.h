@@ -55,6 +55,7 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   void Excuse(absl::string_view job, int index);
   void Admit(const std::vector<std::string>& job_names);
   void ReopenTask(absl::string_view job, int index);
+  void NoticePreemption(absl::string_view job, int index, absl::string_view container);
   void Rejoin(absl::string_view job, int index);
   int port() const { return port_.load(); }
   std::optional<ClusterSpec> cluster_spec() const;

@@ -248,6 +248,12 @@ void ClusterSpecBroker::Impl::ReopenTask(absl::string_view job, int index) {
   model_.Reopen(job, index);
 }
 
+void ClusterSpecBroker::Impl::NoticePreemption(absl::string_view job, int index,
+                                               absl::string_view container) {
+  absl::MutexLock lock(&mu_);
+  model_.NoticePreemption(job, index, container);
+}
+
 void ClusterSpecBroker::Impl::Rejoin(absl::string_view job, int index) {
   absl::MutexLock lock(&mu_);
   model_.Rejoin(job, index);
@@ -278,6 +284,11 @@ void ClusterSpecBroker::Excuse(absl::string_view job_name, int index) {
 std::optional<ClusterSpec> ClusterSpecBroker::cluster_spec() const { return impl_->cluster_spec(); }
 void ClusterSpecBroker::Admit(const std::vector<std::string>& job_names) {
   impl_->Admit(job_names);
+}
+
+void ClusterSpecBroker::NoticePreemption(absl::string_view job_name, int index,
+                                         absl::string_view container) {
+  impl_->NoticePreemption(job_name, index, container);
 }
 
 void ClusterSpecBroker::ReopenTask(absl::string_view job_name, int index) {

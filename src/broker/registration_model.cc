@@ -396,18 +396,27 @@ void RegistrationModel::Admit(const std::vector<std::string>& job_names) {
 }
 
 void RegistrationModel::Reopen(absl::string_view job, int index) {
-  if (Task* task = Find(job, index)) Move(*task, E::kReopen);
+  Task* task = Find(job, index);
+  if (task == nullptr) return;
+  task->preempt_container.clear();  // its next container is a new one
+  Move(*task, E::kReopen);
+}
+
+void RegistrationModel::NoticePreemption(absl::string_view job, int index,
+                                         absl::string_view container) {
+  if (Task* task = Find(job, index)) task->preempt_container = std::string(container);
 }
 
 void RegistrationModel::Rejoin(absl::string_view job, int index) {
   Task* task = Find(job, index);
   if (task == nullptr) return;
+  task->preempt_container.clear();
   Move(*task, published_ && !task->elastic ? E::kRejoin : E::kReopen);
 }
 
 absl::Status RegistrationModel::Heartbeat(absl::string_view job, int index,
                                           const std::string& address, absl::Time now,
-                                          bool* told_over) {
+                                          bool* told_over, std::string* preempt_container) {
   Task* outside = FindOutside(job, index);
   Task* task = outside != nullptr ? outside : Find(job, index);
   if (task == nullptr) {
@@ -415,6 +424,7 @@ absl::Status RegistrationModel::Heartbeat(absl::string_view job, int index,
   }
   if (absl::Status s = Superseded(*task, address); !s.ok()) return s;
   task->last_seen = now;
+  if (preempt_container != nullptr) *preempt_container = task->preempt_container;
   if (outside != nullptr) {
     Move(*task, E::kOutsideStart);  // alive, even if its start report was lost
     return absl::OkStatus();

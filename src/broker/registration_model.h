@@ -129,10 +129,14 @@ class RegistrationModel {
   void Admit(const std::vector<std::string>& job_names);
   void Reopen(absl::string_view job, int index);
   void Rejoin(absl::string_view job, int index);
+  // The task's container is about to be preempted: its heartbeats say so until it is reopened
+  // (or rejoins).
+  void NoticePreemption(absl::string_view job, int index, absl::string_view container);
   // A heartbeat (a task of the cluster or outside it); `told_over`: the answer tells the
-  // executor that the job is over.
+  // executor that the job is over. `preempt_container` (optional): the container a preemption
+  // notice names for the task, empty without one.
   absl::Status Heartbeat(absl::string_view job, int index, const std::string& address,
-                         absl::Time now, bool* told_over);
+                         absl::Time now, bool* told_over, std::string* preempt_container = nullptr);
   absl::Status Started(absl::string_view job, int index, absl::Time now);
   // FAILED_PRECONDITION when a relaunch superseded the executor at `address`: no news then.
   absl::Status Exit(absl::string_view job, int index, const std::string& address);
@@ -153,6 +157,7 @@ class RegistrationModel {
     bool outside = false;  // in outside_: never holds the publication back
     std::string address;
     absl::Time last_seen;
+    std::string preempt_container;  // NoticePreemption, until Reopen or Rejoin
   };
   using TaskMap = std::map<std::string, std::vector<Task>, std::less<>>;
 

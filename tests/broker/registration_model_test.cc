@@ -102,10 +102,16 @@ class Table {
     if (verb == "start") return Format(model_.Started(job, index, now_));
     if (verb == "heartbeat") {
       bool told_over = false;
-      absl::Status s = model_.Heartbeat(job, index, arg, now_, &told_over);
-      return absl::StrCat(Format(s), told_over ? " told over" : "");
+      std::string preempt;
+      absl::Status s = model_.Heartbeat(job, index, arg, now_, &told_over, &preempt);
+      return absl::StrCat(Format(s), told_over ? " told over" : "",
+                          preempt.empty() ? "" : " preempt " + preempt);
     }
     if (verb == "at") return Tick(w[1]);
+    if (verb == "preempt") {  // "preempt worker:0 c1"
+      model_.NoticePreemption(job, index, arg);
+      return "";
+    }
     return Act(verb, w.size() > 1 ? w[1] : "", job, index);
   }
   // Calls that answer nothing.
@@ -117,6 +123,7 @@ class Table {
       model_.Reopen(job, index);
     } else if (verb == "rejoin") {
       model_.Rejoin(job, index);
+
     } else if (verb == "stop") {
       model_.Stop();
     } else if (verb == "abort") {
@@ -405,6 +412,28 @@ TEST(RegistrationModelTest, AfterAnAbortHeartbeatsTellTheJobIsOverButNotOutside)
 }
 
 // The table is a function: one target for each phase, event and stage.
+// The AM's preemption notice rides on every heartbeat answer of the task (an answer may be
+// lost; the executor acts once per container) until the task is relaunched or rejoins.
+TEST(RegistrationModelTest, APreemptionNoticeIsAnsweredUntilTheTaskIsReopened) {
+  Table t(Options({{"worker", 2}}));
+  t.Run({
+      {"register worker:0 h:1", "park news"},
+      {"register worker:1 h:2", "park news v1 release"},
+      {"heartbeat worker:0 h:1", "ok"},
+      {"preempt worker:0 c1", ""},
+      {"preempt worker:9 c1", ""},  // unknown: ignored
+      {"heartbeat worker:0 h:1", "ok preempt c1"},
+      {"heartbeat worker:0 h:1", "ok preempt c1"},
+      {"heartbeat worker:1 h:2", "ok"},
+      {"reopen worker:0", ""},
+      {"register worker:0 h:1", "now news"},
+      {"heartbeat worker:0 h:1", "ok"},
+      {"preempt worker:1 c2", ""},
+      {"rejoin worker:1", ""},
+      {"heartbeat worker:1 h:2", "ok"},
+  });
+}
+
 TEST(RegistrationModelTest, TheTableHasOneRowPerPhaseEventAndStageAndNoSelfLoops) {
   std::set<std::string> keys;
   for (const Transition& t : Transitions()) {
