@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -193,6 +194,29 @@ TaskUsage SampleTaskUsage(const TaskProcessFilter& filter) {
 int SignalTaskProcesses(int sig, const TaskProcessFilter& filter) {
   int signalled = 0;
   for (const ProcStat& s : TaskProcessesBelowUs(filter)) {
+    signalled += SignalIfSame(s, sig) ? 1 : 0;
+  }
+  return signalled;
+}
+
+std::optional<uint64_t> CaughtSignals(absl::string_view proc_status) {
+  for (absl::string_view line : absl::StrSplit(proc_status, '\n')) {
+    if (!absl::ConsumePrefix(&line, "SigCgt:")) continue;
+    uint64_t mask = 0;
+    if (!absl::SimpleHexAtoi(absl::StripAsciiWhitespace(line), &mask)) return std::nullopt;
+    return mask;
+  }
+  return std::nullopt;
+}
+
+int SignalTaskProcessesThatCatch(int sig, const TaskProcessFilter& filter) {
+  if (sig < 1 || sig > 64) return 0;
+  int signalled = 0;
+  for (const ProcStat& s : TaskProcessesBelowUs(filter)) {
+    absl::StatusOr<std::string> status = ReadFileToString(absl::StrCat("/proc/", s.pid, "/status"));
+    if (!status.ok()) continue;  // gone meanwhile
+    std::optional<uint64_t> caught = CaughtSignals(*status);
+    if (!caught || (*caught & (uint64_t{1} << (sig - 1))) == 0) continue;
     signalled += SignalIfSame(s, sig) ? 1 : 0;
   }
   return signalled;

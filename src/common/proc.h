@@ -74,6 +74,14 @@ TaskUsage SampleTaskUsage(const TaskProcessFilter& filter);
 // Sends `sig` to every process TaskProcessesBelowUs() finds; returns how many were signalled.
 int SignalTaskProcesses(int sig, const TaskProcessFilter& filter);
 
+// The signals a process catches (has a handler for), as the SigCgt line of its
+// /proc/<pid>/status text gives them: bit n-1 for signal n. Nullopt without that line.
+std::optional<uint64_t> CaughtSignals(absl::string_view proc_status);
+// Sends `sig` to the processes TaskProcessesBelowUs() finds that catch it (CaughtSignals), and
+// to no other: a signal whose default action ends a process never ends one that did not ask
+// for it. Returns how many were signalled.
+int SignalTaskProcessesThatCatch(int sig, const TaskProcessFilter& filter);
+
 // SIGKILLs TaskProcessesBelowUs() until a scan finds nothing (a process forked after one scan
 // is caught by the next), for at most `max_scans` scans 10 ms apart and `max_time` in all. With
 // an `env_marker`, a scan that saw a process started after this one whose environment it could

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/file_util.h"
+#include "common/unique_fd.h"
 #include "gtest/gtest.h"
 #include "tests/testing/wait_until.h"
 
@@ -168,6 +169,53 @@ TEST(ProcTest, KillingStopsAtItsTimeBoundAsAtItsScanBound) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
+}
+
+TEST(ProcTest, CaughtSignalsReadsTheSigCgtMask) {
+  EXPECT_EQ(CaughtSignals("Name:\tpython3\nSigIgn:\t0000000001001000\n"
+                          "SigCgt:\t0000000180000200\nCapInh:\t0\n"),
+            uint64_t{0x180000200});
+  EXPECT_EQ(CaughtSignals("Name:\tx\n"), std::nullopt);
+  EXPECT_EQ(CaughtSignals("SigCgt:\tzz\n"), std::nullopt);
+}
+
+// The preemption notice's signal reaches only the task's processes that catch it: SIGUSR1's
+// default action would end one that did not ask for it.
+TEST(ProcTest, OnlyProcessesThatCatchASignalAreSentIt) {
+  int ready[2], caught[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(caught), 0);
+  const UniqueFd owned[] = {UniqueFd(ready[0]), UniqueFd(ready[1]), UniqueFd(caught[0]),
+                            UniqueFd(caught[1])};
+  static int caught_fd = -1;
+  caught_fd = caught[1];
+  const pid_t catcher = ::fork();
+  ASSERT_GE(catcher, 0);
+  if (catcher == 0) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { (void)!::write(caught_fd, "c", 1); };
+    ::sigaction(SIGUSR1, &sa, nullptr);
+    (void)!::write(ready[1], "r", 1);
+    while (true) ::pause();
+  }
+  const pid_t bystander = ::fork();
+  ASSERT_GE(bystander, 0);
+  if (bystander == 0) {
+    (void)!::write(ready[1], "r", 1);
+    while (true) ::pause();
+  }
+  char buf[2];
+  ASSERT_EQ(::read(ready[0], buf, 1), 1);
+  ASSERT_EQ(::read(ready[0], buf, 1), 1);
+  EXPECT_EQ(SignalTaskProcessesThatCatch(SIGUSR1, {}), 1);
+  ASSERT_EQ(::read(caught[0], buf, 1), 1);  // the catcher's handler ran
+  EXPECT_EQ(buf[0], 'c');
+  int status = 0;
+  EXPECT_EQ(::waitpid(bystander, &status, WNOHANG), 0);  // alive: never sent it
+  ::kill(catcher, SIGKILL);
+  ::kill(bystander, SIGKILL);
+  ::waitpid(catcher, &status, 0);
+  ::waitpid(bystander, &status, 0);
 }
 
 TEST(ProcTest, KernelThreadsAreToldApart) {
