@@ -50,6 +50,7 @@
 #include "executor/gpu_usage.h"
 #include "executor/line_tail.h"
 #include "executor/port_reservation.h"
+#include "executor/preempt_notice.h"
 #include "executor/source_links.h"
 #include "executor/stop_rule.h"
 #include "ipc/credentials.h"
@@ -130,8 +131,9 @@ class Heartbeater {
         mu_.Unlock();
         // One /proc scan per heartbeat (bench/executor_sampling).
         const TaskUsage usage = SampleTaskUsage(task_processes_);
+        std::string preempt;
         absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_, &usage,
-                                           SampleGpusOnce());
+                                           SampleGpusOnce(), &preempt);
         // An unreachable AM fails every heartbeat alike: one line, then a count.
         const absl::Time now = clock_->Now();
         if (!s.ok()) {
@@ -144,6 +146,7 @@ class Heartbeater {
         }
         mu_.Lock();
         if (s.ok()) last_answer_ = clock_->Now();
+        if (s.ok()) preempt_container_ = std::move(preempt);
         if (absl::IsFailedPrecondition(s)) superseded_ = std::string(s.message());
         if (!s.ok() && superseded_.empty() && locator_ != nullptr &&
             clock_->Now() - last_answer_ > 2 * config_.heartbeat_interval) {
@@ -188,6 +191,11 @@ class Heartbeater {
   std::shared_ptr<broker::BrokerClient> client() {
     absl::MutexLock lock(&mu_);
     return client_;
+  }
+  // The container the AM's last answer said the scheduler is about to preempt (empty: none).
+  std::string PreemptContainer() const {
+    absl::MutexLock lock(&mu_);
+    return preempt_container_;
   }
   std::string am_address() const {
     absl::MutexLock lock(&mu_);
@@ -260,6 +268,7 @@ class Heartbeater {
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::string superseded_ ABSL_GUARDED_BY(mu_);
+  std::string preempt_container_ ABSL_GUARDED_BY(mu_);           // as the last answer named it
   absl::Time last_answer_ ABSL_GUARDED_BY(mu_) = clock_->Now();  // after clock_
   bool moving_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<broker::BrokerClient> client_ ABSL_GUARDED_BY(mu_);
@@ -413,6 +422,12 @@ std::string InWorkingDirectory(const std::string& path) {
   return absl::StrCat(cwd, "/", path);
 }
 
+// The working directory ("." when it cannot be known).
+std::string WorkingDirectory() {
+  char cwd[PATH_MAX];
+  return ::getcwd(cwd, sizeof(cwd)) == nullptr ? "." : std::string(cwd);
+}
+
 // The task's environment: ours without the secret, plus the task's variables and, with a
 // python_env, the shipped environment's.
 absl::StatusOr<std::map<std::string, std::string>> TaskEnvironment(const JobSpec& spec,
@@ -454,8 +469,9 @@ struct SupervisionContext {
   int stderr_copy = -1;                    // where the task's stderr is tee'd
   PortReservation* reservation = nullptr;  // held until the task listens
   const Heartbeater* heartbeater = nullptr;
-  LineTail* tail = nullptr;    // the end of the task's stderr, for its exit report
-  Clock* clock = RealClock();  // the stop rule's time
+  PreemptNotifier* preempt = nullptr;  // tells the task of its AM's preemption notices
+  LineTail* tail = nullptr;            // the end of the task's stderr, for its exit report
+  Clock* clock = RealClock();          // the stop rule's time
 };
 
 // Watches one run of the task's command until it has exited and its stderr (`err_read`) is
@@ -482,6 +498,7 @@ std::optional<int> Supervise(const SupervisionContext& ctx, Subprocess& child,
       drain_until = absl::Now() + absl::Seconds(1);
     }
     if (exit_code && (!stderr_open || absl::Now() >= *drain_until)) break;
+    if (!exit_code) ctx.preempt->OnNotice(ctx.heartbeater->PreemptContainer(), absl::Now());
     // Checked at once, then ever less often: where sock_diag is missing the check reads
     // /proc/net/tcp, whose cost grows with the node's sockets (500 `sleep`s that never listen
     // kept a node's cores busy).
@@ -713,6 +730,10 @@ int RunExecutor(const ExecutorConfig& config) {
 
   absl::StatusOr<std::map<std::string, std::string>> task_env =
       TaskEnvironment(*spec, *task, &*cluster);
+  absl::StatusOr<PreemptSettings> preempt_settings =
+      task_env.ok() ? ApplyPreemptSettings(WorkingDirectory(), &*task_env)
+                    : absl::StatusOr<PreemptSettings>(task_env.status());
+  if (!preempt_settings.ok()) task_env = preempt_settings.status();
   if (!task_env.ok()) {
     TONY_LOG(ERROR) << task_name << ": " << task_env.status().message();
     registered_with
@@ -756,12 +777,16 @@ int RunExecutor(const ExecutorConfig& config) {
       spec->timeouts.am_unreachable, task_processes,
       {FindNvidiaSmi(task->gpus, env), visible == env.end() ? std::string() : visible->second});
   LineTail tail;
+  PreemptNotifier preempt(task_name, *preempt_settings, [&task_processes](int sig) {
+    return SignalTaskProcessesThatCatch(sig, task_processes);
+  });
   const SupervisionContext supervision{.task_name = task_name,
                                        .timeouts = spec->timeouts,
                                        .sigfd = sigfd,
                                        .stderr_copy = stderr_copy,
                                        .reservation = &*reservation,
                                        .heartbeater = &heartbeater,
+                                       .preempt = &preempt,
                                        .tail = &tail,
                                        .clock = config.clock};
   int last_exit = 0;      // the command's last exit code
