@@ -402,6 +402,12 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
       Post(JobEvent::ClusterNodes(c.exit_status));
       return;
     }
+    if (c.kind == ContainerEvent::Kind::kPreemptNotice) {
+      // An unknown container (no task, or a name that does not parse) is the core's to log.
+      Post(JobEvent::PreemptNotice(TaskId::Parse(c.task_id).value_or(TaskId{}), c.container_id,
+                                   c.diagnostics));
+      return;
+    }
     std::optional<TaskId> id = TaskId::Parse(c.task_id);
     if (!id) {
       TONY_LOG(WARNING) << "event for unknown task '" << c.task_id << "'";
@@ -427,6 +433,7 @@ absl::Status ApplicationMaster::StartBackend(const std::string& host, int port) 
       case ContainerEvent::Kind::kAllEnded:
       case ContainerEvent::Kind::kNodeState:
       case ContainerEvent::Kind::kClusterNodes:
+      case ContainerEvent::Kind::kPreemptNotice:
         return;
     }
   });
@@ -456,6 +463,9 @@ void ApplicationMaster::Apply(JobActions& a) {
     }
   }
   for (const TaskId& id : a.excuses) broker_->Excuse(id.job, id.index);
+  for (const auto& [id, container] : a.preempt_notices) {
+    broker_->NoticePreemption(id.job, id.index, container);
+  }
   std::string tracking_url, diagnostics;
   {
     absl::MutexLock lock(&mu_);

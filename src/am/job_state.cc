@@ -29,6 +29,7 @@ void JobActions::Append(JobActions&& o) {
   move_all(relaunches, o.relaunches);
   move_all(kills, o.kills);
   move_all(excuses, o.excuses);
+  move_all(preempt_notices, o.preempt_notices);
   move_all(exclude_nodes, o.exclude_nodes);
   move_all(rejoin, o.rejoin);
   move_all(admit, o.admit);
@@ -243,6 +244,9 @@ JobActions JobState::Handle(const JobEvent& e, absl::Time now) {
     case Kind::kClusterNodes:
       if (!outcome_) ApplyExclusion(exclusion_.OnClusterNodes(e.code), &out);
       break;
+    case Kind::kPreemptNotice:
+      OnPreemptNotice(e, &out);
+      break;
     case Kind::kScale:
     case Kind::kSuspend:
     case Kind::kResume:
@@ -250,6 +254,36 @@ JobActions JobState::Handle(const JobEvent& e, absl::Time now) {
       break;
   }
   return out;
+}
+
+void JobState::OnPreemptNotice(const JobEvent& e, JobActions* out) {
+  // The scheduler repeats its notice in every answer until it took the container: each
+  // container is news once. Bounded: a scheduler naming ever new containers cannot grow the AM
+  // without end (past the bound, unknown ones are ignored without a line).
+  constexpr size_t kMaxRemembered = 4096;
+  if (preempt_seen_.count(e.container) > 0) return;
+  const bool remembered =
+      preempt_seen_.size() < kMaxRemembered && preempt_seen_.insert(e.container).second;
+  Task* t = e.task.job.empty() ? nullptr : Find(e.task);
+  // Its current container only: one of an earlier incarnation is no news to the new one.
+  const bool running = t != nullptr && t->allocated && !t->container_ended &&
+                       !t->container.empty() && t->container == e.container;
+  if (!running) {
+    if (remembered) {
+      TONY_DEFER_LOG(out->log, WARNING)
+          << "YARN's preemption notice names container " << e.container
+          << ", which runs no task of this job; ignored";
+    }
+    return;
+  }
+  if (t->preempt_noticed) return;
+  t->preempt_noticed = true;
+  TONY_DEFER_LOG(out->log, INFO) << e.task.ToString() << ": YARN is about to preempt container "
+                                 << e.container << " (" << e.text << "); telling its executor";
+  out->preempt_notices.emplace_back(e.task, e.container);
+  out->records.push_back({"task_preempt_notice",
+                          e.task.ToString(),
+                          {{"container", e.container}, {"contract", e.text}}});
 }
 
 void JobState::OnPublished(absl::Time now, JobActions* out) {
@@ -359,6 +393,7 @@ void JobState::OnBackendEvent(const JobEvent& e, absl::Time now, JobActions* out
     case JobEvent::Kind::kAllocated:
       t->allocated = true;
       t->node = e.node;
+      t->container = e.container;
       if (t->phase == TaskPhase::kWaiting) MoveTo(*t, TaskPhase::kAllocated, out);
       return;
     case JobEvent::Kind::kLaunchFailed:
@@ -468,8 +503,12 @@ void JobState::OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* 
   if (t.finished() || t.Idle()) return;
   if (t.outside) t.registered = true;  // its start report may have been lost
   const bool by_signal = e.code == 128 + SIGTERM || e.code == 128 + SIGKILL;
-  if (by_signal && !t.outside && !t.container_ended && t.phase != TaskPhase::kStopping &&
-      t.phase != TaskPhase::kExitHeld && !outcome_) {
+  // A task told of its container's preemption may end by itself first (a checkpoint, then an
+  // exit, or the notice's signal uncaught by a child): the container's end says whether YARN
+  // took it, and a preemption is no failure of the task.
+  const bool preempted_first = t.preempt_noticed && e.code != 0;
+  if ((by_signal || preempted_first) && !t.outside && !t.container_ended &&
+      t.phase != TaskPhase::kStopping && t.phase != TaskPhase::kExitHeld && !outcome_) {
     // YARN ends a container it preempts (or whose node it gives up) with SIGTERM: the
     // executor's report comes first, the reason with the container's completion.
     MoveTo(t, TaskPhase::kExitHeld, out);

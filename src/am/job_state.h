@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,9 @@ struct JobEvent {
     // From the backend, about the cluster's nodes.
     kNodeState,     // node: "host:port"; text: YARN's node state ("UNHEALTHY", "LOST", ...)
     kClusterNodes,  // code: the number of running nodes, as the ResourceManager counts them
+    // The scheduler is about to preempt `container` (task: its task, or empty when the backend
+    // does not know it); text: "strict" or "contract". May repeat.
+    kPreemptNotice,
   };
   Kind kind = Kind::kKill;
   TaskId task;
@@ -145,6 +149,11 @@ struct JobEvent {
     return e;
   }
   static JobEvent ClusterNodes(int running) { return {Kind::kClusterNodes, {}, running}; }
+  static JobEvent PreemptNotice(TaskId t, std::string container, std::string contract) {
+    JobEvent e{Kind::kPreemptNotice, std::move(t), 0, 0, std::move(contract)};
+    e.container = std::move(container);
+    return e;
+  }
   static JobEvent Suspend() { return {Kind::kSuspend}; }
   static JobEvent Resume() { return {Kind::kResume}; }
   static JobEvent TensorBoardListening(std::string url) {
@@ -163,6 +172,9 @@ struct JobActions {
   std::vector<Relaunch> relaunches;  // ask for a container again (restart policy)
   std::vector<std::pair<TaskId, absl::Duration>> kills;  // stop, SIGKILL after the grace
   std::vector<TaskId> excuses;  // the broker stops waiting for them (dead sidecars)
+  // The scheduler is about to preempt their containers (the second: its id): their executors
+  // are told (the broker's heartbeat answers), which signal the task and write its notice file.
+  std::vector<std::pair<TaskId, std::string>> preempt_notices;
   // Hosts the job's later containers avoid (YARN's blacklist); before this step's requests.
   std::vector<std::string> exclude_nodes;
   // Resumed: the broker expects them afresh, as one gang (ClusterSpecBroker::Rejoin), before
@@ -306,8 +318,10 @@ class JobState {
     bool told_over = false;       // its executor heard that the job is over
     bool outside = false;         // the client of client mode: no container, never registers
     int exit_code = 0;
-    std::string address;  // host:port it registered
-    std::string node;     // its container's node ("host:port"), where known
+    std::string address;           // host:port it registered
+    std::string node;              // its container's node ("host:port"), where known
+    std::string container;         // its container's id, where known
+    bool preempt_noticed = false;  // its executor was told its container is to be preempted
     int in_place_restarts = 0;
     // Restart policy, scope task.
     int restarts = 0;
@@ -364,6 +378,9 @@ class JobState {
   void OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
   void OnCompleted(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
   void OnTensorBoardListening(const std::string& url, JobActions* out);
+  // A notice for a running task's container tells its executor, once per container; one for
+  // a container no task runs now is logged once and ignored.
+  void OnPreemptNotice(const JobEvent& e, JobActions* out);
   void TaskEnded(Task& t, int code, const std::string& tail, EndKind how, absl::Time now,
                  JobActions* out);
   void SidecarEnded(Task& t, int code, const std::string& tail, bool from_container,
@@ -455,7 +472,9 @@ class JobState {
   bool tracked_done_ = false;                   // every tracked task exited 0
   std::optional<absl::Time> elastic_start_by_;  // min elastic tasks registered by then
   std::map<std::string, int> scale_target_;     // elastic roles scaled: their number of tasks
-  bool published_ = false;                      // the broker published the first spec
+  // Containers preemption notices named (bounded): each is news once.
+  std::set<std::string> preempt_seen_;
+  bool published_ = false;  // the broker published the first spec
   Suspension suspension_ = Suspension::kNone;
   absl::Time suspend_requested_at_;  // while suspending or suspended
   absl::Time suspended_since_;       // kSuspended: when the last task stopped

@@ -179,8 +179,10 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
     }
     MoveTo(t, TaskPhase::kWaiting, out);
     t.allocated = t.registered = t.started = t.container_ended = false;
+    t.preempt_noticed = false;  // a notice was about the old container
     t.exit_code = 0;
     t.address.clear();
+    t.container.clear();
     // An elastic task comes back when YARN has room; the others train on meanwhile.
     if (ElasticOf(t.spec) == nullptr) {
       t.register_by = now + options_.spec.timeouts.registration;

@@ -65,6 +65,7 @@ std::optional<JobRecord> RecordOf(const JobEvent& e) {
       return Of("resume_requested", e.task);
     case Kind::kNodeState:  // what it changes is node_excluded's
     case Kind::kClusterNodes:
+    case Kind::kPreemptNotice:  // task_preempt_notice, once per container, from the decision
       return std::nullopt;
   }
   return std::nullopt;

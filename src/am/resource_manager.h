@@ -24,17 +24,20 @@ namespace tony::am {
 
 struct ContainerEvent {
   enum class Kind {
-    kAllocated,     // the task got a container (or local process slot)
-    kLaunched,      // its executor started
-    kLaunchFailed,  // starting the executor failed; `diagnostics` says why
-    kCompleted,     // the container ended with `exit_status` (the executor's exit code, or the
-                    // backend's own code such as YARN's -100 for a lost node)
-    kFatal,         // the backend itself failed (task_id empty)
-    kAllEnded,      // the backend ended every container itself and reports nothing more
-                    // (YARN ended the AM's attempt); `diagnostics` say why (task_id empty)
-    kNodeState,     // a node changed state: `node`, its state in `diagnostics` ("UNHEALTHY",
-                    // "LOST", "RUNNING", ...) (task_id empty)
-    kClusterNodes,  // the number of running nodes changed: `exit_status` (task_id empty)
+    kAllocated,      // the task got a container (or local process slot)
+    kLaunched,       // its executor started
+    kLaunchFailed,   // starting the executor failed; `diagnostics` says why
+    kCompleted,      // the container ended with `exit_status` (the executor's exit code, or the
+                     // backend's own code such as YARN's -100 for a lost node)
+    kFatal,          // the backend itself failed (task_id empty)
+    kAllEnded,       // the backend ended every container itself and reports nothing more
+                     // (YARN ended the AM's attempt); `diagnostics` say why (task_id empty)
+    kNodeState,      // a node changed state: `node`, its state in `diagnostics` ("UNHEALTHY",
+                     // "LOST", "RUNNING", ...) (task_id empty)
+    kClusterNodes,   // the number of running nodes changed: `exit_status` (task_id empty)
+    kPreemptNotice,  // the scheduler is about to take `container_id` back (YARN's
+                     // PreemptionMessage): task_id its task, or empty when the backend does not
+                     // know it; `diagnostics` "strict" or "contract". May repeat.
   };
   Kind kind = Kind::kAllocated;
   std::string task_id;  // "worker:1"

@@ -70,7 +70,7 @@ yarn::ContainerRequest ContainerRequestFor(const TaskSpec& task, int priority) {
 }  // namespace
 
 void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::string& host,
-                               int port) {
+                               int port, bool relaunch) {
   yarn::ContainerRequest req = ContainerRequestFor(task, priority);
   // A SchedulingRequest has no locality preference: a task placed by constraints goes where it
   // may.
@@ -88,7 +88,9 @@ void YarnTaskLauncher::Request(const TaskSpec& task, int priority, const std::st
   absl::MutexLock lock(&mu_);
   int64_t id = options_.rm->AddContainerRequest(req);
   TaskState& st = tasks_[task.id()];
+  const int relaunches = st.relaunches + (relaunch ? 1 : 0);
   st = TaskState{};  // a relaunch starts afresh
+  st.relaunches = relaunches;
   st.spec = task;
   st.request_id = id;
   st.port_hint = port;
@@ -223,6 +225,25 @@ void YarnTaskLauncher::ReportRejected(
   }
 }
 
+void YarnTaskLauncher::ReportPreemption(const yarn::PreemptionNotice& notice) {
+  auto report = [this](const std::vector<yarn::ContainerId>& ids, const char* kind) {
+    for (const yarn::ContainerId& id : ids) {
+      std::string container = id.ToString();
+      std::string task_id;
+      {
+        absl::MutexLock lock(&mu_);
+        if (auto it = by_container_.find(container); it != by_container_.end()) {
+          task_id = it->second;
+        }
+      }
+      Emit({TaskContainerEvent::Kind::kPreemptNotice, std::move(task_id), std::move(container), 0,
+            kind});
+    }
+  };
+  report(notice.strict, "strict");
+  report(notice.contract, "contract");
+}
+
 void YarnTaskLauncher::HeartbeatLoop() {
   SchedulerAnswerRule rule(options_.rm_unreachable);
   while (true) {
@@ -306,6 +327,7 @@ void YarnTaskLauncher::OnAllocateAnswer(const yarn::AllocateResult& result) {
   }
   for (const yarn::Container& c : result.allocated) TakeAllocated(c);
   ReportRejected(result.rejected);
+  ReportPreemption(result.preemption);
   for (const yarn::ContainerStatus& s : result.completed) TakeCompleted(s);
 }
 
@@ -377,11 +399,13 @@ void YarnTaskLauncher::LaunchLoop() {
 void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container& container) {
   TaskSpec task;
   int port_hint = 0;
+  int relaunches = 0;
   bool released = false;
   {
     absl::MutexLock lock(&mu_);
     task = tasks_[task_id].spec;
     port_hint = tasks_[task_id].port_hint;
+    relaunches = tasks_[task_id].relaunches;
     if (tasks_[task_id].kill_requested) {
       // Stopped before it ever ran: give the container back instead of starting it. Its end is
       // reported now (the scheduler's later report of the release is then ignored).
@@ -402,6 +426,12 @@ void YarnTaskLauncher::Launch(const std::string& task_id, const yarn::Container&
   ctx.environment["TONY_JOB_NAME"] = task.job_name;
   ctx.environment["TONY_TASK_INDEX"] = std::to_string(task.index);
   if (port_hint > 0) ctx.environment["TONY_TASK_PORT_HINT"] = std::to_string(port_hint);
+  if (relaunches > 0) {
+    // A task that checkpoints resumes (a later attempt's own TONY_RESUMED, the attempts before
+    // it, stays).
+    ctx.environment.try_emplace("TONY_RESUMED", "1");
+    ctx.environment["TONY_TASK_RESTARTS"] = std::to_string(relaunches);
+  }
   for (auto& [k, v] : DockerRuntimeEnvironment(task, options_.docker_mounts)) {
     ctx.environment[k] = std::move(v);
   }

@@ -34,17 +34,20 @@ namespace tony::yarnam {
 
 struct TaskContainerEvent {
   enum class Kind {
-    kAllocated,     // a container was assigned to the task
-    kLaunched,      // its NodeManager started the executor
-    kLaunchFailed,  // starting it failed (diagnostics say why); the container is released
-    kCompleted,     // the container ended; exit_status is YARN's (-100.. for lost, killed, ...)
-    kAttemptGone,   // the ResourceManager ended this attempt (it no longer knows it, or
-                    // ordered it to shut down): YARN released every container; no more
-                    // events follow (task_id empty)
-    kRmError,       // the scheduler could not be reached for too long, or refused the
-                    // requests (task_id empty), or gave up placing task_id's
-    kNodeState,     // the scheduler reported `node` in state `diagnostics` (task_id empty)
-    kClusterNodes,  // the cluster's number of running nodes changed: exit_status
+    kAllocated,      // a container was assigned to the task
+    kLaunched,       // its NodeManager started the executor
+    kLaunchFailed,   // starting it failed (diagnostics say why); the container is released
+    kCompleted,      // the container ended; exit_status is YARN's (-100.. for lost, killed, ...)
+    kAttemptGone,    // the ResourceManager ended this attempt (it no longer knows it, or
+                     // ordered it to shut down): YARN released every container; no more
+                     // events follow (task_id empty)
+    kRmError,        // the scheduler could not be reached for too long, or refused the
+                     // requests (task_id empty), or gave up placing task_id's
+    kNodeState,      // the scheduler reported `node` in state `diagnostics` (task_id empty)
+    kClusterNodes,   // the cluster's number of running nodes changed: exit_status
+    kPreemptNotice,  // the scheduler is about to preempt `container_id` (task_id: its task, or
+                     // empty when the launcher does not know the container); diagnostics:
+                     // "strict" or "contract". Repeated while the scheduler repeats it.
   };
   Kind kind;
   std::string task_id;
@@ -113,8 +116,11 @@ class YarnTaskLauncher {
 
   // Asks for a container for `task` at `priority` (lower is served first); again for a task
   // whose container ended (a relaunch), then on `host` only for relaunch_locality_wait, on any
-  // node after, and with TONY_TASK_PORT_HINT=`port` for its executor (0: none).
-  void Request(const TaskSpec& task, int priority, const std::string& host = "", int port = 0);
+  // node after, and with TONY_TASK_PORT_HINT=`port` for its executor (0: none). A `relaunch`
+  // (its restart policy) counts: its executor, and so its task, gets TONY_RESUMED=1 and
+  // TONY_TASK_RESTARTS, the number of relaunches so far.
+  void Request(const TaskSpec& task, int priority, const std::string& host = "", int port = 0,
+               bool relaunch = false);
   // Takes over `container`, which an earlier attempt of this AM launched for `task` and YARN
   // kept (work-preserving AM restart): reported as allocated and launched at once, and from then
   // on the task's container as if this attempt had started it.
@@ -142,6 +148,7 @@ class YarnTaskLauncher {
     bool completed = false;
     bool kill_requested = false;
     int port_hint = 0;
+    int relaunches = 0;  // by its restart policy, so far
     // A relaunch's old node, asked for strictly until `strict_until` ("" once relaxed).
     std::string strict_host;
     absl::Time strict_until = absl::InfinitePast();
@@ -164,6 +171,9 @@ class YarnTaskLauncher {
   void TakeCompleted(const yarn::ContainerStatus& s);
   // Requests the scheduler gave up placing (anti-affinity): the job cannot have those tasks.
   void ReportRejected(const std::vector<std::pair<int64_t, std::string>>& rejected);
+  // Containers the scheduler is about to preempt: one kPreemptNotice each, every answer that
+  // names them (the AM core hears each container once).
+  void ReportPreemption(const yarn::PreemptionNotice& notice);
   void LaunchLoop();
   void Launch(const std::string& task_id, const yarn::Container& container);
   void Emit(TaskContainerEvent event);

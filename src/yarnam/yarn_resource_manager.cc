@@ -42,7 +42,8 @@ void YarnResourceManager::Relaunch(const TaskSpec& task, const std::string& host
     absl::MutexLock lock(&mu_);
     withdrawn_.erase(task.id());
   }
-  yarn_am_->launcher()->Request(task, priority_of_(task.job_name), host, port);
+  yarn_am_->launcher()->Request(task, priority_of_(task.job_name), host, port,
+                                /*relaunch=*/true);
 }
 
 void YarnResourceManager::Kill(const std::string& task_id, absl::Duration grace) {
@@ -113,6 +114,9 @@ void YarnResourceManager::OnLauncherEvent(const TaskContainerEvent& e) {
       break;
     case TaskContainerEvent::Kind::kClusterNodes:
       out.kind = am::ContainerEvent::Kind::kClusterNodes;
+      break;
+    case TaskContainerEvent::Kind::kPreemptNotice:
+      out.kind = am::ContainerEvent::Kind::kPreemptNotice;
       break;
   }
   on_event_(out);

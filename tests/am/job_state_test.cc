@@ -51,6 +51,11 @@ std::string Describe(const JobActions& a) {
   if (!a.kills.empty()) {
     parts.push_back("kill " + ids(a.kills, [](const auto& k) { return k.first.ToString(); }));
   }
+  if (!a.preempt_notices.empty()) {
+    parts.push_back("preempt " + ids(a.preempt_notices, [](const auto& p) {
+                      return absl::StrCat(p.first.ToString(), "=", p.second);
+                    }));
+  }
   if (!a.excuses.empty()) {
     parts.push_back("excuse " + ids(a.excuses, [](const TaskId& t) { return t.ToString(); }));
   }
@@ -1217,6 +1222,87 @@ TEST(JobStateTest, AnUnhealthyNodeIsExcludedAtOnceAndAPreemptionNeverCounts) {
                   });
   EXPECT_THAT(state.Status(kStart + absl::Seconds(2)).diagnostics,
               HasSubstr("warning: node n3 excluded: YARN reports it UNHEALTHY"));
+}
+
+// A preemption notice (YARN's PreemptionMessage) for a running task's container tells its
+// executor once, however often the scheduler repeats it, with an event in the history; one for
+// a container the task no longer has, or no task has, is logged once and changes nothing. The
+// task's own end after the notice waits for the container to say it was preempted.
+TEST(JobStatePreemptTest, ANoticeTellsTheTasksExecutorOncePerContainer) {
+  JobState state(
+      Options({WithRestart(Job("worker", 1), RestartPolicy::kOnFailure, RestartScope::kTask, 2)}));
+  state.Start(kStart);
+  const TaskId w = T("worker:0");
+  RunTable(state, {
+                      {absl::Seconds(1), JobEvent::Allocated(w, "c1", "n1:8041"), ""},
+                      {absl::Seconds(1), JobEvent::Registered(w, "h:1000"), ""},
+                      {absl::Seconds(1), JobEvent::Published(), ""},
+                      {absl::Seconds(1), JobEvent::Started(w), "", "worker:0=RUNNING"},
+                  });
+  JobActions first =
+      state.On(JobEvent::PreemptNotice(w, "c1", "strict"), kStart + absl::Seconds(2));
+  EXPECT_EQ(Describe(first), "preempt worker:0=c1");
+  EXPECT_THAT(
+      first.records,
+      ::testing::ElementsAre(JobRecord{
+          "task_preempt_notice", "worker:0", {{"container", "c1"}, {"contract", "strict"}}}));
+  EXPECT_THAT(first.log.Texts(),
+              ::testing::ElementsAre(HasSubstr("worker:0: YARN is about to preempt container c1")));
+  JobActions again =
+      state.On(JobEvent::PreemptNotice(w, "c1", "strict"), kStart + absl::Seconds(3));
+  EXPECT_EQ(Describe(again), "");
+  EXPECT_TRUE(again.records.empty());
+  EXPECT_TRUE(again.log.empty());
+
+  // Unknown: a container of no task (twice: one line), another task's stale container.
+  JobActions unknown =
+      state.On(JobEvent::PreemptNotice({}, "c9", "contract"), kStart + absl::Seconds(3));
+  EXPECT_EQ(Describe(unknown), "");
+  EXPECT_THAT(unknown.log.Texts(),
+              ::testing::ElementsAre(HasSubstr("names container c9, which runs no task")));
+  EXPECT_TRUE(unknown.records.empty());
+  EXPECT_TRUE(state.On(JobEvent::PreemptNotice({}, "c9", "contract"), kStart + absl::Seconds(3))
+                  .log.empty());
+  EXPECT_EQ(Describe(state.On(JobEvent::PreemptNotice(T("worker:7"), "c8", "strict"),
+                              kStart + absl::Seconds(3))),
+            "");
+
+  // The task dies of the notice's signal (uncaught): held until the container says why; the
+  // preemption relaunches it, and the notice still naming the old container is no news.
+  RunTable(
+      state,
+      {
+          {absl::Seconds(4), JobEvent::Exited(w, 128 + 10, "User defined signal 1"), "",
+           "worker:0=EXIT_HELD"},
+          {absl::Seconds(5), JobEvent::Completed(w, -102, "preempted"), "", "worker:0=RESTARTING"},
+          {absl::Seconds(5), JobEvent::PreemptNotice(w, "c1", "strict"), ""},
+          {absl::Seconds(15), std::nullopt, "reopen worker:0; relaunch worker:0@h:1000",
+           "worker:0=WAITING"},
+          {absl::Seconds(16), JobEvent::PreemptNotice(w, "c1", "strict"), ""},
+          {absl::Seconds(16), JobEvent::Allocated(w, "c2", "n2:8041"), ""},
+          {absl::Seconds(16), JobEvent::PreemptNotice(w, "c1", "strict"), ""},
+          {absl::Seconds(17), JobEvent::PreemptNotice(w, "c2", "contract"), "preempt worker:0=c2"},
+      });
+  EXPECT_EQ(state.outcome(), std::nullopt);
+}
+
+// After the notice, an exit that the container's end does not explain as a preemption is the
+// task's own: its policy decides as for any exit.
+TEST(JobStatePreemptTest, AnExitAfterTheNoticeThatWasNotAPreemptionFails) {
+  JobState state(Options({Job("worker", 1)}));
+  state.Start(kStart);
+  const TaskId w = T("worker:0");
+  RunTable(state, {
+                      {absl::Seconds(1), JobEvent::Allocated(w, "c1", "n1:8041"), ""},
+                      {absl::Seconds(1), JobEvent::Registered(w, "h:1000"), ""},
+                      {absl::Seconds(1), JobEvent::Published(), ""},
+                      {absl::Seconds(1), JobEvent::Started(w), ""},
+                      {absl::Seconds(2), JobEvent::PreemptNotice(w, "c1", "contract"),
+                       "preempt worker:0=c1"},
+                      {absl::Seconds(3), JobEvent::Exited(w, 1, "boom"), "", "worker:0=EXIT_HELD"},
+                      {absl::Seconds(3), JobEvent::Completed(w, 1), "outcome FAILED; done"},
+                  });
+  EXPECT_THAT(state.final_diagnostics(), HasSubstr("worker:0 failed with exit code 1"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -117,6 +118,49 @@ TEST_F(TaskLauncherTest, LaunchesTheExecutorWithTheTasksIdentity) {
   }
   EXPECT_THAT(kinds, ::testing::UnorderedElementsAre(TaskContainerEvent::Kind::kAllocated,
                                                      TaskContainerEvent::Kind::kLaunched));
+}
+
+// The scheduler's preemption notice becomes one event per named container and answer, naming
+// the task that runs it (none for a container the launcher does not know).
+TEST_F(TaskLauncherTest, APreemptionNoticeNamesTheTaskOfEachContainer) {
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
+  yarn::ContainerId mine = cluster_->containers().at(0).container.id;
+  yarn::ContainerId stranger = mine;
+  stranger.id += 100;
+  cluster_->SetPreemption({{mine}, {stranger}});
+  ASSERT_TRUE(WaitForEvents(6));  // two answers' worth
+  cluster_->SetPreemption({});
+  launcher_->Stop();
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> seen;
+  for (const TaskContainerEvent& e : events_) {
+    if (e.kind != TaskContainerEvent::Kind::kPreemptNotice) continue;
+    seen.insert(absl::StrCat(e.task_id, "|", e.container_id, "|", e.diagnostics));
+  }
+  EXPECT_THAT(seen, ElementsAre(absl::StrCat("worker:0|", mine.ToString(), "|strict"),
+                                absl::StrCat("|", stranger.ToString(), "|contract")));
+}
+
+// A relaunch by the task's restart policy tells the task (through its executor's environment)
+// that it resumes, and how many relaunches came before; a first request says nothing.
+TEST_F(TaskLauncherTest, ARelaunchedTaskIsToldItResumesAndItsRestartCount) {
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // allocated, launched
+  EXPECT_THAT(LaunchedEnvironment(), Not(Contains(Key("TONY_RESUMED"))));
+  EXPECT_THAT(LaunchedEnvironment(), Not(Contains(Key("TONY_TASK_RESTARTS"))));
+  cluster_->CompleteContainer(cluster_->containers().at(0).container.id, -102, "preempted");
+  ASSERT_TRUE(WaitForEvents(3));  // completed
+  launcher_->Request(Task("worker", 0), 1, "", 0, /*relaunch=*/true);
+  ASSERT_TRUE(WaitForEvents(5));
+  launcher_->Stop();
+  std::vector<yarn::FakeYarnCluster::FakeContainer> containers = cluster_->containers();
+  ASSERT_EQ(containers.size(), 2u);
+  ASSERT_TRUE(containers[1].context);
+  EXPECT_THAT(containers[1].context->environment, Contains(Pair("TONY_RESUMED", "1")));
+  EXPECT_THAT(containers[1].context->environment, Contains(Pair("TONY_TASK_RESTARTS", "1")));
 }
 
 // The node each launched container is on, by task.
