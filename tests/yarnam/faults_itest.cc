@@ -608,7 +608,7 @@ TEST(YarnFaultExclusiveTest, PreemptedWorkersAreRelaunchedByTheirRestartPolicyAn
   Result first = RunCommand(
       {Submit(), "--yarn", "--detach", "-n", "itest-preempted", "--queue", "research", "-r",
        "worker:4", "-m", "3g", "--restart",
-       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", "sleep 20"});
+       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", "sleep 40"});
   const std::string app = AppIdOf(first);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   WaitUntil(
@@ -630,6 +630,79 @@ TEST(YarnFaultExclusiveTest, PreemptedWorkersAreRelaunchedByTheirRestartPolicyAn
   EXPECT_THAT(status.out, HasSubstr("task restart 1")) << status.out;
   std::printf("preempting job SUCCEEDED %s after it was submitted; the preempted one %s after\n",
               absl::FormatDuration(second_took).c_str(), absl::FormatDuration(first_took).c_str());
+  ExpectNothingLeft(app);
+}
+
+// An event's time (the AM's clock), InfinitePast when it has none.
+absl::Time EventTime(const http::Json& e) {
+  absl::Time t;
+  std::string err;
+  if (!e.is_object() || !absl::ParseTime("%Y-%m-%dT%H:%M:%E*SZ", e.value("time", ""), &t, &err)) {
+    return absl::InfinitePast();
+  }
+  return t;
+}
+
+// Preemption with a checkpoint, by the real ResourceManager as above: the scheduler's notice
+// reaches the preempted workers (examples/preempt_checkpoint.py catches SIGUSR1), each writes its
+// checkpoint before YARN takes its container, and the relaunched worker resumes from it
+// (TONY_RESUMED, TONY_TASK_RESTARTS); the job succeeds and its history holds the notices.
+TEST(YarnFaultExclusiveTest, APreemptedTaskHearsTheNoticeCheckpointsAndResumes) {
+  std::string tmpl = ::testing::TempDir() + "/preempt-ckpt.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  const std::string script =
+      harness::HadoopCluster::Get().source_dir() + "/examples/preempt_checkpoint.py";
+  Result first = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-preempt-ckpt", "--queue", "research", "-r",
+       "worker:4", "-m", "3g", "--restart",
+       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", "-s", script,
+       absl::StrCat("python3 ${DTF_TASK_SCRIPT} --steps 250 --checkpoint_dir ", dir)});
+  const std::string app = AppIdOf(first);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  WaitUntil(
+      [&] {
+        return absl::StrContains(RunCommand({Ytf(), "status", app}).out, "4 running");
+      },
+      absl::Minutes(2));
+  ASSERT_THAT(RunCommand({Ytf(), "status", app}).out, HasSubstr("4 running"));
+  Result second = RunCommand({Submit(), "--yarn", "-n", "itest-preempt-taker", "--queue", "default",
+                              "-r", "worker:2", "-m", "3g", "sleep 2"});
+  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+
+  // The history: each notice, then its container's end as preempted.
+  std::map<std::string, absl::Time> noticed, taken;  // by task
+  for (const http::Json& e : JobEvents(app)) {
+    if (!e.is_object()) continue;
+    const std::string event = e.value("event", ""), task = e.value("task", "");
+    if (event == "task_preempt_notice" && !noticed.count(task)) noticed[task] = EventTime(e);
+    if (event == "container_completed" && e.value("exit_status", 0) == -102 &&
+        noticed.count(task) && !taken.count(task)) {
+      taken[task] = EventTime(e);
+    }
+  }
+  ASSERT_FALSE(noticed.empty()) << "no task_preempt_notice in the history";
+  ASSERT_FALSE(taken.empty()) << "no noticed task's container ended preempted";
+  // Each preempted worker's checkpoint, written on the notice; its next run resumed from it
+  // (ytf logs shows each task's last container).
+  Result logs = RunCommand({Ytf(), "logs", app});
+  for (const auto& [task, at] : taken) {
+    const std::string index = task.substr(task.find(':') + 1);
+    absl::StatusOr<std::string> text =
+        ReadRegularFile(absl::StrCat(dir, "/worker-", index, ".json"), 1 << 16);
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto ckpt = http::ParseJson(*text, "checkpoint");
+    ASSERT_TRUE(ckpt.ok()) << ckpt.status();
+    EXPECT_GE(ckpt->value("checkpoints", 0), 1) << task << " never checkpointed on the notice";
+    const absl::Time written = absl::FromUnixMillis(ckpt->value("checkpointed_at_ms", int64_t{0}));
+    std::printf("%s: notice -> checkpoint written %s, -> container taken %s (notice to taken %s)\n",
+                task.c_str(), absl::FormatDuration(written - noticed[task]).c_str(),
+                absl::FormatDuration(at - written).c_str(),
+                absl::FormatDuration(at - noticed[task]).c_str());
+  }
+  EXPECT_THAT(logs.out, ::testing::ContainsRegex("resumed from step [0-9]+ \\(TONY_RESUMED=1, "
+                                                 "restart 1\\)"));
   ExpectNothingLeft(app);
 }
 
