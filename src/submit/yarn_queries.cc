@@ -17,6 +17,7 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "submit/aggregated_logs.h"
 #include "submit/yarn_submitter.h"
 
 namespace tony::submit {
@@ -152,10 +153,7 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnClus
 absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::Client& http,
                                               const TaskContainer& container,
                                               absl::string_view file, absl::Time deadline) {
-  const bool am = container.task == "am" || absl::StartsWith(container.task, "am@");
-  const std::string remote = am && (file == "stdout" || file == "stderr")
-                                 ? absl::StrCat("tony-am.", file)
-                                 : std::string(file);
+  const std::string remote = ContainerLogFileName(container, file);
   http::Request request;
   request.url = absl::StrCat("http://", container.node_http_address, "/ws/v1/node/containerlogs/",
                              container.container_id, "/", remote);

@@ -51,7 +51,8 @@ inline std::string Decode(const std::string& s) {
 
 // An in-memory NameNode and DataNode on loopback: a tree of directories and files with modes,
 // owners and extended attributes, enough of WebHDFS for the cache (GETFILESTATUS, MKDIRS,
-// two-step CREATE, RENAME, DELETE, SETXATTR, GETXATTRS). Requests act as user "u".
+// two-step CREATE, RENAME, DELETE, SETXATTR, GETXATTRS) and for reading aggregated logs
+// (LISTSTATUS, two-step OPEN). Requests act as user "u".
 class InMemoryHdfs {
  public:
   InMemoryHdfs()
@@ -196,7 +197,28 @@ class InMemoryHdfs {
       }
       return Json(R"({"boolean":true})");
     }
-    if (op == "CREATE") {
+    if (op == "LISTSTATUS") {
+      auto it = nodes_.find(path);
+      if (it == nodes_.end()) return Remote(404, "FileNotFoundException", "no " + path);
+      std::string entries;
+      const std::string prefix = path == "/" ? "/" : path + "/";
+      for (auto c = nodes_.lower_bound(prefix);
+           c != nodes_.end() && absl::StartsWith(c->first, prefix); ++c) {
+        const std::string name = c->first.substr(prefix.size());
+        if (name.find('/') != std::string::npos) continue;
+        absl::StrAppend(
+            &entries, entries.empty() ? "" : ",",
+            absl::StrFormat(R"({"length":%d,"modificationTime":%d,"pathSuffix":"%s",)"
+                            R"("permission":"%o","type":"%s","owner":"%s"})",
+                            c->second.data.size(), c->second.mtime, name, c->second.mode,
+                            c->second.dir ? "DIRECTORY" : "FILE", c->second.owner));
+      }
+      return Json(absl::StrCat(R"({"FileStatuses":{"FileStatus":[)", entries, "]}}"));
+    }
+    if (op == "CREATE" || op == "OPEN") {
+      if (op == "OPEN" && !nodes_.count(path)) {
+        return Remote(404, "FileNotFoundException", "no " + path);
+      }
       Reply reply;
       reply.status = 307;
       reply.headers = {{"Location", absl::StrCat(datanode_.url(), r.target)}};
@@ -231,6 +253,11 @@ class InMemoryHdfs {
   Reply DataNode(const Request& r) {
     const std::string path = Decode(r.path.substr(sizeof(kPrefix) - 1));
     absl::MutexLock lock(&mu_);
+    if (r.Param("op") == "OPEN") {
+      auto it = nodes_.find(path);
+      if (it == nodes_.end()) return Remote(404, "FileNotFoundException", "no " + path);
+      return Json(it->second.data);
+    }
     if (r.Param("overwrite") == "false" && nodes_.count(path)) {
       return Remote(403, "FileAlreadyExistsException", path + " already exists");
     }

@@ -1,0 +1,169 @@
+// Copyright libtony authors.
+
+#include "submit/aggregated_logs.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/submit/in_memory_hdfs.h"
+#include "yarn/aggregated_log.h"
+#include "yarn/fake_yarn.h"
+
+namespace tony::submit {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::tony::submit::test_hdfs::InMemoryHdfs;
+
+constexpr char kApp[] = "application_1700000000000_10007";
+constexpr char kAm[] = "container_1700000000000_10007_01_000001";
+constexpr char kWorker[] = "container_1700000000000_10007_01_000002";
+constexpr char kBucketDir[] =
+    "/tmp/logs/alice/bucket-logs-tfile/0007/application_1700000000000_10007";
+
+yarn::ApplicationId App() { return *yarn::ParseApplicationId(kApp); }
+
+TEST(AggregatedLogDirsTest, FollowsTheTFileControllersLayouts) {
+  conf::Configuration conf;
+  EXPECT_THAT(AggregatedLogDirs(conf, "alice", App()),
+              ElementsAre(kBucketDir, "/tmp/logs/alice/logs-tfile/" + std::string(kApp),
+                          "/tmp/logs/alice/logs/" + std::string(kApp)));
+  conf.Set("yarn.nodemanager.remote-app-log-dir", "hdfs://nn:8020/app-logs/");
+  conf.Set("yarn.nodemanager.remote-app-log-dir-suffix", "l");
+  EXPECT_THAT(AggregatedLogDirs(conf, "bob", App()),
+              ElementsAre("hdfs://nn:8020/app-logs/bob/bucket-l-tfile/0007/" + std::string(kApp),
+                          "hdfs://nn:8020/app-logs/bob/l-tfile/" + std::string(kApp),
+                          "hdfs://nn:8020/app-logs/bob/l/" + std::string(kApp)));
+  // The TFile controller's own keys win.
+  conf.Set("yarn.log-aggregation.TFile.remote-app-log-dir", "/tfile-logs");
+  conf.Set("yarn.log-aggregation.TFile.remote-app-log-dir-suffix", "mine");
+  EXPECT_THAT(AggregatedLogDirs(conf, "bob", App()),
+              ElementsAre("/tfile-logs/bob/bucket-mine/0007/" + std::string(kApp),
+                          "/tfile-logs/bob/mine/" + std::string(kApp),
+                          "/tfile-logs/bob/l/" + std::string(kApp)));
+}
+
+class AggregatedLogReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_.user = "alice";
+    cluster_.yarn = std::make_unique<yarn::FakeYarnClient>(rm_, "alice");
+    hdfs::WebHdfsClient::Options o;
+    o.namenodes = {hdfs_.namenode()};
+    o.user = "alice";
+    o.default_fs = "hdfs://nn:8020/";
+    cluster_.hdfs = *hdfs::WebHdfsClient::Create(o);
+  }
+
+  void MakeDirs(const std::string& path) {
+    for (size_t slash = path.find('/', 1); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      hdfs_.MakeDir(path.substr(0, slash), 0755);
+    }
+    hdfs_.MakeDir(path, 0755);
+  }
+
+  static std::string NodeFile(const std::vector<yarn::AggregatedContainerLogs>& containers) {
+    yarn::AggregatedLog log;
+    log.version = 1;
+    log.owner = "alice";
+    log.containers = containers;
+    return yarn::EncodeAggregatedLog(log);
+  }
+
+  absl::StatusOr<AggregatedLogReader::Log> Read(AggregatedLogReader& reader, const TaskContainer& c,
+                                                const char* file) {
+    return reader.Read(c, file, absl::Now() + absl::Seconds(30));
+  }
+
+  InMemoryHdfs hdfs_;
+  std::shared_ptr<yarn::FakeYarnCluster> rm_ = std::make_shared<yarn::FakeYarnCluster>();
+  YarnCluster cluster_;
+  const TaskContainer am_{"am", kAm, "nm1:8042"};
+  const TaskContainer worker_{"worker:0", kWorker, "nm2:8042"};
+};
+
+TEST_F(AggregatedLogReaderTest, ReadsEachContainersFilesAndNamesTheSource) {
+  MakeDirs(kBucketDir);
+  hdfs_.PutFile(std::string(kBucketDir) + "/nm1_45454",
+                NodeFile({{kAm, {{"tony-am.stdout", "am says hi\n"}, {"tony-am.stderr", ""}}}}));
+  hdfs_.PutFile(std::string(kBucketDir) + "/nm2_45454",
+                NodeFile({{kWorker, {{"stdout", "step 1\n"}, {"stderr", "warn\n"}}}}));
+  // Another upload still running: skipped.
+  hdfs_.PutFile(std::string(kBucketDir) + "/nm3_45454.tmp", "partial");
+  AggregatedLogReader reader(cluster_, App(), "", {});
+  auto am = Read(reader, am_, "stdout");
+  ASSERT_TRUE(am.ok()) << am.status();
+  EXPECT_EQ(am->contents, "am says hi\n");
+  EXPECT_EQ(am->source, "hdfs://nn:8020" + std::string(kBucketDir) + "/nm1_45454");
+  auto worker = Read(reader, worker_, "stderr");
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  EXPECT_EQ(worker->contents, "warn\n");
+  EXPECT_EQ(worker->source, "hdfs://nn:8020" + std::string(kBucketDir) + "/nm2_45454");
+  auto missing = Read(reader, worker_, "gpu.log");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("not in the aggregated logs in hdfs://nn"));
+}
+
+TEST_F(AggregatedLogReaderTest, ReadsTheOlderLayout) {
+  const std::string dir = "/tmp/logs/alice/logs/" + std::string(kApp);
+  MakeDirs(dir);
+  hdfs_.PutFile(dir + "/nm2_45454", NodeFile({{kWorker, {{"stdout", "old\n"}}}}));
+  AggregatedLogReader reader(cluster_, App(), "alice", {});
+  auto got = Read(reader, worker_, "stdout");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->contents, "old\n");
+}
+
+TEST_F(AggregatedLogReaderTest, SaysWhyThereAreNone) {
+  AggregatedLogReader off(cluster_, App(), "alice", {});
+  auto none = Read(off, worker_, "stdout");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(none.status().message(), HasSubstr("log aggregation is off"));
+  EXPECT_THAT(none.status().message(), HasSubstr(kBucketDir));
+
+  MakeDirs(kBucketDir);
+  hdfs_.PutFile(std::string(kBucketDir) + "/nm2_45454.tmp", "partial");
+  AggregatedLogReader uploading(cluster_, App(), "alice", {});
+  auto later = Read(uploading, worker_, "stdout");
+  EXPECT_EQ(later.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(later.status().message(), HasSubstr("still uploading"));
+}
+
+TEST_F(AggregatedLogReaderTest, ABadFileIsAnErrorNamingIt) {
+  MakeDirs(kBucketDir);
+  const std::string good = NodeFile({{kWorker, {{"stdout", "fine\n"}}}});
+  hdfs_.PutFile(std::string(kBucketDir) + "/nm1_45454", good.substr(0, good.size() / 2));
+  hdfs_.PutFile(std::string(kBucketDir) + "/nm2_45454", good);
+  AggregatedLogReader reader(cluster_, App(), "alice", {});
+  // The AM's node's file is damaged: said, naming it.
+  auto am = Read(reader, am_, "stdout");
+  EXPECT_EQ(am.status().code(), absl::StatusCode::kDataLoss) << am.status();
+  EXPECT_THAT(am.status().message(),
+              HasSubstr("hdfs://nn:8020" + std::string(kBucketDir) + "/nm1_45454: not a readable"));
+  // The worker's node's file is fine.
+  auto worker = Read(reader, worker_, "stdout");
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  EXPECT_EQ(worker->contents, "fine\n");
+}
+
+TEST_F(AggregatedLogReaderTest, AFileTooLargeIsRefused) {
+  MakeDirs(kBucketDir);
+  hdfs_.PutFile(std::string(kBucketDir) + "/nm2_45454",
+                NodeFile({{kWorker, {{"stdout", std::string(4096, 'x')}}}}));
+  AggregatedLogReader::Options options;
+  options.max_file_bytes = 1024;
+  AggregatedLogReader reader(cluster_, App(), "alice", options);
+  auto got = Read(reader, worker_, "stdout");
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("/nm2_45454"));
+}
+
+}  // namespace
+}  // namespace tony::submit
