@@ -37,6 +37,7 @@ struct Args {
   std::vector<std::string> files = {"stdout", "stderr"};   // logs --file
   bool files_given = false;                                // logs: the first --file replaces both
   bool follow = false;                                     // logs --follow
+  bool aggregated = false;                                 // logs --aggregated
   ListOptions list;                                        // list --all, --all_users, --tag
   std::string scale_role;                                  // scale ROLE=N
   int scale_tasks = 0;
