@@ -3,7 +3,10 @@
 #include "yarn/aggregated_log.h"
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -113,6 +116,37 @@ TEST(AggregatedLogTest, ReadsUncompressedAndGzFilesInOneOrManyBlocks) {
       ExpectSample(*got);
     }
   }
+}
+
+// A file the test cluster's NodeManager wrote (Hadoop 3.5.0, TFile controller, compression
+// none; TONY_HADOOP_LOG_AGGREGATION=1): the node's one container, a worker that printed
+// "aggregated-log-marker of worker:0", uploaded when the job ended.
+std::string ReadTestData(const std::string& name) {
+  std::ifstream in(std::string(TONY_YARN_TESTDATA) + "/" + name, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(AggregatedLogTest, ReadsAFileHadoopWrote) {
+  const std::string bytes = ReadTestData("aggregated-log-hadoop-3.5.0.tfile");
+  ASSERT_FALSE(bytes.empty()) << "missing " << TONY_YARN_TESTDATA;
+  absl::StatusOr<AggregatedLog> got = ParseAggregatedLog(bytes);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->version, 1);
+  EXPECT_FALSE(got->owner.empty());
+  ASSERT_FALSE(got->containers.empty());
+  EXPECT_EQ(got->owner, "root");
+  ASSERT_EQ(got->containers.size(), 1u);
+  const AggregatedContainerLogs& c = got->containers[0];
+  EXPECT_EQ(c.container_id, "container_1795863643615_0001_01_000002");
+  std::vector<std::string> names;
+  for (const AggregatedLogFile& f : c.files) names.push_back(f.name);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"stdout", "stderr", "launch_container.sh"}));
+  EXPECT_EQ(AggregatedLogFileContents(*got, c.container_id, "stdout"),
+            "aggregated-log-marker of worker:0\n");
+  EXPECT_THAT(AggregatedLogFileContents(*got, c.container_id, "stderr").value_or(""),
+              HasSubstr("to-stderr\n"));
 }
 
 TEST(AggregatedLogTest, EveryCutShortFileIsAnErrorNeverACrash) {
