@@ -250,8 +250,10 @@ int HistoryIndex::Load(absl::string_view text) {
     if (name == nullptr || !name->is_string() || length == nullptr ||
         !length->is_number_integer() || mtime == nullptr || !mtime->is_number_integer() ||
         summary == nullptr || !summary->is_object() || !AppIdOfLogName(name->get<std::string>()) ||
-        http::JsonField(*summary, "usage") == nullptr) {
-      // That log is read again by the next scan (also one indexed before summaries had usage).
+        http::JsonField(*summary, "usage") == nullptr ||
+        http::JsonField(*summary, "goodput") == nullptr) {
+      // That log is read again by the next scan (also one indexed before summaries had usage or
+      // goodput).
       continue;
     }
     const HistoryFile file{name->get<std::string>(), length->get<int64_t>(), mtime->get<int64_t>(),

@@ -64,6 +64,8 @@ class HistoryBuilder {
     if (out_->summary.started == absl::InfinitePast()) out_->summary.started = time;
     if (time != absl::InfinitePast()) out_->last_event = std::max(out_->last_event, time);
     const std::string task = Str(line, "task");
+    goodput_.Add(
+        {time, Int(line, "attempt").value_or(0), Int(line, "seq").value_or(0), event, task});
     if (!task.empty()) {
       AddTaskEvent(Task(task), event, line, time);
     } else {
@@ -90,6 +92,7 @@ class HistoryBuilder {
     out_->summary.tasks = static_cast<int>(tasks.size());
     out_->summary.restarts = 0;
     for (const TaskHistory& t : tasks) out_->summary.restarts += t.restarts;
+    out_->summary.goodput = goodput_.split();
   }
 
  private:
@@ -282,6 +285,7 @@ class HistoryBuilder {
   }
 
   JobHistory* const out_;
+  GoodputMeter goodput_;
   std::map<std::string, TaskHistory> tasks_;
   TaskHistory overflow_;  // where a task past kMaxHistoryTasks goes, and is dropped
   std::map<const TaskHistory*, ContainerSpan> requested_;  // each task's last task_requested
@@ -304,6 +308,24 @@ Json TotalsJson(const UsageTotals& u) {
           {"used_core_seconds", u.used_core_seconds},
           {"used_mb_seconds", u.used_mb_seconds},
           {"idle_gpus", u.idle_gpus}};
+}
+
+// Seconds per part: {"waiting_seconds": 1.5, ...}.
+Json GoodputJson(const Goodput& g) {
+  Json j = Json::object();
+  for (GoodputPart p : kGoodputParts) {
+    j[absl::StrCat(GoodputPartName(p), "_seconds")] = absl::ToDoubleSeconds(g[p]);
+  }
+  return j;
+}
+
+Goodput GoodputFromJson(const Json& j) {
+  Goodput g;
+  for (GoodputPart p : kGoodputParts) {
+    const double s = Number(j, absl::StrCat(GoodputPartName(p), "_seconds").c_str());
+    g[p] = absl::Seconds(std::max(0.0, s));
+  }
+  return g;
 }
 
 UsageTotals TotalsFromJson(const Json& j) {
@@ -399,7 +421,8 @@ Json SummaryJson(const JobSummary& s) {
           {"restarts", s.restarts},
           {"diagnostics", s.diagnostics},
           {"bad_lines", s.bad_lines},
-          {"usage", TotalsJson(s.usage)}};
+          {"usage", TotalsJson(s.usage)},
+          {"goodput", GoodputJson(s.goodput)}};
 }
 
 JobSummary SummaryFromJson(const Json& j) {
@@ -419,6 +442,9 @@ JobSummary SummaryFromJson(const Json& j) {
   s.bad_lines = static_cast<int>(Int(j, "bad_lines").value_or(0));
   if (const Json* u = http::JsonField(j, "usage"); u != nullptr && u->is_object()) {
     s.usage = TotalsFromJson(*u);
+  }
+  if (const Json* g = http::JsonField(j, "goodput"); g != nullptr && g->is_object()) {
+    s.goodput = GoodputFromJson(*g);
   }
   if (const Json* tags = http::JsonField(j, "tags"); tags != nullptr && tags->is_array()) {
     for (const Json& t : *tags) {

@@ -18,6 +18,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "history/goodput.h"
 #include "http/json.h"
 
 namespace tony::history {
@@ -79,6 +80,7 @@ struct JobSummary {
   std::string diagnostics;  // cut to 300 bytes
   int bad_lines = 0;
   UsageTotals usage;  // over its containers (TaskHistory::containers)
+  Goodput goodput;    // its wall time split (history/goodput.h): started to finished, or so far
 
   bool ended() const { return finished != absl::InfinitePast(); }
 };
