@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -84,6 +85,24 @@ int PrintEventTimeline(absl::string_view text, bool json, std::ostream& out, std
     }
   }
   return bad;
+}
+
+std::string GoodputText(const history::Goodput& g) {
+  const absl::Duration wall = g.wall();
+  auto percent = [wall](absl::Duration d) {
+    return wall > absl::ZeroDuration()
+               ? absl::StrFormat("%3.0f%%", absl::FDivDuration(d, wall) * 100)
+               : std::string("   -");
+  };
+  std::string out = absl::StrFormat(
+      "goodput: %.1f s of %.1f s training (%s)\n",
+      absl::ToDoubleSeconds(g[history::GoodputPart::kTraining]), absl::ToDoubleSeconds(wall),
+      absl::StripLeadingAsciiWhitespace(percent(g[history::GoodputPart::kTraining])));
+  for (history::GoodputPart p : history::kGoodputParts) {
+    absl::StrAppendFormat(&out, "  %-12s %9.1f s %s\n", history::GoodputPartName(p),
+                          absl::ToDoubleSeconds(g[p]), percent(g[p]));
+  }
+  return out;
 }
 
 }  // namespace tony::cli

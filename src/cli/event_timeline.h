@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "history/goodput.h"
 
 namespace tony::cli {
 
@@ -19,6 +20,12 @@ namespace tony::cli {
 // the first line, the attempt, the task or "-", the event, the other fields; text made safe for
 // a terminal and cut at 200 characters).
 int PrintEventTimeline(absl::string_view text, bool json, std::ostream& out, std::ostream& err);
+
+// The job's goodput (history/goodput.h) as a line and a small table, after the timeline:
+//   goodput: 20.0 s of 31.0 s training (65%)
+//     waiting        2.0 s    6%
+//     ...
+std::string GoodputText(const history::Goodput& g);
 
 }  // namespace tony::cli
 

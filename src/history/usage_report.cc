@@ -33,7 +33,9 @@ const std::string& KeyOf(const JobSummary& job, UsageBy by) {
   return by == UsageBy::kUser ? job.user : by == UsageBy::kQueue ? job.queue : job.app_id;
 }
 
-void Add(const UsageTotals& u, UsageGroup& g) {
+void Add(const JobSummary& job, UsageGroup& g) {
+  const UsageTotals& u = job.usage;
+  g.goodput.Add(job.goodput);
   ++g.jobs;
   g.idle_gpus += u.idle_gpus;
   g.vcore_hours += u.vcore_seconds / kSecondsPerHour;
@@ -43,6 +45,24 @@ void Add(const UsageTotals& u, UsageGroup& g) {
   g.used_core_hours += u.used_core_seconds / kSecondsPerHour;
   g.sampled_gb_hours += u.sampled_mb_seconds / kMbPerGb / kSecondsPerHour;
   g.used_gb_hours += u.used_mb_seconds / kMbPerGb / kSecondsPerHour;
+}
+
+double Hours(absl::Duration d) { return absl::ToDoubleSeconds(d) / kSecondsPerHour; }
+
+// {"wall_hours", "waiting_hours", ..., "training_share"}.
+http::Json GoodputJson(const Goodput& g) {
+  http::Json j = {{"wall_hours", Hours(g.wall())}};
+  for (GoodputPart p : kGoodputParts) j[absl::StrCat(GoodputPartName(p), "_hours")] = Hours(g[p]);
+  const std::optional<double> share = g.training_share();
+  j["training_share"] = share ? http::Json(*share) : http::Json();
+  return j;
+}
+
+// The share of the wall time a part took, as a percentage ("-" for no wall time).
+std::string PartPercent(const Goodput& g, GoodputPart p) {
+  const absl::Duration wall = g.wall();
+  if (wall <= absl::ZeroDuration()) return "-";
+  return absl::StrFormat("%.0f%%", absl::FDivDuration(g[p], wall) * 100);
 }
 
 std::optional<double> Ratio(double used, double held) {
@@ -86,7 +106,8 @@ http::Json GroupJson(const UsageGroup& g) {
           {"sampled_gb_hours", g.sampled_gb_hours},
           {"cpu_efficiency", number_or_null(g.cpu_efficiency())},
           {"memory_efficiency", number_or_null(g.memory_efficiency())},
-          {"idle_gpus", g.idle_gpus}};
+          {"idle_gpus", g.idle_gpus},
+          {"goodput", GoodputJson(g.goodput)}};
 }
 
 }  // namespace
@@ -115,8 +136,8 @@ UsageReport SummarizeUsage(const std::vector<JobSummary>& jobs, const UsageOptio
     const std::string& key = KeyOf(job, options.by);
     UsageGroup& g = groups[key];
     g.key = key;
-    Add(job.usage, g);
-    Add(job.usage, report.total);
+    Add(job, g);
+    Add(job, report.total);
   }
   for (auto& [key, g] : groups) report.groups.push_back(std::move(g));
   std::stable_sort(
@@ -126,13 +147,15 @@ UsageReport SummarizeUsage(const std::vector<JobSummary>& jobs, const UsageOptio
 }
 
 std::string UsageTable(const UsageReport& report, UsageBy by) {
-  std::string out =
-      absl::StrFormat("%-32s %6s %12s %12s %10s %7s %7s %9s\n", absl::AsciiStrToUpper(ByName(by)),
-                      "JOBS", "VCORE-HOURS", "GB-HOURS", "GPU-HOURS", "CPU%", "MEM%", "IDLE-GPUS");
+  std::string out = absl::StrFormat(
+      "%-32s %6s %12s %12s %10s %7s %7s %9s %9s %9s\n", absl::AsciiStrToUpper(ByName(by)), "JOBS",
+      "VCORE-HOURS", "GB-HOURS", "GPU-HOURS", "CPU%", "MEM%", "IDLE-GPUS", "GOODPUT%", "RECOVER%");
   auto line = [&out](const UsageGroup& g, const std::string& key) {
-    absl::StrAppendFormat(&out, "%-32s %6d %12.2f %12.2f %10.2f %7s %7s %9d\n", key, g.jobs,
+    absl::StrAppendFormat(&out, "%-32s %6d %12.2f %12.2f %10.2f %7s %7s %9d %9s %9s\n", key, g.jobs,
                           g.vcore_hours, g.gb_hours, g.gpu_hours, Percent(g.cpu_efficiency()),
-                          Percent(g.memory_efficiency()), g.idle_gpus);
+                          Percent(g.memory_efficiency()), g.idle_gpus,
+                          PartPercent(g.goodput, GoodputPart::kTraining),
+                          PartPercent(g.goodput, GoodputPart::kRecovering));
   };
   for (const UsageGroup& g : report.groups) line(g, Printable(g.key));
   line(report.total, "total");
@@ -142,13 +165,17 @@ std::string UsageTable(const UsageReport& report, UsageBy by) {
 std::string UsageCsv(const UsageReport& report, UsageBy by) {
   std::string out = absl::StrCat(ByName(by),
                                  ",jobs,vcore_hours,gb_hours,gpu_hours,used_core_hours,"
-                                 "used_gb_hours,cpu_efficiency,memory_efficiency,idle_gpus\n");
+                                 "used_gb_hours,cpu_efficiency,memory_efficiency,idle_gpus,"
+                                 "wall_hours,waiting_hours,starting_hours,training_hours,"
+                                 "recovering_hours,stopping_hours,training_share\n");
   auto line = [&out](const UsageGroup& g) {
     auto ratio = [](std::optional<double> r) { return r ? absl::StrFormat("%.4f", *r) : ""; };
-    absl::StrAppendFormat(&out, "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%s,%d\n", CsvField(g.key),
+    absl::StrAppendFormat(&out, "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%s,%d,%.4f", CsvField(g.key),
                           g.jobs, g.vcore_hours, g.gb_hours, g.gpu_hours, g.used_core_hours,
                           g.used_gb_hours, ratio(g.cpu_efficiency()), ratio(g.memory_efficiency()),
-                          g.idle_gpus);
+                          g.idle_gpus, Hours(g.goodput.wall()));
+    for (GoodputPart p : kGoodputParts) absl::StrAppendFormat(&out, ",%.4f", Hours(g.goodput[p]));
+    absl::StrAppend(&out, ",", ratio(g.goodput.training_share()), "\n");
   };
   for (const UsageGroup& g : report.groups) line(g);
   line(report.total);

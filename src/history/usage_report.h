@@ -3,7 +3,9 @@
 // ytf usage: what jobs held and used, per user, queue or job, from their summaries' usage
 // (JobSummary::usage: ReadJobHistory sums it from the event log; the history index keeps it):
 // vcore-, GB- and GPU-hours held (each container's size times how long it was held), the CPU and
-// memory the tasks measured against what they held (task_usage), and idle GPUs (task_gpu_idle).
+// memory the tasks measured against what they held (task_usage), idle GPUs (task_gpu_idle), and
+// goodput: the jobs' wall time split into waiting, starting, training, recovering and stopping
+// (history/goodput.h), summed, and the share of it spent training.
 //
 //   std::vector<JobSummary> jobs = {ReadJobHistory(app_id, text, owner).summary, ...};
 //   UsageReport r = SummarizeUsage(jobs, {.by = UsageBy::kUser});
@@ -49,6 +51,7 @@ struct UsageGroup {
   double sampled_gb_hours = 0;
   double used_gb_hours = 0;
   int idle_gpus = 0;
+  Goodput goodput;  // the jobs' splits, summed
 
   // Used over held, 0..1 (more when a task used more than it asked); nullopt without samples.
   std::optional<double> cpu_efficiency() const;

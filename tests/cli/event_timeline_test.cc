@@ -48,5 +48,20 @@ TEST(EventTimelineTest, JsonPassesTheLinesThroughAndABadLineIsNamedAndSkipped) {
   EXPECT_THAT(out2.str(), HasSubstr("task_exited"));
 }
 
+TEST(EventTimelineTest, GoodputIsALineAndAPartPerRowThatAddUp) {
+  history::Goodput g;
+  g[history::GoodputPart::kWaiting] = absl::Seconds(2);
+  g[history::GoodputPart::kTraining] = absl::Seconds(15);
+  g[history::GoodputPart::kRecovering] = absl::Seconds(3);
+  EXPECT_EQ(GoodputText(g),
+            "goodput: 15.0 s of 20.0 s training (75%)\n"
+            "  waiting            2.0 s  10%\n"
+            "  starting           0.0 s   0%\n"
+            "  training          15.0 s  75%\n"
+            "  recovering         3.0 s  15%\n"
+            "  stopping           0.0 s   0%\n");
+  EXPECT_THAT(GoodputText({}), HasSubstr("goodput: 0.0 s of 0.0 s training (-)\n"));
+}
+
 }  // namespace
 }  // namespace tony::cli

@@ -93,7 +93,9 @@ TEST_F(UsageCommandTest, TableByQueue) {
 TEST_F(UsageCommandTest, CsvAndJson) {
   ASSERT_EQ(Run({"--local", "--csv", "--by", "job"}), 0) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("\nlocal_0001,1,2.5000,2.5000,1.0000,1.0000,1.0000,0.5000,"
-                                    "0.5000,1\n"));
+                                    "0.5000,1,"
+                                    // goodput: 1 h, half starting, half training
+                                    "1.0000,0.0000,0.5000,0.5000,0.0000,0.0000,0.5000\n"));
   ASSERT_EQ(Run({"--local", "--json"}), 0) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("\"by\": \"user\""));
   EXPECT_THAT(out_.str(), HasSubstr("\"vcore_hours\": 2.5"));
@@ -139,7 +141,9 @@ TEST_F(UsageCommandTest, FromAHistoryServersIndex) {
   const std::string url = absl::StrCat("http://127.0.0.1:", server.port());
   ASSERT_EQ(Run({"--server", url, "--csv", "--by", "queue"}), 0) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("\nresearch,1,2.5000,2.5000,1.0000,1.0000,1.0000,0.5000,"
-                                    "0.5000,1\n"));
+                                    "0.5000,1,"
+                                    // goodput: 1 h, half starting, half training
+                                    "1.0000,0.0000,0.5000,0.5000,0.0000,0.0000,0.5000\n"));
   ASSERT_EQ(Run({"--server", url, "--csv", "--from", "2026-11-27"}), 0) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("\ntotal,0,0.0000,"));
   // The server's own /api/usage says what ytf usage --server --json does.

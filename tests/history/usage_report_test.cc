@@ -147,6 +147,36 @@ TEST(UsageReportTest, ParseUsageByNamesTheFlag) {
   EXPECT_THAT(bad.status().message(), HasSubstr("--by: 'team' is not user, queue or job"));
 }
 
+TEST(UsageReportTest, GoodputIsSummedPerGroupAndItsShareIsOverTheWallTime) {
+  std::vector<JobSummary> jobs = Jobs();
+  // alice's jobs: 3 h training of 4 h, and 1 h of 2 h (1 h recovering); bob's has no time.
+  jobs[0].goodput[GoodputPart::kTraining] = absl::Hours(3);
+  jobs[0].goodput[GoodputPart::kWaiting] = absl::Hours(1);
+  jobs[1].goodput[GoodputPart::kTraining] = absl::Hours(1);
+  jobs[1].goodput[GoodputPart::kRecovering] = absl::Hours(1);
+  UsageReport r = SummarizeUsage(jobs, {.by = UsageBy::kUser});
+  const UsageGroup* alice = nullptr;
+  const UsageGroup* bob = nullptr;
+  for (const UsageGroup& g : r.groups) (g.key == "alice" ? alice : bob) = &g;
+  ASSERT_NE(alice, nullptr);
+  ASSERT_NE(bob, nullptr);
+  EXPECT_EQ(alice->goodput.wall(), absl::Hours(6));
+  EXPECT_DOUBLE_EQ(*alice->goodput.training_share(), 4.0 / 6);
+  EXPECT_FALSE(bob->goodput.training_share().has_value());
+  EXPECT_EQ(r.total.goodput[GoodputPart::kRecovering], absl::Hours(1));
+
+  const std::string table = UsageTable(r, UsageBy::kUser);
+  EXPECT_THAT(table, HasSubstr("GOODPUT%  RECOVER%"));
+  EXPECT_THAT(table, HasSubstr("67%       17%"));  // alice: 4 of 6 h, 1 of 6 h
+  const std::string csv = UsageCsv(r, UsageBy::kUser);
+  EXPECT_THAT(csv, HasSubstr(",wall_hours,waiting_hours,starting_hours,training_hours,"
+                             "recovering_hours,stopping_hours,training_share\n"));
+  EXPECT_THAT(csv, HasSubstr(",6.0000,1.0000,0.0000,4.0000,1.0000,0.0000,0.6667\n"));
+  const std::string json = UsageJson(r, UsageBy::kUser);
+  EXPECT_THAT(json, HasSubstr("\"recovering_hours\": 1.0"));
+  EXPECT_THAT(json, HasSubstr("\"training_share\": null"));  // bob
+}
+
 // A log: worker:0 held a container for 2 minutes, restarted and held another for a minute
 // (adopted by attempt 2: still one container), ps:0 held one until the job's end, sampled.
 constexpr char kLog[] =

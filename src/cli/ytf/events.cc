@@ -6,6 +6,7 @@
 #include "cli/submit_command.h"
 #include "cli/ytf/subcommand.h"
 #include "conf/history_keys.h"
+#include "history/job_history.h"
 #include "submit/contract.h"
 
 namespace tony::cli::ytf {
@@ -39,6 +40,7 @@ int Events(submit::YarnCluster& cluster, const std::string& app, bool json, std:
     return kExitInternal;
   }
   PrintEventTimeline(*text, json, out, err);
+  if (!json) out << "\n" << GoodputText(history::ReadJobHistory(app, *text).summary.goodput);
   return kExitOk;
 }
 
@@ -65,7 +67,9 @@ Prints the job's event log (docs/events.md) from the history directory in HDFS
 (tony.history.dir, default /tmp/tony-history), kept after the job: one line per event, with its
 time since the first, the attempt, the task and its facts (containers, nodes, addresses, exit
 codes, stderr tails, restart reasons, the outcome). While the job runs it shows what the
-ApplicationMaster has written so far (it writes every 2 s).
+ApplicationMaster has written so far (it writes every 2 s). Then the job's goodput: its wall
+time split into waiting for containers, starting, training, recovering (restarts, relaunches,
+preemption, elastic re-forms, suspension, a new AM attempt) and stopping (docs/events.md).
       --json                the log's lines as they are (JSON objects, schema in docs/events.md)
 A line that is not JSON (the last one, cut short when an AM was killed mid-write) is named on
 stderr and skipped.
