@@ -53,6 +53,53 @@ std::string LogsCell(const JobHistory& job, const TaskHistory& t) {
                       HtmlEscape(base), "stderr/?start=-65536\">stderr</a>");
 }
 
+const char* GoodputColor(GoodputPart p) {
+  switch (p) {
+    case GoodputPart::kWaiting:
+      return PhaseColor("waiting");
+    case GoodputPart::kStarting:
+      return PhaseColor("launching");
+    case GoodputPart::kTraining:
+      return PhaseColor("running");
+    case GoodputPart::kRecovering:
+      return PhaseColor("backoff");
+    case GoodputPart::kStopping:
+      return PhaseColor("stopping");
+  }
+  return "#ffffff";
+}
+
+// Where the wall time went (history/goodput.h): one bar cut in its parts, and a row per part.
+std::string GoodputSection(const JobSummary& s) {
+  const Goodput& g = s.goodput;
+  const absl::Duration wall = g.wall();
+  if (wall <= absl::ZeroDuration()) return "";
+  std::string bar = absl::StrFormat(
+      "<svg class=\"goodput\" width=\"%d\" height=\"20\" xmlns=\"http://www.w3.org/2000/svg\">",
+      kPlotWidth);
+  std::string rows;
+  double x = 0;
+  for (GoodputPart p : kGoodputParts) {
+    const double share = absl::FDivDuration(g[p], wall);
+    const double w = share * kPlotWidth;
+    if (w > 0) {
+      absl::StrAppend(&bar,
+                      absl::StrFormat("<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" "
+                                      "height=\"20\" fill=\"%s\"><title>%s %s</title></rect>",
+                                      x, w, GoodputColor(p), GoodputPartName(p), Seconds(g[p])));
+    }
+    x += w;
+    absl::StrAppend(&rows, "<tr class=\"", GoodputPartName(p), "\"><th>", GoodputPartName(p),
+                    "</th><td>", Seconds(g[p]), "</td><td>", absl::StrFormat("%.0f%%", share * 100),
+                    "</td></tr>");
+  }
+  return absl::StrCat("<h2>Goodput</h2><p>", Seconds(g[GoodputPart::kTraining]), " of ",
+                      Seconds(wall), s.ended() ? "" : " so far",
+                      " training; recovering is what restarts, relaunches, preemption, re-forms, "
+                      "suspension and new attempts cost.</p>",
+                      bar, "</svg>\n<table id=\"goodput\">", rows, "</table>\n");
+}
+
 std::string TaskTable(const JobHistory& job) {
   std::string html =
       "<h2>Tasks</h2><table id=\"tasks\"><tr><th>task</th><th>address</th><th>node</th>"
@@ -287,7 +334,7 @@ std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options) 
                     HtmlEscape(job.problems.front()), "</p>\n");
   }
   absl::StrAppend(&html, Summary(job, !options.live, options.tensorboard_on_demand_href),
-                  TaskTable(job));
+                  GoodputSection(s), TaskTable(job));
   const absl::Time begin = s.started;
   const absl::Time end = s.ended() ? s.finished : std::max(job.last_event, options.now);
   if (!job.tasks.empty() && begin != absl::InfinitePast()) {
