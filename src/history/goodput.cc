@@ -64,6 +64,7 @@ void GoodputMeter::NewAttempt(int64_t attempt) {
   Recover();  // this attempt's stopping, if any, was the way to the next
   attempt_ = attempt;
   tasks_.clear();
+  containers_.clear();
   counts_ = {};
   trained_ = false;
   stopping_ = false;
@@ -107,6 +108,7 @@ void GoodputMeter::ApplyTask(const GoodputEvent& e) {
     SetTask(e.task, TaskPhase::kPending);
     if (!stopping_) recovering_ = true;
   } else if (ev == "task_allocated" || ev == "task_registered") {
+    if (!e.container.empty()) containers_[e.task] = e.container;
     if (!known || it->second != TaskPhase::kRunning) SetTask(e.task, TaskPhase::kStarting);
   } else if (ev == "task_started" || ev == "task_restarted_in_place" ||
              (ev == "task_usage" && known && it->second == TaskPhase::kStarting)) {
@@ -115,9 +117,13 @@ void GoodputMeter::ApplyTask(const GoodputEvent& e) {
     trained_ = true;
   } else if (ev == "task_exited" || ev == "task_stop_requested" || ev == "task_linger_expired") {
     SetTask(e.task, TaskPhase::kDone);
-  } else if (ev == "container_completed") {
-    // Ended under a task nobody stopped: preempted, a lost node, killed from outside.
-    if (known && it->second != TaskPhase::kDone && !stopping_) recovering_ = true;
+  } else if (ev == "container_completed" && known &&
+             (it->second == TaskPhase::kStarting || it->second == TaskPhase::kRunning) &&
+             (e.container.empty() || containers_[e.task].empty() ||
+              containers_[e.task] == e.container)) {
+    // Ended under a task nobody stopped: preempted, a lost node, killed from outside. (The
+    // report of a container the task no longer holds changes nothing.)
+    if (!stopping_) recovering_ = true;
     SetTask(e.task, TaskPhase::kDone);
   }
   // Recovered once a task's change leaves every task not finished running (a job's own cause,

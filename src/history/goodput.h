@@ -58,9 +58,10 @@ struct Goodput {
 struct GoodputEvent {
   absl::Time time;
   int64_t attempt = 0;
-  int64_t seq = 0;    // 0: unknown (not checked for a batch written twice)
-  std::string event;  // "task_started", ...
-  std::string task;   // "worker:0"; empty for the job's own events
+  int64_t seq = 0;             // 0: unknown (not checked for a batch written twice)
+  std::string event;           // "task_started", ...
+  std::string task;            // "worker:0"; empty for the job's own events
+  std::string container = "";  // task_allocated's and container_completed's
 };
 
 class GoodputMeter {
@@ -89,8 +90,9 @@ class GoodputMeter {
   std::map<int64_t, int64_t> last_seq_;  // per attempt
   // This attempt's state.
   std::map<std::string, TaskPhase> tasks_;
-  std::array<int, 4> counts_{};  // tasks per TaskPhase
-  bool trained_ = false;         // a task of this attempt has run
+  std::map<std::string, std::string> containers_;  // each task's last container
+  std::array<int, 4> counts_{};                    // tasks per TaskPhase
+  bool trained_ = false;                           // a task of this attempt has run
   bool recovering_ = false;
   bool stopping_ = false;
   absl::Duration attempt_stopping_;  // recovering after all if another attempt follows

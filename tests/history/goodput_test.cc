@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "history/history_pages.h"
 #include "history/job_history.h"
 
 namespace tony::history {
@@ -127,6 +129,32 @@ TEST(GoodputTest, AContainerEndingAfterItsTaskExitedIsNoFault) {
                {20, "job_outcome"},
                {22, "job_finished"}},
               {.waiting = 2, .starting = 2, .training = 16, .recovering = 0, .stopping = 2}, 22);
+}
+
+TEST(GoodputTest, ALateReportOfAContainerTheTaskNoLongerHoldsChangesNothing) {
+  // worker:0 fails and is asked for again; its old container's end comes after the new one is
+  // allocated, and once after the ask: neither ends its recovery nor starts another.
+  std::vector<GoodputEvent> events = Events(Join({{{0, "am_started"}},
+                                                  Start(0, "worker:0"),
+                                                  Start(0, "worker:1"),
+                                                  {{10, "task_exited", "worker:0"},
+                                                   {10, "task_restart_scheduled", "worker:0"},
+                                                   {11, "task_requested", "worker:0"},
+                                                   {12, "container_completed", "worker:0"},
+                                                   {13, "task_allocated", "worker:0"},
+                                                   {14, "container_completed", "worker:0"},
+                                                   {16, "task_started", "worker:0"},
+                                                   {20, "job_outcome"},
+                                                   {21, "job_finished"}}}));
+  for (GoodputEvent& e : events) {
+    if (e.event == "task_allocated" && e.task == "worker:0") {
+      e.container = e.time < T(10) ? "c_1" : "c_3";
+    }
+    if (e.event == "container_completed") e.container = "c_1";
+  }
+  const Goodput g = ComputeGoodput(events);
+  EXPECT_EQ(g[GoodputPart::kRecovering], absl::Seconds(6));
+  EXPECT_EQ(g.wall(), absl::Seconds(21));
 }
 
 TEST(GoodputTest, StoppingOutranksARecoveryInProgress) {
@@ -302,6 +330,12 @@ TEST(GoodputTest, TheJobHistoryCarriesTheSplitOfItsLog) {
   // Through the index's JSON and back.
   const JobSummary back = SummaryFromJson(SummaryJson(h.summary));
   EXPECT_EQ(back.goodput.parts, g.parts);
+  // The job page: a bar and a row per part.
+  const std::string page = RenderJobPage(h);
+  EXPECT_THAT(page, ::testing::HasSubstr("<h2>Goodput</h2><p>12.0 s of 21.0 s training;"));
+  EXPECT_THAT(page, ::testing::HasSubstr("<svg class=\"goodput\""));
+  EXPECT_THAT(page, ::testing::HasSubstr(
+                        "<tr class=\"recovering\"><th>recovering</th><td>4.0 s</td><td>19%</td>"));
 }
 
 }  // namespace
