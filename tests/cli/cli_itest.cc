@@ -475,6 +475,73 @@ TEST(CliTest, UsageOfAJobIsWithinWhatItAskedForOverItsOwnSpan) {
   EXPECT_THAT(csv.out, Not(HasSubstr(app)));
 }
 
+// Goodput of a job with a forced restart: its worker fails once (exit 3), its restart policy
+// relaunches it, the second run succeeds. The split has a recovering part, and its parts add up
+// to the log's own span (the first line to job_finished): structure, never absolute times.
+TEST(CliTest, GoodputOfARestartedJobHasARecoveringPartAndAddsUpToItsSpan) {
+  std::string tmpl = TempDir() + "/goodput.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  const std::string marker = dir + "/failed-once";
+  Result r = Exec({Submit(), "--yarn", "-n", "cli-itest-goodput", "-r", "worker:1", "-m", "128m",
+                   "--restart", "worker:policy=on-failure,scope=task,max_restarts=2,backoff=1s",
+                   absl::StrCat("[ -e ", marker, " ] || { touch ", marker, "; exit 3; }")});
+  const std::string app = AppIdOf(r.out + r.err);
+  ASSERT_FALSE(app.empty()) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  Result events;
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] {
+        events = Exec({Ytf(), "events", app, "--json"});
+        return events.exit_code == 0 && absl::StrContains(events.out, "\"job_finished\"");
+      },
+      absl::Seconds(30)))
+      << events.out << events.err;
+  absl::Time first = absl::InfinitePast(), finished = absl::InfinitePast();
+  for (absl::string_view line : absl::StrSplit(events.out, '\n', absl::SkipEmpty())) {
+    auto j = http::ParseJson(line, "event");
+    ASSERT_TRUE(j.ok()) << line;
+    absl::Time t;
+    std::string err;
+    ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, j->value("time", ""), &t, &err)) << line;
+    if (first == absl::InfinitePast()) first = t;
+    if (j->value("event", "") == "job_finished") finished = t;
+  }
+  EXPECT_THAT(events.out, HasSubstr("\"task_restart_scheduled\"")) << events.out;
+
+  // ytf events: the timeline, then the split.
+  Result text = Exec({Ytf(), "events", app});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("\ngoodput: ")) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("\n  recovering ")) << text.out;
+
+  // ytf usage --by job: the same split, in hours.
+  Result usage = Exec({Ytf(), "usage", "--by", "job", "--json"});
+  ASSERT_EQ(usage.exit_code, 0) << usage.err;
+  auto report = http::ParseJson(usage.out, "usage");
+  ASSERT_TRUE(report.ok()) << usage.out;
+  const http::Json* goodput = nullptr;
+  for (const http::Json& g : (*report)["groups"]) {
+    if (g.value("key", "") == app) goodput = http::JsonField(g, "goodput");
+  }
+  ASSERT_NE(goodput, nullptr) << usage.out;
+  double parts_s = 0;
+  for (const char* part : {"waiting", "starting", "training", "recovering", "stopping"}) {
+    const double s = NumberIn(*goodput, absl::StrCat(part, "_hours").c_str()) * 3600;
+    EXPECT_GE(s, 0) << part;
+    parts_s += s;
+  }
+  EXPECT_GT(NumberIn(*goodput, "recovering_hours"), 0) << goodput->dump();
+  EXPECT_GT(NumberIn(*goodput, "training_hours"), 0) << goodput->dump();
+  EXPECT_GT(NumberIn(*goodput, "waiting_hours"), 0) << goodput->dump();
+  const double span_s = absl::ToDoubleSeconds(finished - first);
+  EXPECT_NEAR(parts_s, span_s, 1e-3) << goodput->dump();
+  EXPECT_NEAR(NumberIn(*goodput, "wall_hours") * 3600, span_s, 1e-3) << goodput->dump();
+  const double share = NumberIn(*goodput, "training_share");
+  EXPECT_GT(share, 0);
+  EXPECT_LT(share, 1);
+}
+
 TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   const std::string& ok_app = FinishedJob();
   ASSERT_FALSE(ok_app.empty());
