@@ -585,6 +585,8 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   EXPECT_THAT(page->body, HasSubstr("<td>worker:0</td>"));
   EXPECT_THAT(page->body, HasSubstr("&lt;nope&gt;"));  // its stderr, escaped
   EXPECT_THAT(page->body, HasSubstr("<svg class=\"timeline\""));
+  EXPECT_THAT(page->body, HasSubstr("<h2>Goodput</h2>"));
+  EXPECT_THAT(page->body, HasSubstr("<table id=\"goodput\"><tr class=\"waiting\">"));
   // The task's stderr on its NodeManager, linked from the table.
   std::smatch link;
   const std::regex stderr_link("href=\"(http://[^\"]+/stderr/[^\"]*)\"");
