@@ -76,13 +76,16 @@ docs/events.md) you may read and sums, per group: jobs; vcore-hours, GB-hours an
 held (each container's size times how long the job held it, from its allocation to YARN's
 report of its end); CPU% and MEM%, the cores and memory the tasks used against what their
 containers held, over the tasks that sent usage samples ("-": none did); IDLE-GPUS, the GPUs
-reported idle while holding memory. The group with the most vcore-hours comes first, the
-total last. A running job counts up to its log's last event.
+reported idle while holding memory; GOODPUT% and RECOVER%, the share of the jobs' wall time
+spent training and recovering from faults (restarts, preemption, re-forms, suspension, AM
+attempts; docs/events.md). The group with the most vcore-hours comes first, the total last.
+A running job counts up to its log's last event.
       --by <g>              user (default), queue or job (its application id)
       --from, --to <date>   jobs started at or after, before: 2026-11-26 or
                             2026-11-26T10:00:00Z
       --json                {"by", "groups": [...], "total": {...}}, hours as numbers,
-                            efficiencies 0..1 (null without samples)
+                            efficiencies 0..1 (null without samples), each group's
+                            "goodput": hours per part and training_share
       --csv                 a header line, a line per group, the total last
       --server <url>        ask a running history server (ytf history-server) instead of
                             reading every log: its index keeps each job's figures, so this
