@@ -41,20 +41,24 @@ void Goodput::Add(const Goodput& other) {
 
 void GoodputMeter::Add(const GoodputEvent& e) {
   if (ended_ || e.time == absl::InfinitePast() || e.time == absl::InfiniteFuture()) return;
+  // A line without an attempt is the current one's; one of an earlier attempt after a later one
+  // began (its AM is fenced off by then) changes nothing.
+  const int64_t attempt = e.attempt > 0 ? e.attempt : std::max<int64_t>(attempt_, 1);
+  if (attempt < attempt_) return;
   if (e.seq > 0) {
-    int64_t& last_seq = last_seq_[e.attempt];
+    int64_t& last_seq = last_seq_[attempt];
     if (e.seq <= last_seq) return;
     last_seq = e.seq;
   }
   if (last_ == absl::InfinitePast()) last_ = e.time;
   const absl::Time t = std::max(e.time, last_);
-  const bool new_attempt = attempt_ != 0 && e.attempt != attempt_;
+  const bool new_attempt = attempt_ != 0 && attempt != attempt_;
   // Until the next attempt's first line, the job was getting its AM back.
   const GoodputPart part = new_attempt ? GoodputPart::kRecovering : phase_;
   split_[part] += t - last_;
   if (part == GoodputPart::kStopping) attempt_stopping_ += t - last_;
   last_ = t;
-  if (attempt_ == 0 || new_attempt) NewAttempt(e.attempt);
+  if (attempt_ == 0 || new_attempt) NewAttempt(attempt);
   Apply(e);
   phase_ = Phase();
 }
@@ -108,7 +112,9 @@ void GoodputMeter::ApplyTask(const GoodputEvent& e) {
     SetTask(e.task, TaskPhase::kPending);
     if (!stopping_) recovering_ = true;
   } else if (ev == "task_allocated" || ev == "task_registered") {
-    if (!e.container.empty()) containers_[e.task] = e.container;
+    if (!e.container.empty() && tasks_.size() < kMaxGoodputTasks) {
+      containers_[e.task] = e.container;
+    }
     if (!known || it->second != TaskPhase::kRunning) SetTask(e.task, TaskPhase::kStarting);
   } else if (ev == "task_started" || ev == "task_restarted_in_place" ||
              (ev == "task_usage" && known && it->second == TaskPhase::kStarting)) {
@@ -119,8 +125,7 @@ void GoodputMeter::ApplyTask(const GoodputEvent& e) {
     SetTask(e.task, TaskPhase::kDone);
   } else if (ev == "container_completed" && known &&
              (it->second == TaskPhase::kStarting || it->second == TaskPhase::kRunning) &&
-             (e.container.empty() || containers_[e.task].empty() ||
-              containers_[e.task] == e.container)) {
+             HoldsContainer(e.task, e.container)) {
     // Ended under a task nobody stopped: preempted, a lost node, killed from outside. (The
     // report of a container the task no longer holds changes nothing.)
     if (!stopping_) recovering_ = true;
@@ -137,7 +142,14 @@ void GoodputMeter::ApplyTask(const GoodputEvent& e) {
   }
 }
 
+bool GoodputMeter::HoldsContainer(const std::string& task, const std::string& container) const {
+  auto it = containers_.find(task);
+  return container.empty() || it == containers_.end() || it->second == container;
+}
+
 void GoodputMeter::SetTask(const std::string& task, TaskPhase phase) {
+  // A log is its owner's to write: past the bound, more task names are not remembered.
+  if (tasks_.size() >= kMaxGoodputTasks && tasks_.count(task) == 0) return;
   auto [it, added] = tasks_.try_emplace(task, phase);
   if (!added) --counts_[static_cast<int>(it->second)];
   it->second = phase;

@@ -35,6 +35,10 @@
 
 namespace tony::history {
 
+// The tasks a GoodputMeter follows at most (job_history.h's kMaxHistoryTasks): a forged log's
+// further task names are left out.
+inline constexpr size_t kMaxGoodputTasks = 10000;
+
 enum class GoodputPart { kWaiting, kStarting, kTraining, kRecovering, kStopping };
 inline constexpr GoodputPart kGoodputParts[] = {GoodputPart::kWaiting, GoodputPart::kStarting,
                                                 GoodputPart::kTraining, GoodputPart::kRecovering,
@@ -79,6 +83,8 @@ class GoodputMeter {
   void Apply(const GoodputEvent& e);
   void ApplyTask(const GoodputEvent& e);
   void SetTask(const std::string& task, TaskPhase phase);
+  // Whether `container` (empty: not named) is the last one `task` got, as far as the log says.
+  bool HoldsContainer(const std::string& task, const std::string& container) const;
   void Recover();
   GoodputPart Phase() const;
 

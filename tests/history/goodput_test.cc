@@ -296,6 +296,19 @@ TEST(GoodputTest, ABatchWrittenTwiceAndAClockBehindChangeNothing) {
   EXPECT_EQ(g[GoodputPart::kStarting], absl::Seconds(4));
 }
 
+TEST(GoodputTest, ALineOfAnEarlierAttemptAfterALaterBeganChangesNothing) {
+  std::vector<Line> lines = Join({{{0, "am_started"}},
+                                  Start(0, "worker:0"),
+                                  {{10, "attempt_finished"}, {12, "am_started", "", 2}},
+                                  Start(12, "worker:0", 2),
+                                  {{17, "task_restart_scheduled", "worker:0", 1},  // attempt 1's
+                                   {20, "job_outcome", "", 2},
+                                   {21, "job_finished", "", 2}}});
+  ExpectSplit(lines,
+              {.waiting = 2, .starting = 2, .training = 6 + 4, .recovering = 2 + 4, .stopping = 1},
+              21);
+}
+
 TEST(GoodputTest, NoEventsIsNoTimeAndAShareOnlyWithTime) {
   const Goodput none = ComputeGoodput({});
   EXPECT_EQ(none.wall(), absl::ZeroDuration());
