@@ -67,12 +67,21 @@ void GoodputMeter::NewAttempt(int64_t attempt) {
   const bool first = attempt_ == 0;
   Recover();  // this attempt's stopping, if any, was the way to the next
   attempt_ = attempt;
+  // Containers whose commands ran: YARN keeps them for the next attempt (work-preserving), which
+  // adopts them still running.
+  adoptable_.clear();
+  for (const auto& [task, phase] : tasks_) {
+    auto c = containers_.find(task);
+    if (phase == TaskPhase::kRunning && c != containers_.end()) adoptable_.insert(c->second);
+  }
   tasks_.clear();
   containers_.clear();
   counts_ = {};
   trained_ = false;
   stopping_ = false;
-  recovering_ = !first;
+  // A first line of attempt 2 or later: the earlier attempts' lines were lost (an AM killed
+  // before its first flush), not their failure.
+  recovering_ = !first || attempt > 1;
 }
 
 // The stopping of an attempt another one follows was recovery.
@@ -115,7 +124,12 @@ void GoodputMeter::ApplyTask(const GoodputEvent& e) {
     if (!e.container.empty() && tasks_.size() < kMaxGoodputTasks) {
       containers_[e.task] = e.container;
     }
-    if (!known || it->second != TaskPhase::kRunning) SetTask(e.task, TaskPhase::kStarting);
+    if (ev == "task_allocated" && adoptable_.count(e.container) > 0) {
+      SetTask(e.task, TaskPhase::kRunning);  // adopted: its command never stopped
+      trained_ = true;
+    } else if (!known || it->second != TaskPhase::kRunning) {
+      SetTask(e.task, TaskPhase::kStarting);
+    }
   } else if (ev == "task_started" || ev == "task_restarted_in_place" ||
              (ev == "task_usage" && known && it->second == TaskPhase::kStarting)) {
     // A usage sample shows the command runs (a task adopted by a later attempt starts no more).

@@ -13,7 +13,8 @@
 // Where causes overlap, the first of stopping > recovering > waiting > starting > training
 // wins: waiting for a restarted task's container is recovering, not waiting. The stopping of an
 // attempt that another attempt follows is recovering, and so is the gap between two attempts
-// (the log cannot tell when the first AM died).
+// (the log cannot tell when the first AM died); a container whose command ran under the previous
+// attempt and that the next adopts (the same container id) is running from its task_allocated.
 //
 //   GoodputMeter meter;
 //   for (const GoodputEvent& e : events) meter.Add(e);
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,8 +99,9 @@ class GoodputMeter {
   // This attempt's state.
   std::map<std::string, TaskPhase> tasks_;
   std::map<std::string, std::string> containers_;  // each task's last container
-  std::array<int, 4> counts_{};                    // tasks per TaskPhase
-  bool trained_ = false;                           // a task of this attempt has run
+  std::set<std::string> adoptable_;  // the previous attempt's containers with running commands
+  std::array<int, 4> counts_{};      // tasks per TaskPhase
+  bool trained_ = false;             // a task of this attempt has run
   bool recovering_ = false;
   bool stopping_ = false;
   absl::Duration attempt_stopping_;  // recovering after all if another attempt follows

@@ -208,6 +208,47 @@ TEST(GoodputTest, AnAmThatDiedWithoutAWordIsRecoveringFromItsLastLine) {
       {.waiting = 2, .starting = 2, .training = 5 + 17, .recovering = 11 + 3, .stopping = 1}, 41);
 }
 
+TEST(GoodputTest, ATaskAdoptedStillRunningByTheNextAttemptTrainsFromItsAllocation) {
+  // Work-preserving AM restart: worker:0's command ran on in container c_1; worker:1 had not
+  // started, so its adoption still has to start it.
+  std::vector<GoodputEvent> events = Events({{0, "am_started"},
+                                             {0, "task_requested", "worker:0"},
+                                             {0, "task_requested", "worker:1"},
+                                             {2, "task_allocated", "worker:0"},
+                                             {2, "task_allocated", "worker:1"},
+                                             {4, "task_started", "worker:0"},
+                                             {9, "task_usage", "worker:0"},
+                                             {20, "am_started", "", 2},
+                                             {20, "task_requested", "worker:0", 2},
+                                             {20, "task_requested", "worker:1", 2},
+                                             {21, "task_allocated", "worker:0", 2},
+                                             {21, "task_allocated", "worker:1", 2},
+                                             {23, "task_registered", "worker:0", 2},
+                                             {24, "task_started", "worker:1", 2},
+                                             {40, "job_outcome", "", 2},
+                                             {41, "job_finished", "", 2}});
+  for (GoodputEvent& e : events) {
+    if (e.event == "task_allocated") e.container = e.task == "worker:0" ? "c_1" : "c_2";
+  }
+  const Goodput g = ComputeGoodput(events);
+  // Attempt 1 never had worker:1 running: starting from 2 s to its last line; then recovering
+  // until both run (24 s), training to the outcome.
+  EXPECT_EQ(g[GoodputPart::kStarting], absl::Seconds(7));
+  EXPECT_EQ(g[GoodputPart::kRecovering], absl::Seconds(15));
+  EXPECT_EQ(g[GoodputPart::kTraining], absl::Seconds(16));
+  // With worker:1 running under attempt 1 too, both are adopted running: recovered at 21 s.
+  events.insert(events.begin() + 6, {T(4), 1, 0, "task_started", "worker:1"});
+  const Goodput both = ComputeGoodput(events);
+  EXPECT_EQ(both[GoodputPart::kRecovering], absl::Seconds(12));
+  EXPECT_EQ(both[GoodputPart::kTraining], absl::Seconds(5 + 19));
+  EXPECT_EQ(both.wall(), absl::Seconds(41));
+  // Attempt 1 left no line (its AM was killed before its first flush): attempt 2 still recovers.
+  ExpectSplit(Join({{{20, "am_started", "", 2}},
+                    Start(20, "worker:0", 2),
+                    {{40, "job_outcome", "", 2}, {41, "job_finished", "", 2}}}),
+              {.waiting = 0, .starting = 0, .training = 16, .recovering = 4, .stopping = 1}, 21);
+}
+
 TEST(GoodputTest, ASuspensionIsRecoveringUntilTheGangRunsAgain) {
   ExpectSplit(Join({{{0, "am_started"}},
                     Start(0, "worker:0"),
