@@ -363,6 +363,27 @@ TEST(YarnFaultTest, FaultMatrixAmSigkillWithTwoAttemptsKeepsEveryTaskRunning) {
     EXPECT_THAT(logs.out, testing::ContainsRegex("worker done in container_[0-9e_]+_01_"))
         << task << ": " << logs.out;
   }
+  // Goodput: the AM's death and return are recovering; the adopted tasks train again after.
+  http::Json goodput;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        Result usage = RunCommand({Ytf(), "usage", "--by", "job", "--json"});
+        auto report = http::ParseJson(usage.out, "usage");
+        if (!report.ok() || !report->contains("groups")) return false;
+        for (const http::Json& g : (*report)["groups"]) {
+          if (g.value("key", "") == app && g.contains("goodput")) goodput = g["goodput"];
+        }
+        return goodput.is_object() && goodput.value("stopping_hours", 0.0) > 0;  // job_finished
+      },
+      absl::Seconds(30)))
+      << goodput.dump();
+  double parts = 0;
+  for (const char* part : {"waiting", "starting", "training", "recovering", "stopping"}) {
+    parts += goodput.value(absl::StrCat(part, "_hours"), -1.0);
+  }
+  EXPECT_GT(goodput.value("recovering_hours", 0.0), 0) << goodput.dump();
+  EXPECT_GT(goodput.value("training_hours", 0.0), 0) << goodput.dump();
+  EXPECT_NEAR(parts, goodput.value("wall_hours", -1.0), 1e-9) << goodput.dump();
   std::printf(
       "fault matrix: AM SIGKILL, 2 attempts -> tasks back under attempt 2 after %s (same pids; "
       "worker:1's exit meanwhile reported), job SUCCEEDED %s after the kill\n",
