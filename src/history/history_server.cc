@@ -601,6 +601,7 @@ httpd::Reply HistoryServer::Usage(const std::string& query, bool json, const Vie
       s.queue = job.queue;
       s.started = job.started;
       s.usage = job.usage;
+      s.goodput = job.goodput;
     });
   }
   const UsageReport report = SummarizeUsage(jobs, *options);
