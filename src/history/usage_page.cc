@@ -26,18 +26,6 @@ constexpr size_t kMaxBars = 25;
 constexpr size_t kMaxLabelBytes = 32;  // about the label column's width
 constexpr double kMbPerGb = 1024;
 
-const char* ByName(UsageBy by) {
-  switch (by) {
-    case UsageBy::kQueue:
-      return "queue";
-    case UsageBy::kJob:
-      return "job";
-    case UsageBy::kUser:
-      break;
-  }
-  return "user";
-}
-
 // A key from a log (a user's own text) as page text: valid UTF-8, escaped.
 std::string KeyText(const std::string& key, size_t max_bytes = std::string::npos) {
   if (key.empty()) return "(none)";
@@ -52,7 +40,7 @@ std::string Percent(std::optional<double> r) {
 
 // "by=queue&amp;from=...": the options as a link's query, escaped for an attribute.
 std::string QueryOf(const UsageOptions& o) {
-  std::vector<std::string> parts = {absl::StrCat("by=", ByName(o.by))};
+  std::vector<std::string> parts = {absl::StrCat("by=", UsageByName(o.by))};
   if (o.from != absl::InfinitePast()) parts.push_back("from=" + HtmlEscape(HistoryTime(o.from)));
   if (o.to != absl::InfiniteFuture()) parts.push_back("to=" + HtmlEscape(HistoryTime(o.to)));
   return absl::StrJoin(parts, "&amp;");
@@ -61,7 +49,7 @@ std::string QueryOf(const UsageOptions& o) {
 std::string UsageForm(const UsageOptions& o) {
   std::string by = "<select name=\"by\">";
   for (UsageBy b : {UsageBy::kUser, UsageBy::kQueue, UsageBy::kJob}) {
-    absl::StrAppend(&by, "<option", o.by == b ? " selected" : "", ">", ByName(b), "</option>");
+    absl::StrAppend(&by, "<option", o.by == b ? " selected" : "", ">", UsageByName(b), "</option>");
   }
   absl::StrAppend(&by, "</select>");
   auto date = [](const char* name, const std::string& value, const char* hint) {
@@ -98,7 +86,7 @@ std::string KeyCell(const UsageGroup& g, UsageBy by) {
 
 std::string Table(const UsageReport& report, UsageBy by, size_t max_rows) {
   std::string html =
-      absl::StrCat("<table id=\"usage\"><tr><th>", ByName(by),
+      absl::StrCat("<table id=\"usage\"><tr><th>", UsageByName(by),
                    "</th><th>jobs</th><th>vcore-hours</th><th>GB-hours</th><th>GPU-hours</th>"
                    "<th>CPU%</th><th>MEM%</th><th>idle GPUs</th></tr>\n");
   const size_t shown = std::min(max_rows, report.groups.size());
@@ -190,7 +178,7 @@ std::string RenderUsagePage(const UsageReport& report, const UsageOptions& optio
                             size_t max_rows) {
   std::string html = HistoryPageHead("usage");
   absl::StrAppend(&html, "<h1>libtony usage</h1>\n", UsageForm(options), "<p>", report.total.jobs,
-                  " jobs", Window(options), " by ", ByName(options.by),
+                  " jobs", Window(options), " by ", UsageByName(options.by),
                   ": vcore-, GB- and GPU-hours their containers held; CPU% and MEM% used of what "
                   "was held, over the tasks that sent samples.</p>\n");
   if (report.groups.empty()) {

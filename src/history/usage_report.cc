@@ -17,18 +17,6 @@ namespace {
 constexpr double kSecondsPerHour = 3600;
 constexpr double kMbPerGb = 1024;
 
-const char* ByName(UsageBy by) {
-  switch (by) {
-    case UsageBy::kQueue:
-      return "queue";
-    case UsageBy::kJob:
-      return "job";
-    case UsageBy::kUser:
-      break;
-  }
-  return "user";
-}
-
 const std::string& KeyOf(const JobSummary& job, UsageBy by) {
   return by == UsageBy::kUser ? job.user : by == UsageBy::kQueue ? job.queue : job.app_id;
 }
@@ -112,6 +100,18 @@ http::Json GroupJson(const UsageGroup& g) {
 
 }  // namespace
 
+const char* UsageByName(UsageBy by) {
+  switch (by) {
+    case UsageBy::kQueue:
+      return "queue";
+    case UsageBy::kJob:
+      return "job";
+    case UsageBy::kUser:
+      break;
+  }
+  return "user";
+}
+
 absl::StatusOr<UsageBy> ParseUsageBy(absl::string_view text) {
   if (text == "user") return UsageBy::kUser;
   if (text == "queue") return UsageBy::kQueue;
@@ -147,9 +147,10 @@ UsageReport SummarizeUsage(const std::vector<JobSummary>& jobs, const UsageOptio
 }
 
 std::string UsageTable(const UsageReport& report, UsageBy by) {
-  std::string out = absl::StrFormat(
-      "%-32s %6s %12s %12s %10s %7s %7s %9s %9s %9s\n", absl::AsciiStrToUpper(ByName(by)), "JOBS",
-      "VCORE-HOURS", "GB-HOURS", "GPU-HOURS", "CPU%", "MEM%", "IDLE-GPUS", "GOODPUT%", "RECOVER%");
+  std::string out =
+      absl::StrFormat("%-32s %6s %12s %12s %10s %7s %7s %9s %9s %9s\n",
+                      absl::AsciiStrToUpper(UsageByName(by)), "JOBS", "VCORE-HOURS", "GB-HOURS",
+                      "GPU-HOURS", "CPU%", "MEM%", "IDLE-GPUS", "GOODPUT%", "RECOVER%");
   auto line = [&out](const UsageGroup& g, const std::string& key) {
     absl::StrAppendFormat(&out, "%-32s %6d %12.2f %12.2f %10.2f %7s %7s %9d %9s %9s\n", key, g.jobs,
                           g.vcore_hours, g.gb_hours, g.gpu_hours, Percent(g.cpu_efficiency()),
@@ -163,7 +164,7 @@ std::string UsageTable(const UsageReport& report, UsageBy by) {
 }
 
 std::string UsageCsv(const UsageReport& report, UsageBy by) {
-  std::string out = absl::StrCat(ByName(by),
+  std::string out = absl::StrCat(UsageByName(by),
                                  ",jobs,vcore_hours,gb_hours,gpu_hours,used_core_hours,"
                                  "used_gb_hours,cpu_efficiency,memory_efficiency,idle_gpus,"
                                  "wall_hours,waiting_hours,starting_hours,training_hours,"
@@ -185,7 +186,7 @@ std::string UsageCsv(const UsageReport& report, UsageBy by) {
 std::string UsageJson(const UsageReport& report, UsageBy by) {
   http::Json groups = http::Json::array();
   for (const UsageGroup& g : report.groups) groups.push_back(GroupJson(g));
-  http::Json j = {{"by", ByName(by)}, {"groups", groups}, {"total", GroupJson(report.total)}};
+  http::Json j = {{"by", UsageByName(by)}, {"groups", groups}, {"total", GroupJson(report.total)}};
   return j.dump(2, ' ', false, http::Json::error_handler_t::replace) + "\n";
 }
 

@@ -28,6 +28,8 @@
 namespace tony::history {
 
 enum class UsageBy { kUser, kQueue, kJob };
+// "user", "queue" or "job": the word `--by` and the page's `by=` take.
+const char* UsageByName(UsageBy by);
 // "user", "queue" or "job"; InvalidArgument naming --by otherwise.
 absl::StatusOr<UsageBy> ParseUsageBy(absl::string_view text);
 
