@@ -48,26 +48,26 @@ TEST(PreemptNoticeTest, BadSignalsAreRefusedNamingTheVariable) {
 
 TEST(PreemptNoticeTest, SettingsDefaultAndAreSetForTheTask) {
   std::map<std::string, std::string> env;
-  absl::StatusOr<PreemptSettings> s = ApplyPreemptSettings("/work/c1", &env);
+  absl::StatusOr<PreemptSettings> s = ApplyPreemptSettings("/yarn/container_1", &env);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->signal, SIGUSR1);
-  EXPECT_EQ(s->notice_path, "/work/c1/tony-preempt-notice");
+  EXPECT_EQ(s->notice_path, "/yarn/container_1/tony-preempt-notice");
   EXPECT_EQ(env["TONY_PREEMPT_SIGNAL"], "SIGUSR1");
-  EXPECT_EQ(env["TONY_PREEMPT_NOTICE"], "/work/c1/tony-preempt-notice");
+  EXPECT_EQ(env["TONY_PREEMPT_NOTICE"], "/yarn/container_1/tony-preempt-notice");
 
   env = {{"TONY_PREEMPT_SIGNAL", "usr2"}, {"TONY_PREEMPT_NOTICE", "ckpt/notice"}};
-  s = ApplyPreemptSettings("/work/c1", &env);
+  s = ApplyPreemptSettings("/yarn/container_1", &env);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->signal, SIGUSR2);
-  EXPECT_EQ(s->notice_path, "/work/c1/ckpt/notice");
+  EXPECT_EQ(s->notice_path, "/yarn/container_1/ckpt/notice");
   EXPECT_EQ(env["TONY_PREEMPT_SIGNAL"], "SIGUSR2");
-  EXPECT_EQ(env["TONY_PREEMPT_NOTICE"], "/work/c1/ckpt/notice");
+  EXPECT_EQ(env["TONY_PREEMPT_NOTICE"], "/yarn/container_1/ckpt/notice");
 
-  env = {{"TONY_PREEMPT_SIGNAL", "none"}, {"TONY_PREEMPT_NOTICE", "/tmp/n"}};
-  s = ApplyPreemptSettings("/work/c1", &env);
+  env = {{"TONY_PREEMPT_SIGNAL", "none"}, {"TONY_PREEMPT_NOTICE", "/data/notice"}};
+  s = ApplyPreemptSettings("/yarn/container_1", &env);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->signal, 0);
-  EXPECT_EQ(s->notice_path, "/tmp/n");
+  EXPECT_EQ(s->notice_path, "/data/notice");
   EXPECT_EQ(env["TONY_PREEMPT_SIGNAL"], "none");
 
   env = {{"TONY_PREEMPT_SIGNAL", "40"}};
