@@ -112,6 +112,20 @@ absl::StatusOr<std::string> FetchRm(const WaitSources& sources, absl::string_vie
   return last;
 }
 
+// The active nodes by partition: through the YarnClient when there is one, else the REST API.
+absl::StatusOr<std::map<std::string, PartitionTotals>> NodeTotals(const WaitSources& sources,
+                                                                  absl::Time deadline) {
+  if (sources.yarn != nullptr) {
+    TONY_ASSIGN_OR_RETURN(std::vector<yarn::NodeReport> nodes,
+                          sources.yarn->ListNodes({}, deadline));
+    return TotalsByPartition(nodes);
+  }
+  if (sources.http == nullptr) return absl::UnavailableError("no client to ask for the nodes");
+  TONY_ASSIGN_OR_RETURN(std::string body,
+                        FetchRm(sources, "/ws/v1/cluster/nodes?states=RUNNING", deadline));
+  return ParseNodesTotals(body);
+}
+
 }  // namespace
 
 std::map<std::string, PartitionTotals> TotalsByPartition(
@@ -130,6 +144,43 @@ std::map<std::string, PartitionTotals> TotalsByPartition(
     p.free.memory_mb += std::max<int64_t>(0, n.capability.memory_mb - n.used.memory_mb);
     p.free.vcores += std::max<int64_t>(0, n.capability.vcores - n.used.vcores);
     p.free.gpus += std::max<int64_t>(0, gpus(n.capability) - gpus(n.used));
+    ++p.nodes;
+  }
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, PartitionTotals>> ParseNodesTotals(absl::string_view body) {
+  TONY_ASSIGN_OR_RETURN(Json doc, http::ParseJson(body, "the nodes' REST answer"));
+  const Json* outer = http::JsonField(doc, "nodes");
+  if (outer == nullptr || !(outer->is_object() || outer->is_null())) {
+    return absl::InvalidArgumentError("the nodes' REST answer has no \"nodes\"");
+  }
+  std::map<std::string, PartitionTotals> out;
+  const Json* nodes = outer->is_object() ? Listed(doc, "nodes", "node") : nullptr;
+  if (nodes == nullptr) return out;  // {"nodes": null}: no node at all
+  for (const Json& n : *nodes) {
+    if (Text(n, "state") != "RUNNING") continue;
+    std::string label;
+    if (const Json* labels = http::JsonField(n, "nodeLabels");
+        labels != nullptr && labels->is_array() && !labels->empty() &&
+        labels->front().is_string()) {
+      label = labels->front().get<std::string>();
+    }
+    PartitionTotals& p = out[label];
+    // usedMemoryMB + availMemoryMB is the node's capability in every supported release;
+    // GPUs only come in the resource objects.
+    const ResourceAmount used = Amount(http::JsonField(n, "usedResource"));
+    const ResourceAmount avail = Amount(http::JsonField(n, "availableResource"));
+    const int64_t used_mb = static_cast<int64_t>(Number(n, "usedMemoryMB"));
+    const int64_t avail_mb = static_cast<int64_t>(Number(n, "availMemoryMB"));
+    const int64_t used_vc = static_cast<int64_t>(Number(n, "usedVirtualCores"));
+    const int64_t avail_vc = static_cast<int64_t>(Number(n, "availableVirtualCores"));
+    p.total.memory_mb += used_mb + avail_mb;
+    p.total.vcores += used_vc + avail_vc;
+    p.total.gpus += used.gpus + avail.gpus;
+    p.free.memory_mb += avail_mb;
+    p.free.vcores += avail_vc;
+    p.free.gpus += avail.gpus;
     ++p.nodes;
   }
   return out;
@@ -221,22 +272,23 @@ WaitFacts GatherWaitFacts(const WaitSources& sources, const yarn::ApplicationRep
       TONY_LOG(DEBUG) << "why " << id << " waits: its pending requests: " << asks.status();
     }
   }
-  std::map<std::string, PartitionTotals> partitions;
-  if (auto nodes = sources.yarn->ListNodes({}, deadline); nodes.ok()) {
-    partitions = TotalsByPartition(*nodes);
+  auto partitions = NodeTotals(sources, deadline);
+  if (partitions.ok()) {
     facts.nodes_known = true;
-    for (const auto& [label, p] : partitions) facts.active_nodes[label] = p.nodes;
+    for (const auto& [label, p] : *partitions) facts.active_nodes[label] = p.nodes;
   } else {
-    TONY_LOG(DEBUG) << "why " << id << " waits: the nodes: " << nodes.status();
+    TONY_LOG(DEBUG) << "why " << id << " waits: the nodes: " << partitions.status();
   }
-  if (auto ahead = AppsAhead(*sources.yarn, report, deadline); ahead.ok()) {
-    facts.apps_ahead = *ahead;
-  } else {
-    TONY_LOG(DEBUG) << "why " << id << " waits: the queue's applications: " << ahead.status();
+  if (sources.yarn != nullptr) {
+    if (auto ahead = AppsAhead(*sources.yarn, report, deadline); ahead.ok()) {
+      facts.apps_ahead = *ahead;
+    } else {
+      TONY_LOG(DEBUG) << "why " << id << " waits: the queue's applications: " << ahead.status();
+    }
   }
   if (sources.http != nullptr && facts.nodes_known) {
     auto body = FetchRm(sources, "/ws/v1/cluster/scheduler", deadline);
-    auto queue = body.ok() ? ParseSchedulerQueue(*body, report.queue, report.user, partitions)
+    auto queue = body.ok() ? ParseSchedulerQueue(*body, report.queue, report.user, *partitions)
                            : body.status();
     if (queue.ok()) {
       facts.queue = *std::move(queue);

@@ -2,10 +2,11 @@
 //
 // Gathers what ClassifyWait (wait_reason.h) needs about one application from the
 // ResourceManager: its RUNNING nodes by label and the queue's earlier applications through the
-// YarnClient (Hadoop RPC, as the submitter's cluster checks), the queue's numbers through the
-// scheduler's REST answer (GET /ws/v1/cluster/scheduler: the RPC's QueueInfo has no user limit
-// nor per-partition usage). Every request ends by the caller's deadline; a source that fails
-// leaves its facts unknown, so a reason is still given from the rest.
+// YarnClient (Hadoop RPC, as the submitter's cluster checks; without one, as in the AM, the
+// nodes come from GET /ws/v1/cluster/nodes and earlier applications stay unknown), the queue's
+// numbers through the scheduler's REST answer (GET /ws/v1/cluster/scheduler: the RPC's QueueInfo
+// has no user limit nor per-partition usage). Every request ends by the caller's deadline; a source
+// that fails leaves its facts unknown, so a reason is still given from the rest.
 //
 // Thread-safe as far as the clients given are.
 
@@ -27,7 +28,7 @@
 namespace tony::submit {
 
 struct WaitSources {
-  yarn::YarnClient* yarn = nullptr;    // required
+  yarn::YarnClient* yarn = nullptr;    // null: the nodes from the REST API, apps ahead unknown
   const http::Client* http = nullptr;  // null: the queue's numbers stay unknown
   // The RM's web services, "http://host:port" (conf::RmWebUrls), tried in order.
   std::vector<std::string> rm_web_urls;
@@ -44,6 +45,10 @@ struct PartitionTotals {
 };
 std::map<std::string, PartitionTotals> TotalsByPartition(
     const std::vector<yarn::NodeReport>& nodes);
+
+// The same from GET /ws/v1/cluster/nodes's body (RUNNING nodes only; a node's partition is its
+// first label).
+absl::StatusOr<std::map<std::string, PartitionTotals>> ParseNodesTotals(absl::string_view body);
 
 // The numbers of leaf queue `queue` (its name or path) in every partition the scheduler reports
 // for it, from GET /ws/v1/cluster/scheduler's body; `user`'s limit where the queue lists the

@@ -107,3 +107,38 @@ TEST(WaitFactsTest, AppAsksCountTheAnyRequests) {
 
 }  // namespace
 }  // namespace tony::submit
+
+namespace tony::submit {
+namespace {
+
+// GET /ws/v1/cluster/nodes as Hadoop 3.5 answers it (cut): a node of label "gpu", one of the
+// default partition (no nodeLabels), a LOST one that does not count.
+TEST(WaitFactsTest, NodesTotalsFromTheRestApiByLabel) {
+  auto t = ParseNodesTotals(R"({"nodes": {"node": [
+    {"state": "RUNNING", "nodeLabels": ["gpu"], "usedMemoryMB": 7168, "availMemoryMB": 1024,
+     "usedVirtualCores": 1, "availableVirtualCores": 7,
+     "usedResource": {"memory": 7168, "resourceInformations": {"resourceInformation":
+       [{"name": "yarn.io/gpu", "value": 1}]}},
+     "availableResource": {"memory": 1024, "resourceInformations": {"resourceInformation":
+       [{"name": "yarn.io/gpu", "value": 1}]}}},
+    {"state": "RUNNING", "usedMemoryMB": 0, "availMemoryMB": 8192, "usedVirtualCores": 0,
+     "availableVirtualCores": 8},
+    {"state": "LOST", "usedMemoryMB": 0, "availMemoryMB": 8192}]}})");
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->size(), 2u);
+  EXPECT_EQ(t->at("gpu").nodes, 1);
+  EXPECT_EQ(t->at("gpu").total.memory_mb, 8192);
+  EXPECT_EQ(t->at("gpu").total.gpus, 2);
+  EXPECT_EQ(t->at("gpu").free.memory_mb, 1024);
+  EXPECT_EQ(t->at("gpu").free.gpus, 1);
+  EXPECT_EQ(t->at("").nodes, 1);
+  EXPECT_EQ(t->at("").total.vcores, 8);
+  auto none = ParseNodesTotals(R"({"nodes": null})");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  EXPECT_FALSE(ParseNodesTotals(R"({"other": 1})").ok());
+  EXPECT_FALSE(ParseNodesTotals("[").ok());
+}
+
+}  // namespace
+}  // namespace tony::submit
