@@ -194,6 +194,7 @@ ApplicationStatus ApplicationMaster::Status() const {
 
 ApplicationStatus ApplicationMaster::StatusLocked() const {
   ApplicationStatus s = job_.Status(clock_->Now());
+  if (!s.pending.empty()) std::tie(s.wait_kind, s.wait_reason) = rm_->WhyWaiting();
   s.id = options_.app_id;
   s.tracking_url = tracking_url_;
   s.log_dir = options_.log_dir;

@@ -49,6 +49,10 @@ class FakeResourceManager : public ResourceManager {
     absl::MutexLock lock(&mu_);
     stopped_ = true;
   }
+  std::pair<std::string, std::string> WhyWaiting() const override {
+    absl::MutexLock lock(&mu_);
+    return why_waiting_;
+  }
 
   // Test side.
   void Emit(ContainerEvent event) {
@@ -94,6 +98,10 @@ class FakeResourceManager : public ResourceManager {
     absl::MutexLock lock(&mu_);
     return stopped_;
   }
+  void set_why_waiting(std::string kind, std::string text) {
+    absl::MutexLock lock(&mu_);
+    why_waiting_ = {std::move(kind), std::move(text)};
+  }
   void set_complete_on_kill(bool v) {
     absl::MutexLock lock(&mu_);
     complete_on_kill_ = v;
@@ -104,7 +112,7 @@ class FakeResourceManager : public ResourceManager {
   }
 
  private:
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   EventCallback on_event_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> env_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> requested_ ABSL_GUARDED_BY(mu_);
@@ -112,6 +120,7 @@ class FakeResourceManager : public ResourceManager {
   std::vector<std::string> relaunched_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool complete_on_kill_ ABSL_GUARDED_BY(mu_) = true;
+  std::pair<std::string, std::string> why_waiting_ ABSL_GUARDED_BY(mu_);
   absl::Status start_status_ ABSL_GUARDED_BY(mu_);
 };
 

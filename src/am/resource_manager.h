@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -74,6 +75,9 @@ class ResourceManager {
   // What the scheduler last said the job could still get, for the user ("<4096 MB, 3 vcores>");
   // empty where unknown. Default: empty.
   virtual std::string Headroom() const { return ""; }
+  // Why the pending containers wait, in the scheduler's terms: {kind, one line} as
+  // ApplicationStatus::wait_kind/wait_reason; empty where unknown. Default: unknown.
+  virtual std::pair<std::string, std::string> WhyWaiting() const { return {}; }
   // Releases everything still held (killing what still runs) and joins the backend's threads.
   virtual void Stop() = 0;
 };

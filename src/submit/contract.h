@@ -38,6 +38,9 @@ inline constexpr char kCaCredentialAlias[] = "tony.ssl.ca";
 // YARN's web proxy, "scheme://h:p,scheme://h:p" (yarn.web-proxy.address, or the RMs' web
 // addresses when the RM runs it): the only peers the AM's status page answers.
 inline constexpr char kEnvWebProxy[] = "TONY_WEB_PROXY";
+// The ResourceManagers' web services, "http://h:p,http://h:p": where the AM reads its queue's
+// numbers to say why its containers wait.
+inline constexpr char kEnvRmWeb[] = "TONY_RM_WEB";
 inline constexpr char kEnvDefaultFs[] = "TONY_DEFAULT_FS";  // fs.defaultFS
 inline constexpr char kEnvUser[] = "TONY_USER";
 // Set when the cluster enforces application ACLs (yarn.acl.enable): its admins

@@ -1029,6 +1029,9 @@ class YarnSubmitter : public Submitter {
     }
     TONY_ASSIGN_OR_RETURN(std::vector<std::string> proxies, conf::WebProxyUrls(cluster_->conf));
     am.environment[kEnvWebProxy] = absl::StrJoin(proxies, ",");
+    if (auto rm_web = conf::RmWebUrls(cluster_->conf); rm_web.ok()) {
+      am.environment[kEnvRmWeb] = absl::StrJoin(*rm_web, ",");
+    }
     am.environment[kEnvDefaultFs] = cluster_->hdfs->options().default_fs;
     am.environment[kEnvUser] = cluster_->user;
     TONY_ASSIGN_OR_RETURN(bool app_acls, cluster_->conf.GetBool("yarn.acl.enable", false));

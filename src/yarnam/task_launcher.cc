@@ -193,6 +193,17 @@ std::vector<std::string> YarnTaskLauncher::PendingTasks() const {
   return out;
 }
 
+std::vector<submit::PendingAsk> YarnTaskLauncher::PendingAsks() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<submit::PendingAsk> out;
+  for (const auto& [id, st] : tasks_) {
+    if (st.allocated || st.kill_requested) continue;
+    const TaskSpec& t = st.spec;
+    out.push_back({{t.memory_mb, t.vcores, t.gpus}, 1, t.node_label});
+  }
+  return out;
+}
+
 void YarnTaskLauncher::Emit(TaskContainerEvent event) { options_.on_event(event); }
 
 std::string YarnTaskLauncher::Headroom() const {

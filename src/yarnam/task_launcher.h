@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "ipc/credentials.h"
 #include "submit/contract.h"
+#include "submit/wait_reason.h"
 #include "tony/job_spec.h"
 #include "yarn/am_rm_client.h"
 #include "yarn/nm_client.h"
@@ -136,6 +137,8 @@ class YarnTaskLauncher {
   void ExcludeNodes(const std::vector<std::string>& hosts) { options_.rm->AddToBlacklist(hosts); }
   // Tasks whose containers have not been allocated yet.
   std::vector<std::string> PendingTasks() const;
+  // What those tasks ask for, one entry per task.
+  std::vector<submit::PendingAsk> PendingAsks() const;
   // The headroom of the last scheduler answer, "<4096 MB, 3 vcores>" (GPUs too when there are
   // any); empty before the first.
   std::string Headroom() const;

@@ -84,6 +84,10 @@ std::vector<std::string> ResolveAll(const std::string& host) {
 
 }  // namespace
 
+std::vector<std::string> YarnAm::RmWebUrls() const {
+  return absl::StrSplit(Env(submit::kEnvRmWeb), ',', absl::SkipEmpty());
+}
+
 YarnAm::StatusPageGuard YarnAm::WebProxyGuard() const {
   StatusPageGuard guard;
   const std::string proxies = Env(submit::kEnvWebProxy);
@@ -208,7 +212,10 @@ absl::Status YarnAm::ConnectHdfs() {
 
 absl::StatusOr<yarn::RegisterResult> YarnAm::Register(int rpc_port,
                                                       const std::string& tracking_url) {
-  return rm_->Register(container_.nm_host, rpc_port, tracking_url);
+  absl::StatusOr<yarn::RegisterResult> r =
+      rm_->Register(container_.nm_host, rpc_port, tracking_url);
+  if (r.ok()) queue_ = r->queue;
+  return r;
 }
 
 absl::Status YarnAm::StartLauncher(const std::map<std::string, std::string>& executor_env,

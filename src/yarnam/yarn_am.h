@@ -43,6 +43,12 @@ class YarnAm {
   // Registers with the ResourceManager; `rpc_port` is the broker's (the client asks it for
   // progress through the application report's host and RPC port).
   absl::StatusOr<yarn::RegisterResult> Register(int rpc_port, const std::string& tracking_url);
+  // The queue the RM placed the application in (Register()'s answer); "" before.
+  const std::string& queue() const { return queue_; }
+  // The job's user.
+  const std::string& user() const { return user_; }
+  // The ResourceManagers' web services (TONY_RM_WEB), "http://host:port"; empty when unset.
+  std::vector<std::string> RmWebUrls() const;
   // Points the application's tracking URL elsewhere (sent with the next heartbeat).
   void UpdateTrackingUrl(const std::string& url) { rm_->UpdateTrackingUrl(url); }
 
@@ -148,6 +154,7 @@ class YarnAm {
   std::string spec_file_;
   std::string staging_dir_;
   std::string user_;
+  std::string queue_;  // Register()'s
   int max_attempts_ = 1;
   std::atomic<bool> staging_removed_{false};
   std::atomic<bool> attempt_gone_{false};

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 
 namespace tony::yarnam {
 
@@ -16,8 +17,18 @@ YarnResourceManager::YarnResourceManager(YarnAm* yarn_am,
 absl::Status YarnResourceManager::Start(const std::map<std::string, std::string>& executor_env,
                                         EventCallback on_event) {
   on_event_ = std::move(on_event);
-  return yarn_am_->StartLauncher(
-      executor_env, [this](const TaskContainerEvent& e) { OnLauncherEvent(e); }, nullptr);
+  TONY_RETURN_IF_ERROR(yarn_am_->StartLauncher(
+      executor_env, [this](const TaskContainerEvent& e) { OnLauncherEvent(e); }, nullptr));
+  WaitWatchOptions watch;
+  watch.rm_web_urls = yarn_am_->RmWebUrls();
+  watch.app_id = yarn_am_->application_id();
+  watch.queue = yarn_am_->queue();
+  watch.user = yarn_am_->user();
+  YarnTaskLauncher* launcher = yarn_am_->launcher();
+  watch.pending = [launcher] { return launcher->PendingAsks(); };
+  wait_watch_ = std::make_unique<WaitWatch>(std::move(watch));
+  wait_watch_->Start();
+  return absl::OkStatus();
 }
 
 void YarnResourceManager::Request(const TaskSpec& task) {
@@ -72,7 +83,14 @@ std::string YarnResourceManager::Headroom() const {
   return yarn_am_->launcher() != nullptr ? yarn_am_->launcher()->Headroom() : "";
 }
 
+std::pair<std::string, std::string> YarnResourceManager::WhyWaiting() const {
+  if (wait_watch_ == nullptr) return {};
+  submit::WaitReason why = wait_watch_->Reason();
+  return {std::string(submit::WaitKindName(why.kind)), std::move(why.text)};
+}
+
 void YarnResourceManager::Stop() {
+  if (wait_watch_ != nullptr) wait_watch_->Stop();  // before the launcher it asks
   if (yarn_am_->launcher() != nullptr) yarn_am_->launcher()->Stop();
 }
 

@@ -16,6 +16,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "am/resource_manager.h"
+#include "yarnam/wait_watch.h"
 #include "yarnam/yarn_am.h"
 
 namespace tony::yarnam {
@@ -36,6 +37,8 @@ class YarnResourceManager : public am::ResourceManager {
   void Stop() override;
   void ExcludeNodes(const std::vector<std::string>& hosts) override;
   std::string Headroom() const override;
+  // From a WaitWatch over the launcher's pending asks, started with the launcher.
+  std::pair<std::string, std::string> WhyWaiting() const override;
 
   // Containers of an earlier attempt to adopt instead of asking for new ones, by task
   // (YarnAm::PlanAdoption). Before Start().
@@ -57,6 +60,8 @@ class YarnResourceManager : public am::ResourceManager {
   absl::Mutex mu_;
   std::set<std::string> withdrawn_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, yarn::Container> adoptions_ ABSL_GUARDED_BY(mu_);
+  // Set by Start() (before any other thread may call WhyWaiting), stopped by Stop().
+  std::unique_ptr<WaitWatch> wait_watch_;
 };
 
 }  // namespace tony::yarnam

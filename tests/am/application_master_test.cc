@@ -158,6 +158,25 @@ TEST_F(AmTest, SucceedsWhenEveryTrackedTaskExitsZeroAndStopsPs) {
   EXPECT_EQ(s.id, "test_app");
 }
 
+// The AM's own status (its page, its answers to clients) says why its pending containers wait,
+// as the backend computes it, and nothing once none is pending.
+TEST_F(AmTest, StatusSaysWhyPendingContainersWaitFromTheBackend) {
+  rm_.set_why_waiting("label-no-active-node", "label gpu has no active node");
+  Start({AmJob("worker", 2)});
+  ApplicationStatus waiting = am_->Status();
+  EXPECT_THAT(waiting.pending, HasSubstr("pending"));
+  EXPECT_EQ(waiting.wait_kind, "label-no-active-node");
+  EXPECT_EQ(waiting.wait_reason, "label gpu has no active node");
+  AllRunning();
+  ASSERT_TRUE(Eventually([&] { return am_->Status().pending.empty(); }));
+  ApplicationStatus running = am_->Status();
+  EXPECT_EQ(running.wait_kind, "");
+  EXPECT_EQ(running.wait_reason, "");
+  Exit("worker", 0, 0);
+  Exit("worker", 1, 0);
+  EXPECT_EQ(Final().state, AppState::kSucceeded);
+}
+
 // The outcome goes out (to YARN, by the YARN AM) the moment it is decided: the remaining tasks
 // have been told to stop, not waited for; once, whatever follows.
 TEST_F(AmTest, TheOutcomeIsAnnouncedOnceAsSoonAsItIsDecided) {
