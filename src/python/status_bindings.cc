@@ -61,6 +61,13 @@ void BindStatus(py::module_& m) {
       .def_readonly("tensorboard_url", &ApplicationStatus::tensorboard_url)
       .def_readonly("pending", &ApplicationStatus::pending,
                     "while waiting for containers: what is pending and why")
+      .def_readonly("wait_reason", &ApplicationStatus::wait_reason,
+                    "while waiting: why, in the scheduler's terms, with the queue's numbers; "
+                    "'' otherwise")
+      .def_readonly("wait_kind", &ApplicationStatus::wait_kind,
+                    "wait_reason's kind: 'queue-at-capacity', 'user-limit', 'apps-ahead', "
+                    "'label-no-active-node', 'gang-never-fits', 'am-not-launched', 'unknown'; "
+                    "'' when not waiting")
       .def_readonly("attempt", &ApplicationStatus::attempt)
       .def_readonly("max_attempts", &ApplicationStatus::max_attempts)
       .def_property_readonly(

@@ -187,6 +187,8 @@ def test_local_job_with_progress_logs_and_html(local):
         app.logs("worker:7")
     html = final._repr_html_()
     assert "<table>" in html and "<td>worker</td>" in html and "SUCCEEDED" in html
+    # Locally nothing waits for a scheduler: no reason, and str (never None) for the types.
+    assert final.wait_reason == "" and final.wait_kind == ""
 
 
 def test_log_lines_become_records_of_a_python_logger(local):

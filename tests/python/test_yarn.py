@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 
 import pytest
 
@@ -50,6 +51,28 @@ def test_pytorch_ddp_job(yarn, task_python):
     assert final.state == libtony.AppState.SUCCEEDED, final.diagnostics
     for rank in range(2):
         assert f"pytorch_ddp done: rank {rank}/2" in app.logs(f"worker:{rank}", "stdout")
+
+
+def test_status_says_why_a_job_waits(yarn):
+    # Three 7168 MB workers on the default partition's two 8192 MB nodes: one node each for two,
+    # the third waits for room the queue does not have, and the status says so with the numbers.
+    spec = libtony.JobSpec(name="python-api-waits", command="sleep 600", job_types={"worker": 3},
+                           task_defaults=libtony.Resources(memory_mb=7168), am_memory_mb=256)
+    app = yarn.submit(spec)
+    try:
+        status = app.status()
+        for _ in range(360):  # polls, 0.5 s apart: the condition ends the wait
+            if status.wait_kind == "queue-at-capacity" or status.final:
+                break
+            time.sleep(0.5)
+            status = app.status()
+        assert status.wait_kind == "queue-at-capacity", (status.wait_kind, status.wait_reason,
+                                                         status.pending)
+        assert "root.default uses" in status.wait_reason
+        assert "the next container <7168 MB, 1 vcore>" in status.wait_reason
+        assert "why: " in status._repr_html_()
+    finally:
+        app.kill()
 
 
 def test_asyncio_follows_three_yarn_jobs_and_kills_one(yarn):

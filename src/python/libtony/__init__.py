@@ -56,6 +56,8 @@ def _status_html(status: ApplicationStatus) -> str:
     extra = ""
     if status.pending:
         extra += f"<div>pending: {e(status.pending)}</div>"
+    if status.wait_reason:
+        extra += f"<div>why: {e(status.wait_reason)}</div>"
     if status.diagnostics:
         extra += f"<pre>{e(status.diagnostics)}</pre>"
     return f"<div>{head}{table}{extra}</div>"

@@ -38,6 +38,8 @@ class ApplicationStatus:
     log_dir: str
     tensorboard_url: str
     pending: str
+    wait_reason: str
+    wait_kind: str
     attempt: int
     max_attempts: int
     @property
