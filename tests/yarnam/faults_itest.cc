@@ -511,7 +511,7 @@ TEST(YarnFaultTest, AnAmRestartAdoptsATaskRelaunchedBeforeIt) {
 
 TEST(YarnFaultExclusiveTest, LosingTheAmsNodeManagerLeavesNoProcessOfTheJob) {
   // The AM's NodeManager dies (SIGKILL): YARN loses the AM's node after its liveness expiry
-  // (30 s on the test cluster) and ends the attempt; the AM ends the job and, while it lives,
+  // (15 s on the test cluster) and ends the attempt; the AM ends the job and, while it lives,
   // tells every executor that heartbeats to stop (issue 26); the executors on the dead node,
   // which no NodeManager will ever kill, stop their tasks then, not a minute after the AM is
   // gone (the default am_unreachable, kept here on purpose).
@@ -537,7 +537,7 @@ TEST(YarnFaultExclusiveTest, LosingTheAmsNodeManagerLeavesNoProcessOfTheJob) {
   ASSERT_EQ(kill(nm, SIGKILL), 0);
   const absl::Time killed = absl::Now();
 
-  // Bound: NM expiry 30 s + the AM's shutdown + a heartbeat + grace 2 s (without the AM's word:
+  // Bound: NM expiry 15 s + the AM's shutdown + a heartbeat + grace 2 s (without the AM's word:
   // + am_unreachable, 1 min).
   std::vector<int> left;
   WaitUntil([&] { return (left = ProcessesOf(app)).empty(); },

@@ -1,7 +1,7 @@
 // Copyright libtony authors.
 //
 // Issue 43: a NodeManager dies (SIGKILL, as a crashed node) and YARN declares its node lost after
-// its liveness expiry (30 s on the test cluster). What the job leaves behind must not wait on
+// its liveness expiry (15 s on the test cluster). What the job leaves behind must not wait on
 // timers any more:
 //   - the NodeManager hosting the AM: the RM then no longer knows the attempt, and the AM ends at
 //     its first such answer (no retry storm, no stop grace for containers YARN released), after
