@@ -558,9 +558,12 @@ TEST(YarnFaultExclusiveTest, LosingTheAmsNodeManagerLeavesNoProcessOfTheJob) {
 
 TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAndNothingIsLeft) {
   // Node loss from the real RM: the NodeManager of worker:0 dies (SIGKILL); after the test
-  // cluster's 30 s liveness expiry the RM reports its containers lost (-100), which the restart
+  // cluster's 15 s liveness expiry the RM reports its containers lost (-100), which the restart
   // policy retries: worker:0 runs again on the other node, at a new address (accepted), and the
   // old executor, orphaned on the dead node, is told it was superseded and stops its task.
+  // A first run sleeps 45 s, past the expiry and the relaunch, so the orphan is still there to
+  // be superseded; the relaunched one (TONY_TASK_RESTARTS set) runs 10 s, long enough to be
+  // seen below, instead of another 45 s the job would only wait out.
   std::string yaml = ::testing::TempDir() + "/itest-node-loss.yaml";
   ASSERT_TRUE(WriteFileAtomically(yaml,
                                   "timeouts: {stop_grace: 2s}\n"
@@ -570,7 +573,9 @@ TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAnd
                   .ok());
   // The AM on the labelled node: losing a worker's node must not take the AM with it.
   Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-node-loss", "--spec", yaml,
-                         "--am_node_label", "gpu", "echo \"on $NM_HOST\"; sleep 45"});
+                         "--am_node_label", "gpu",
+                         "echo \"on $NM_HOST\"; "
+                         "if [ -n \"$TONY_TASK_RESTARTS\" ]; then sleep 10; else sleep 45; fi"});
   std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const int worker = WaitForTaskProcess(app, "worker", 0);
@@ -626,10 +631,13 @@ TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAnd
 // first (exit status -102). Its workers' restart policy relaunches them once there is room, and
 // both jobs SUCCEED; the preempted job's status names the preemption.
 TEST(YarnFaultExclusiveTest, PreemptedWorkersAreRelaunchedByTheirRestartPolicyAndBothJobsSucceed) {
+  // A first run outlasts the preemption (10 s after the mark); a relaunched worker
+  // (TONY_TASK_RESTARTS set) ends soon, instead of the job waiting out 40 s more.
+  const std::string work = "if [ -n \"$TONY_TASK_RESTARTS\" ]; then sleep 2; else sleep 40; fi";
   Result first = RunCommand(
       {Submit(), "--yarn", "--detach", "-n", "itest-preempted", "--queue", "research", "-r",
        "worker:4", "-m", "3g", "--restart",
-       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", "sleep 40"});
+       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", work});
   const std::string app = AppIdOf(first);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   WaitUntil(
