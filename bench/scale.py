@@ -11,7 +11,17 @@ RSS and CPU time (user + system) once every task had started, where the host's C
 then, the executors' RSS, and the host's load. Then it kills the job and, unless --keep,
 stops the cluster.
 
-  bench/scale.py [--tasks 500] [--runs 1] [--keep]
+Our share (issue 46): from YARN's last task container RUNNING to every task started, with the
+latest of each step after it (the last launch script forked, executor up, the spec published,
+delivered, the task's command exec'd) and, per task, each step's gap from the RM's, the
+NodeManagers', the AM's and the executors' logs: the AM's allocation processing and start
+calls (queued behind the launch threads, then the NodeManager's answer), YARN's localization and
+launch, the executor's start, its registration and wait for the spec, the exec. Every log is on
+this machine: one clock. YARN's RUNNING comes before the NodeManager forks the container's
+launch script (under load, tens of seconds before), so "ours after YARN forked the last launch
+script" is the part the AM, broker and executors own.
+
+  bench/scale.py [--tasks 200,500] [--runs 3] [--keep]
 
 It takes a few minutes per run on a 2-core machine (the NodeManagers start every container).
 """
@@ -175,12 +185,191 @@ def run_once(state, env, tasks):
                     break
     if len(up) >= tasks:
         phases["executors_up"] = max(up) - t0
-    return phases, am_rss, am_cpu, executors, os.getloadavg()[0], cpu
+    share = our_share(state, app, ident, t0, tasks, phases)
+    return phases, am_rss, am_cpu, executors, os.getloadavg()[0], cpu, share
+
+
+OUR_LOG = re.compile(r"[IWE](\d\d)(\d\d) (\d\d:\d\d:\d\d)\.(\d{3}) ")
+
+
+def our_log_time(line, year):
+    """Seconds since the epoch of one of our log lines (they carry no year: `year`'s)."""
+    m = OUR_LOG.match(line)
+    if not m:
+        return None
+    day = f"{year}-{m.group(1)}-{m.group(2)} {m.group(3)}"
+    return time.mktime(time.strptime(day, "%Y-%m-%d %H:%M:%S")) + int(m.group(4)) / 1000.0
+
+
+def container_times(state, app, ident, year):
+    """container -> {step: time} of every task container, from YARN's logs (the RM handed it to
+    the AM: acquired; the NM handled its start call: start_request, ran it: running, forked its
+    launch script: forked), the AM's log (allocated: it took the allocation; start_called and
+    start_returned: its start call and the NM's answer) and the executor's (up: its first line; spec: it got the cluster
+    spec; started: it exec'd the task's command). One machine: one clock."""
+    times = {}
+    am_cid = f"container_{ident}_01_000001"
+
+    def put(cid, step, t):
+        if cid != am_cid and t is not None:
+            times.setdefault(cid, {}).setdefault(step, t)
+
+    for t, line in grep_logs([os.path.join(state, "logs", "resourcemanager.log")], ident):
+        m = re.search(r"(container_\S+) Container Transitioned from ALLOCATED to ACQUIRED", line)
+        if m:
+            put(m.group(1), "acquired", t)
+    nm_logs = sorted(glob.glob(os.path.join(state, "logs", "nodemanager*.log")))
+    for t, line in grep_logs(nm_logs, f"container_{ident}_"):
+        m = re.search(r"Start request for (container_\S+)", line)
+        if m:
+            put(m.group(1), "start_request", t)
+        m = re.search(r"Container (container_\S+) transitioned from SCHEDULED to RUNNING", line)
+        if m:
+            put(m.group(1), "running", t)
+        m = re.search(r"launchContainer: .*/(container_[0-9_]+)/default_container_executor\.sh", line)
+        if m:
+            put(m.group(1), "forked", t)
+    container_logs = os.path.join(state, "data", "nm*", "logs", app)
+    for f in glob.glob(os.path.join(container_logs, am_cid, "*stderr")):
+        with open(f, errors="replace") as lines:
+            for line in lines:
+                m = re.search(r"\] allocated (container_\S+) on", line)
+                if m:
+                    put(m.group(1), "allocated", our_log_time(line, year))
+                m = re.search(r"\] started (container_\S+) for \S+ in (\d+) ms", line)
+                if m:
+                    returned = our_log_time(line, year)
+                    put(m.group(1), "start_returned", returned)
+                    put(m.group(1), "start_called", returned - int(m.group(2)) / 1000.0)
+    steps = [(": reserved port", "up"), (": got the cluster spec", "spec"),
+             (": task started, pid", "started")]
+    for f in glob.glob(os.path.join(container_logs, f"container_{ident}_*", "stderr")):
+        cid = os.path.basename(os.path.dirname(f))
+        with open(f, errors="replace") as lines:
+            for line in lines:
+                for needle, step in steps:
+                    if needle in line:
+                        put(cid, step, our_log_time(line, year))
+    return times
+
+
+# Per task, from one step to the next: (name, from, to); what each gap is.
+GAPS = [
+    ("am_alloc", "acquired", "allocated", "AM: the RM's answer to the AM's log of the allocation"),
+    ("am_queue", "allocated", "start_called", "AM: allocation to its start call (queued)"),
+    ("start_call", "start_called", "start_returned", "AM: its start call to the NM's answer"),
+    ("nm_call", "start_called", "start_request", "NM: the start call to its handling"),
+    ("nm_run", "start_request", "running", "YARN: start call to RUNNING (localization)"),
+    ("nm_fork", "running", "forked", "YARN: RUNNING to the launch script forked"),
+    ("exec_up", "forked", "up", "ours: launch script forked to the executor up"),
+    ("spec_wait", "up", "spec", "ours: registered and waited for the spec"),
+    ("exec_task", "spec", "started", "ours: the spec to the task's command exec'd"),
+]
+
+
+def our_share(state, app, ident, t0, tasks, phases):
+    """Where the time went from YARN's last task container RUNNING to all tasks started: the
+    latest of each step over the tasks, and each step's gap per task (median, max), in seconds;
+    also the AM's steps before that last container's RUNNING (they delay YARN's figure)."""
+    year = time.localtime(t0).tm_year
+    times = container_times(state, app, ident, year)
+    full = [v for v in times.values() if "running" in v]
+    if len(full) < tasks:
+        return {}
+    last = max(full, key=lambda v: v["running"])
+    y = last["running"]
+    out = {"last_running": y - t0}
+    for step in ["forked", "up", "spec", "started"]:
+        got = [v[step] for v in times.values() if step in v]
+        if len(got) >= tasks:
+            out[f"last_{step}"] = max(got) - y
+    for name in ["all_registered", "all_started"]:
+        if name in phases:
+            out[name] = phases[name] + t0 - y
+    if "all_started" in out and "last_forked" in out:
+        out["after_fork"] = out["all_started"] - out["last_forked"]
+    for name, a, b, _ in GAPS:
+        gaps = [v[b] - v[a] for v in times.values() if a in v and b in v]
+        if gaps:
+            out[f"{name}_median"] = statistics.median(gaps)
+            out[f"{name}_max"] = max(gaps)
+        if a in last and b in last:
+            out[f"{name}_lastc"] = last[b] - last[a]
+    return out
+
+
+SHARE_ROWS = [("all_started", "our share: YARN's last task container RUNNING -> all started"),
+              ("last_forked", "  last launch script forked (YARN)"),
+              ("last_up", "  last executor up"),
+              ("all_registered", "  all registered (AM), the spec published"),
+              ("last_spec", "  last executor got the spec"),
+              ("last_started", "  last task command exec'd"),
+              ("after_fork", "ours after YARN forked the last launch script")]
+
+
+def print_share(shares):
+    """The medians of our_share's figures over the runs."""
+    print("  from YARN's last task container RUNNING (s, median over runs):")
+    for key, text in SHARE_ROWS:
+        s = [x[key] for x in shares if key in x]
+        if s:
+            print(f"    {text:62s} {statistics.median(s):7.2f}")
+    print("  per task (s, median over runs of: median over tasks / max over tasks / "
+          "the last RUNNING container's):")
+    for name, _, _, text in GAPS:
+        cols = []
+        for suffix in ["median", "max", "lastc"]:
+            s = [x[f"{name}_{suffix}"] for x in shares if f"{name}_{suffix}" in x]
+            cols.append(f"{statistics.median(s):7.3f}" if s else "    n/a")
+        print(f"    {name:10s} {' '.join(cols)}  {text}")
+
+
+def bench(state, env, tasks, runs):
+    """`runs` runs of worker:`tasks`; prints each and their medians."""
+    samples = {p: [] for p in PHASES + YARN_PHASES}
+    rss, cpu, execs, shares = [], [], [], []
+    for i in range(runs):
+        phases, am_rss, am_cpu, executors, load, cpu_use, share = run_once(state, env, tasks)
+        print(f"run {i + 1}: " + ", ".join(f"{p} {phases.get(p, float('nan')):.2f}"
+                                           for p in PHASES + YARN_PHASES) +
+              f"; AM peak RSS {am_rss / 1024 if am_rss else float('nan'):.1f} MB, "
+              f"AM CPU {am_cpu if am_cpu is not None else float('nan'):.2f} s; "
+              f"{len(executors)} executors; load {load:.1f}; our share "
+              f"{share.get('all_started', float('nan')):.2f}", flush=True)
+        if cpu_use:
+            known = sum(v for k, v in cpu_use.items() if k != "host")
+            print("  CPU seconds to all started: " +
+                  ", ".join(f"{k} {v:.1f}" for k, v in cpu_use.items()) +
+                  f", rest of the host {cpu_use['host'] - known:.1f}", flush=True)
+        for p in PHASES + YARN_PHASES:
+            if p in phases:
+                samples[p].append(phases[p])
+        if am_rss:
+            rss.append(am_rss / 1024)
+        if am_cpu is not None:
+            cpu.append(am_cpu)
+        execs += executors
+        if share:
+            shares.append(share)
+    print(f"scale, worker:{tasks} (128 MB each), median of {runs} runs "
+          "(seconds since ytf-submit was invoked):")
+    for p in PHASES + YARN_PHASES:
+        s = samples[p]
+        print(f"  {p:15s} " + (f"{statistics.median(s):7.2f}" if s else "    n/a"))
+    if rss:
+        print(f"  AM peak RSS     {statistics.median(rss):7.1f} MB")
+    if cpu:
+        print(f"  AM CPU          {statistics.median(cpu):7.2f} s (user + system, to all started)")
+    if execs:
+        print(f"  executor RSS    {statistics.median(execs) / 1024:7.1f} MB median, "
+              f"{max(execs) / 1024:.1f} MB max")
+    if shares:
+        print_share(shares)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tasks", type=int, default=500)
+    ap.add_argument("--tasks", default="500", help="job sizes, comma-separated (200,500)")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="leave the scale cluster running")
     args = ap.parse_args()
@@ -193,40 +382,8 @@ def main():
     env["HADOOP_CONF_DIR"] = conf.stdout.strip()
     state = os.path.dirname(env["HADOOP_CONF_DIR"])
     try:
-        samples = {p: [] for p in PHASES + YARN_PHASES}
-        rss, cpu, execs = [], [], []
-        for i in range(args.runs):
-            phases, am_rss, am_cpu, executors, load, cpu_use = run_once(state, env, args.tasks)
-            print(f"run {i + 1}: " + ", ".join(f"{p} {phases.get(p, float('nan')):.2f}"
-                                               for p in PHASES + YARN_PHASES) +
-                  f"; AM peak RSS {am_rss / 1024 if am_rss else float('nan'):.1f} MB, "
-                  f"AM CPU {am_cpu if am_cpu is not None else float('nan'):.2f} s; "
-                  f"{len(executors)} executors; load {load:.1f}", flush=True)
-            if cpu_use:
-                known = sum(v for k, v in cpu_use.items() if k != "host")
-                print("  CPU seconds to all started: " +
-                      ", ".join(f"{k} {v:.1f}" for k, v in cpu_use.items()) +
-                      f", rest of the host {cpu_use['host'] - known:.1f}", flush=True)
-            for p in PHASES + YARN_PHASES:
-                if p in phases:
-                    samples[p].append(phases[p])
-            if am_rss:
-                rss.append(am_rss / 1024)
-            if am_cpu is not None:
-                cpu.append(am_cpu)
-            execs += executors
-        print(f"scale, worker:{args.tasks} (128 MB each), median of {args.runs} runs "
-              "(seconds since ytf-submit was invoked):")
-        for p in PHASES + YARN_PHASES:
-            s = samples[p]
-            print(f"  {p:15s} " + (f"{statistics.median(s):7.2f}" if s else "    n/a"))
-        if rss:
-            print(f"  AM peak RSS     {statistics.median(rss):7.1f} MB")
-        if cpu:
-            print(f"  AM CPU          {statistics.median(cpu):7.2f} s (user + system, to all started)")
-        if execs:
-            print(f"  executor RSS    {statistics.median(execs) / 1024:7.1f} MB median, "
-                  f"{max(execs) / 1024:.1f} MB max")
+        for tasks in [int(t) for t in args.tasks.split(",")]:
+            bench(state, env, tasks, args.runs)
     finally:
         if started and not args.keep:
             subprocess.run([script, "stop"], env=env, capture_output=True)
