@@ -76,8 +76,10 @@ struct TaskLauncherOptions {
   // Between scheduler heartbeats once every container is allocated (completions of running
   // containers are also reported by their executors, so nothing waits on this). Default: 1 s.
   absl::Duration idle_heartbeat = absl::Seconds(1);
-  // Containers started concurrently. Default: 8.
-  int launch_threads = 8;
+  // Containers started concurrently. A NodeManager under load answers a start call in about
+  // 0.5-1 s, so 8 made a 200-task job's last start call wait 24 s behind the others
+  // (bench/scale.py); a NodeManager serves 20 calls at once by default. Default: 32.
+  int launch_threads = 32;
   // How long heartbeats may fail in a row before kRmError (an answer that the attempt is gone
   // ends it at once: scheduler_answer.h). Default: 10 s.
   absl::Duration rm_unreachable = absl::Seconds(10);
