@@ -28,12 +28,14 @@ It takes a few minutes per run on a 2-core machine (the NodeManagers start every
 
 import argparse
 import glob
+import json
 import os
 import re
 import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from launch_latency import grep_logs  # noqa: E402
@@ -115,7 +117,34 @@ def host_cpu():
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
+class RunFailed(Exception):
+    """A run's job ended, or stalled, before every task started (on this loaded host, e.g. a
+    NodeManager YARN lost): reported, and the next run goes on."""
+
+
+def wait_idle(conf_dir, timeout=600):
+    """Waits until the ResourceManager holds no container (the previous run's kill is over:
+    its containers would take the next job's vcores and stretch its allocation)."""
+    with open(os.path.join(conf_dir, "yarn-site.xml")) as f:
+        m = re.search(r"<name>yarn\.resourcemanager\.webapp\.address</name><value>([^<]+)<",
+                      f.read())
+    if not m:
+        return
+    url = f"http://{m.group(1)}/ws/v1/cluster/metrics"
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                if json.load(r)["clusterMetrics"]["containersAllocated"] == 0:
+                    return
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(2)
+    print(f"warning: the cluster still holds containers after {timeout} s", flush=True)
+
+
 def run_once(state, env, tasks):
+    wait_idle(env["HADOOP_CONF_DIR"])
     cpu0, host0 = daemon_cpu(state), host_cpu()
     t0 = time.time()
     p = subprocess.run([os.path.join(BIN, "ytf-submit"), "--yarn", "--detach", "--quiet", "-n",
@@ -155,10 +184,10 @@ def run_once(state, env, tasks):
                         cpu[d] = c - cpu0[d]
                 break
             if re.search(r"job \S+ (FAILED|KILLED)", text):
-                sys.exit(f"{app} ended before every task started:\n{text[-3000:]}")
+                raise RunFailed(f"{app} ended before every task started:\n{text[-3000:]}")
             time.sleep(0.5)
         else:
-            sys.exit(f"{app}: not every task started within 15 minutes: {phases}")
+            raise RunFailed(f"{app}: not every task started within 15 minutes: {phases}")
     finally:
         subprocess.run([os.path.join(BIN, "ytf"), "kill", app], capture_output=True, env=env,
                        timeout=300)
@@ -328,8 +357,14 @@ def bench(state, env, tasks, runs):
     """`runs` runs of worker:`tasks`; prints each and their medians."""
     samples = {p: [] for p in PHASES + YARN_PHASES}
     rss, cpu, execs, shares = [], [], [], []
+    done = 0
     for i in range(runs):
-        phases, am_rss, am_cpu, executors, load, cpu_use, share = run_once(state, env, tasks)
+        try:
+            phases, am_rss, am_cpu, executors, load, cpu_use, share = run_once(state, env, tasks)
+        except RunFailed as e:
+            print(f"run {i + 1} failed (left out): {str(e)[-600:]}", flush=True)
+            continue
+        done += 1
         print(f"run {i + 1}: " + ", ".join(f"{p} {phases.get(p, float('nan')):.2f}"
                                            for p in PHASES + YARN_PHASES) +
               f"; AM peak RSS {am_rss / 1024 if am_rss else float('nan'):.1f} MB, "
@@ -351,7 +386,7 @@ def bench(state, env, tasks, runs):
         execs += executors
         if share:
             shares.append(share)
-    print(f"scale, worker:{tasks} (128 MB each), median of {runs} runs "
+    print(f"scale, worker:{tasks} (128 MB each), median of {done} runs "
           "(seconds since ytf-submit was invoked):")
     for p in PHASES + YARN_PHASES:
         s = samples[p]
