@@ -161,7 +161,7 @@ void YarnTaskLauncher::Kill(const std::string& task_id) {
     return;
   }
   // Still in the launch queue: Launch() releases it instead of starting it.
-  if (std::find(launch_queue_.begin(), launch_queue_.end(), task_id) != launch_queue_.end()) {
+  if (queued_.count(task_id) != 0) {
     return;
   }
   stop_queue_.emplace_back(st.container.id, st.container.node);
@@ -357,6 +357,7 @@ void YarnTaskLauncher::TakeAllocated(const yarn::Container& c) {
         st.container = c;
         by_container_[c.id.ToString()] = task_id;
         launch_queue_.push_back(task_id);
+        ++queued_[task_id];
       }
     }
   }
@@ -401,6 +402,7 @@ void YarnTaskLauncher::LaunchLoop() {
       if (launch_queue_.empty()) continue;
       task_id = launch_queue_.front();
       launch_queue_.pop_front();
+      if (auto q = queued_.find(task_id); --q->second == 0) queued_.erase(q);
       container = tasks_[task_id].container;
     }
     Launch(task_id, container);

@@ -192,6 +192,9 @@ class YarnTaskLauncher {
   std::map<int64_t, std::string> by_request_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> by_container_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> launch_queue_ ABSL_GUARDED_BY(mu_);
+  // Entries of launch_queue_ per task: Kill() asks without scanning the queue (a scan per task
+  // made stopping a job whose containers wait for their start calls quadratic).
+  std::map<std::string, int> queued_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<yarn::ContainerId, yarn::NodeId>> stop_queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Something for the scheduler now (a request, a container to stop): heartbeat at once.

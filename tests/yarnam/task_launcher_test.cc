@@ -48,6 +48,8 @@ class TaskLauncherTest : public ::testing::Test {
     o.heartbeat = heartbeat_;
     o.idle_heartbeat = idle_heartbeat_;
     o.docker_mounts = std::move(docker_mounts);
+    o.launch_threads = launch_threads_;
+    if (nm_override_ != nullptr) o.nm = nm_override_;
     o.on_event = [this](const TaskContainerEvent& e) {
       absl::MutexLock lock(&mu_);
       if (e.kind == TaskContainerEvent::Kind::kClusterNodes) {
@@ -91,6 +93,8 @@ class TaskLauncherTest : public ::testing::Test {
   std::unique_ptr<YarnTaskLauncher> launcher_;
   absl::Duration heartbeat_ = absl::Milliseconds(20);
   absl::Duration idle_heartbeat_ = absl::Milliseconds(20);
+  int launch_threads_ = 8;
+  yarn::NmClient* nm_override_ = nullptr;  // instead of nm_ when set
   absl::Mutex mu_;
   std::vector<TaskContainerEvent> events_ ABSL_GUARDED_BY(mu_);
   std::vector<int> cluster_nodes_ ABSL_GUARDED_BY(mu_);  // kClusterNodes events
@@ -118,6 +122,100 @@ TEST_F(TaskLauncherTest, LaunchesTheExecutorWithTheTasksIdentity) {
   }
   EXPECT_THAT(kinds, ::testing::UnorderedElementsAre(TaskContainerEvent::Kind::kAllocated,
                                                      TaskContainerEvent::Kind::kLaunched));
+}
+
+// Holds every start call until Open(); passes them on to the fake NodeManager then.
+class GatedNm : public yarn::NmClient {
+ public:
+  explicit GatedNm(yarn::NmClient* nm) : nm_(nm) {}
+  absl::Status StartContainer(const yarn::Container& container,
+                              const yarn::ContainerLaunchContext& context) override {
+    {
+      absl::MutexLock lock(&mu_);
+      held_.push_back(container.id.ToString());
+      mu_.Await(absl::Condition(&open_));
+    }
+    return nm_->StartContainer(container, context);
+  }
+  absl::Status StopContainer(const yarn::ContainerId& id, const yarn::NodeId& node) override {
+    {
+      absl::MutexLock lock(&mu_);
+      stopped_.push_back(id.ToString());
+    }
+    return nm_->StopContainer(id, node);
+  }
+  std::vector<std::string> stopped() {
+    absl::MutexLock lock(&mu_);
+    return stopped_;
+  }
+  absl::StatusOr<yarn::ContainerStatus> GetContainerStatus(const yarn::ContainerId& id,
+                                                           const yarn::NodeId& node) override {
+    return nm_->GetContainerStatus(id, node);
+  }
+  // The containers whose start calls came, once `n` have.
+  std::vector<std::string> AwaitHeld(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return held_.size() >= n; };
+    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(10));
+    return held_;
+  }
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    open_ = true;
+  }
+
+ private:
+  yarn::NmClient* nm_;
+  absl::Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> stopped_ ABSL_GUARDED_BY(mu_);
+};
+
+// A task killed while its container waits for a launch thread: the container goes back to the
+// scheduler instead of being started, and its end is reported at once.
+TEST_F(TaskLauncherTest, AKilledTaskWhoseContainerAwaitsItsStartCallIsReleased) {
+  GatedNm gated(nm_.get());
+  nm_override_ = &gated;
+  launch_threads_ = 1;
+  StartLauncher();
+  launcher_->Request(Task("worker", 0), 1);
+  launcher_->Request(Task("worker", 1), 1);
+  ASSERT_TRUE(WaitForEvents(2));  // both allocated; one start call held, the other queued
+  const std::vector<std::string> held = gated.AwaitHeld(1);
+  ASSERT_EQ(held.size(), 1u);
+  std::string queued_task, queued_container;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const TaskContainerEvent& e : events_) {
+      ASSERT_EQ(e.kind, TaskContainerEvent::Kind::kAllocated);
+      if (e.container_id != held[0]) {
+        queued_task = e.task_id;
+        queued_container = e.container_id;
+      }
+    }
+  }
+  ASSERT_FALSE(queued_task.empty());
+  launcher_->Kill(queued_task);
+  gated.Open();
+  ASSERT_TRUE(WaitForEvents(4));  // the held one launched, the queued one completed
+  launcher_->Stop();
+  EXPECT_THAT(gated.AwaitHeld(1), ElementsAre(held[0]));  // no start call for the killed task
+  EXPECT_THAT(gated.stopped(), IsEmpty());                // nor a stop call: it never ran
+  absl::MutexLock lock(&mu_);
+  int launched = 0;
+  for (const TaskContainerEvent& e : events_) {
+    if (e.kind == TaskContainerEvent::Kind::kLaunched) {
+      ++launched;
+      EXPECT_EQ(e.container_id, held[0]);
+    }
+    if (e.kind == TaskContainerEvent::Kind::kCompleted) {
+      EXPECT_EQ(e.task_id, queued_task);
+      EXPECT_EQ(e.container_id, queued_container);
+      EXPECT_EQ(e.exit_status, yarn::exit_status::kAborted);
+    }
+  }
+  EXPECT_EQ(launched, 1);
 }
 
 // The scheduler's preemption notice becomes one event per named container and answer, naming
