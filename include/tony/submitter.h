@@ -40,6 +40,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -120,6 +121,15 @@ struct CallOptions {
   absl::Duration timeout = absl::InfiniteDuration();
   // Default: absl::InfiniteFuture() (none).
   absl::Time deadline = absl::InfiniteFuture();
+};
+
+// One log file of one task (Submitter::ReadTaskLog).
+struct TaskLog {
+  std::string contents;  // the whole file, nothing added
+  // Where `contents` was read, in the words of `ytf logs`' headers. YARN: "on <host:port>" (the
+  // NodeManager's web address) or "from the aggregated logs in hdfs://<the node's file>";
+  // local: "in <path>". Default: "" (a backend that does not say).
+  std::string source;
 };
 
 // Ends the waits it is given early (Application::Wait and WaitAsync, Submitter::Submit and
@@ -373,8 +383,12 @@ class TONY_EXPORT Submitter {
   }
 
   // The whole of one log file of one task: `task` is "worker:0" (or "am"), `file` "stdout",
-  // "stderr", "executor.log", ... NotFound naming the tasks when the job has no such task, or
-  // when the file is not available. Default: Unimplemented.
+  // "stderr", "executor.log", ... The text is the file's alone (no header saying where it came
+  // from: ReadTaskLog says that). On YARN the NodeManager's copy, else YARN's aggregated logs in
+  // HDFS (yarn.log-aggregation-enable: once a job ended, the NodeManagers upload its logs and
+  // delete their own copies), as `ytf logs` does. NotFound naming the tasks when the job has no
+  // such task; when the file is not available, the NodeManager's error with the aggregated
+  // logs' appended. Default: Unimplemented.
   virtual absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
                                               absl::string_view file, const CallOptions& call) {
     return absl::UnimplementedError("this backend cannot read logs");
@@ -382,6 +396,16 @@ class TONY_EXPORT Submitter {
   absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
                                       absl::string_view file) {
     return ReadLog(id, task, file, CallOptions());
+  }
+
+  // ReadLog's text and where it was read (TaskLog::source). Default: ReadLog's text with an
+  // empty source (a test double that overrides ReadLog alone keeps working); a backend that
+  // overrides this overrides ReadLog too.
+  virtual absl::StatusOr<TaskLog> ReadTaskLog(absl::string_view id, absl::string_view task,
+                                              absl::string_view file, const CallOptions& call) {
+    absl::StatusOr<std::string> text = ReadLog(id, task, file, call);
+    if (!text.ok()) return text.status();
+    return TaskLog{*std::move(text), ""};
   }
 
   // The user this Submitter acts as, whose applications List() shows by default: on YARN the

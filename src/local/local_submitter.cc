@@ -531,6 +531,24 @@ class LocalSubmitter : public Submitter {
   // Task logs are files in the job's directory: <job>-<index>/<file>, and am.log for "am".
   absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
                                       absl::string_view file, const CallOptions& call) override {
+    TONY_ASSIGN_OR_RETURN(TaskLog log, ReadTaskLog(id, task, file, call));
+    return std::move(log.contents);
+  }
+  absl::StatusOr<TaskLog> ReadTaskLog(absl::string_view id, absl::string_view task,
+                                      absl::string_view file, const CallOptions& call) override {
+    TONY_ASSIGN_OR_RETURN(std::string path, LogPath(id, task, file));
+    absl::StatusOr<std::string> text = ReadFileToString(path);
+    if (!text.ok() && absl::IsNotFound(text.status())) {
+      return absl::NotFoundError(absl::StrCat(id, ": ", task, " has no log file ", file));
+    }
+    if (!text.ok()) return text.status();
+    return TaskLog{*std::move(text), absl::StrCat("in ", path)};
+  }
+
+ private:
+  // The file of a task's log: <job>-<index>/<file> in the job's directory, am.log for "am".
+  absl::StatusOr<std::string> LogPath(absl::string_view id, absl::string_view task,
+                                      absl::string_view file) const {
     if (!absl::StartsWith(id, "local_") || absl::StrContains(id, "/")) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", id, "' is not a local application id (local_<millis>_<hex>)"));
@@ -558,14 +576,9 @@ class LocalSubmitter : public Submitter {
       }
       path = absl::StrCat(task_dir, "/", file);
     }
-    absl::StatusOr<std::string> text = ReadFileToString(path);
-    if (!text.ok() && absl::IsNotFound(text.status())) {
-      return absl::NotFoundError(absl::StrCat(id, ": ", task, " has no log file ", file));
-    }
-    return text;
+    return path;
   }
 
- private:
   struct Started {
     std::string secret;
     std::unique_ptr<Subprocess> am;

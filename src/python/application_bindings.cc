@@ -100,6 +100,12 @@ py::str DecodeLog(const std::string& bytes) {
       PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace"));
 }
 
+// Submitter.read_task_log's answer: the text decoded as Application.logs decodes it.
+struct PyTaskLog {
+  py::str contents;
+  std::string source;
+};
+
 // An application and the submitter it came from (its logs are the submitter's to read).
 struct PyApplication {
   std::shared_ptr<Submitter> submitter;
@@ -262,7 +268,29 @@ void BindSubmitter(py::module_& m) {
             return DecodeLog(ValueOrThrow(std::move(text)));
           },
           py::arg("id"), py::arg("task"), py::arg("file") = "stderr",
-          py::arg("timeout") = py::none());
+          py::arg("timeout") = py::none())
+      .def(
+          "read_task_log",
+          [](const std::shared_ptr<Submitter>& s, const std::string& id, const std::string& task,
+             const std::string& file, absl::Duration timeout) {
+            absl::StatusOr<TaskLog> log;
+            {
+              py::gil_scoped_release release;
+              log = s->ReadTaskLog(id, task, file, Limits(timeout));
+            }
+            TaskLog got = ValueOrThrow(std::move(log));
+            return PyTaskLog{DecodeLog(got.contents), std::move(got.source)};
+          },
+          py::arg("id"), py::arg("task"), py::arg("file") = "stderr",
+          py::arg("timeout") = py::none(),
+          "read_log's text and where it was read: source is \"on <NodeManager>\", \"from the "
+          "aggregated logs in hdfs://...\" or, locally, \"in <path>\".");
+  py::class_<PyTaskLog>(m, "TaskLog", "One log file of one task and where it was read.")
+      .def_readonly("contents", &PyTaskLog::contents)
+      .def_readonly("source", &PyTaskLog::source)
+      .def("__repr__", [](const PyTaskLog& l) {
+        return py::str("TaskLog(source={!r}, {} characters)").format(l.source, py::len(l.contents));
+      });
 }
 
 void BindReattachTag(py::module_& m) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -194,18 +195,31 @@ absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::
   return std::move(r.body);
 }
 
-absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
-                                            absl::string_view task, absl::string_view file,
-                                            absl::Time deadline) {
+absl::StatusOr<TaskLog> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
+                                        absl::string_view task, absl::string_view file,
+                                        absl::Time deadline) {
+  TONY_ASSIGN_OR_RETURN(yarn::ApplicationId app, yarn::ParseApplicationId(id));
   TONY_ASSIGN_OR_RETURN(std::vector<TaskContainer> containers,
                         RecordedTaskContainers(cluster, id, deadline));
   std::vector<std::string> tasks;
   for (const TaskContainer& c : containers) {
-    if (c.task == task) {
-      http::Client http;
-      return FetchContainerLog(cluster, http, c, file, deadline);
+    if (c.task != task) {
+      tasks.push_back(c.task);
+      continue;
     }
-    tasks.push_back(c.task);
+    http::Client http;
+    absl::StatusOr<std::string> nm = FetchContainerLog(cluster, http, c, file, deadline);
+    if (nm.ok()) return TaskLog{*std::move(nm), absl::StrCat("on ", c.node_http_address)};
+    if (absl::IsDeadlineExceeded(nm.status())) return nm.status();
+    // Once YARN aggregated an ended job's logs, its NodeManagers have dropped their copies.
+    AggregatedLogReader aggregated(cluster, app, "", {});
+    absl::StatusOr<AggregatedLogReader::Log> hdfs = aggregated.Read(c, file, deadline);
+    if (hdfs.ok()) {
+      return TaskLog{std::move(hdfs->contents),
+                     absl::StrCat("from the aggregated logs in ", hdfs->source)};
+    }
+    return absl::Status(nm.status().code(),
+                        absl::StrCat(nm.status().message(), "; ", hdfs.status().message()));
   }
   return absl::NotFoundError(
       absl::StrCat(id, " has no task '", task, "'; its tasks are: ", absl::StrJoin(tasks, ", ")));

@@ -635,6 +635,12 @@ class YarnSubmitter : public Submitter {
   }
   absl::StatusOr<std::string> ReadLog(absl::string_view id, absl::string_view task,
                                       absl::string_view file, const CallOptions& call) override {
+    TONY_ASSIGN_OR_RETURN(TaskLog log,
+                          ReadYarnTaskLog(*cluster_, id, task, file, CallDeadline(call)));
+    return std::move(log.contents);
+  }
+  absl::StatusOr<TaskLog> ReadTaskLog(absl::string_view id, absl::string_view task,
+                                      absl::string_view file, const CallOptions& call) override {
     return ReadYarnTaskLog(*cluster_, id, task, file, CallDeadline(call));
   }
   std::string user() const override { return cluster_->user; }

@@ -134,10 +134,11 @@ absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::
                                               absl::string_view file,
                                               absl::Time deadline = absl::InfiniteFuture());
 
-// Submitter::ReadLog for YARN.
-absl::StatusOr<std::string> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
-                                            absl::string_view task, absl::string_view file,
-                                            absl::Time deadline = absl::InfiniteFuture());
+// Submitter::ReadTaskLog for YARN: the NodeManager's copy, else (when the NodeManager does not
+// have it, but not when it did not answer in time) the aggregated logs in HDFS.
+absl::StatusOr<TaskLog> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
+                                        absl::string_view task, absl::string_view file,
+                                        absl::Time deadline = absl::InfiniteFuture());
 
 }  // namespace tony::submit
 

@@ -1,21 +1,25 @@
 // Copyright libtony authors.
 //
-// `ytf logs` of a finished job whose logs YARN aggregated into HDFS and the NodeManagers
-// deleted, on the real test cluster. It needs a cluster started with log aggregation on
-// (TONY_HADOOP_LOG_AGGREGATION=1 scripts/hadoop-cluster start); on the default cluster (off, so
-// that the other tests read the NodeManagers' copies) it is skipped, saying so.
+// `ytf logs` (and Submitter::ReadLog/ReadTaskLog) of a finished job whose logs YARN aggregated
+// into HDFS and the NodeManagers deleted, on the real test cluster. It needs a cluster started with
+// log aggregation on (TONY_HADOOP_LOG_AGGREGATION=1 scripts/hadoop-cluster start); on the default
+// cluster (off, so that the other tests read the NodeManagers' copies) it is skipped, saying so.
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/harness/hadoop_cluster.h"
 #include "tests/yarnam/job_itest_util.h"
+#include "tony/submitter.h"
 
 namespace tony {
 namespace {
@@ -34,6 +38,18 @@ bool AggregationOn() {
   const std::string site =
       ReadFileToString(harness::HadoopCluster::Get().conf_dir() + "/yarn-site.xml").value_or("");
   return absl::StrContains(site, "<name>yarn.log-aggregation-enable</name><value>true</value>");
+}
+
+// Every log header of `ytf logs`' output names the aggregated logs (none a NodeManager's: one
+// NodeManager may still serve stdout as stderr already comes from HDFS).
+bool AllFromHdfs(const std::string& out) {
+  int headers = 0;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (!absl::StartsWith(line, "==> ")) continue;
+    ++headers;
+    if (!absl::StrContains(line, " from the aggregated logs in ")) return false;
+  }
+  return headers > 0;
 }
 
 TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppedThem) {
@@ -55,7 +71,7 @@ TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppe
   const bool aggregated = WaitUntil(
       [&] {
         logs = RunCommand({BinDir() + "/ytf", "logs", app, "--task", "worker:0"});
-        return logs.exit_code == 0 && absl::StrContains(logs.out, "from the aggregated logs in");
+        return logs.exit_code == 0 && AllFromHdfs(logs.out);
       },
       absl::Minutes(3));
   ASSERT_TRUE(aggregated) << logs.exit_code << "\n" << logs.out << logs.err;
@@ -75,6 +91,23 @@ TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppe
     EXPECT_TRUE(WaitUntil([&] { return !std::filesystem::exists(local); }, absl::Seconds(30)))
         << local;
   }
+
+  // The C++ API reads the same file, without `ytf logs`' header, and says where it read it.
+  YarnSubmitterOptions options;
+  options.conf_dir = harness::HadoopCluster::Get().conf_dir();
+  options.bin_dir = BinDir();
+  absl::StatusOr<std::unique_ptr<Submitter>> submitter = NewYarnSubmitter(options);
+  ASSERT_TRUE(submitter.ok()) << submitter.status();
+  absl::StatusOr<TaskLog> read = (*submitter)->ReadTaskLog(app, "worker:0", "stdout", {});
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_THAT(read->contents, HasSubstr("aggregated-log-marker of worker:0\n"));
+  EXPECT_THAT(read->contents, Not(HasSubstr("==> ")));
+  EXPECT_THAT(read->source,
+              ContainsRegex("^from the aggregated logs in hdfs://.*/bucket-logs-tfile/"));
+  absl::StatusOr<std::string> text = (*submitter)->ReadLog(app, "worker:0", "stderr");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr("to-stderr\n"));
+  EXPECT_THAT(*text, Not(HasSubstr("==>")));
 
   // The AM's files, by their task names, and --aggregated alone.
   Result am = RunCommand({BinDir() + "/ytf", "logs", app, "--task", "am", "--aggregated"});

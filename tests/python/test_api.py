@@ -185,6 +185,12 @@ def test_local_job_with_progress_logs_and_html(local):
     assert app.logs("worker:1", "stdout").strip() == "hello from worker:1"
     with pytest.raises(LookupError, match="no task worker:7"):
         app.logs("worker:7")
+    # read_task_log: the same text, and where it was read (a local job's file).
+    log = local.read_task_log(app.id, "worker:1", "stdout")
+    assert isinstance(log, libtony.TaskLog)
+    assert log.contents == app.logs("worker:1", "stdout")
+    assert log.source.startswith("in /") and log.source.endswith(f"/{app.id}/worker-1/stdout")
+    assert "TaskLog(source='in /" in repr(log)
     html = final._repr_html_()
     assert "<table>" in html and "<td>worker</td>" in html and "SUCCEEDED" in html
     # Locally nothing waits for a scheduler: no reason, and str (never None) for the types.

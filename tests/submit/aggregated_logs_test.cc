@@ -7,9 +7,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "submit/contract.h"
+#include "tests/http/test_http_server.h"
 #include "tests/submit/in_memory_hdfs.h"
 #include "yarn/aggregated_log.h"
 #include "yarn/fake_yarn.h"
@@ -163,6 +166,67 @@ TEST_F(AggregatedLogReaderTest, AFileTooLargeIsRefused) {
   auto got = Read(reader, worker_, "stdout");
   EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted) << got.status();
   EXPECT_THAT(got.status().message(), HasSubstr("/nm2_45454"));
+}
+
+// Submitter::ReadLog and ReadTaskLog on YARN (ReadYarnTaskLog): the NodeManager's copy while
+// it has one, else the aggregated logs, and the source says which.
+class ReadYarnTaskLogTest : public AggregatedLogReaderTest {
+ protected:
+  // The AM's record of the containers, with the worker on `worker_node`.
+  void RecordContainers(const std::string& worker_node) {
+    MakeDirs("/user/alice/.tony/history");
+    hdfs_.PutFile(HistoryPath("alice", kApp),
+                  EncodeTaskContainers({am_, TaskContainer{"worker:0", kWorker, worker_node}}));
+  }
+  void Aggregate() {
+    MakeDirs(kBucketDir);
+    hdfs_.PutFile(std::string(kBucketDir) + "/nm2_45454",
+                  NodeFile({{kWorker, {{"stdout", "from hdfs\n"}}}}));
+  }
+  absl::StatusOr<TaskLog> Read(const char* task, const char* file) {
+    return ReadYarnTaskLog(cluster_, kApp, task, file, absl::Now() + absl::Seconds(30));
+  }
+};
+
+TEST_F(ReadYarnTaskLogTest, TheNodeManagersCopyWhileItHasOne) {
+  tony::testing::TestHttpServer nm([](const tony::testing::TestHttpServer::Request& r) {
+    tony::testing::TestHttpServer::Reply reply;
+    if (r.path == absl::StrCat("/ws/v1/node/containerlogs/", kWorker, "/stdout")) {
+      reply.body = "from the nodemanager\n";
+    } else {
+      reply.status = 404;
+    }
+    return reply;
+  });
+  const std::string node = absl::StrCat("127.0.0.1:", nm.port());
+  RecordContainers(node);
+  Aggregate();  // both have it: the NodeManager's is read
+  auto got = Read("worker:0", "stdout");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->contents, "from the nodemanager\n");
+  EXPECT_EQ(got->source, "on " + node);
+}
+
+TEST_F(ReadYarnTaskLogTest, TheAggregatedLogsOnceTheNodeManagerDroppedItsCopy) {
+  RecordContainers(absl::StrCat("127.0.0.1:", testing::UnusedLoopbackPort()));
+  Aggregate();
+  auto got = Read("worker:0", "stdout");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->contents, "from hdfs\n");  // the file alone: no header
+  EXPECT_EQ(got->source,
+            "from the aggregated logs in hdfs://nn:8020" + std::string(kBucketDir) + "/nm2_45454");
+}
+
+TEST_F(ReadYarnTaskLogTest, NeitherPlaceHasItTheErrorNamesBoth) {
+  RecordContainers(absl::StrCat("127.0.0.1:", testing::UnusedLoopbackPort()));
+  auto none = Read("worker:0", "stdout");
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound) << none.status();
+  EXPECT_THAT(none.status().message(),
+              HasSubstr("worker:0 stdout (stdout of " + std::string(kWorker)));
+  EXPECT_THAT(none.status().message(), HasSubstr("log aggregation is off"));
+  auto no_task = Read("worker:7", "stdout");
+  EXPECT_EQ(no_task.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(no_task.status().message(), HasSubstr("its tasks are: am, worker:0"));
 }
 
 }  // namespace

@@ -25,17 +25,17 @@ from libtony._tony import (AddressChange, Application, ApplicationEvent, Applica
                            ApplicationStatus, ApplicationSummary, AppState,
                            DependencyCondition, ElasticRange, Framework, JobSpec, JobTimeouts,
                            JobTypeProgress, JobTypeSpec, Resources, RestartPolicy, RestartScope,
-                           RestartSpec, RoleDependency, Submitter, TaskSpec, YamlDetail,
-                           __version__, reattach_tag)
+                           RestartSpec, RoleDependency, Submitter, TaskLog, TaskSpec,
+                           YamlDetail, __version__, reattach_tag)
 from libtony.errors import TaskError, TonyError
 
 __all__ = [
     "AddressChange", "Application", "ApplicationEvent", "ApplicationMonitor",
     "ApplicationStatus", "ApplicationSummary", "AppState", "DependencyCondition", "ElasticRange",
     "Framework", "JobSpec", "JobTimeouts", "JobTypeProgress", "JobTypeSpec", "Resources",
-    "RestartPolicy", "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskSpec",
-    "TaskError", "TonyError", "YamlDetail", "dropped_log_lines", "errors", "log_to_python",
-    "log_to_stderr", "reattach_tag", "run", "__version__",
+    "RestartPolicy", "RestartScope", "RestartSpec", "RoleDependency", "Submitter", "TaskLog",
+    "TaskSpec", "TaskError", "TonyError", "YamlDetail", "dropped_log_lines", "errors",
+    "log_to_python", "log_to_stderr", "reattach_tag", "run", "__version__",
 ]
 
 _COLUMNS = ("total", "allocated", "registered", "running", "succeeded", "failed", "restarts")

@@ -261,6 +261,11 @@ class Application:
         """Asks for the suspended tasks again; they start afresh (from their checkpoints)."""
     def logs(self, task: str, file: str = "stderr", timeout: Duration = None) -> str: ...
 
+class TaskLog:
+    contents: str
+    # "on <NodeManager host:port>", "from the aggregated logs in hdfs://..." or "in <path>".
+    source: str
+
 class Submitter:
     @staticmethod
     def yarn(conf_dir: Optional[str] = None, conf_overrides: Mapping[str, str] = ...,
@@ -277,7 +282,11 @@ class Submitter:
     @property
     def user(self) -> str: ...
     def read_log(self, id: str, task: str, file: str = "stderr",
-                 timeout: Duration = None) -> str: ...
+                 timeout: Duration = None) -> str:
+        """The whole file; on YARN the NodeManager's copy, else YARN's aggregated logs."""
+    def read_task_log(self, id: str, task: str, file: str = "stderr",
+                      timeout: Duration = None) -> "TaskLog":
+        """read_log's text and where it was read (TaskLog.source)."""
     def run(self, fn: Callable[..., object], *args: object, job_types: object = None,
             framework: Optional[str] = None, python: str = "python3",
             kwargs: Optional[Mapping[str, object]] = None, timeout: Duration = None,
