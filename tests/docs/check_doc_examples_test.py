@@ -2,7 +2,8 @@
 """scripts/check-doc-examples runs what it promises to, on pages and fake programs written here.
 
 The fake ytf-submit and ytf log their arguments, so the test sees which commands ran and with
-what; the fake ytf-submit refuses `--bad` as the real one refuses a bad option.
+what; the fake ytf-submit refuses `--bad` as the real one refuses a bad option. A fake libtony
+package logs which backend a python block got.
 """
 
 import os
@@ -72,6 +73,40 @@ site file: /etc/hadoop/conf/tony-site.yaml
 ```
 
 Inline: `ytf-submit -r w:3 'python3 x.py'`, not `ytf-submit --spec job.yaml`.
+
+```sh
+ytf usage --local --by job   # offline: runs
+ytf usage --by job           # the cluster's: does not
+```
+
+```python
+import libtony
+libtony.Submitter.yarn(conf_dir="/etc/hadoop/conf").submit("spec")
+```
+
+```python
+raise SystemExit("boom")
+```
+
+<!-- not-tested: needs a cluster -->
+```python
+import libtony
+libtony.Submitter.yarn().submit("not run")
+```
+"""
+
+# The package's __init__; _tony*.so need only exist.
+FAKE_LIBTONY = """import os
+class Submitter:
+    @staticmethod
+    def yarn(*args, **kwargs):
+        raise RuntimeError("the real yarn() ran")
+    @staticmethod
+    def local():
+        return Submitter()
+    def submit(self, spec):
+        with open(os.environ["FAKE_LOG"], "a") as f:
+            f.write(f"local submit {spec} in {os.environ['TMPDIR'] == os.getcwd()}\\n")
 """
 
 README = """# Top
@@ -97,7 +132,8 @@ BENCH = "# x\n## Old (2025-12-01)\n| 9.99 |\n## Figures (2026-01-02)\n| 1.104 s 
 def main():
     with tempfile.TemporaryDirectory() as root:
         files = {"README.md": README, "bench/x.md": BENCH, "docs/README.md": "# Index\n",
-                 "docs/a.md": A, "bin/ytf-submit": FAKE, "bin/ytf": FAKE}
+                 "docs/a.md": A, "bin/ytf-submit": FAKE, "bin/ytf": FAKE,
+                 "python/libtony/__init__.py": FAKE_LIBTONY, "python/libtony/_tony.so": ""}
         for name, text in files.items():
             os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
             with open(os.path.join(root, name), "w", encoding="utf-8") as f:
@@ -122,13 +158,15 @@ def main():
         "check-doc-examples: docs/a.md:34: python does not compile: invalid syntax (block line 1)",
         "check-doc-examples: docs/a.md:38: a yaml block that is neither a job spec (jobs:) nor a"
         " site file (limits:, templates:): put <!-- not-tested: why --> before it",
+        "check-doc-examples: docs/a.md:64: python (local backend) exited 1: boom" + fix,
         "check-doc-examples: README.md:8: 9.99 is not among the figures of bench/x.md"
         " (2026-01-02)",
         "check-doc-examples: README.md:15: a benchmark figure without the date it was measured"
         " (give it in the last column, or cite a committed bench/ file and its date above the"
         " table)",
-        "check-doc-examples: 8 problem(s); 2 shell blocks run, 4 commands run, 1 yaml checked,"
-        " 0 python compiled, 1 opted out, 1 inline commands run, 0 example specs checked",
+        "check-doc-examples: 9 problem(s); 3 shell blocks run, 5 commands run, 1 yaml checked,"
+        " 3 python compiled, 1 python run, 2 opted out, 1 inline commands run,"
+        " 0 example specs checked",
     ]
     want_ran = [
         "ytf-submit --dry-run -r worker:2 python3 train.py",
@@ -138,6 +176,8 @@ def main():
         "ytf-submit --dry-run --spec JOB true",
         "ytf-submit --dry-run --spec AGAIN",
         "ytf-submit --show_site",
+        "ytf usage --local --by job",
+        "local submit spec in True",
         "ytf-submit --dry-run -r w:3 python3 x.py",
     ]
     ran = [" ".join("JOB" if w.endswith("/job.yaml") else "AGAIN" if w == "again.yaml"
@@ -147,7 +187,8 @@ def main():
         print("ran:\n" + "\n".join(ran) + "\nwanted to run:\n" + "\n".join(want_ran))
         return 1
     print("check-doc-examples: ran exactly the offline commands, with --dry-run where they"
-          " would submit, and found every broken example, marker and figure")
+          " would submit, python against the local backend, and found every broken example,"
+          " marker and figure")
     return 0
 
 
