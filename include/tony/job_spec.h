@@ -171,6 +171,9 @@ struct JobTypeSpec {
   // "rm.yarn.io/" when unprefixed). A placement constraint like anti_affinity (same cluster
   // setting; not both on one role yet). YAML: node_attribute. Default: empty (any node).
   std::string node_attribute;
+  // This role's preemption grace (JobSpec::preemption_grace), overriding the job's. YAML:
+  // jobs.<role>.preemption.grace. Default: unset (the job's).
+  std::optional<absl::Duration> preemption_grace;
 };
 
 struct JobTimeouts {
@@ -220,6 +223,12 @@ struct JobSpec {
   // Hosts the job's containers never run on (the user's own knowledge of bad nodes). YAML:
   // exclude_nodes. Default: none.
   std::vector<std::string> exclude_nodes;
+  // After YARN's preemption notice for a task's container, the task runs this long (to cut a
+  // checkpoint at a point the job chose) and then the AM stops it (SIGTERM, SIGKILL after
+  // timeouts.stop_grace) and releases the container; the task is relaunched as after a
+  // preemption. YARN still takes the container at its own max_wait_before_kill, whatever this
+  // says. 0: the AM never stops it (YARN alone does). YAML: preemption.grace. Default: 0.
+  absl::Duration preemption_grace = absl::ZeroDuration();
   Framework framework = Framework::kTensorFlow;
 
   std::vector<JobTypeSpec> job_types;  // in the order given; must not be empty

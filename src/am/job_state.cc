@@ -18,6 +18,9 @@ std::function<double()> DefaultJitter() {
 
 bool IsSidecar(const TaskSpec& spec) { return spec.job_name == kTensorBoardJobName; }
 
+// YARN's ContainerExitStatus.PREEMPTED: restart policies retry it, nodes never count it.
+constexpr int kPreemptedStatus = -102;
+
 }  // namespace
 
 void JobActions::Append(JobActions&& o) {
@@ -54,6 +57,7 @@ std::optional<absl::Time> JobState::Task::NextDeadline() const {
   if (register_by) consider(*register_by);
   if (phase == TaskPhase::kExitHeld) consider(held_until);
   if (linger_until && phase != TaskPhase::kStopping && !finished()) consider(*linger_until);
+  if (preempt_stop_at) consider(*preempt_stop_at);
   return next;
 }
 
@@ -245,7 +249,7 @@ JobActions JobState::Handle(const JobEvent& e, absl::Time now) {
       if (!outcome_) ApplyExclusion(exclusion_.OnClusterNodes(e.code), &out);
       break;
     case Kind::kPreemptNotice:
-      OnPreemptNotice(e, &out);
+      OnPreemptNotice(e, now, &out);
       break;
     case Kind::kScale:
     case Kind::kSuspend:
@@ -256,7 +260,7 @@ JobActions JobState::Handle(const JobEvent& e, absl::Time now) {
   return out;
 }
 
-void JobState::OnPreemptNotice(const JobEvent& e, JobActions* out) {
+void JobState::OnPreemptNotice(const JobEvent& e, absl::Time now, JobActions* out) {
   // The scheduler repeats its notice in every answer until it took the container: each
   // container is news once. Bounded: a scheduler naming ever new containers cannot grow the AM
   // without end (past the bound, unknown ones are ignored without a line).
@@ -284,6 +288,14 @@ void JobState::OnPreemptNotice(const JobEvent& e, JobActions* out) {
   out->records.push_back({"task_preempt_notice",
                           e.task.ToString(),
                           {{"container", e.container}, {"contract", e.text}}});
+  const absl::Duration grace = PreemptionGrace(*t);
+  if (grace > absl::ZeroDuration()) t->preempt_stop_at = now + grace;
+}
+
+absl::Duration JobState::PreemptionGrace(const Task& t) const {
+  const JobTypeSpec* jt = options_.spec.FindJobType(t.spec.job_name);
+  return jt != nullptr && jt->preemption_grace ? *jt->preemption_grace
+                                               : options_.spec.preemption_grace;
 }
 
 void JobState::OnPublished(absl::Time now, JobActions* out) {
@@ -440,7 +452,10 @@ void JobState::OnCompleted(Task& t, const JobEvent& e, absl::Time now, JobAction
   t.container_ended = true;
   // YARN's ABORTED: released, or its node lost (the NodeManager may not have stopped it).
   t.end_unconfirmed = e.code == -100;
-  if (t.phase == TaskPhase::kExitHeld) {
+  if (t.preempt_stopped && !t.finished()) {
+    // The AM stopped it at the end of its preemption grace: YARN says "killed by the AM".
+    TaskEnded(t, kPreemptedStatus, e.text, EndKind::kContainerEnded, now, out);
+  } else if (t.phase == TaskPhase::kExitHeld) {
     // The container says why the executor saw a SIGTERM: a preemption or a lost node is the
     // cluster's doing (restart policies retry those); anything else, the executor's code stands.
     const int s = e.code;
@@ -502,6 +517,12 @@ void JobState::OnRegistered(Task& t, const JobEvent& e, JobActions* out) {
 void JobState::OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out) {
   if (t.finished() || t.Idle()) return;
   if (t.outside) t.registered = true;  // its start report may have been lost
+  if (t.preempt_stopped && !outcome_) {
+    // Stopped by the AM at the end of its preemption grace: whatever its exit code (a task
+    // that checkpoints on SIGTERM may exit 0), the preemption ended it, not the task.
+    TaskEnded(t, kPreemptedStatus, e.text, EndKind::kExited, now, out);
+    return;
+  }
   const bool by_signal = e.code == 128 + SIGTERM || e.code == 128 + SIGKILL;
   // A task told of its container's preemption may end by itself first (a checkpoint, then an
   // exit, or the notice's signal uncaught by a child): the container's end says whether YARN

@@ -29,6 +29,9 @@
 //     YARN reports unhealthy or lost, is excluded from the job's later requests; the spec's
 //     exclude_nodes and earlier attempts' exclusions from the start. Excluding every node the
 //     cluster runs FAILS the job, naming them.
+//   - YARN's preemption notice for a task's container is passed to its executor; with a
+//     preemption grace (JobSpec::preemption_grace), the AM stops the task once it is over,
+//     unless the task ended or YARN took the container first, and its end is the preemption's.
 //   - Once decided, every task still running is stopped; the job is over when every container
 //     has ended, or the stop deadline has passed, and every executor that may outlive its
 //     container (a lost node) heard that it is over, or orphan_notice has passed. When the
@@ -322,6 +325,10 @@ class JobState {
     std::string node;              // its container's node ("host:port"), where known
     std::string container;         // its container's id, where known
     bool preempt_noticed = false;  // its executor was told its container is to be preempted
+    // The preemption grace (JobSpec::preemption_grace): the AM stops it then, unless it ended.
+    std::optional<absl::Time> preempt_stop_at;
+    // The AM stopped it for a preemption: its end, however it comes, is the preemption's.
+    bool preempt_stopped = false;
     int in_place_restarts = 0;
     // Restart policy, scope task.
     int restarts = 0;
@@ -378,9 +385,12 @@ class JobState {
   void OnExited(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
   void OnCompleted(Task& t, const JobEvent& e, absl::Time now, JobActions* out);
   void OnTensorBoardListening(const std::string& url, JobActions* out);
-  // A notice for a running task's container tells its executor, once per container; one for
-  // a container no task runs now is logged once and ignored.
-  void OnPreemptNotice(const JobEvent& e, JobActions* out);
+  // A notice for a running task's container tells its executor, once per container, and
+  // starts its preemption grace; one for a container no task runs now is logged once and
+  // ignored.
+  void OnPreemptNotice(const JobEvent& e, absl::Time now, JobActions* out);
+  // The role's preemption grace, else the job's (0: none).
+  absl::Duration PreemptionGrace(const Task& t) const;
   void TaskEnded(Task& t, int code, const std::string& tail, EndKind how, absl::Time now,
                  JobActions* out);
   void SidecarEnded(Task& t, int code, const std::string& tail, bool from_container,
@@ -402,6 +412,8 @@ class JobState {
   void ReleaseHeldExits(absl::Time now, JobActions* out);
   void CheckRelaunchedRegistrations(absl::Time now, JobActions* out);
   void CheckLinger(absl::Time now, JobActions* out);
+  // Stops the tasks whose preemption grace is over (the AM's checkpoint point, before YARN's).
+  void StopPreempted(absl::Time now, JobActions* out);
 
   // Role dependencies (job_state_dependencies.cc).
   // Whether every task of `role` is (or was) `when`.

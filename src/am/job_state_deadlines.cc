@@ -16,6 +16,7 @@ JobActions JobState::Tick(absl::Time now) {
   CheckGang(now, &out);
   DueRelaunches(now, &out);
   ReleaseHeldExits(now, &out);
+  StopPreempted(now, &out);
   CheckRelaunchedRegistrations(now, &out);
   CheckDependencies(now, &out);
   CheckElasticStart(now, &out);
@@ -180,6 +181,8 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
     MoveTo(t, TaskPhase::kWaiting, out);
     t.allocated = t.registered = t.started = t.container_ended = false;
     t.preempt_noticed = false;  // a notice was about the old container
+    t.preempt_stop_at.reset();
+    t.preempt_stopped = false;
     t.exit_code = 0;
     t.address.clear();
     t.container.clear();
@@ -193,6 +196,31 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
         << (r.host.empty() ? "" : absl::StrCat(", preferably at ", t.previous_address));
     out->reopen.push_back(id);
     out->relaunches.push_back(std::move(r));
+  }
+}
+
+// The end of a task's preemption grace: the AM stops it (its executor's stop path: SIGTERM, then
+// SIGKILL after stop_grace) and so releases its container before YARN takes it; its end then
+// counts as the preemption (OnExited, OnCompleted). A task that ended meanwhile, whose container
+// YARN took first, or that is stopping anyway is left alone.
+void JobState::StopPreempted(absl::Time now, JobActions* out) {
+  for (const auto& [id, task] : order_) {
+    Task& t = *task;
+    if (!t.preempt_stop_at || now < *t.preempt_stop_at) continue;
+    t.preempt_stop_at.reset();
+    if (outcome_ || t.container_ended || t.finished() || t.Idle() ||
+        t.phase == TaskPhase::kStopping || t.phase == TaskPhase::kExitHeld) {
+      continue;
+    }
+    t.preempt_stopped = true;
+    out->kills.emplace_back(id, options_.spec.timeouts.stop_grace);
+    TONY_DEFER_LOG(out->log, INFO)
+        << id.ToString() << ": preemption grace over; the AM stops it "
+        << "and releases container " << t.container << " before YARN takes it";
+    out->records.push_back({"task_preempt_stop",
+                            id.ToString(),
+                            {{"container", t.container},
+                             {"grace_ms", absl::ToInt64Milliseconds(PreemptionGrace(t))}}});
   }
 }
 

@@ -62,6 +62,7 @@ constexpr FlagDef kFlags[] = {
     {0, "max_attempts", true},
     {0, "exclude_nodes", true},
     {0, "max_node_failures", true},
+    {0, "preemption_grace", true},
     {0, "priority", true},
     {0, "am_memory", true},
     {0, "am_node_label", true},
@@ -499,6 +500,10 @@ absl::Status ApplyFlag(const RawFlag& f, JobSpec* spec, SubmitArgs* out) {
     auto v = spec::ParseNonNegativeInt(f.value);
     if (!v.ok()) return FlagError(*f.def, v.status().message());
     spec->max_node_failures = *v;
+  } else if (name == "preemption_grace") {
+    auto v = spec::ParseGrace(f.value);
+    if (!v.ok()) return FlagError(*f.def, v.status().message());
+    spec->preemption_grace = *v;
   } else if (name == "priority") {
     auto v = spec::ParseNonNegativeInt(f.value);
     if (!v.ok()) return FlagError(*f.def, v.status().message());
@@ -673,6 +678,9 @@ Job:
                          repeatable (docs/job-spec.md, "Bad nodes")
       --max_node_failures <n>   after n task failures on one node, the job's later
                          containers avoid it; 0 never (default 2)
+      --preemption_grace <d>   after YARN's preemption notice, a task runs this long,
+                         then the AM stops it and it is relaunched; YARN's own wait
+                         still bounds it (default 0: YARN alone ends it)
       --priority <n>     YARN application priority: higher runs first within the queue,
                          capped at the cluster's yarn.cluster.max-application-priority
                          (default: the queue's default priority)

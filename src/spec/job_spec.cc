@@ -295,7 +295,7 @@ bool operator==(const JobTypeSpec& a, const JobTypeSpec& b) {
          a.docker_image == b.docker_image && a.command == b.command && a.env == b.env &&
          a.tracked == b.tracked && a.restart == b.restart && a.depends_on == b.depends_on &&
          a.linger == b.linger && a.elastic == b.elastic && a.anti_affinity == b.anti_affinity &&
-         a.node_attribute == b.node_attribute;
+         a.node_attribute == b.node_attribute && a.preemption_grace == b.preemption_grace;
 }
 
 bool operator==(const JobSpec& a, const JobSpec& b) {
@@ -303,15 +303,16 @@ bool operator==(const JobSpec& a, const JobSpec& b) {
          a.application_type == b.application_type && a.view_acls == b.view_acls &&
          a.max_attempts == b.max_attempts && a.priority == b.priority &&
          a.max_node_failures == b.max_node_failures && a.exclude_nodes == b.exclude_nodes &&
-         a.framework == b.framework && a.job_types == b.job_types &&
-         a.task_defaults == b.task_defaults && a.command == b.command && a.env == b.env &&
-         a.docker_image == b.docker_image && a.input_path == b.input_path &&
-         a.output_path == b.output_path && a.script_file == b.script_file && a.files == b.files &&
-         a.archives == b.archives && a.source_dir == b.source_dir &&
-         a.tensorboard == b.tensorboard && a.tensorboard_command == b.tensorboard_command &&
-         a.python_env == b.python_env && a.client_mode == b.client_mode &&
-         a.site_template == b.site_template && a.am_vcores == b.am_vcores &&
-         a.am_memory_mb == b.am_memory_mb && a.am_node_label == b.am_node_label &&
+         a.preemption_grace == b.preemption_grace && a.framework == b.framework &&
+         a.job_types == b.job_types && a.task_defaults == b.task_defaults &&
+         a.command == b.command && a.env == b.env && a.docker_image == b.docker_image &&
+         a.input_path == b.input_path && a.output_path == b.output_path &&
+         a.script_file == b.script_file && a.files == b.files && a.archives == b.archives &&
+         a.source_dir == b.source_dir && a.tensorboard == b.tensorboard &&
+         a.tensorboard_command == b.tensorboard_command && a.python_env == b.python_env &&
+         a.client_mode == b.client_mode && a.site_template == b.site_template &&
+         a.am_vcores == b.am_vcores && a.am_memory_mb == b.am_memory_mb &&
+         a.am_node_label == b.am_node_label &&
          a.work_preserving_restart == b.work_preserving_restart &&
          a.timeouts.registration == b.timeouts.registration && a.timeouts.job == b.timeouts.job &&
          a.timeouts.stop_grace == b.timeouts.stop_grace &&

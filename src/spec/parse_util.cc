@@ -99,6 +99,20 @@ absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text) {
   return d;
 }
 
+absl::StatusOr<absl::Duration> ParseGrace(absl::string_view text) {
+  const std::string s = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  absl::Duration d;
+  if (!absl::ParseDuration(s, &d) || d == absl::InfiniteDuration() ||
+      d == -absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a duration; use e.g. 30s, 2m, or 0 for none"));
+  }
+  if (d < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' must be 0 (none) or more"));
+  }
+  return d;
+}
+
 std::string FormatTimeout(absl::Duration d) {
   if (d == absl::InfiniteDuration()) return "none";
   return absl::FormatDuration(d);

@@ -30,6 +30,8 @@ absl::StatusOr<int64_t> ParseMemoryMb(absl::string_view text);
 // "10m", "30s", "1h30m" (absl::ParseDuration), or "inf"/"none" for no limit. Must be > 0.
 absl::StatusOr<absl::Duration> ParseTimeout(absl::string_view text);
 std::string FormatTimeout(absl::Duration d);
+// A grace: "30s", "1m", or "0" for none (absl::ParseDuration). Must be finite and not negative.
+absl::StatusOr<absl::Duration> ParseGrace(absl::string_view text);
 
 // [a-z][a-z0-9_-]* up to 64 characters.
 bool IsValidJobName(absl::string_view name);

@@ -226,6 +226,7 @@ void FillJobType(JobTypeSpec& s, const JobTypeSpec& b) {
   Fill(s.elastic, b.elastic, d.elastic);
   Fill(s.anti_affinity, b.anti_affinity, d.anti_affinity);
   Fill(s.node_attribute, b.node_attribute, d.node_attribute);
+  Fill(s.preemption_grace, b.preemption_grace, d.preemption_grace);
 }
 
 // The base's roles first, in its order (the order containers are asked for), then the job's.
@@ -262,6 +263,7 @@ void FillSpec(JobSpec& s, const JobSpec& b) {
   Fill(s.work_preserving_restart, b.work_preserving_restart, d.work_preserving_restart);
   Fill(s.max_node_failures, b.max_node_failures, d.max_node_failures);
   Fill(s.exclude_nodes, b.exclude_nodes, d.exclude_nodes);
+  Fill(s.preemption_grace, b.preemption_grace, d.preemption_grace);
   Fill(s.framework, b.framework, d.framework);
   FillJobTypes(s.job_types, b.job_types);
   FillResources(s.task_defaults, b.task_defaults);

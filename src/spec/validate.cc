@@ -34,6 +34,14 @@ absl::Status Invalid(absl::string_view key, absl::string_view flag, absl::string
   return absl::InvalidArgumentError(absl::StrCat(key, " (", flag, "): ", problem));
 }
 
+// A preemption grace: finite, not negative.
+absl::Status CheckGrace(absl::Duration grace, absl::string_view key) {
+  if (grace < absl::ZeroDuration() || grace == absl::InfiniteDuration()) {
+    return Invalid(key, "", "must be 0 (none) or a finite duration such as 30s");
+  }
+  return absl::OkStatus();
+}
+
 // A host of exclude_nodes: as YARN names nodes (no port, no spaces, no list separators).
 absl::Status CheckHostName(absl::string_view host) {
   bool ok = !host.empty() && host.size() <= 255;
@@ -325,6 +333,12 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   for (const std::string& host : spec.exclude_nodes) {
     if (auto s = CheckHostName(host); !s.ok()) return s;
+  }
+  if (auto s = CheckGrace(spec.preemption_grace, "preemption.grace"); !s.ok()) return s;
+  for (const JobTypeSpec& jt : spec.job_types) {
+    if (!jt.preemption_grace) continue;
+    const std::string key = absl::StrCat("jobs.", jt.name, ".preemption.grace");
+    if (auto s = CheckGrace(*jt.preemption_grace, key); !s.ok()) return s;
   }
   for (const JobTypeSpec& jt : spec.job_types) {
     if (!jt.node_attribute.empty()) {

@@ -60,6 +60,14 @@ absl::StatusOr<std::vector<RoleDependency>> DependenciesFrom(const Reader& r,
   return out;
 }
 
+// preemption: {grace: 30s}, at `key` (the job's or a role's).
+absl::StatusOr<absl::Duration> PreemptionGraceFrom(const Reader& r, const std::string& key,
+                                                   const YAML::Node& n) {
+  TONY_RETURN_IF_ERROR(r.CheckKeys(n, key, {"grace"}));
+  if (!n["grace"]) return r.Error(n, key, "needs grace, e.g. {grace: 30s}");
+  return r.Parsed<absl::Duration>(n["grace"], key + ".grace", spec::ParseGrace);
+}
+
 absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name,
                                         const YAML::Node& n) {
   std::string key = absl::StrCat("jobs.", name);
@@ -70,7 +78,7 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
       r.CheckKeys(n, key,
                   {"instances", "vcores", "memory", "gpus", "node_label", "docker_image", "command",
                    "env", "tracked", "tasks", "restart", "depends_on", "linger", "elastic",
-                   "anti_affinity", "node_attribute"}));
+                   "anti_affinity", "node_attribute", "preemption"}));
   if (n["instances"]) {
     TONY_ASSIGN_OR_RETURN(
         jt.instances, r.Parsed<int>(n["instances"], key + ".instances", spec::ParsePositiveInt));
@@ -134,6 +142,10 @@ absl::StatusOr<JobTypeSpec> JobTypeFrom(const Reader& r, const std::string& name
     TONY_ASSIGN_OR_RETURN(jt.node_attribute,
                           r.String(n["node_attribute"], key + ".node_attribute"));
   }
+  if (n["preemption"]) {
+    TONY_ASSIGN_OR_RETURN(jt.preemption_grace,
+                          PreemptionGraceFrom(r, key + ".preemption", n["preemption"]));
+  }
   if (n["linger"]) {
     TONY_ASSIGN_OR_RETURN(std::string text, r.String(n["linger"], key + ".linger"));
     absl::StatusOr<absl::Duration> d = spec::ParseTimeout(text);
@@ -167,6 +179,7 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
                                     "max_attempts",
                                     "max_node_failures",
                                     "exclude_nodes",
+                                    "preemption",
                                     "priority",
                                     "framework",
                                     "command",
@@ -216,6 +229,10 @@ absl::StatusOr<JobSpec> SpecFrom(const Reader& r, const YAML::Node& root) {
   }
   if (root["exclude_nodes"]) {
     TONY_ASSIGN_OR_RETURN(spec.exclude_nodes, r.StringList(root["exclude_nodes"], "exclude_nodes"));
+  }
+  if (root["preemption"]) {
+    TONY_ASSIGN_OR_RETURN(spec.preemption_grace,
+                          PreemptionGraceFrom(r, "preemption", root["preemption"]));
   }
   if (root["priority"]) {
     TONY_ASSIGN_OR_RETURN(spec.priority,
@@ -474,6 +491,12 @@ void EmitRoleSummary(YAML::Emitter& out, const JobSpec& spec) {
   out << YAML::EndSeq;
 }
 
+void EmitPreemption(YAML::Emitter& out, absl::Duration grace) {
+  out << YAML::Key << "preemption" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "grace" << YAML::Value << absl::FormatDuration(grace);
+  out << YAML::EndMap;
+}
+
 std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   YAML::Emitter out;
   out << YAML::BeginMap;
@@ -493,6 +516,9 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
   if (!spec.exclude_nodes.empty()) {
     out << YAML::Key << "exclude_nodes" << YAML::Value;
     EmitStringList(out, spec.exclude_nodes);
+  }
+  if (spec.preemption_grace != absl::ZeroDuration()) {
+    EmitPreemption(out, spec.preemption_grace);
   }
   if (spec.priority) out << YAML::Key << "priority" << YAML::Value << *spec.priority;
   out << YAML::Key << "framework" << YAML::Value << std::string(FrameworkName(spec.framework));
@@ -593,6 +619,7 @@ std::string JobSpecToYaml(const JobSpec& spec, YamlDetail detail) {
     if (jt.linger > absl::ZeroDuration()) {
       out << YAML::Key << "linger" << YAML::Value << spec::FormatTimeout(jt.linger);
     }
+    if (jt.preemption_grace) EmitPreemption(out, *jt.preemption_grace);
     if (jt.anti_affinity) out << YAML::Key << "anti_affinity" << YAML::Value << true;
     if (!jt.node_attribute.empty()) {
       out << YAML::Key << "node_attribute" << YAML::Value << jt.node_attribute;

@@ -7,6 +7,8 @@
 
 #include "am/job_state.h"
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -1043,6 +1045,150 @@ TEST(JobStateSuspendTest, SuspendIsRefusedWhenItCannotStopTheJob) {
   EXPECT_EQ(over.CheckSuspendRequest(false).code(), absl::StatusCode::kFailedPrecondition);
   // Refused as an event too (the AM checks first; the job may have moved on meanwhile).
   EXPECT_EQ(Describe(over.On(JobEvent::Suspend(), kStart + absl::Seconds(2))), "");
+}
+
+// The preemption grace (preemption: {grace: ...}): a job whose worker runs in container c1 on
+// n1, restartable, told of c1's preemption at +2 s. `grace` is the job's; `worker_grace`, when
+// set, the role's.
+std::unique_ptr<JobState> NoticedAt2s(absl::Duration grace,
+                                      std::optional<absl::Duration> worker_grace = std::nullopt) {
+  JobTypeSpec worker =
+      WithRestart(Job("worker", 1), RestartPolicy::kExitCode, RestartScope::kTask, 2);
+  worker.preemption_grace = worker_grace;
+  JobStateOptions o = Options({worker});
+  o.spec.preemption_grace = grace;
+  auto state = std::make_unique<JobState>(o);
+  state->Start(kStart);
+  const TaskId w = T("worker:0");
+  RunTable(*state, {
+                       {absl::Seconds(1), JobEvent::Allocated(w, "c1", "n1:8041"), ""},
+                       {absl::Seconds(1), JobEvent::Registered(w, "h:1000"), ""},
+                       {absl::Seconds(1), JobEvent::Published(), ""},
+                       {absl::Seconds(1), JobEvent::Started(w), "", "worker:0=RUNNING"},
+                       {absl::Seconds(2), JobEvent::PreemptNotice(w, "c1", "strict"),
+                        "preempt worker:0=c1"},
+                   });
+  return state;
+}
+
+// Notice at t, grace g: the AM stops the task at t+g (its stop path, the job's stop_grace) with
+// an event saying so; the task's end, whatever its exit code, is the preemption's: its restart
+// policy relaunches it once the container is gone, and the job goes on.
+TEST(JobStatePreemptGraceTest, TheAmStopsTheTaskWhenItsGraceIsOver) {
+  std::unique_ptr<JobState> state = NoticedAt2s(absl::Seconds(5));
+  EXPECT_EQ(state->NextWake(), kStart + absl::Seconds(7));
+  JobActions early = state->Tick(kStart + absl::Seconds(7) - absl::Milliseconds(1));
+  EXPECT_EQ(Describe(early), "");
+  JobActions stop = state->Tick(kStart + absl::Seconds(7));
+  EXPECT_EQ(Describe(stop), "kill worker:0");
+  ASSERT_EQ(stop.kills.size(), 1u);
+  EXPECT_EQ(stop.kills[0].second, absl::Seconds(10));  // timeouts.stop_grace
+  EXPECT_THAT(stop.records,
+              ::testing::ElementsAre(JobRecord{
+                  "task_preempt_stop", "worker:0", {{"container", "c1"}, {"grace_ms", 5000}}}));
+  EXPECT_THAT(stop.log.Texts(), ::testing::ElementsAre(
+                                    HasSubstr("worker:0: preemption grace over; the AM stops it")));
+  EXPECT_EQ(state->NextWake(), absl::InfiniteFuture());
+  const TaskId w = T("worker:0");
+  RunTable(
+      *state,
+      {
+          // Checkpointed on SIGTERM and exited 0: still the preemption, not a success.
+          {absl::Seconds(8), JobEvent::Exited(w, 0), "", "worker:0=RESTARTING"},
+          {absl::Seconds(8), JobEvent::Completed(w, -105, "Container killed by the AM"), ""},
+          {absl::Seconds(18), std::nullopt, "reopen worker:0; relaunch worker:0@h:1000",
+           "worker:0=WAITING"},
+          // The new container's notice is news again; no stop is pending from the old one.
+          {absl::Seconds(19), JobEvent::Allocated(w, "c2", "n2:8041"), ""},
+          {absl::Seconds(19), JobEvent::PreemptNotice(w, "c2", "contract"), "preempt worker:0=c2"},
+          {absl::Seconds(23), std::nullopt, ""},
+          {absl::Seconds(24), std::nullopt, "kill worker:0"},
+      });
+  EXPECT_EQ(state->outcome(), std::nullopt);
+  EXPECT_THAT(state->Status(kStart + absl::Seconds(24)).diagnostics,
+              HasSubstr("exit status -102: preempted by the scheduler; task restart 1 of 2"));
+}
+
+// The container's end may come before the executor's report (or without one): the same.
+TEST(JobStatePreemptGraceTest, AStoppedTasksContainerEndIsThePreemption) {
+  std::unique_ptr<JobState> state = NoticedAt2s(absl::Seconds(5));
+  const TaskId w = T("worker:0");
+  RunTable(*state, {
+                       {absl::Seconds(7), std::nullopt, "kill worker:0"},
+                       {absl::Seconds(8), JobEvent::Completed(w, -105, "killed by the AM"), "",
+                        "worker:0=RESTARTING"},
+                       {absl::Seconds(8), JobEvent::Exited(w, 143), "", "worker:0=RESTARTING"},
+                   });
+  EXPECT_EQ(state->outcome(), std::nullopt);
+}
+
+// A role's grace overrides the job's.
+TEST(JobStatePreemptGraceTest, ARolesGraceOverridesTheJobs) {
+  std::unique_ptr<JobState> state = NoticedAt2s(absl::Seconds(30), absl::Seconds(3));
+  EXPECT_EQ(state->NextWake(), kStart + absl::Seconds(5));
+  EXPECT_EQ(Describe(state->Tick(kStart + absl::Seconds(5))), "kill worker:0");
+  // A role may turn the job's grace off.
+  state = NoticedAt2s(absl::Seconds(30), absl::ZeroDuration());
+  EXPECT_EQ(state->NextWake(), absl::InfiniteFuture());
+  EXPECT_EQ(Describe(state->Tick(kStart + absl::Hours(1))), "");
+}
+
+// What happens before the grace is over leaves nothing for the AM to stop.
+TEST(JobStatePreemptGraceTest, NoStopWhenTheGraceCannotApply) {
+  const TaskId w = T("worker:0");
+  struct Case {
+    std::string name;
+    absl::Duration grace;
+    std::vector<Row> rows;  // after the notice at +2 s
+  };
+  const std::vector<Case> cases = {
+      {"no grace: today's behaviour, YARN alone ends it",
+       absl::ZeroDuration(),
+       {{absl::Seconds(7), std::nullopt, ""},
+        {absl::Minutes(10), std::nullopt, ""},
+        {absl::Minutes(10), JobEvent::Completed(w, -102, "preempted"), "", "worker:0=RESTARTING"}}},
+      {"YARN took the container first",
+       absl::Seconds(5),
+       {{absl::Seconds(4), JobEvent::Completed(w, -102, "preempted"), "", "worker:0=RESTARTING"},
+        {absl::Seconds(7), std::nullopt, "", "worker:0=RESTARTING"}}},
+      {"the task exited first (held for its container's word)",
+       absl::Seconds(5),
+       {{absl::Seconds(3), JobEvent::Exited(w, 143), "", "worker:0=EXIT_HELD"},
+        {absl::Seconds(7), std::nullopt, "", "worker:0=EXIT_HELD"},
+        {absl::Seconds(8), JobEvent::Completed(w, -102, "preempted"), "", "worker:0=RESTARTING"}}},
+      {"the task finished first",
+       absl::Seconds(5),
+       {{absl::Seconds(3), JobEvent::Exited(w, 0), "outcome SUCCEEDED", "worker:0=EXITED"},
+        {absl::Seconds(7), std::nullopt, ""}}},
+      {"the job was killed first: stopped with the rest, once",
+       absl::Seconds(5),
+       {{absl::Seconds(3), JobEvent::Kill("killed"), "kill worker:0; outcome KILLED",
+         "worker:0=STOPPING"},
+        {absl::Seconds(7), std::nullopt, ""}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::unique_ptr<JobState> state = NoticedAt2s(c.grace);
+    RunTable(*state, c.rows);
+  }
+}
+
+// A notice for a container no task runs sets no grace: nothing to stop, nothing to wake for.
+TEST(JobStatePreemptGraceTest, ANoticeForAnUnknownContainerStopsNothing) {
+  std::unique_ptr<JobState> state = NoticedAt2s(absl::Seconds(5));
+  JobState& s = *state;
+  // The known one's stop is due at +7 s; the unknown ones add nothing to it.
+  EXPECT_EQ(Describe(s.On(JobEvent::PreemptNotice({}, "c9", "strict"), kStart + absl::Seconds(3))),
+            "");
+  EXPECT_EQ(Describe(s.On(JobEvent::PreemptNotice(T("worker:0"), "c8", "strict"),
+                          kStart + absl::Seconds(3))),
+            "");
+  EXPECT_EQ(
+      Describe(s.On(JobEvent::PreemptNotice(T("ps:0"), "c7", "strict"), kStart + absl::Seconds(3))),
+      "");
+  EXPECT_EQ(s.NextWake(), kStart + absl::Seconds(7));
+  EXPECT_EQ(Describe(s.Tick(kStart + absl::Seconds(7))), "kill worker:0");
+  EXPECT_EQ(Describe(s.Tick(kStart + absl::Seconds(30))), "");
 }
 
 }  // namespace

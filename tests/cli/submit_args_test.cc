@@ -610,5 +610,17 @@ TEST(SubmitArgsTest, ExcludeNodesAndMaxNodeFailures) {
               HasSubstr("--max_node_failures"));
 }
 
+// --preemption_grace sets the job's grace; a bad one is one line naming the flag.
+TEST(SubmitArgsTest, PreemptionGrace) {
+  auto args = Parse({"-r", "worker:1", "--preemption_grace", "20s", "cmd"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->spec.preemption_grace, absl::Seconds(20));
+  EXPECT_EQ(Parse({"-r", "worker:1", "cmd"})->spec.preemption_grace, absl::ZeroDuration());
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--preemption_grace", "-5s", "cmd"}),
+              HasSubstr("--preemption_grace: '-5s' must be 0 (none) or more"));
+  EXPECT_THAT(ErrorOf({"-r", "worker:1", "--preemption_grace", "soon", "cmd"}),
+              HasSubstr("--preemption_grace: 'soon' is not a duration"));
+}
+
 }  // namespace
 }  // namespace tony::cli

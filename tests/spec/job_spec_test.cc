@@ -16,6 +16,7 @@ namespace tony {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 JobSpec PsWorker() {
   JobSpec spec;
@@ -457,6 +458,66 @@ jobs:
     ASSERT_FALSE(r.ok()) << c.jobs;
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.expected)) << c.jobs;
   }
+}
+
+// preemption: {grace: ...} at the top and per role; a role's wins, 0 turns it off; the spec
+// round-trips. Bad values are one line naming the key.
+TEST(JobSpecYamlTest, PreemptionGraceAtTheTopAndPerRole) {
+  auto spec = ParseJobSpecYaml(R"(command: x
+preemption: {grace: 20s}
+jobs:
+  ps: {}
+  worker: {preemption: {grace: 5s}}
+  chief: {preemption: {grace: 0}}
+)",
+                               "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->preemption_grace, absl::Seconds(20));
+  EXPECT_EQ(spec->FindJobType("ps")->preemption_grace, std::nullopt);
+  EXPECT_EQ(spec->FindJobType("worker")->preemption_grace, absl::Seconds(5));
+  EXPECT_EQ(spec->FindJobType("chief")->preemption_grace, absl::ZeroDuration());
+  EXPECT_TRUE(ValidateJobSpec(*spec).ok());
+  auto again = ParseJobSpecYaml(JobSpecToYaml(*spec), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *spec);
+  // Absent: no grace, and none written.
+  auto plain = ParseJobSpecYaml("command: x\njobs: {worker: {}}\n", "job.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->preemption_grace, absl::ZeroDuration());
+  EXPECT_THAT(JobSpecToYaml(*plain), Not(HasSubstr("preemption")));
+
+  struct Case {
+    const char* yaml;
+    const char* expected;
+  } cases[] = {
+      {"preemption: {grace: -5s}\n", "preemption.grace: '-5s' must be 0 (none) or more"},
+      {"preemption: {grace: soon}\n", "preemption.grace: 'soon' is not a duration"},
+      {"preemption: {grace: inf}\n", "preemption.grace: 'inf' is not a duration"},
+      {"preemption: {}\n", "preemption: needs grace"},
+      {"preemption: {wait: 5s}\n", "preemption"},
+      {"jobs: {worker: {preemption: {grace: -1m}}}\n",
+       "jobs.worker.preemption.grace: '-1m' must be 0 (none) or more"},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseJobSpecYaml(absl::StrCat("command: x\n", c.yaml), "job.yaml");
+    ASSERT_FALSE(r.ok()) << c.yaml;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << c.yaml;
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.expected)) << c.yaml;
+    EXPECT_THAT(std::string(r.status().message()), Not(HasSubstr("\n"))) << c.yaml;
+  }
+}
+
+TEST(ValidateJobSpecTest, APreemptionGraceIsFiniteAndNotNegative) {
+  ExpectEachRejected(
+      PsWorker(),
+      {
+          {"negative", [](JobSpec* s) { s->preemption_grace = -absl::Seconds(1); },
+           "preemption.grace: must be 0 (none) or a finite duration"},
+          {"infinite", [](JobSpec* s) { s->preemption_grace = absl::InfiniteDuration(); },
+           "preemption.grace: must be 0 (none) or a finite duration"},
+          {"a role's", [](JobSpec* s) { s->job_types[1].preemption_grace = -absl::Seconds(1); },
+           "jobs.worker.preemption.grace: must be 0"},
+      });
 }
 
 TEST(ValidateJobSpecTest, DependenciesNeedKnownRolesNoCycleAndLingerAnUntrackedRole) {
