@@ -238,18 +238,32 @@ Decision RegistrationModel::Register(absl::string_view job, int index, const std
   return d;
 }
 
+// UNAVAILABLE, which executors retry within their registration's deadline: a new AM attempt
+// admits a later round only once the roles it depends on are back, and the executors of that
+// round, still running from the earlier attempt, register before (ALREADY_EXISTS made them give
+// up at once and count the wait as the AM's silence, toward am_unreachable).
+Decision RegistrationModel::NotAdmittedYet(const Task& task) const {
+  Decision d;
+  d.reply = Decision::Reply::kRefuse;
+  d.status = absl::UnavailableError(
+      absl::StrCat("the task is ", TaskPhaseName(task.phase),
+                   ": its job type is not admitted yet (it waits for the roles it depends on); "
+                   "register again"));
+  return d;
+}
+
 Decision RegistrationModel::RegisterGathering(Task& task, const std::string& address,
                                               absl::Time now) {
   Decision d;
+  if (task.phase == P::kDeferred) return NotAdmittedYet(task);
   // A relaunched task is news even back at its old address.
   d.news = task.phase != P::kParked || task.address != address;
   if (task.phase != P::kParked && !Move(task, task.elastic ? E::kRegisterElastic : E::kRegister)) {
     d.reply = Decision::Reply::kRefuse;
     d.news = false;
-    d.status = absl::AlreadyExistsError(
-        absl::StrCat("the task is ", TaskPhaseName(task.phase), " and cannot register: ",
-                     task.phase == P::kDeferred ? "its job type is not admitted yet"
-                                                : "the ApplicationMaster excused it"));
+    d.status = absl::AlreadyExistsError(absl::StrCat("the task is ", TaskPhaseName(task.phase),
+                                                     " and cannot register: the ApplicationMaster "
+                                                     "excused it"));
     return d;
   }
   task.address = address;  // a registration again replaces the address
@@ -265,6 +279,7 @@ Decision RegistrationModel::RegisterPublished(Task& task, absl::string_view job,
                                               const std::string& address, absl::Time now) {
   Decision d;
   if (task.phase == P::kJoining || task.phase == P::kJoined) return Join(task, address, now);
+  if (task.phase == P::kDeferred) return NotAdmittedYet(task);
   const TaskPhase before = task.phase;
   if (Move(task, task.elastic ? E::kRegisterElastic : E::kRegister)) {
     // Relaunched (or elastic, coming and going): welcome back, wherever it is.

@@ -168,6 +168,8 @@ class RegistrationModel {
   bool Move(Task& task, TaskEvent event) const;
   absl::Status Superseded(const Task& task, const std::string& address) const;
   Decision RegisterGathering(Task& task, const std::string& address, absl::Time now);
+  // The refusal of a task whose job type is not admitted yet: UNAVAILABLE, to be retried.
+  Decision NotAdmittedYet(const Task& task) const;
   Decision RegisterPublished(Task& task, absl::string_view job, int index,
                              const std::string& address, absl::Time now);
   Decision Join(Task& task, const std::string& address, absl::Time now);

@@ -499,8 +499,6 @@ TEST_F(BrokerTest, ADeferredRoleJoinsInTheNextVersionOnceAllOfItRegistered) {
   first.jobs = {{"prep", {"127.0.0.1:7001"}}, {"ps", {"127.0.0.1:7000"}}};
   EXPECT_EQ(*prep, first);
   EXPECT_EQ(*ps.get(), first);
-  auto early = Client()->Register("worker", 0, "127.0.0.1", 7002, absl::Seconds(5));
-  EXPECT_EQ(early.status().code(), absl::StatusCode::kAlreadyExists) << early.status();
 
   // prep finishes; the workers are admitted and wait for each other.
   ASSERT_TRUE(Client()->ReportExit("prep", 0, 0, "").ok());
@@ -520,6 +518,29 @@ TEST_F(BrokerTest, ADeferredRoleJoinsInTheNextVersionOnceAllOfItRegistered) {
   // Registering again at the same address gets the same spec.
   auto again = Client()->Register("worker", 1, "127.0.0.1", 7003, absl::Seconds(5));
   EXPECT_EQ(*again, second);
+}
+
+// After an AM restart, the executors of a later round (depends_on) re-register with the new
+// attempt before it admits their role: their registration waits for the admission (the executor
+// counts no AM silence while it does), within its own deadline, instead of being refused.
+TEST_F(BrokerTest, ARegistrationBeforeItsRolesAdmissionWaitsForIt) {
+  deferred_ = {"worker"};
+  StartBroker({{"ps", 1}, {"worker", 1}});
+  auto ps = Client()->Register("ps", 0, "127.0.0.1", 7100, absl::Seconds(10));
+  ASSERT_TRUE(ps.ok()) << ps.status();
+  // Not admitted within the call's deadline: DEADLINE_EXCEEDED, saying why.
+  auto short_wait = Client()->Register("worker", 0, "127.0.0.1", 7101, absl::Milliseconds(300));
+  EXPECT_EQ(short_wait.status().code(), absl::StatusCode::kDeadlineExceeded) << short_wait.status();
+  EXPECT_THAT(std::string(short_wait.status().message()), HasSubstr("not admitted yet"));
+
+  auto w0 = RegisterAsync("worker", 0, 7101);
+  // Still waiting (it was refused at once before).
+  EXPECT_EQ(w0.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout);
+  broker_->Admit({"worker"});
+  auto spec = w0.get();
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->version, 2);
+  EXPECT_EQ(spec->jobs.at("worker"), std::vector<std::string>{"127.0.0.1:7101"});
 }
 
 TEST_F(BrokerTest, AnElasticRoleNeverWaitsAndIsNoPartOfTheSpec) {

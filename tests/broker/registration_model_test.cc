@@ -256,7 +256,7 @@ TEST(RegistrationModelTest, ADeferredRoleJoinsTheNextVersionOnceAllOfItRegistere
       {"register ps:0 h:1", "park news"},
       {"register prep:0 h:2", "park news v1 release"},
       {"spec", "v1 prep=h:2 ps=h:1"},
-      {"register worker:0 h:3", "refuse ALREADY_EXISTS"},  // not admitted yet
+      {"register worker:0 h:3", "refuse UNAVAILABLE"},  // not admitted yet: retried
       {"exit prep:0", "ok"},
       {"phase prep:0", "EXITED"},
       {"admit worker", ""},
@@ -267,7 +267,8 @@ TEST(RegistrationModelTest, ADeferredRoleJoinsTheNextVersionOnceAllOfItRegistere
       {"phase worker:0", "JOINED"},
       {"register worker:0 h:3", "park"},
       {"register worker:1 h:4", "park news v2 release"},
-      {"spec", "v2 ps=h:1 worker=h:3,h:4"},  // prep exited: gone
+      {"spec", "v2 ps=h:1 worker=h:3,h:4"},                // prep exited: gone
+      {"register evaluator:0 h:5", "refuse UNAVAILABLE"},  // after publication too
       {"phase worker:0", "REGISTERED"},
       {"register worker:1 h:4", "now"},
   });
@@ -318,9 +319,9 @@ TEST(RegistrationModelTest, ADeferredTaskIsRefusedUntilItsRoleIsAdmittedEvenReop
   t.Run({
       {"reopen worker:1", ""},
       {"phase worker:1", "DEFERRED"},
-      {"register worker:1 h:2", "refuse ALREADY_EXISTS"},
+      {"register worker:1 h:2", "refuse UNAVAILABLE"},
       {"register rendezvous:0 h:1", "park news v1 release"},
-      {"register worker:1 h:2", "refuse ALREADY_EXISTS"},
+      {"register worker:1 h:2", "refuse UNAVAILABLE"},
       {"admit worker", ""},
       {"register worker:1 h:2", "now news"},
   });
