@@ -34,9 +34,9 @@ inline constexpr int kDefaultVcores = 1;
 inline constexpr int64_t kDefaultMemoryMb = 8192;  // as in ytf-submit's original design
 inline constexpr int kDefaultGpus = 0;
 
-enum class Framework { kTensorFlow, kPyTorch, kHorovod, kCustom, kJax };
+enum class Framework { kTensorFlow, kPyTorch, kHorovod, kCustom, kJax, kMpi };
 
-// "tensorflow", "pytorch", "horovod", "custom", "jax".
+// "tensorflow", "pytorch", "horovod", "custom", "jax", "mpi".
 TONY_EXPORT absl::string_view FrameworkName(Framework framework);
 TONY_EXPORT absl::StatusOr<Framework> ParseFramework(absl::string_view name);
 
@@ -290,10 +290,11 @@ struct TaskSpec {
 };
 
 // The success policy. In client mode the client task alone decides (it drives the cluster);
-// otherwise, with a "chief" job type the chief alone decides (it is TensorFlow's coordinator:
-// with ParameterServerStrategy workers never exit on their own); without one every job type but
-// "ps", "evaluator" and "tensorboard" is tracked. Untracked tasks are stopped once the tracked
-// ones are done, and fail the job if they die before that.
+// in an MPI job the launcher alone decides (mpirun); otherwise, with a "chief" job type the chief
+// alone decides (it is TensorFlow's coordinator: with ParameterServerStrategy workers never exit
+// on their own); without one every job type but "ps", "evaluator" and "tensorboard" is tracked.
+// Untracked tasks are stopped once the tracked ones are done, and fail the job if they die before
+// that.
 TONY_EXPORT bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name);
 
 // The job name of the client task (JobSpec::client_mode): it runs on the submitting machine,
@@ -301,6 +302,10 @@ TONY_EXPORT bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_n
 inline constexpr char kClientJobName[] = "client";
 // The job type of the TensorBoard sidecar (`-t`): untracked, and its death never fails the job.
 inline constexpr char kTensorBoardJobName[] = "tensorboard";
+// The job type of an MPI job's (--framework mpi) one task that runs `mpirun`: the only tracked
+// role, so the job ends with mpirun's exit. The other roles' tasks run Open MPI's daemons
+// (docs/mpi.md).
+inline constexpr char kMpiLauncherJobName[] = "launcher";
 // The job type ExpandElastic adds: one untracked task hosting torch's c10d store, the
 // rendezvous of the elastic role's agents, so that it dies with none of them.
 inline constexpr char kRendezvousJobName[] = "rendezvous";

@@ -640,7 +640,7 @@ Job:
   -n, --name <name>      application name (default "TensorFlow")
       --client           also run the command here, as task client:0, once every
                          task registered; its exit decides the job's outcome
-      --framework <f>    tensorflow (default), pytorch, jax, horovod or custom
+      --framework <f>    tensorflow (default), pytorch, jax, mpi, horovod or custom
   -e, --env KEY=VALUE    extra environment for every task; repeatable
       --file <file>      extra local file shipped to every task; repeatable
       --archive <file>   extra local archive (.tar.gz, .tgz, .tar, .zip, .jar) unpacked for

@@ -49,7 +49,8 @@ void BindEnums(py::module_& m) {
                        {"PYTORCH", Framework::kPyTorch},
                        {"HOROVOD", Framework::kHorovod},
                        {"CUSTOM", Framework::kCustom},
-                       {"JAX", Framework::kJax}});
+                       {"JAX", Framework::kJax},
+                       {"MPI", Framework::kMpi}});
   BindEnum<RestartPolicy>(m, "RestartPolicy", &RestartPolicyName,
                           {{"NEVER", RestartPolicy::kNever},
                            {"ON_FAILURE", RestartPolicy::kOnFailure},

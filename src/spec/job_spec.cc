@@ -22,17 +22,19 @@ absl::string_view FrameworkName(Framework framework) {
       return "custom";
     case Framework::kJax:
       return "jax";
+    case Framework::kMpi:
+      return "mpi";
   }
   return "custom";
 }
 
 absl::StatusOr<Framework> ParseFramework(absl::string_view name) {
   for (Framework f : {Framework::kTensorFlow, Framework::kPyTorch, Framework::kHorovod,
-                      Framework::kCustom, Framework::kJax}) {
+                      Framework::kCustom, Framework::kJax, Framework::kMpi}) {
     if (name == FrameworkName(f)) return f;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown framework '", name, "'; use tensorflow, pytorch, jax, horovod or custom"));
+      "unknown framework '", name, "'; use tensorflow, pytorch, jax, mpi, horovod or custom"));
 }
 
 const JobTypeSpec* JobSpec::FindJobType(absl::string_view job_name) const {
@@ -58,6 +60,9 @@ int JobSpec::TotalTasks() const {
 
 bool IsTrackedByDefault(const JobSpec& spec, absl::string_view job_name) {
   if (spec.client_mode) return job_name == kClientJobName;
+  // mpirun decides: the daemons' tasks are stopped once it ended, and fail the job if they die
+  // non-zero before that.
+  if (spec.framework == Framework::kMpi) return job_name == kMpiLauncherJobName;
   if (spec.FindJobType("chief") != nullptr) return job_name == "chief";
   return job_name != "ps" && job_name != "tensorboard" && job_name != "evaluator" &&
          job_name != kRendezvousJobName;

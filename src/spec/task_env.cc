@@ -3,6 +3,7 @@
 #include "spec/task_env.h"
 
 #include "spec/jax_env.h"
+#include "spec/mpi_env.h"
 #include "spec/python_env.h"
 
 #include <string>
@@ -231,6 +232,7 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
   if (spec.framework == Framework::kJax) {
     AddJaxEnv(Group(full_cluster, chief_job, task), cluster != nullptr, &env);
   }
+  AddMpiEnv(spec, task, &env);
   if (cluster == nullptr && !spec.python_env.empty() && !is_client) {
     // A dry run shows what the executor will do in the container (python_env.h).
     if (env.find("PATH") == env.end()) env["PATH"] = "<the node's PATH>";
@@ -239,6 +241,10 @@ std::map<std::string, std::string> BuildTaskEnvironment(const JobSpec& spec, con
   }
   if (cluster == nullptr && spec.framework == Framework::kJax && !is_client) {
     ApplyJaxPlugin(absl::StrCat("<container dir>/", kJaxPluginDir), &env);
+  }
+  if (cluster == nullptr && spec.framework == Framework::kMpi &&
+      task.job_name == kMpiLauncherJobName) {
+    ApplyMpiAgent("<the executor>", &env);
   }
   return env;
 }

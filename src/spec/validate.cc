@@ -301,6 +301,37 @@ absl::Status CheckElastic(const JobSpec& spec) {
   return absl::OkStatus();
 }
 
+// An MPI job: one launcher task runs mpirun, the other roles' tasks run its daemons (ranks).
+absl::Status CheckMpi(const JobSpec& spec) {
+  if (spec.framework != Framework::kMpi) return absl::OkStatus();
+  constexpr absl::string_view kFlag = "-r/--cluster_requirement";
+  const JobTypeSpec* launcher = spec.FindJobType(kMpiLauncherJobName);
+  if (launcher == nullptr) {
+    return Invalid("jobs", kFlag,
+                   "an MPI job needs a 'launcher' role of 1 task to run mpirun; add it, e.g. "
+                   "-r launcher:1,worker:2");
+  }
+  if (launcher->instances != 1) {
+    return Invalid(absl::StrCat("jobs.", kMpiLauncherJobName, ".instances"), kFlag,
+                   absl::StrCat("an MPI job has one launcher (mpirun), not ", launcher->instances,
+                                "; use launcher:1"));
+  }
+  int ranks = 0;
+  for (const JobTypeSpec& jt : spec.job_types) {
+    if (jt.name != kMpiLauncherJobName) ranks += jt.instances;
+  }
+  if (ranks == 0) {
+    return Invalid("jobs", kFlag,
+                   "an MPI job needs a role whose tasks host the ranks besides the launcher; add "
+                   "one, e.g. -r launcher:1,worker:2");
+  }
+  if (spec.client_mode) {
+    return Invalid("client_mode", "--client",
+                   "an MPI job's launcher task runs mpirun in the cluster; drop --client");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateJobSpec(const JobSpec& spec) {
@@ -439,6 +470,7 @@ absl::Status ValidateJobSpec(const JobSpec& spec) {
   }
   if (auto s = CheckDependencies(spec); !s.ok()) return s;
   if (auto s = CheckElastic(spec); !s.ok()) return s;
+  if (auto s = CheckMpi(spec); !s.ok()) return s;
   if (auto s = CheckResources(spec.task_defaults, "defaults"); !s.ok()) return s;
   if (auto s = CheckEnv(spec.env, "env"); !s.ok()) return s;
   if (auto s = CheckAllText(spec); !s.ok()) return s;

@@ -210,9 +210,9 @@ TEST(SubmitArgsTest, BadInputNamesTheFlag) {
               HasSubstr("jobs.client (--client): a job type named 'client' conflicts"));
   EXPECT_THAT(ErrorOf({"-r", "w:1", "-e", "NOVALUE", "cmd"}), HasSubstr("-e/--env"));
   EXPECT_THAT(ErrorOf({"-r", "w:1", "--framework", "mxnet", "cmd"}), HasSubstr("--framework"));
-  EXPECT_EQ(
-      ErrorOf({"-r", "w:1", "--framework", "jaxx", "cmd"}),
-      "--framework: unknown framework 'jaxx'; use tensorflow, pytorch, jax, horovod or custom");
+  EXPECT_EQ(ErrorOf({"-r", "w:1", "--framework", "jaxx", "cmd"}),
+            "--framework: unknown framework 'jaxx'; use tensorflow, pytorch, jax, mpi, horovod or "
+            "custom");
   auto jax = Parse({"-r", "w:2", "--framework", "jax", "cmd"});
   ASSERT_TRUE(jax.ok()) << jax.status();
   EXPECT_EQ(jax->spec.framework, Framework::kJax);

@@ -14,6 +14,7 @@ FILES = {
                             '  // env["IN_A_COMMENT"] = z;\n  if (env["COMPARED"] == v) {}\n',
     "src/spec/python_env.cc": '  (*env)["WITH_VALUE"] = d;\n',
     "src/spec/jax_env.cc": '  (*env)["SHOWN"] = p;\n',
+    "src/spec/mpi_env.cc": '  (*env)["SHOWN"] = h;\n',
     "src/executor/gpu_devices.cc": '  env->emplace("EMPLACED", "1");\n',
     "src/spec/job_spec.cc": '  const std::map<std::string, std::string> m = {\n'
                             '      {"FROM_MAP", "1"},\n  };\n',

@@ -594,12 +594,38 @@ jobs:
       });
 }
 
+TEST(MpiTest, FrameworkParsesTheLauncherAloneIsTrackedAndBadShapesAreNamed) {
+  EXPECT_EQ(ParseFramework("mpi").value(), Framework::kMpi);
+  EXPECT_EQ(FrameworkName(Framework::kMpi), "mpi");
+  auto spec = ParseJobSpecYaml(
+      "framework: mpi\ncommand: mpirun python t.py\njobs:\n  launcher: {instances: 1}\n"
+      "  worker: {instances: 2}\n",
+      "j.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->framework, Framework::kMpi);
+  ASSERT_TRUE(ValidateJobSpec(*spec).ok()) << ValidateJobSpec(*spec);
+  EXPECT_TRUE(IsTrackedByDefault(*spec, "launcher"));
+  EXPECT_FALSE(IsTrackedByDefault(*spec, "worker"));
+
+  ExpectEachRejected(
+      *spec, {
+                 {"no launcher", [](JobSpec* s) { s->job_types.erase(s->job_types.begin()); },
+                  "jobs (-r/--cluster_requirement): an MPI job needs a 'launcher' role of 1 task"},
+                 {"two launchers", [](JobSpec* s) { s->job_types[0].instances = 2; },
+                  "jobs.launcher.instances (-r/--cluster_requirement): an MPI job has one launcher "
+                  "(mpirun), not 2; use launcher:1"},
+                 {"no ranks", [](JobSpec* s) { s->job_types.pop_back(); },
+                  "an MPI job needs a role whose tasks host the ranks besides the launcher"},
+                 {"client mode", [](JobSpec* s) { s->client_mode = true; }, "drop --client"},
+             });
+}
+
 TEST(JaxTest, FrameworkNameRoundTripsAndUnknownNamesTheChoices) {
   EXPECT_EQ(ParseFramework("jax").value(), Framework::kJax);
   EXPECT_EQ(FrameworkName(Framework::kJax), "jax");
   auto bad = ParseFramework("jaxx");
   EXPECT_EQ(bad.status().message(),
-            "unknown framework 'jaxx'; use tensorflow, pytorch, jax, horovod or custom");
+            "unknown framework 'jaxx'; use tensorflow, pytorch, jax, mpi, horovod or custom");
   auto spec = ParseJobSpecYaml(
       "framework: jax\ncommand: python t.py\njobs:\n  worker: {instances: 2}\n", "j.yaml");
   ASSERT_TRUE(spec.ok()) << spec.status();

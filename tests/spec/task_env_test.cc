@@ -2,6 +2,8 @@
 
 #include "spec/task_env.h"
 
+#include "spec/mpi_env.h"
+
 #include <string>
 
 #include "gmock/gmock.h"
@@ -177,6 +179,50 @@ TEST(TaskEnvTest, PyTorchChiefIsRankZeroAndPsIsNoMember) {
   EXPECT_THAT(ps, Not(Contains(Key("RANK"))));
   EXPECT_THAT(ps, Not(Contains(Key("LOCAL_RANK"))));
   EXPECT_EQ(ps["WORLD_SIZE"], "3");
+}
+
+TEST(TaskEnvTest, MpiLauncherGetsTheRankTasksAsHostsAndTheOthersNothing) {
+  JobSpec spec;
+  spec.framework = Framework::kMpi;
+  spec.command = "mpirun python t.py";
+  spec.job_types = {Job("launcher", 1), Job("worker", 2), Job("server", 1)};
+  spec.tensorboard = true;
+  spec.output_path = "/out";
+  ClusterSpec cluster;
+  cluster.jobs = {{"launcher", {"l:1"}},
+                  {"worker", {"w0:2", "w1:3"}},
+                  {"server", {"s:4"}},
+                  {"tensorboard", {"t:5"}}};
+  auto launcher = BuildTaskEnvironment(spec, FindTask(spec, "launcher", 0), &cluster);
+  const std::string hosts = "tony-worker-0:1,tony-worker-1:1,tony-server-0:1";
+  EXPECT_EQ(launcher["TONY_MPI_HOSTS"], hosts);
+  EXPECT_EQ(launcher["OMPI_MCA_orte_default_dash_host"], hosts);
+  EXPECT_EQ(launcher["OMPI_ALLOW_RUN_AS_ROOT"], "1");
+  EXPECT_EQ(launcher["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"], "1");
+  // The executor adds its own path as the agent; a dry run shows a placeholder.
+  EXPECT_THAT(launcher, Not(Contains(Key("OMPI_MCA_plm_rsh_agent"))));
+  auto dry = BuildTaskEnvironment(spec, FindTask(spec, "launcher", 0), nullptr);
+  EXPECT_EQ(dry["OMPI_MCA_plm_rsh_agent"], "<the executor> mpi-rsh");
+  for (const auto& [job, index] :
+       std::vector<std::pair<std::string, int>>{{"worker", 1}, {"server", 0}}) {
+    auto env = BuildTaskEnvironment(spec, FindTask(spec, job, index), &cluster);
+    EXPECT_THAT(env, Not(Contains(Key("TONY_MPI_HOSTS")))) << job;
+    EXPECT_THAT(env, Not(Contains(Key("OMPI_MCA_orte_default_dash_host")))) << job;
+  }
+  // Other frameworks get none of it.
+  spec.framework = Framework::kCustom;
+  EXPECT_THAT(BuildTaskEnvironment(spec, FindTask(spec, "launcher", 0), &cluster),
+              Not(Contains(Key("TONY_MPI_HOSTS"))));
+}
+
+TEST(TaskEnvTest, MpiHostNamesRoundTripAndOthersAreNoTask) {
+  EXPECT_EQ(MpiHostName("worker", 12), "tony-worker-12");
+  EXPECT_EQ(ParseMpiHostName("tony-worker-12"), std::make_pair(std::string("worker"), 12));
+  EXPECT_EQ(ParseMpiHostName("tony-my_role-0"), std::make_pair(std::string("my_role"), 0));
+  for (const char* bad : {"worker-0", "tony-worker", "tony--1", "tony-worker-x", "tony-a-b-1",
+                          "tony-worker--1", "node1.example.com", ""}) {
+    EXPECT_EQ(ParseMpiHostName(bad), std::nullopt) << bad;
+  }
 }
 
 TEST(TaskEnvTest, JaxProcessesOverEveryRoleChiefFirst) {
