@@ -128,6 +128,10 @@ struct ClusterSpecBrokerOptions {
   // never register and are no part of the spec, but may report their start and exit, and wait
   // for the spec as observers. Default: none.
   std::vector<std::string> outside_tasks;
+  // An MPI job's tasks that run an Open MPI daemon (all but the launcher), as "job:index": the
+  // launcher's rsh agent hands each its daemon's command (MpiLaunch). Default: none (the MPI
+  // calls fail FAILED_PRECONDITION).
+  std::vector<std::string> mpi_daemon_tasks;
   // From Start() until every task has registered. Default: 10 minutes.
   absl::Duration registration_timeout = absl::Minutes(10);
   // A registered task that sends no heartbeat for this long is reported to the observer.

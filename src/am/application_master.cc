@@ -331,7 +331,13 @@ absl::Status ApplicationMaster::StartBrokerAndStatusPage(std::string* host, int*
   bo.secret = options_.secret;
   bo.tls_key_pem = options_.tls_key_pem;
   bo.tls_cert_pem = options_.tls_cert_pem;
-  for (const TaskSpec& t : ResolveTasks(options_.spec)) ++bo.expected_tasks[t.job_name];
+  for (const TaskSpec& t : ResolveTasks(options_.spec)) {
+    ++bo.expected_tasks[t.job_name];
+    if (options_.spec.framework == Framework::kMpi && t.job_name != kMpiLauncherJobName &&
+        t.job_name != kTensorBoardJobName) {
+      bo.mpi_daemon_tasks.push_back(t.id());
+    }
+  }
   if (options_.spec.client_mode) bo.outside_tasks.push_back(ResolveClientTask(options_.spec).id());
   bo.deferred_job_types = LaterRoundRoles(options_.spec);
   for (const JobTypeSpec& jt : options_.spec.job_types) {

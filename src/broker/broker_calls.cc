@@ -183,6 +183,7 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::ReportExit(grpc::CallbackServ
     if (absl::Status s = model_.Exit(job, index, request->address()); !s.ok()) {
       return Reply(ctx, s);
     }
+    mpi_.Exit(job, index, request->exit_code());
   }
   if (options_.observer != nullptr) {
     options_.observer->OnTaskExited(job, index, request->exit_code(), request->stderr_tail());
@@ -226,6 +227,52 @@ grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::Suspend(grpc::CallbackServerC
   absl::Status s = options_.suspend_handler(!request->resume());
   TONY_LOG(INFO) << what << " requested by the client: " << (s.ok() ? "accepted" : s.ToString());
   return Reply(ctx, s);
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::MpiLaunch(grpc::CallbackServerContext* ctx,
+                                                             const pb::MpiLaunchRequest* request,
+                                                             pb::MpiLaunchResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  const std::string& job = request->task().job_name();
+  const int index = request->task().index();
+  absl::StatusOr<broker::MpiBoard::View> view;
+  {
+    absl::MutexLock lock(&mu_);
+    view = mpi_.Launch(job, index, request->command());
+  }
+  if (!view.ok()) return Reply(ctx, view.status());
+  switch (view->state) {
+    case broker::MpiBoard::State::kIdle:
+    case broker::MpiBoard::State::kAssigned:
+      response->set_state(pb::MPI_DAEMON_ASSIGNED);
+      break;
+    case broker::MpiBoard::State::kRunning:
+      response->set_state(pb::MPI_DAEMON_RUNNING);
+      break;
+    case broker::MpiBoard::State::kExited:
+      response->set_state(pb::MPI_DAEMON_EXITED);
+      response->set_exit_code(view->exit_code);
+      break;
+  }
+  return Reply(ctx, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* ClusterSpecBroker::Impl::MpiCommand(grpc::CallbackServerContext* ctx,
+                                                              const pb::MpiCommandRequest* request,
+                                                              pb::MpiCommandResponse* response) {
+  if (!Authenticated(ctx)) return Reply(ctx, absl::UnauthenticatedError("wrong or no secret"));
+  absl::StatusOr<std::string> command;
+  {
+    absl::MutexLock lock(&mu_);
+    command = mpi_.Fetch(request->task().job_name(), request->task().index());
+  }
+  if (!command.ok()) return Reply(ctx, command.status());
+  if (!command->empty()) {
+    TONY_LOG(INFO) << request->task().job_name() << ":" << request->task().index()
+                   << " starts its MPI daemon";
+  }
+  response->set_command(*std::move(command));
+  return Reply(ctx, absl::OkStatus());
 }
 
 }  // namespace tony

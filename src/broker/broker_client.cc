@@ -402,6 +402,36 @@ absl::Status BrokerClient::Suspend(bool suspend, absl::Time deadline) {
   return Named(FromGrpcStatus(stub_->stub->Suspend(&ctx, request, &response)), "Suspend");
 }
 
+absl::StatusOr<BrokerClient::MpiDaemon> BrokerClient::MpiLaunch(absl::string_view job_name,
+                                                                int index,
+                                                                absl::string_view command) {
+  TONY_RETURN_IF_ERROR(egress_);
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout);
+  MpiLaunchRequest request;
+  request.mutable_task()->set_job_name(std::string(job_name));
+  request.mutable_task()->set_index(index);
+  request.set_command(std::string(command));
+  MpiLaunchResponse response;
+  TONY_RETURN_IF_ERROR(
+      Named(FromGrpcStatus(stub_->stub->MpiLaunch(&ctx, request, &response)), "MpiLaunch"));
+  return MpiDaemon{response.state() == MPI_DAEMON_RUNNING || response.state() == MPI_DAEMON_EXITED,
+                   response.state() == MPI_DAEMON_EXITED, response.exit_code()};
+}
+
+absl::StatusOr<std::string> BrokerClient::MpiCommand(absl::string_view job_name, int index) {
+  TONY_RETURN_IF_ERROR(egress_);
+  grpc::ClientContext ctx;
+  Prepare(&ctx, secret_, options_.call_timeout);
+  MpiCommandRequest request;
+  request.mutable_task()->set_job_name(std::string(job_name));
+  request.mutable_task()->set_index(index);
+  MpiCommandResponse response;
+  TONY_RETURN_IF_ERROR(
+      Named(FromGrpcStatus(stub_->stub->MpiCommand(&ctx, request, &response)), "MpiCommand"));
+  return std::move(*response.mutable_command());
+}
+
 absl::StatusOr<ClusterSpec> WaitForClusterSpecVia(
     const std::function<absl::StatusOr<std::shared_ptr<BrokerClient>>()>& broker_of,
     absl::Duration timeout) {

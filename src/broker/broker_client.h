@@ -82,6 +82,18 @@ class BrokerClient {
   // `suspend`: suspends the job, or else resumes it.
   absl::Status Suspend(bool suspend, absl::Time deadline = absl::InfiniteFuture());
 
+  // MPI jobs (docs/mpi.md). The rsh agent hands `command` (an Open MPI daemon's) to task
+  // job_name:index, or, called again with the same command, hears how it is.
+  struct MpiDaemon {
+    bool started = false;  // the task's executor took the command
+    bool exited = false;   // and reported its exit, with exit_code
+    int exit_code = 0;
+  };
+  absl::StatusOr<MpiDaemon> MpiLaunch(absl::string_view job_name, int index,
+                                      absl::string_view command);
+  // The task's daemon command once the agent handed it over; "" before.
+  absl::StatusOr<std::string> MpiCommand(absl::string_view job_name, int index);
+
   // The AM's status and its version (which grows with every change).
   struct VersionedStatus {
     ApplicationStatus status;

@@ -30,6 +30,7 @@
 #include "broker/bounded_listener.h"
 #include "broker/clock_seam.h"
 #include "broker/grpc_status.h"
+#include "broker/mpi_board.h"
 #include "broker/registration_model.h"
 #include "common/clock.h"
 #include "tony/broker.grpc.pb.h"
@@ -45,7 +46,7 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
           ::tony::broker::ClusterSpecBroker::CallbackService> {
  public:
   explicit Impl(ClusterSpecBrokerOptions options)
-      : options_(std::move(options)), model_(options_) {}
+      : options_(std::move(options)), model_(options_), mpi_(options_.mpi_daemon_tasks) {}
   ~Impl() override { Stop(); }
 
   absl::Status Start();
@@ -116,6 +117,12 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
   grpc::ServerUnaryReactor* Suspend(grpc::CallbackServerContext* ctx,
                                     const ::tony::broker::SuspendRequest* request,
                                     ::tony::broker::SuspendResponse* response) override;
+  grpc::ServerUnaryReactor* MpiLaunch(grpc::CallbackServerContext* ctx,
+                                      const ::tony::broker::MpiLaunchRequest* request,
+                                      ::tony::broker::MpiLaunchResponse* response) override;
+  grpc::ServerUnaryReactor* MpiCommand(grpc::CallbackServerContext* ctx,
+                                       const ::tony::broker::MpiCommandRequest* request,
+                                       ::tony::broker::MpiCommandResponse* response) override;
 
  private:
   friend class broker::BrokerClockSeam;
@@ -171,6 +178,7 @@ class TONY_NO_EXPORT ClusterSpecBroker::Impl final
 
   mutable absl::Mutex mu_;
   broker::RegistrationModel model_ ABSL_GUARDED_BY(mu_);
+  broker::MpiBoard mpi_ ABSL_GUARDED_BY(mu_);      // an MPI job's daemons
   uint64_t timer_kicks_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the timer to recompute its deadline
   // The clock's time of the timer's last full pass (heartbeats included), set once the pass is
   // over.
