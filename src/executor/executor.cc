@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,6 +57,7 @@
 #include "ipc/credentials.h"
 #include "ipc/token.h"
 #include "spec/jax_env.h"
+#include "spec/mpi_env.h"
 #include "spec/python_env.h"
 #include "spec/task_env.h"
 #include "submit/contract.h"
@@ -458,6 +460,10 @@ absl::StatusOr<std::map<std::string, std::string>> TaskEnvironment(const JobSpec
         WriteFileAtomically(dir + "/jax_plugins/__init__.py", JaxPluginSource(), 0644));
     ApplyJaxPlugin(dir, &env);
   }
+  if (spec.framework == Framework::kMpi && task.job_name == kMpiLauncherJobName) {
+    // mpirun starts its daemons through this very binary (executor/mpi_rsh.h).
+    ApplyMpiAgent(SelfDirectory() + "/tony-executor", &env);
+  }
   return env;
 }
 
@@ -581,6 +587,53 @@ bool StopSignalledBefore(int sigfd, absl::Time resume) {
     }
   }
   return stop;
+}
+
+// An MPI task's own temporary directory, short (Open MPI's PMIx sockets live under it, and a
+// socket path has at most 107 bytes) and apart from the other tasks' on the node (Open MPI
+// names its session directory by host name, which containers of one node share). A daemon's
+// task also gets its container directory as HOME: the ranks start in mpirun's directory, which
+// is the launcher's container, absent here, and Open MPI then falls back to $HOME.
+std::string MpiTempDir(const std::string& instance) {
+  return absl::StrCat("/tmp/tony-mpi-", instance);
+}
+
+void PrepareMpiTask(const TaskSpec& task, const std::string& instance,
+                    std::map<std::string, std::string>* env) {
+  const std::string tmp = MpiTempDir(instance);
+  if (::mkdir(tmp.c_str(), 0700) == 0 || errno == EEXIST) (*env)["TMPDIR"] = tmp;
+  if (task.job_name != kMpiLauncherJobName) (*env)["HOME"] = WorkingDirectory();
+}
+
+// How often an MPI daemon's task asks for its command while mpirun has not sent it.
+constexpr absl::Duration kMpiCommandPoll = absl::Milliseconds(200);
+
+// An MPI job's task other than the launcher: it runs the daemon mpirun's agent hands it.
+bool IsMpiDaemonTask(const JobSpec& spec, const TaskSpec& task) {
+  return spec.framework == Framework::kMpi && task.job_name != kMpiLauncherJobName &&
+         task.job_name != kTensorBoardJobName;
+}
+
+// Waits for the daemon's command (heartbeating meanwhile). Cancelled when a stop signal comes
+// first (mpirun ended without using this task), Unavailable when the AM is silent past
+// `am_unreachable`, the broker's error otherwise.
+absl::StatusOr<std::string> AwaitMpiCommand(const ExecutorConfig& config, Heartbeater& heartbeater,
+                                            int sigfd, absl::Duration am_unreachable) {
+  while (true) {
+    absl::StatusOr<std::string> command =
+        heartbeater.client()->MpiCommand(config.job_name, config.task_index);
+    if (command.ok() && !command->empty()) return command;
+    if (!command.ok() && !absl::IsUnavailable(command.status()) &&
+        !absl::IsDeadlineExceeded(command.status())) {
+      return command.status();
+    }
+    if (heartbeater.Silence() > am_unreachable) {
+      return absl::UnavailableError("the AM stopped answering before mpirun started the daemon");
+    }
+    if (StopSignalledBefore(sigfd, absl::Now() + kMpiCommandPoll)) {
+      return absl::CancelledError("stopped before mpirun started its daemon here");
+    }
+  }
 }
 
 }  // namespace
@@ -747,6 +800,7 @@ int RunExecutor(const ExecutorConfig& config) {
   // its executor, nor its YARN container).
   const std::string instance = absl::StrFormat("%016x", absl::Uniform<uint64_t>(absl::BitGen()));
   (*task_env)[kTaskInstanceEnv] = instance;
+  if (spec->framework == Framework::kMpi) PrepareMpiTask(*task, instance, &*task_env);
   const TaskProcessFilter task_processes{
       .with_group = config.share_process_group,
       .env_marker = absl::StrCat(kTaskInstanceEnv, "=", instance)};
@@ -789,11 +843,34 @@ int RunExecutor(const ExecutorConfig& config) {
                                        .preempt = &preempt,
                                        .tail = &tail,
                                        .clock = config.clock};
+  std::string command = task->command;
+  if (IsMpiDaemonTask(*spec, *task)) {
+    // The command is Open MPI's daemon, once mpirun asks for it (spec/mpi_env.h).
+    heartbeater.Start();
+    absl::StatusOr<std::string> daemon =
+        AwaitMpiCommand(config, heartbeater, sigfd, spec->timeouts.am_unreachable);
+    if (!daemon.ok()) {
+      const bool stopped = absl::IsCancelled(daemon.status());
+      const int code = stopped ? 128 + SIGTERM : kExecutorFailure;
+      if (stopped) {
+        TONY_LOG(INFO) << task_name << ": " << daemon.status().message();
+      } else {
+        TONY_LOG(ERROR) << task_name << ": " << daemon.status().message();
+      }
+      heartbeater.Stop();
+      heartbeater.client()
+          ->ReportExit(config.job_name, config.task_index, code,
+                       std::string(daemon.status().message()), address)
+          .IgnoreError();
+      return code;
+    }
+    command = *std::move(daemon);
+  }
   int last_exit = 0;      // the command's last exit code
   bool stopping = false;  // a signal or the dead-man switch: no restart
   while (true) {
     SubprocessOptions options;
-    options.argv = {"/bin/bash", "-c", task->command};
+    options.argv = {"/bin/bash", "-c", command};
     options.env = env;
     options.new_process_group = !config.share_process_group;
     // If the executor is killed outright (SIGKILL), the task follows.
@@ -832,7 +909,7 @@ int RunExecutor(const ExecutorConfig& config) {
       TONY_LOG(WARNING) << "could not report the start: " << s;
     }
     if (restarts == 0) {
-      heartbeater.Start();
+      if (!IsMpiDaemonTask(*spec, *task)) heartbeater.Start();
       ::malloc_trim(0);  // what start-up allocated and freed
       ReleaseReadOnlyFilePages();
     }
@@ -860,6 +937,8 @@ int RunExecutor(const ExecutorConfig& config) {
   stderr_file.Reset();
   heartbeater.Stop();
   reservation->Release();
+  // Open MPI removed its session directory in it; a leftover stays for the node's cleaning.
+  if (spec->framework == Framework::kMpi) ::rmdir(MpiTempDir(instance).c_str());
   TONY_LOG(INFO) << task_name << ": task exited with code " << last_exit;
   // Its AM may have gone away meanwhile: then the next attempt is told, if one comes before the
   // dead-man bound.

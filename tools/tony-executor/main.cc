@@ -7,9 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "common/subprocess.h"
 #include "executor/executor.h"
+#include "executor/mpi_rsh.h"
+#include "spec/mpi_env.h"
 #include "tony/version.h"
 
 int main(int argc, char** argv) {
@@ -22,15 +26,20 @@ int main(int argc, char** argv) {
                  "docs/executor.md)\n";
     return 0;
   }
+#ifdef TONY_STATIC_EXECUTOR
+  // A static glibc cannot load the node's NSS modules reliably: resolve with c-ares.
+  setenv("GRPC_DNS_RESOLVER", "ares", /*overwrite=*/0);
+#endif
+  if (argc > 1 && std::strcmp(argv[1], tony::kMpiRshMode) == 0) {
+    // Open MPI's rsh agent in an MPI job's launcher (executor/mpi_rsh.h).
+    return tony::executor::RunMpiRsh(std::vector<std::string>(argv + 2, argv + argc),
+                                     tony::CurrentEnvironment());
+  }
   if (argc > 1) {
     std::cerr << "tony-executor: takes no arguments; configure it through the environment "
                  "(docs/executor.md)\n";
     return 2;
   }
-#ifdef TONY_STATIC_EXECUTOR
-  // A static glibc cannot load the node's NSS modules reliably: resolve with c-ares.
-  setenv("GRPC_DNS_RESOLVER", "ares", /*overwrite=*/0);
-#endif
   auto config = tony::executor::ConfigFromEnvironment(tony::CurrentEnvironment());
   if (!config.ok()) {
     std::cerr << config.status().message() << "\n";
