@@ -225,7 +225,9 @@ JobActions JobState::Handle(const JobEvent& e, absl::Time now) {
       break;
     case Kind::kStarted:
     case Kind::kRestarted:
-      if (t != nullptr) OnStarted(*t, e, &out);
+      if (t == nullptr) break;
+      t->executor_ended = false;  // an in-place restart runs the command again
+      OnStarted(*t, e, &out);
       break;
     case Kind::kExited:
       if (t == nullptr) break;

@@ -180,6 +180,7 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
     }
     MoveTo(t, TaskPhase::kWaiting, out);
     t.allocated = t.registered = t.started = t.container_ended = false;
+    t.executor_ended = false;   // the new executor has reported nothing yet
     t.preempt_noticed = false;  // a notice was about the old container
     t.preempt_stop_at.reset();
     t.preempt_stopped = false;

@@ -1286,6 +1286,31 @@ TEST(JobStateTest, ALostNodesExecutorHearsTheEndBeforeTheJobIsOver) {
   }
 }
 
+// A relaunched task's executor is a new one: its predecessor's reported exit must not excuse it
+// from hearing the job's end when its own node is lost (it was: the orphan lived on until
+// timeouts.am_unreachable).
+TEST(JobStateTest, ARelaunchedTasksOrphanHearsTheEndThoughItsPredecessorReportedItsExit) {
+  JobState state(Options({Job("ps", 1), WithRestart(Job("worker", 1), RestartPolicy::kOnFailure,
+                                                    RestartScope::kTask, 2)}));
+  state.Start(kStart);
+  RunTable(
+      state,
+      Then(AllRunning({"ps:0", "worker:0"}, absl::Seconds(1)),
+           {
+               {absl::Seconds(2), JobEvent::Exited(T("worker:0"), 1), ""},
+               {absl::Seconds(2), JobEvent::Completed(T("worker:0"), 1), ""},
+               {absl::Seconds(12), std::nullopt, "reopen worker:0; relaunch worker:0@h:1003"},
+               {absl::Seconds(13), JobEvent::Allocated(T("worker:0")), ""},
+               {absl::Seconds(14), JobEvent::Registered(T("worker:0"), "h:1003"), ""},
+               {absl::Seconds(14), JobEvent::Started(T("worker:0")), ""},
+               {absl::Seconds(20), JobEvent::Exited(T("ps:0"), 1), "kill worker:0; outcome FAILED"},
+               {absl::Seconds(20), JobEvent::Completed(T("ps:0"), 1), ""},
+               // Its node is lost: YARN's word only, the executor may run on.
+               {absl::Seconds(21), JobEvent::Completed(T("worker:0"), -100, "lost node"), ""},
+               {absl::Seconds(22), JobEvent::ToldJobOver(T("worker:0")), "done"},
+           }));
+}
+
 // Bad nodes (node_exclusion.h): the spec's list and earlier attempts' go out before the first
 // requests.
 TEST(JobStateTest, ExcludedNodesGoOutBeforeTheFirstRequests) {
