@@ -402,7 +402,9 @@ TEST_F(BrokerTest, ReopeningBeforePublicationForgetsTheEarlierRegistration) {
   // All-or-nothing allocation released worker:0's container after it registered: the spec must
   // not be published with its dead address.
   StartBroker({{"worker", 2}});
-  auto first = Client()->Register("worker", 0, "127.0.0.1", 4000, absl::Milliseconds(300));
+  // Long enough to reach the broker on a loaded machine (a 300 ms deadline failed once under
+  // ASan at nice 19 beside the itests); the call then waits out its deadline for worker:1.
+  auto first = Client()->Register("worker", 0, "127.0.0.1", 4000, absl::Seconds(2));
   EXPECT_EQ(first.status().code(), absl::StatusCode::kDeadlineExceeded);
   ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:4000", absl::Seconds(10)));
   broker_->ReopenTask("worker", 0);
