@@ -273,6 +273,10 @@ TEST_F(BrokerTest, WrongOrMissingSecretIsUnauthenticated) {
   EXPECT_EQ(wrong->Heartbeat("worker", 0).code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ(wrong->ReportExit("worker", 0, 1, "x").code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ(wrong->Kill("no").code(), absl::StatusCode::kUnauthenticated);
+  // Someone without the secret can neither hand a command to a task nor read one (MPI).
+  EXPECT_EQ(wrong->MpiLaunch("worker", 0, "sh -c id").status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(wrong->MpiCommand("worker", 0).status().code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ(Client("")->TaskStarted("worker", 0).code(), absl::StatusCode::kUnauthenticated);
 
   // No metadata at all.
