@@ -489,6 +489,7 @@ void ApplicationMaster::Apply(JobActions& a) {
   for (const TaskId& id : a.reopen) broker_->ReopenTask(id.job, id.index);
   for (const TaskId& id : a.rejoin) broker_->Rejoin(id.job, id.index);
   if (!a.exclude_nodes.empty()) rm_->ExcludeNodes(a.exclude_nodes);  // before the requests
+  if (!a.include_nodes.empty()) rm_->IncludeNodes(a.include_nodes);
   for (const TaskSpec& t : a.requests) rm_->Request(t);
   for (const JobActions::Relaunch& r : a.relaunches) rm_->Relaunch(r.spec, r.host, r.port);
   for (const auto& [id, grace] : a.kills) rm_->Kill(id.ToString(), grace);

@@ -378,12 +378,17 @@ void JobState::ApplyExclusion(ExclusionDecision d, JobActions* out) {
   for (size_t i = 0; i < d.records.size(); ++i) {
     const std::string host = d.records[i].fields.value("node", "");
     const std::string reason = d.records[i].fields.value("reason", "");
-    std::string warning = absl::StrCat("warning: node ", host, " excluded: ", reason);
-    TONY_DEFER_LOG(out->log, WARNING) << warning;
-    diagnostics_.AddWarning(std::move(warning));
+    if (d.records[i].event == "node_included") {
+      TONY_DEFER_LOG(out->log, INFO) << "node " << host << " is back in use: " << reason;
+    } else {
+      std::string warning = absl::StrCat("warning: node ", host, " excluded: ", reason);
+      TONY_DEFER_LOG(out->log, WARNING) << warning;
+      diagnostics_.AddWarning(std::move(warning));
+    }
     out->records.push_back(std::move(d.records[i]));
   }
   for (std::string& host : d.excluded) out->exclude_nodes.push_back(std::move(host));
+  for (std::string& host : d.included) out->include_nodes.push_back(std::move(host));
   if (!d.fail.empty()) Finish(AppState::kFailed, d.fail, out);
 }
 

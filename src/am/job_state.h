@@ -180,6 +180,8 @@ struct JobActions {
   std::vector<std::pair<TaskId, std::string>> preempt_notices;
   // Hosts the job's later containers avoid (YARN's blacklist); before this step's requests.
   std::vector<std::string> exclude_nodes;
+  // Hosts excluded before that may be used again (removed from YARN's blacklist).
+  std::vector<std::string> include_nodes;
   // Resumed: the broker expects them afresh, as one gang (ClusterSpecBroker::Rejoin), before
   // their containers are asked for.
   std::vector<TaskId> rejoin;

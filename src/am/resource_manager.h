@@ -72,6 +72,9 @@ class ResourceManager {
   // Keeps the job's later containers off these hosts (YARN's blacklist). Default: nothing (a
   // backend with one machine has nowhere else to go).
   virtual void ExcludeNodes(const std::vector<std::string>& hosts) {}
+  // Lets later containers use these hosts again (removes them from YARN's blacklist). Default:
+  // nothing.
+  virtual void IncludeNodes(const std::vector<std::string>& hosts) {}
   // What the scheduler last said the job could still get, for the user ("<4096 MB, 3 vcores>");
   // empty where unknown. Default: empty.
   virtual std::string Headroom() const { return ""; }

@@ -24,6 +24,14 @@ constexpr char kAnyResource[] = "*";
 // Hadoop's default rack: a node request needs a rack request beside it to be schedulable.
 constexpr char kDefaultRack[] = "/default-rack";
 
+// Removes `host` from `hosts`; whether it was there.
+bool EraseHost(std::vector<std::string>* hosts, const std::string& host) {
+  auto end = std::remove(hosts->begin(), hosts->end(), host);
+  const bool found = end != hosts->end();
+  hosts->erase(end, hosts->end());
+  return found;
+}
+
 struct Ask {
   ContainerRequest request;
   int32_t outstanding = 0;
@@ -62,7 +70,18 @@ class RpcAmRmClient : public AmRmClient {
   void AddToBlacklist(const std::vector<std::string>& hosts) override {
     absl::MutexLock lock(&mu_);
     for (const std::string& h : hosts) {
-      if (!h.empty() && blacklist_.insert(h).second) blacklist_pending_.push_back(h);
+      if (h.empty() || !blacklist_.insert(h).second) continue;
+      blacklist_pending_.push_back(h);
+      EraseHost(&unblacklist_pending_, h);
+    }
+  }
+
+  void RemoveFromBlacklist(const std::vector<std::string>& hosts) override {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& h : hosts) {
+      if (blacklist_.erase(h) == 0) continue;
+      // An addition the RM has not heard of needs no removal.
+      if (!EraseHost(&blacklist_pending_, h)) unblacklist_pending_.push_back(h);
     }
   }
 
@@ -175,6 +194,7 @@ class RpcAmRmClient : public AmRmClient {
     for (auto& [id, ask] : asks_) ask.dirty = true;
     // A restarted RM forgot the blacklist with the rest: all of it again.
     blacklist_pending_.assign(blacklist_.begin(), blacklist_.end());
+    unblacklist_pending_.clear();
     return absl::OkStatus();
   }
 
@@ -266,7 +286,7 @@ class RpcAmRmClient : public AmRmClient {
     pb::AllocateRequestProto req;
     std::vector<int64_t> sent;
     std::vector<ContainerId> released;
-    std::vector<std::string> blacklisted;
+    std::vector<std::string> blacklisted, unblacklisted;
     {
       absl::MutexLock lock(&mu_);
       if (!registered_) return absl::FailedPreconditionError("Allocate before Register");
@@ -279,6 +299,10 @@ class RpcAmRmClient : public AmRmClient {
       for (const auto& c : released) *req.add_release() = ToProto(c);
       blacklisted.swap(blacklist_pending_);
       for (const auto& h : blacklisted) req.mutable_blacklist_request()->add_blacklist_additions(h);
+      unblacklisted.swap(unblacklist_pending_);
+      for (const auto& h : unblacklisted) {
+        req.mutable_blacklist_request()->add_blacklist_removals(h);
+      }
     }
     pb::AllocateResponseProto resp;
     absl::Status s = Call("allocate", req, &resp);
@@ -291,7 +315,20 @@ class RpcAmRmClient : public AmRmClient {
       }
       releases_.insert(releases_.begin(), released.begin(), released.end());
       if (req.has_tracking_url()) tracking_url_dirty_ = true;
-      blacklist_pending_.insert(blacklist_pending_.begin(), blacklisted.begin(), blacklisted.end());
+      // Sent again next time, but only what still holds: a host removed (or added back) since
+      // goes with the list it is on now.
+      for (const auto& h : blacklisted) {
+        if (blacklist_.count(h) != 0 &&
+            std::count(blacklist_pending_.begin(), blacklist_pending_.end(), h) == 0) {
+          blacklist_pending_.push_back(h);
+        }
+      }
+      for (const auto& h : unblacklisted) {
+        if (blacklist_.count(h) == 0 &&
+            std::count(unblacklist_pending_.begin(), unblacklist_pending_.end(), h) == 0) {
+          unblacklist_pending_.push_back(h);
+        }
+      }
       return s;
     }
     response_id_ = resp.response_id();
@@ -383,8 +420,9 @@ class RpcAmRmClient : public AmRmClient {
   int64_t next_request_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<int64_t, Ask> asks_ ABSL_GUARDED_BY(mu_);
   std::vector<ContainerId> releases_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> blacklist_ ABSL_GUARDED_BY(mu_);             // every host added
-  std::vector<std::string> blacklist_pending_ ABSL_GUARDED_BY(mu_);  // not sent yet
+  std::set<std::string> blacklist_ ABSL_GUARDED_BY(mu_);               // every host added
+  std::vector<std::string> blacklist_pending_ ABSL_GUARDED_BY(mu_);    // not sent yet
+  std::vector<std::string> unblacklist_pending_ ABSL_GUARDED_BY(mu_);  // removals not sent yet
 };
 
 }  // namespace

@@ -78,8 +78,12 @@ class AmRmClient {
 
   // Keeps the job's containers off these hosts (YARN's blacklist: ResourceBlacklistRequest's
   // additions, sent with the next Allocate and again after a resync). Hosts already added are
-  // ignored; there is no removal.
+  // ignored.
   virtual void AddToBlacklist(const std::vector<std::string>& hosts) = 0;
+  // Lets the job's containers use these hosts again (the blacklist's removals, sent with the
+  // next Allocate; an addition not sent yet is simply dropped). Hosts not on the list are
+  // ignored.
+  virtual void RemoveFromBlacklist(const std::vector<std::string>& hosts) = 0;
 
   // One heartbeat: sends changed asks and releases, returns what the RM has for us. Call it
   // regularly (containers are assigned on NodeManager heartbeats). Handles AM_RESYNC itself.

@@ -249,6 +249,10 @@ class FakeAmRmClient : public AmRmClient {
     absl::MutexLock lock(&cluster_->mu_);
     blacklist_.insert(hosts.begin(), hosts.end());
   }
+  void RemoveFromBlacklist(const std::vector<std::string>& hosts) override {
+    absl::MutexLock lock(&cluster_->mu_);
+    for (const std::string& h : hosts) blacklist_.erase(h);
+  }
   std::set<std::string> blacklist() const {
     absl::MutexLock lock(&cluster_->mu_);
     return blacklist_;

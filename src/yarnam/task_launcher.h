@@ -137,6 +137,10 @@ class YarnTaskLauncher {
   std::vector<submit::TaskContainer> Containers() const;
   // Keeps later containers off these hosts (YARN's blacklist).
   void ExcludeNodes(const std::vector<std::string>& hosts) { options_.rm->AddToBlacklist(hosts); }
+  // Lets later containers use these hosts again.
+  void IncludeNodes(const std::vector<std::string>& hosts) {
+    options_.rm->RemoveFromBlacklist(hosts);
+  }
   // Tasks whose containers have not been allocated yet.
   std::vector<std::string> PendingTasks() const;
   // What those tasks ask for, one entry per task.

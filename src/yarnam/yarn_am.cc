@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "am/node_exclusion.h"
 #include "broker/am_address.h"
 #include "broker/secret.h"
 #include "broker/tls.h"
@@ -316,7 +317,8 @@ class ScaleTargetTee : public history::EventSink {
   absl::Status Append(const std::string& bytes) override {
     for (absl::string_view line : absl::StrSplit(bytes, '\n', absl::SkipEmpty())) {
       if (absl::StrContains(line, "\"role_scaled\"") ||
-          absl::StrContains(line, "\"node_excluded\"")) {
+          absl::StrContains(line, "\"node_excluded\"") ||
+          absl::StrContains(line, "\"node_included\"")) {
         absl::StrAppend(&pending_, line, "\n");
       }
     }
@@ -472,14 +474,7 @@ std::vector<std::string> YarnAm::ExcludedNodesFromEventLog() const {
     }
     return hosts;
   }
-  for (absl::string_view line : absl::StrSplit(*log, '\n')) {
-    if (line.find("\"node_excluded\"") == absl::string_view::npos) continue;
-    http::Json j = http::Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || j.value("event", "") != "node_excluded") continue;
-    if (const http::Json& node = j["node"]; node.is_string()) {
-      hosts.push_back(node.get<std::string>());
-    }
-  }
+  hosts = am::NodeExclusion::ExcludedInEventLog(*log);
   if (!hosts.empty()) {
     TONY_LOG(INFO) << "attempt " << attempt() << ": earlier attempts excluded "
                    << absl::StrJoin(hosts, ", ");

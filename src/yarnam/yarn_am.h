@@ -102,7 +102,8 @@ class YarnAm {
   // on the first attempt, for a job without an elastic role, without an event log, or when it
   // cannot be read (the roles then run at their full size).
   std::map<std::string, int> ScaleTargetsFromEventLog(const JobSpec& spec) const;
-  // The hosts earlier attempts excluded (node_excluded lines of the same private copy). Empty on
+  // The hosts earlier attempts excluded and did not take back (node_excluded and node_included
+  // lines of the same private copy). Empty on
   // the first attempt, without an event log, or when it cannot be read.
   std::vector<std::string> ExcludedNodesFromEventLog() const;
   // The ResourceManager ended this attempt (it no longer knows it): nothing is unregistered any

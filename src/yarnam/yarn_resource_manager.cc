@@ -79,6 +79,10 @@ void YarnResourceManager::ExcludeNodes(const std::vector<std::string>& hosts) {
   if (yarn_am_->launcher() != nullptr) yarn_am_->launcher()->ExcludeNodes(hosts);
 }
 
+void YarnResourceManager::IncludeNodes(const std::vector<std::string>& hosts) {
+  if (yarn_am_->launcher() != nullptr) yarn_am_->launcher()->IncludeNodes(hosts);
+}
+
 std::string YarnResourceManager::Headroom() const {
   return yarn_am_->launcher() != nullptr ? yarn_am_->launcher()->Headroom() : "";
 }

@@ -36,6 +36,7 @@ class YarnResourceManager : public am::ResourceManager {
   void Kill(const std::string& task_id, absl::Duration grace) override;
   void Stop() override;
   void ExcludeNodes(const std::vector<std::string>& hosts) override;
+  void IncludeNodes(const std::vector<std::string>& hosts) override;
   std::string Headroom() const override;
   // From a WaitWatch over the launcher's pending asks, started with the launcher.
   std::pair<std::string, std::string> WhyWaiting() const override;

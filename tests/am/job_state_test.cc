@@ -41,6 +41,7 @@ std::string Describe(const JobActions& a) {
     parts.push_back("rejoin " + ids(a.rejoin, [](const TaskId& t) { return t.ToString(); }));
   }
   if (!a.exclude_nodes.empty()) parts.push_back("exclude " + absl::StrJoin(a.exclude_nodes, " "));
+  if (!a.include_nodes.empty()) parts.push_back("include " + absl::StrJoin(a.include_nodes, " "));
   if (!a.admit.empty()) parts.push_back("admit " + absl::StrJoin(a.admit, " "));
   if (!a.requests.empty()) {
     parts.push_back("request " + ids(a.requests, [](const TaskSpec& t) { return t.id(); }));
@@ -1323,6 +1324,23 @@ TEST(JobStateTest, ExcludedNodesGoOutBeforeTheFirstRequests) {
   ASSERT_EQ(a.records.size(), 2u);
   EXPECT_EQ(a.records[0].event, "node_excluded");
   EXPECT_EQ(a.records[0].fields["node"], "bad1");
+}
+
+// A NodeManager restarted: YARN lost its node, then runs it again; the job uses it again, and a
+// task relaunched after that may go there.
+TEST(JobStateTest, ANodeLostAndRunningAgainIsBackInUse) {
+  JobState state(Options({WithRestart(Job("worker", 1), RestartPolicy::kOnFailure,
+                                      RestartScope::kTask, 3, AddressChange::kAccept)}));
+  state.Start(kStart);
+  RunTable(state, {
+                      {absl::Seconds(1), JobEvent::ClusterNodes(3), ""},
+                      {absl::Seconds(1), JobEvent::Allocated(T("worker:0"), "c1", "n2:8041"), ""},
+                      {absl::Seconds(2), JobEvent::NodeState("n1:8041", "LOST"), "exclude n1"},
+                      {absl::Seconds(2), JobEvent::ClusterNodes(2), ""},
+                      {absl::Seconds(30), JobEvent::NodeState("n1:8042", "RUNNING"), "include n1"},
+                      {absl::Seconds(30), JobEvent::ClusterNodes(3), ""},
+                      {absl::Seconds(31), JobEvent::NodeState("n1:8042", "RUNNING"), ""},
+                  });
 }
 
 // A task failing twice on one node: the node is excluded and the relaunch goes elsewhere.

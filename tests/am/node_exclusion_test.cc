@@ -25,7 +25,10 @@ struct Step {
 std::string Describe(const ExclusionDecision& d) {
   std::vector<std::string> parts;
   if (!d.excluded.empty()) parts.push_back("exclude " + absl::StrJoin(d.excluded, " "));
-  if (d.records.size() != d.excluded.size()) parts.push_back("records mismatch");
+  if (!d.included.empty()) parts.push_back("include " + absl::StrJoin(d.included, " "));
+  if (d.records.size() != d.excluded.size() + d.included.size()) {
+    parts.push_back("records mismatch");
+  }
   if (!d.fail.empty()) parts.push_back("fail " + d.fail);
   return absl::StrJoin(parts, "; ");
 }
@@ -136,6 +139,42 @@ TEST(NodeExclusionTest, LostNodesDoNotCountAgainstTheRunningOnes) {
                });
 }
 
+// A node YARN lost and runs again (a restarted NodeManager) is back in use; one the job's own
+// failures or the user excluded stays out; a rolling restart never adds up to "every node".
+TEST(NodeExclusionTest, ANodeRunningAgainIsBackUnlessItsFailuresOrTheUserExcludedIt) {
+  NodeExclusionOptions o;
+  o.initial = {"h4"};
+  RunSteps(o, {
+                  {"start", "", "", "exclude h4"},
+                  {"nodes", "", "4", ""},
+                  {"state", "h1:1", "LOST", "exclude h1"},
+                  {"state", "h1:2", "RUNNING", "include h1"},  // a new NodeManager port
+                  {"state", "h1:2", "RUNNING", ""},            // said once
+                  {"state", "h2:1", "UNHEALTHY", "exclude h2"},
+                  {"fail", "h2:1", "worker:0", ""},
+                  {"fail", "h2:1", "worker:1", ""},  // already out; now for its failures too
+                  {"state", "h2:1", "RUNNING", ""},  // stays out
+                  {"fail", "h3:1", "worker:0", ""},
+                  {"fail", "h3:1", "worker:0", "exclude h3"},
+                  {"state", "h3:1", "RUNNING", ""},  // its failures keep it out
+                  {"state", "h4:1", "RUNNING", ""},  // the user's list keeps it out
+                  {"state", "h1:2", "LOST", "exclude h1"},
+                  {"state", "h1:3", "RUNNING", "include h1"},
+                  {"state", "h5:1", "RUNNING", ""},  // never excluded
+              });
+}
+
+TEST(NodeExclusionTest, EveryNodeLostAndBackLeavesTheJobRunning) {
+  RunSteps({}, {
+                   {"nodes", "", "2", ""},
+                   {"state", "h1:1", "LOST", "exclude h1"},
+                   {"state", "h1:1", "RUNNING", "include h1"},
+                   {"state", "h2:1", "LOST", "exclude h2"},
+                   {"state", "h2:1", "RUNNING", "include h2"},
+                   {"nodes", "", "2", ""},
+               });
+}
+
 TEST(NodeExclusionTest, RecordsNameNodeReasonAndFailures) {
   NodeExclusion x({});
   x.OnTaskFailure("h1:8041", "worker:0");
@@ -149,6 +188,35 @@ TEST(NodeExclusionTest, RecordsNameNodeReasonAndFailures) {
   EXPECT_TRUE(x.Excluded("h1:9999"));
   EXPECT_FALSE(x.Excluded("h2"));
   EXPECT_EQ(x.ExcludedHosts(), std::vector<std::string>{"h1"});
+  x.OnNodeState("h2:1", "LOST");
+  d = x.OnNodeState("h2:1", "RUNNING");
+  ASSERT_EQ(d.records.size(), 1u);
+  EXPECT_EQ(d.records[0].event, "node_included");
+  EXPECT_EQ(d.records[0].fields["node"], "h2");
+  EXPECT_EQ(d.records[0].fields["reason"], "YARN reports it RUNNING again");
+  EXPECT_FALSE(x.Excluded("h2"));
+}
+
+// What a later AM attempt reads back from its private copy of the event log.
+TEST(NodeExclusionTest, EventLogReplayKeepsWhatWasNotTakenBack) {
+  const std::string log =
+      R"({"event":"node_excluded","node":"h1","reason":"YARN reports it LOST"})"
+      "\n"
+      R"({"event":"role_scaled","role":"worker","tasks":3})"
+      "\n"
+      R"({"event":"node_excluded","node":"h2","reason":"2 task failures on it"})"
+      "\n"
+      R"({"event":"node_included","node":"h1","reason":"YARN reports it RUNNING again"})"
+      "\n"
+      R"({"event":"node_excluded","node":"h3"})"
+      "\n"
+      R"({"event":"node_excluded","node":"h2"})"
+      "\n"  // twice: once
+      "{not json \"node_excluded\"\n"
+      R"({"event":"node_included","node":"h9"})"
+      "\n";  // never excluded
+  EXPECT_EQ(NodeExclusion::ExcludedInEventLog(log), (std::vector<std::string>{"h2", "h3"}));
+  EXPECT_TRUE(NodeExclusion::ExcludedInEventLog("").empty());
 }
 
 }  // namespace

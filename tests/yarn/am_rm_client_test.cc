@@ -373,6 +373,43 @@ TEST_F(AmRmClientTest, BlacklistAdditionsSentOnceAndAfterResync) {
   EXPECT_EQ(additions(sent[4]), both);            // the RM may have forgotten them
 }
 
+// A host back in use: a removal for what the RM heard of, nothing for what it did not; a
+// failed heartbeat sends the removal again; a resync sends only what is still excluded.
+TEST_F(AmRmClientTest, BlacklistRemovalsUndoOnlyWhatWasSent) {
+  Register();
+  auto list = [](const google::protobuf::RepeatedPtrField<std::string>& hosts) {
+    return std::vector<std::string>(hosts.begin(), hosts.end());
+  };
+  client_->AddToBlacklist({"lost1", "lost2"});
+  fake_->Reply("allocate", Response(1));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  client_->AddToBlacklist({"flap"});
+  client_->RemoveFromBlacklist({"flap", "lost1", "never"});  // "flap" never went out
+  fake_->Fail("allocate", ipc::ConnectionFailureStatus(ipc::ConnectionFailure::kConnect, "down"));
+  EXPECT_FALSE(client_->Allocate(0).ok());
+  fake_->Reply("allocate", Response(2));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  fake_->Reply("allocate", Response(3));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  fake_->Fail("allocate", ipc::RemoteExceptionToStatus(
+                              "org.apache.hadoop.yarn.exceptions."
+                              "ApplicationMasterNotRegisteredException",
+                              "Application Master is trying to allocate before registering"));
+  fake_->Reply("allocate", Response(1));
+  ASSERT_TRUE(client_->Allocate(0).ok());
+  auto sent = Allocates();
+  ASSERT_EQ(sent.size(), 6u);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(list(sent[0].blacklist_request().blacklist_additions()), (V{"lost1", "lost2"}));
+  EXPECT_EQ(list(sent[1].blacklist_request().blacklist_removals()), V{"lost1"});  // failed
+  EXPECT_TRUE(sent[1].blacklist_request().blacklist_additions().empty());
+  EXPECT_EQ(list(sent[2].blacklist_request().blacklist_removals()), V{"lost1"});  // again
+  EXPECT_FALSE(sent[3].has_blacklist_request());
+  EXPECT_FALSE(sent[4].has_blacklist_request());  // not registered
+  EXPECT_EQ(list(sent[5].blacklist_request().blacklist_additions()), V{"lost2"});
+  EXPECT_TRUE(sent[5].blacklist_request().blacklist_removals().empty());
+}
+
 TEST_F(AmRmClientTest, FailedHeartbeatKeepsAsksAndReleases) {
   Register();
   ContainerRequest req;
