@@ -59,6 +59,9 @@ ExclusionDecision NodeExclusion::OnTaskFailure(const std::string& node, const st
   if (node.empty()) return out;
   const std::string host = HostOf(node);
   Node& n = nodes_[host];
+  // Tasks lost with a node YARN reports down are the node's loss, excluded for already: counted,
+  // a node with two tasks would be out for good at its first loss, also once it runs again.
+  if (n.down) return out;
   ++n.failures;
   if (options_.max_node_failures > 0 && n.failures >= options_.max_node_failures) {
     Exclude(host, Why::kFailures,

@@ -8,7 +8,8 @@
 //
 // The rules (docs/job-spec.md, "Bad nodes"):
 //   - A node where the job's tasks failed `max_node_failures` times is excluded; 0 turns
-//     counting off. A preemption is the scheduler's doing, never the node's.
+//     counting off. A preemption is the scheduler's doing, never the node's; tasks lost while
+//     YARN reports their node down are the node's loss, not counted either.
 //   - A node YARN reports unhealthy, lost, decommissioned or shut down is excluded at once,
 //     whatever the count (also with counting off). When YARN reports it RUNNING again (a
 //     restarted NodeManager, a passing health check), it is back in use, unless the job's own

@@ -327,6 +327,8 @@ void YarnTaskLauncher::OnAllocateAnswer(const yarn::AllocateResult& result) {
   }
   // Bad nodes (am/node_exclusion.h): what changed about the cluster's nodes.
   for (const yarn::NodeReport& n : result.updated_nodes) {
+    TONY_LOG(INFO) << "YARN reports node " << n.id.ToString() << " "
+                   << yarn::NodeStateName(n.state);
     TaskContainerEvent e{TaskContainerEvent::Kind::kNodeState, "", "", 0,
                          std::string(yarn::NodeStateName(n.state))};
     e.node = n.id.ToString();

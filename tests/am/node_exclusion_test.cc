@@ -151,9 +151,9 @@ TEST(NodeExclusionTest, ANodeRunningAgainIsBackUnlessItsFailuresOrTheUserExclude
                   {"state", "h1:2", "RUNNING", "include h1"},  // a new NodeManager port
                   {"state", "h1:2", "RUNNING", ""},            // said once
                   {"state", "h2:1", "UNHEALTHY", "exclude h2"},
-                  {"fail", "h2:1", "worker:0", ""},
-                  {"fail", "h2:1", "worker:1", ""},  // already out; now for its failures too
-                  {"state", "h2:1", "RUNNING", ""},  // stays out
+                  {"fail", "h2:1", "worker:0", ""},  // while it is down: its loss, not counted
+                  {"fail", "h2:1", "worker:1", ""},
+                  {"state", "h2:1", "RUNNING", "include h2"},
                   {"fail", "h3:1", "worker:0", ""},
                   {"fail", "h3:1", "worker:0", "exclude h3"},
                   {"state", "h3:1", "RUNNING", ""},  // its failures keep it out
@@ -161,7 +161,26 @@ TEST(NodeExclusionTest, ANodeRunningAgainIsBackUnlessItsFailuresOrTheUserExclude
                   {"state", "h1:2", "LOST", "exclude h1"},
                   {"state", "h1:3", "RUNNING", "include h1"},
                   {"state", "h5:1", "RUNNING", ""},  // never excluded
+                  {"fail", "h5:1", "worker:0", ""},
+                  {"fail", "h5:1", "worker:0", "exclude h5"},
+                  {"state", "h5:1", "LOST", ""},
+                  {"state", "h5:2", "RUNNING", ""},  // lost after its failures: still theirs
               });
+}
+
+// A lost node takes its tasks with it: their ends are its loss, not failures on it, so the node
+// comes back clean (YARN reports the node's state before the containers it lost).
+TEST(NodeExclusionTest, TasksLostWithANodeDoNotKeepItOutOnceItRunsAgain) {
+  RunSteps({}, {
+                   {"nodes", "", "3", ""},
+                   {"state", "h1:1", "LOST", "exclude h1"},
+                   {"fail", "h1:1", "worker:0", ""},
+                   {"fail", "h1:1", "worker:1", ""},
+                   {"fail", "h1:1", "worker:2", ""},
+                   {"state", "h1:1", "RUNNING", "include h1"},
+                   {"fail", "h1:1", "worker:0", ""},  // counted again: 1
+                   {"fail", "h1:1", "worker:0", "exclude h1"},
+               });
 }
 
 TEST(NodeExclusionTest, EveryNodeLostAndBackLeavesTheJobRunning) {

@@ -562,8 +562,12 @@ TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAnd
   // policy retries: worker:0 runs again on the other node, at a new address (accepted), and the
   // old executor, orphaned on the dead node, is told it was superseded and stops its task.
   // A first run sleeps 45 s, past the expiry and the relaunch, so the orphan is still there to
-  // be superseded; the relaunched one (TONY_TASK_RESTARTS set) runs 10 s, long enough to be
-  // seen below, instead of another 45 s the job would only wait out.
+  // be superseded; the relaunched one (TONY_TASK_RESTARTS set) runs until the test has seen the
+  // restarted NodeManager's node back in the job's use (node_included), at most 2 minutes.
+  std::string tmpl = ::testing::TempDir() + "/node-loss.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  const std::string done = dir + "/done";
   std::string yaml = ::testing::TempDir() + "/itest-node-loss.yaml";
   ASSERT_TRUE(WriteFileAtomically(yaml,
                                   "timeouts: {stop_grace: 2s}\n"
@@ -574,8 +578,9 @@ TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAnd
   // The AM on the labelled node: losing a worker's node must not take the AM with it.
   Result r = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-node-loss", "--spec", yaml,
                          "--am_node_label", "gpu",
-                         "echo \"on $NM_HOST\"; "
-                         "if [ -n \"$TONY_TASK_RESTARTS\" ]; then sleep 10; else sleep 45; fi"});
+                         absl::StrCat("echo \"on $NM_HOST\"; if [ -n \"$TONY_TASK_RESTARTS\" ]; "
+                                      "then for i in $(seq 240); do [ -e ",
+                                      done, " ] && break; sleep 0.5; done; else sleep 45; fi")});
   std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const int worker = WaitForTaskProcess(app, "worker", 0);
@@ -606,22 +611,35 @@ TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAnd
   EXPECT_TRUE(EndsBy(worker, absl::Now() + absl::Seconds(30)))
       << "the old worker:0 still runs on the dead node";
   const absl::Duration orphan_gone = absl::Now() - killed;
-  const std::string end = WaitForEnd(app);
-  const absl::Duration ended = absl::Now() - killed;
-  Result status = RunCommand({Ytf(), "status", app});
+  // The NodeManager restarted while the job runs (a rolling restart): once YARN runs its node
+  // again the job may use it again (node_included; excluded for YARN's report alone).
   Result restart =
       RunCommand({"/bin/bash",
                   harness::HadoopCluster::Get().source_dir() + "/scripts/hadoop-cluster", "start"},
                  absl::Minutes(4));
   EXPECT_EQ(restart.exit_code, 0) << restart.err;
+  std::string events;
+  WaitUntil(
+      [&] {
+        events = RunCommand({Ytf(), "events", app}).out;
+        return absl::StrContains(events, "node_included");
+      },
+      absl::Minutes(2), absl::Seconds(1));
+  EXPECT_THAT(events, HasSubstr("node_excluded")) << events;
+  EXPECT_THAT(events, HasSubstr("node_included")) << events;
+  const absl::Duration included = absl::Now() - killed;
+  ASSERT_TRUE(WriteFileAtomically(done, "").ok());
+  const std::string end = WaitForEnd(app);
+  const absl::Duration ended = absl::Now() - killed;
+  Result status = RunCommand({Ytf(), "status", app});
   EXPECT_EQ(end, "FINISHED/SUCCEEDED");
   EXPECT_THAT(status.out, HasSubstr("worker:0: exit status -100: its node was lost")) << status.out;
   EXPECT_THAT(status.out, HasSubstr("back at a new address"));
   std::printf(
-      "NodeManager of worker:0 killed: relaunched after %s, orphan gone after %s, job "
-      "SUCCEEDED %s after the kill\n",
+      "NodeManager of worker:0 killed: relaunched after %s, orphan gone after %s, its node back "
+      "in use after %s (NodeManager restarted), job SUCCEEDED %s after the kill\n",
       absl::FormatDuration(relaunched).c_str(), absl::FormatDuration(orphan_gone).c_str(),
-      absl::FormatDuration(ended).c_str());
+      absl::FormatDuration(included).c_str(), absl::FormatDuration(ended).c_str());
   ExpectNothingLeft(app);
 }
 
