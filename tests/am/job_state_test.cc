@@ -1174,13 +1174,19 @@ TEST(JobStatePreemptGraceTest, NoStopWhenTheGraceCannotApply) {
   }
 }
 
-// A notice for a container no task runs sets no grace: nothing to stop, nothing to wake for.
+// A notice for a container no task runs sets no grace: nothing to stop, nothing to wake for;
+// logged once however often YARN repeats it.
 TEST(JobStatePreemptGraceTest, ANoticeForAnUnknownContainerStopsNothing) {
   std::unique_ptr<JobState> state = NoticedAt2s(absl::Seconds(5));
   JobState& s = *state;
   // The known one's stop is due at +7 s; the unknown ones add nothing to it.
-  EXPECT_EQ(Describe(s.On(JobEvent::PreemptNotice({}, "c9", "strict"), kStart + absl::Seconds(3))),
-            "");
+  JobActions unknown = s.On(JobEvent::PreemptNotice({}, "c9", "strict"), kStart + absl::Seconds(3));
+  EXPECT_EQ(Describe(unknown), "");
+  EXPECT_THAT(unknown.log.Texts(),
+              ::testing::ElementsAre(HasSubstr("names container c9, which runs no task")));
+  JobActions again = s.On(JobEvent::PreemptNotice({}, "c9", "strict"), kStart + absl::Seconds(4));
+  EXPECT_EQ(Describe(again), "");
+  EXPECT_TRUE(again.log.empty());
   EXPECT_EQ(Describe(s.On(JobEvent::PreemptNotice(T("worker:0"), "c8", "strict"),
                           kStart + absl::Seconds(3))),
             "");

@@ -24,6 +24,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "broker/broker_client.h"
@@ -643,43 +644,6 @@ TEST(YarnFaultExclusiveTest, AWorkerOnAKilledNodeManagerIsRelaunchedElsewhereAnd
   ExpectNothingLeft(app);
 }
 
-// Preemption by the real ResourceManager (the test cluster runs the CapacityScheduler's
-// preemption monitor): a job in queue research (30 % share) holds most of the cluster; a job in
-// queue default (70 %) then asks for more than is free, and the RM takes containers back from the
-// first (exit status -102). Its workers' restart policy relaunches them once there is room, and
-// both jobs SUCCEED; the preempted job's status names the preemption.
-TEST(YarnFaultExclusiveTest, PreemptedWorkersAreRelaunchedByTheirRestartPolicyAndBothJobsSucceed) {
-  // A first run outlasts the preemption (10 s after the mark); a relaunched worker
-  // (TONY_TASK_RESTARTS set) ends soon, instead of the job waiting out 40 s more.
-  const std::string work = "if [ -n \"$TONY_TASK_RESTARTS\" ]; then sleep 2; else sleep 40; fi";
-  Result first = RunCommand(
-      {Submit(), "--yarn", "--detach", "-n", "itest-preempted", "--queue", "research", "-r",
-       "worker:4", "-m", "3g", "--restart",
-       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", work});
-  const std::string app = AppIdOf(first);
-  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-  WaitUntil(
-      [&] {
-        return absl::StrContains(RunCommand({Ytf(), "status", app}).out, "4 running");
-      },
-      absl::Minutes(2));
-  ASSERT_THAT(RunCommand({Ytf(), "status", app}).out, HasSubstr("4 running"));
-  const absl::Time asked = absl::Now();
-  Result second = RunCommand({Submit(), "--yarn", "-n", "itest-preempting", "--queue", "default",
-                              "-r", "worker:2", "-m", "3g", "sleep 2"});
-  const absl::Duration second_took = absl::Now() - asked;
-  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
-  EXPECT_THAT(second.err, HasSubstr("SUCCEEDED"));
-  EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
-  const absl::Duration first_took = absl::Now() - asked;
-  Result status = RunCommand({Ytf(), "status", app});
-  EXPECT_THAT(status.out, HasSubstr("exit status -102: preempted by the scheduler")) << status.out;
-  EXPECT_THAT(status.out, HasSubstr("task restart 1")) << status.out;
-  std::printf("preempting job SUCCEEDED %s after it was submitted; the preempted one %s after\n",
-              absl::FormatDuration(second_took).c_str(), absl::FormatDuration(first_took).c_str());
-  ExpectNothingLeft(app);
-}
-
 // An event's time (the AM's clock), InfinitePast when it has none.
 absl::Time EventTime(const http::Json& e) {
   absl::Time t;
@@ -690,66 +654,208 @@ absl::Time EventTime(const http::Json& e) {
   return t;
 }
 
-// Preemption with a checkpoint, by the real ResourceManager as above: the scheduler's notice
-// reaches the preempted workers (examples/preempt_checkpoint.py catches SIGUSR1), each writes its
-// checkpoint before YARN takes its container, and the relaunched worker resumes from it
-// (TONY_RESUMED, TONY_TASK_RESTARTS); the job succeeds and its history holds the notices.
-TEST(YarnFaultExclusiveTest, APreemptedTaskHearsTheNoticeCheckpointsAndResumes) {
-  std::string tmpl = ::testing::TempDir() + "/preempt-ckpt.XXXXXX";
-  const std::string dir = mkdtemp(tmpl.data());
-  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+// One container YARN's scheduler announced it would preempt, from the job's history.
+struct Preempted {
+  std::string task;
+  absl::Time noticed = absl::InfinitePast();  // task_preempt_notice
+  absl::Time stopped = absl::InfinitePast();  // task_preempt_stop: the AM's, after its grace
+  int64_t grace_ms = 0;
+  absl::Time taken = absl::InfinitePast();  // container_completed
+  int exit_status = 0;
+};
+
+// The job's preempted containers by id, in the order of their notices.
+std::map<std::string, Preempted> PreemptionsOf(const std::string& app) {
+  std::map<std::string, Preempted> out;
+  for (const http::Json& e : JobEvents(app)) {
+    if (!e.is_object()) continue;
+    const std::string event = e.value("event", ""), container = e.value("container", "");
+    if (event == "task_preempt_notice" && !out.count(container)) {
+      out[container].task = e.value("task", "");
+      out[container].noticed = EventTime(e);
+    }
+    auto it = out.find(container);
+    if (it == out.end()) continue;
+    if (event == "task_preempt_stop") {
+      it->second.stopped = EventTime(e);
+      it->second.grace_ms = e.value("grace_ms", int64_t{0});
+    } else if (event == "container_completed" && it->second.taken == absl::InfinitePast()) {
+      it->second.taken = EventTime(e);
+      it->second.exit_status = e.value("exit_status", 0);
+    }
+  }
+  return out;
+}
+
+// examples/preempt_checkpoint.py's checkpoint of `task` ("worker:1") in `dir`: when its last one
+// was written on a notice (InfinitePast: never).
+absl::Time CheckpointedAt(const std::string& dir, const std::string& task) {
+  const std::string index = task.substr(task.find(':') + 1);
+  absl::StatusOr<std::string> text =
+      ReadRegularFile(absl::StrCat(dir, "/worker-", index, ".json"), 1 << 16);
+  EXPECT_TRUE(text.ok()) << task << ": " << text.status();
+  if (!text.ok()) return absl::InfinitePast();
+  auto ckpt = http::ParseJson(*text, "checkpoint");
+  EXPECT_TRUE(ckpt.ok()) << ckpt.status();
+  if (!ckpt.ok() || ckpt->value("checkpoints", 0) < 1) return absl::InfinitePast();
+  return absl::FromUnixMillis(ckpt->value("checkpointed_at_ms", int64_t{0}));
+}
+
+// Submits examples/preempt_checkpoint.py as 4 restartable workers of 3 GB in queue research
+// (30 % share; they hold most of the cluster) with `extra` flags, then a job of 2 such workers
+// in queue default (70 %) that makes the RM take containers of the first back; both must
+// SUCCEED. The first job's id.
+std::string PreemptACheckpointingJob(const std::string& name, const std::string& dir,
+                                     const std::vector<std::string>& extra) {
   const std::string script =
       harness::HadoopCluster::Get().source_dir() + "/examples/preempt_checkpoint.py";
-  Result first = RunCommand(
-      {Submit(), "--yarn", "--detach", "-n", "itest-preempt-ckpt", "--queue", "research", "-r",
-       "worker:4", "-m", "3g", "--restart",
-       "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept", "-s", script,
-       absl::StrCat("python3 ${DTF_TASK_SCRIPT} --steps 250 --checkpoint_dir ", dir)});
+  std::vector<std::string> argv = {
+      Submit(),
+      "--yarn",
+      "--detach",
+      "-n",
+      name,
+      "--queue",
+      "research",
+      "-r",
+      "worker:4",
+      "-m",
+      "3g",
+      "--restart",
+      "worker:policy=on-failure,max_restarts=3,scope=task,on_address_change=accept,backoff=1s",
+      "-s",
+      script};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  // A first run of 20 s outlasts the preemption (YARN's kill 10 s after the mark); a resumed
+  // one (TONY_RESUMED set) steps fast, instead of the job waiting out its remaining steps.
+  argv.push_back(absl::StrCat("python3 ${DTF_TASK_SCRIPT} --steps 200 --checkpoint_dir ", dir,
+                              " ${TONY_RESUMED:+--step_seconds 0.01}"));
+  Result first = RunCommand(argv);
   const std::string app = AppIdOf(first);
-  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+  if (app.empty()) return app;
   WaitUntil(
       [&] {
         return absl::StrContains(RunCommand({Ytf(), "status", app}).out, "4 running");
       },
       absl::Minutes(2));
-  ASSERT_THAT(RunCommand({Ytf(), "status", app}).out, HasSubstr("4 running"));
-  Result second = RunCommand({Submit(), "--yarn", "-n", "itest-preempt-taker", "--queue", "default",
-                              "-r", "worker:2", "-m", "3g", "sleep 2"});
+  EXPECT_THAT(RunCommand({Ytf(), "status", app}).out, HasSubstr("4 running"));
+  const absl::Time asked = absl::Now();
+  Result second = RunCommand({Submit(), "--yarn", "-n", name + "-taker", "--queue", "default", "-r",
+                              "worker:2", "-m", "3g", "sleep 2"});
+  const absl::Duration second_took = absl::Now() - asked;
   EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_THAT(second.err, HasSubstr("SUCCEEDED"));
   EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
+  std::printf("preempting job SUCCEEDED %s after it was submitted; the preempted one %s after\n",
+              absl::FormatDuration(second_took).c_str(),
+              absl::FormatDuration(absl::Now() - asked).c_str());
+  return app;
+}
 
-  // The history: each notice, then its container's end as preempted.
-  std::map<std::string, absl::Time> noticed, taken;  // by task
-  for (const http::Json& e : JobEvents(app)) {
-    if (!e.is_object()) continue;
-    const std::string event = e.value("event", ""), task = e.value("task", "");
-    if (event == "task_preempt_notice" && !noticed.count(task)) noticed[task] = EventTime(e);
-    if (event == "container_completed" && e.value("exit_status", 0) == -102 &&
-        noticed.count(task) && !taken.count(task)) {
-      taken[task] = EventTime(e);
-    }
+std::string Secs(absl::Duration d) { return absl::StrFormat("%.1fs", absl::ToDoubleSeconds(d)); }
+
+// Preemption with a checkpoint, by the real ResourceManager (the test cluster runs the
+// CapacityScheduler's preemption monitor, which kills a marked container 10 s after marking it):
+// the scheduler's notice reaches the preempted workers (examples/preempt_checkpoint.py catches
+// SIGUSR1), each writes its checkpoint before YARN takes its container (exit status -102), and
+// the restart policy relaunches it; the relaunched worker resumes from it (TONY_RESUMED,
+// TONY_TASK_RESTARTS); the job succeeds and its history holds the notices.
+TEST(YarnFaultExclusiveTest, APreemptedTaskHearsTheNoticeCheckpointsAndResumes) {
+  std::string tmpl = ::testing::TempDir() + "/preempt-ckpt.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  const std::string app = PreemptACheckpointingJob("itest-preempt-ckpt", dir, {});
+  ASSERT_FALSE(app.empty());
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("exit status -102: preempted by the scheduler")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("task restart 1")) << status.out;
+
+  // The history: each notice, then its container's end as preempted, by YARN (no grace).
+  const std::map<std::string, Preempted> preempted = PreemptionsOf(app);
+  ASSERT_FALSE(preempted.empty()) << "no task_preempt_notice in the history";
+  std::map<std::string, absl::Time> taken;  // by task: its first container YARN took
+  for (const auto& [container, p] : preempted) {
+    EXPECT_EQ(p.stopped, absl::InfinitePast()) << container << ": the AM stopped it (no grace)";
+    if (p.exit_status == -102 && !taken.count(p.task)) taken[p.task] = p.taken;
   }
-  ASSERT_FALSE(noticed.empty()) << "no task_preempt_notice in the history";
   ASSERT_FALSE(taken.empty()) << "no noticed task's container ended preempted";
   // Each preempted worker's checkpoint, written on the notice; its next run resumed from it
   // (ytf logs shows each task's last container).
-  Result logs = RunCommand({Ytf(), "logs", app});
   for (const auto& [task, at] : taken) {
-    const std::string index = task.substr(task.find(':') + 1);
-    absl::StatusOr<std::string> text =
-        ReadRegularFile(absl::StrCat(dir, "/worker-", index, ".json"), 1 << 16);
-    ASSERT_TRUE(text.ok()) << text.status();
-    auto ckpt = http::ParseJson(*text, "checkpoint");
-    ASSERT_TRUE(ckpt.ok()) << ckpt.status();
-    EXPECT_GE(ckpt->value("checkpoints", 0), 1) << task << " never checkpointed on the notice";
-    const absl::Time written = absl::FromUnixMillis(ckpt->value("checkpointed_at_ms", int64_t{0}));
-    std::printf("%s: notice -> checkpoint written %s, -> container taken %s (notice to taken %s)\n",
-                task.c_str(), absl::FormatDuration(written - noticed[task]).c_str(),
-                absl::FormatDuration(at - written).c_str(),
-                absl::FormatDuration(at - noticed[task]).c_str());
+    const absl::Time written = CheckpointedAt(dir, task);
+    EXPECT_NE(written, absl::InfinitePast()) << task << " never checkpointed on the notice";
+    absl::Time noticed = absl::InfinitePast();
+    for (const auto& [c, p] : preempted) {
+      if (p.task == task && p.taken == at) noticed = p.noticed;
+    }
+    std::printf(
+        "%s: notice -> checkpoint written %s, -> container taken by YARN %s (notice to "
+        "taken %s)\n",
+        task.c_str(), Secs(written - noticed).c_str(), Secs(at - written).c_str(),
+        Secs(at - noticed).c_str());
   }
-  EXPECT_THAT(logs.out, ::testing::ContainsRegex("resumed from step [0-9]+ \\(TONY_RESUMED=1, "
-                                                 "restart 1\\)"));
+  EXPECT_THAT(RunCommand({Ytf(), "logs", app}).out,
+              ::testing::ContainsRegex("resumed from step [0-9]+ \\(TONY_RESUMED=1, "
+                                       "restart 1\\)"));
+  ExpectNothingLeft(app);
+}
+
+// The same preemption with a preemption grace (--preemption_grace) shorter than YARN's wait:
+// the AM stops each noticed task itself once the grace since the notice is over
+// (task_preempt_stop), after its checkpoint and before YARN would have killed it, and releases
+// the container; the task's end counts as the preemption (exit status -102 in its status), so
+// the restart policy relaunches it (TONY_RESUMED=1) and the job succeeds.
+//
+// The grace must cover the notice's way to the task (the executor's next heartbeat, at most
+// 5 s after the AM heard it) and end before YARN's kill (10 s after the mark; the AM hears of
+// the mark within its 1 s scheduler heartbeat): 6.5 s leaves about a second and a half either
+// side.
+TEST(YarnFaultExclusiveTest, PreemptedWorkersStoppedByTheAmAfterTheirGraceResumeAndTheJobSucceeds) {
+  std::string tmpl = ::testing::TempDir() + "/preempt-grace.XXXXXX";
+  const std::string dir = mkdtemp(tmpl.data());
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  const std::string app =
+      PreemptACheckpointingJob("itest-preempt-grace", dir, {"--preemption_grace", "6500ms"});
+  ASSERT_FALSE(app.empty());
+  Result status = RunCommand({Ytf(), "status", app});
+  EXPECT_THAT(status.out, HasSubstr("exit status -102: preempted by the scheduler")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("task restart 1")) << status.out;
+
+  // The history: each notice, the AM's stop after the grace, then the container's end, which
+  // was not YARN's preemption (-102): the AM's stop came first.
+  const std::map<std::string, Preempted> preempted = PreemptionsOf(app);
+  ASSERT_FALSE(preempted.empty()) << "no task_preempt_notice in the history";
+  std::map<std::string, std::string> last;  // task -> its last noticed container
+  for (const auto& [container, p] : preempted) {
+    if (!last.count(p.task) || preempted.at(last[p.task]).noticed < p.noticed) {
+      last[p.task] = container;
+    }
+  }
+  int stopped = 0;
+  for (const auto& [container, p] : preempted) {
+    SCOPED_TRACE(absl::StrCat(p.task, " in ", container));
+    EXPECT_NE(p.exit_status, -102) << "YARN took the container before the AM stopped it";
+    if (p.stopped == absl::InfinitePast()) continue;  // ended by itself first
+    ++stopped;
+    EXPECT_EQ(p.grace_ms, 6500);
+    EXPECT_GT(p.stopped, p.noticed);
+    EXPECT_GT(p.taken, p.stopped);
+    // The task's checkpoint file holds its last one only.
+    if (last[p.task] != container) continue;
+    const absl::Time written = CheckpointedAt(dir, p.task);
+    EXPECT_GT(written, p.noticed) << "no checkpoint on the notice";
+    EXPECT_LT(written, p.stopped) << "the checkpoint came after the AM's stop";
+    std::printf(
+        "%s: notice -> checkpoint written %s, -> stopped by the AM %s, -> container "
+        "released %s (notice to released %s, exit status %d)\n",
+        p.task.c_str(), Secs(written - p.noticed).c_str(), Secs(p.stopped - written).c_str(),
+        Secs(p.taken - p.stopped).c_str(), Secs(p.taken - p.noticed).c_str(), p.exit_status);
+  }
+  EXPECT_GE(stopped, 1) << "no task_preempt_stop in the history";
+  EXPECT_THAT(RunCommand({Ytf(), "logs", app}).out,
+              ::testing::ContainsRegex("resumed from step [0-9]+ \\(TONY_RESUMED=1, "
+                                       "restart 1\\)"));
   ExpectNothingLeft(app);
 }
 
