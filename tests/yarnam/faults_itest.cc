@@ -664,7 +664,7 @@ struct Preempted {
   int exit_status = 0;
 };
 
-// The job's preempted containers by id, in the order of their notices.
+// The job's preempted containers (those YARN announced) by container id.
 std::map<std::string, Preempted> PreemptionsOf(const std::string& app) {
   std::map<std::string, Preempted> out;
   for (const http::Json& e : JobEvents(app)) {
