@@ -49,6 +49,7 @@
 #include "common/status_macros.h"
 #include "conf/hadoop_addresses.h"
 #include "conf/history_keys.h"
+#include "conf/task_keys.h"
 #include "ipc/digest_md5.h"
 #include "ipc/kerberos.h"
 #include "spec/access_control.h"
@@ -1050,6 +1051,10 @@ class YarnSubmitter : public Submitter {
     TONY_ASSIGN_OR_RETURN(absl::Duration usage_every,
                           history::UsageIntervalFromConf(cluster_->conf));
     am.environment[history::kEnvUsageInterval] = absl::StrCat(absl::ToInt64Seconds(usage_every));
+    TONY_ASSIGN_OR_RETURN(absl::Duration heartbeat_timeout,
+                          conf::HeartbeatTimeoutFromConf(cluster_->conf));
+    am.environment[conf::kEnvHeartbeatTimeout] =
+        absl::StrCat(absl::ToInt64Seconds(heartbeat_timeout));
     am.environment[kEnvRpcProtection] = std::string(ipc::ProtectionName(cluster_->min_protection));
     am.environment[kEnvDigestCiphers] = absl::StrJoin(cluster_->digest_ciphers, ",");
     am.environment["HADOOP_USER_NAME"] = cluster_->user;

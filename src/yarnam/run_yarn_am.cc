@@ -19,6 +19,7 @@
 #include "common/proc.h"
 #include "common/resident.h"
 #include "common/signal_watcher.h"
+#include "conf/task_keys.h"
 #include "history/hdfs_event_sink.h"
 #include "history/live_job_view.h"
 #include "spec/access_control.h"
@@ -219,6 +220,9 @@ am::ApplicationMasterOptions YarnJob::Options(const std::string& secret, const E
   }
   options.usage_record_every = history::UsageIntervalFromEnv(
       env.count(history::kEnvUsageInterval) != 0 ? env.at(history::kEnvUsageInterval).c_str()
+                                                 : nullptr);
+  options.heartbeat_timeout = conf::HeartbeatTimeoutFromEnv(
+      env.count(conf::kEnvHeartbeatTimeout) != 0 ? env.at(conf::kEnvHeartbeatTimeout).c_str()
                                                  : nullptr);
   options.status_routes = live_->Routes();
   options.on_event_lines = [this](std::vector<std::string> lines) {

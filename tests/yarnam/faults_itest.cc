@@ -228,12 +228,24 @@ TEST(YarnFaultTest, FaultMatrixAmSigkillWithOneAttemptFailsTheJobNamingTheAm) {
 TEST(YarnFaultTest, FaultMatrixClientSigkillInClientModeFailsTheJobNamingTheClient) {
   // Client mode: ytf-submit runs client:0 here and heartbeats for it. SIGKILL of ytf-submit
   // takes the client task with it (its parent-death signal) and its heartbeats stop: the AM
-  // fails the job after its heartbeat timeout (1 minute) naming the client, and stops the rest.
+  // fails the job after its heartbeat timeout naming the client, and stops the rest. The
+  // timeout is 30 s (three of the client's 10 s heartbeats, six of an executor's) instead of
+  // the default minute, which the test only waited out.
   std::string tmpl = ::testing::TempDir() + "/client-kill.XXXXXX";
   const std::string dir = mkdtemp(tmpl.data());
   SubprocessOptions options;
-  options.argv = {Submit(), "--yarn",        "--client", "-n",   "itest-client-kill",
-                  "-r",     "ps:1,worker:1", "-m",       "256m", "exec sleep 600"};
+  options.argv = {Submit(),
+                  "--yarn",
+                  "--client",
+                  "-n",
+                  "itest-client-kill",
+                  "-D",
+                  "tony.task.heartbeat-timeout=30s",
+                  "-r",
+                  "ps:1,worker:1",
+                  "-m",
+                  "256m",
+                  "exec sleep 600"};
   options.env = Environment();
   options.stdout_path = dir + "/out";
   options.stderr_path = dir + "/err";
@@ -270,7 +282,7 @@ TEST(YarnFaultTest, FaultMatrixClientSigkillInClientModeFailsTheJobNamingTheClie
   EXPECT_EQ(left, 0u) << left << " processes of " << app << " still run";
   Result status = RunCommand({Ytf(), "status", app});
   EXPECT_THAT(status.out, HasSubstr("client:0")) << status.out;
-  EXPECT_THAT(status.out, HasSubstr("sent no heartbeat for 1m")) << status.out;
+  EXPECT_THAT(status.out, HasSubstr("sent no heartbeat for 30s")) << status.out;
   EXPECT_THAT(status.out, HasSubstr("ytf-submit")) << status.out;
   std::printf(
       "fault matrix: client SIGKILL (--client) -> FAILED after %s, no process left after %s\n",
