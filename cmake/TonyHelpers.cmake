@@ -164,15 +164,19 @@ foreach(t IN LISTS ${name}_TESTS)
   list(APPEND env TEST_TMPDIR=${tmp}/\${i})
   set_tests_properties(\${t} PROPERTIES LABELS \"\${labels}\" ENVIRONMENT \"\${env}\" ${props})
   # The real cluster's share: with scripts/test's resource spec (TONY_CTEST_RESOURCES=1) the
-  # cluster has two slots, an *Exclusive* test takes both, and tests that need no cluster run
-  # beside it; without one, an *Exclusive* test runs alone.
+  # cluster has TONY_CTEST_CLUSTER_SLOTS slots (2 unless set), an *Exclusive* test takes them all,
+  # and tests that need no cluster run beside it; without one, an *Exclusive* test runs alone.
+  set(cluster_slots 2)
+  if(\"\$ENV{TONY_CTEST_CLUSTER_SLOTS}\" MATCHES \"^[1-9]$\")
+    set(cluster_slots \$ENV{TONY_CTEST_CLUSTER_SLOTS})
+  endif()
   set(exclusive FALSE)
   if(t MATCHES [==[^[^.]+[.][A-Za-z0-9_]*Exclusive[A-Za-z0-9_]*[.]]==])
     set(exclusive TRUE)
   endif()
   if([==[${fixtures}]==] MATCHES hadoop_cluster AND \"\$ENV{TONY_CTEST_RESOURCES}\" STREQUAL \"1\")
     if(exclusive)
-      set_tests_properties(\${t} PROPERTIES RESOURCE_GROUPS cluster:2)
+      set_tests_properties(\${t} PROPERTIES RESOURCE_GROUPS cluster:\${cluster_slots})
     else()
       set_tests_properties(\${t} PROPERTIES RESOURCE_GROUPS cluster:1)
     endif()
