@@ -760,6 +760,15 @@ TEST(CliTest, ABadUsageIntervalIsOneLineNamingTheKeyAndNothingIsSubmitted) {
   EXPECT_EQ(AppIdOf(r.out + r.err), "");
 }
 
+TEST(CliTest, AHeartbeatTimeoutBelowTheMinimumIsOneLineNamingTheKeyAndNothingIsSubmitted) {
+  Result r =
+      Exec({Submit(), "--yarn", "-D", "tony.task.heartbeat-timeout=5s", "-r", "worker:1", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("tony.task.heartbeat-timeout is 5s; give at least 20s"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(AppIdOf(r.out + r.err), "");
+}
+
 // A copy of the cluster's configuration directory with `site` as its tony-site.yaml.
 std::string ConfWithSite(const std::string& name, const std::string& site) {
   const std::string dir = absl::StrCat(TempDir(), "/", name);
