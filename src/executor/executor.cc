@@ -124,18 +124,30 @@ class Heartbeater {
 
   void Start() {
     thread_ = std::thread([this] {
+      // Each heartbeat but the first carries the sample taken after the one before: a /proc
+      // scan (or nvidia-smi) that takes seconds on a loaded node must not delay the heartbeat,
+      // whose answer may be the job's end, which the AM waits for only one interval and a
+      // margin (JobStateOptions::orphan_notice). One /proc scan per heartbeat
+      // (bench/executor_sampling).
+      std::optional<TaskUsage> usage;
+      std::vector<GpuUsage> gpus;
       absl::MutexLock lock(&mu_);
+      absl::Time due = clock_->Now() + config_.heartbeat_interval;
       while (!stop_) {
-        clock_->AwaitWithDeadline(&mu_, absl::Condition(&stop_),
-                                  clock_->Now() + config_.heartbeat_interval);
+        clock_->AwaitWithDeadline(&mu_, absl::Condition(&stop_), due);
         if (stop_) break;
         std::shared_ptr<broker::BrokerClient> client = client_;
+        // The next one is due an interval after this one went out, whatever this one and the
+        // sampling take.
+        due = clock_->Now() + config_.heartbeat_interval;
         mu_.Unlock();
-        // One /proc scan per heartbeat (bench/executor_sampling).
-        const TaskUsage usage = SampleTaskUsage(task_processes_);
+        if (!usage) {  // the first: what the task uses once it has run an interval
+          usage = SampleTaskUsage(task_processes_);
+          gpus = SampleGpusOnce();
+        }
         std::string preempt;
-        absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_, &usage,
-                                           SampleGpusOnce(), &preempt);
+        absl::Status s = client->Heartbeat(config_.job_name, config_.task_index, address_, &*usage,
+                                           gpus, &preempt);
         // An unreachable AM fails every heartbeat alike: one line, then a count.
         const absl::Time now = clock_->Now();
         if (!s.ok()) {
@@ -150,12 +162,15 @@ class Heartbeater {
         if (s.ok()) last_answer_ = clock_->Now();
         if (s.ok()) preempt_container_ = std::move(preempt);
         if (absl::IsFailedPrecondition(s)) superseded_ = std::string(s.message());
-        if (!s.ok() && superseded_.empty() && locator_ != nullptr &&
-            clock_->Now() - last_answer_ > 2 * config_.heartbeat_interval) {
-          mu_.Unlock();
-          MoveToNewAttempt(/*task_running=*/true);
-          mu_.Lock();
-        }
+        const bool look_for_next_attempt =
+            !s.ok() && superseded_.empty() && locator_ != nullptr &&
+            clock_->Now() - last_answer_ > 2 * config_.heartbeat_interval;
+        mu_.Unlock();
+        if (look_for_next_attempt) MoveToNewAttempt(/*task_running=*/true);
+        // Once the answer is known to the supervision loop: the sample for the next heartbeat.
+        usage = SampleTaskUsage(task_processes_);
+        gpus = SampleGpusOnce();
+        mu_.Lock();
       }
     });
   }
