@@ -2,12 +2,15 @@
 //
 // `ytf logs` (and Submitter::ReadLog/ReadTaskLog) of a finished job whose logs YARN aggregated
 // into HDFS and the NodeManagers deleted, on the real test cluster. It needs a cluster started with
-// log aggregation on (TONY_HADOOP_LOG_AGGREGATION=1 scripts/hadoop-cluster start); on the default
-// cluster (off, so that the other tests read the NodeManagers' copies) it is skipped, saying so.
+// log aggregation on: TONY_HADOOP_LOG_AGGREGATION=keep, which ctest's fixture and scripts/test
+// start (the NodeManagers keep their local copies for the tests that look into their
+// directories; this test deletes the job's local logs itself, as the NodeManager would), or 1/gz
+// (the NodeManagers delete them). On a cluster without aggregation it is skipped, saying so.
 
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -33,11 +36,23 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Whether the cluster's yarn-site.xml (as scripts/hadoop-cluster writes it) turns aggregation on.
-bool AggregationOn() {
+// How the cluster's yarn-site.xml (as scripts/hadoop-cluster writes it) handles finished
+// applications' logs.
+enum class Aggregation {
+  kOff,   // the NodeManagers keep and serve them (the other modes' NodeManagers serve none)
+  kDrop,  // aggregated; the NodeManagers delete their copies at once (1, gz)
+  kKeep,  // aggregated; the NodeManagers leave their copies on disk for the debug delay (keep)
+};
+
+Aggregation ClusterAggregation() {
   const std::string site =
       ReadFileToString(harness::HadoopCluster::Get().conf_dir() + "/yarn-site.xml").value_or("");
-  return absl::StrContains(site, "<name>yarn.log-aggregation-enable</name><value>true</value>");
+  if (!absl::StrContains(site, "<name>yarn.log-aggregation-enable</name><value>true</value>")) {
+    return Aggregation::kOff;
+  }
+  return absl::StrContains(site, "<name>yarn.nodemanager.delete.debug-delay-sec</name><value>0<")
+             ? Aggregation::kDrop
+             : Aggregation::kKeep;
 }
 
 // Every log header of `ytf logs`' output names the aggregated logs (none a NodeManager's: one
@@ -53,9 +68,11 @@ bool AllFromHdfs(const std::string& out) {
 }
 
 TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppedThem) {
-  if (!AggregationOn()) {
-    GTEST_SKIP() << "the test cluster runs without log aggregation; to run this test start it "
-                    "with TONY_HADOOP_LOG_AGGREGATION=1 scripts/hadoop-cluster start";
+  const Aggregation mode = ClusterAggregation();
+  if (mode == Aggregation::kOff) {
+    GTEST_SKIP() << "the running test cluster has no log aggregation (started by hand without "
+                    "it?); to run this test restart it with TONY_HADOOP_LOG_AGGREGATION=keep "
+                    "scripts/hadoop-cluster start (as ctest's fixture and scripts/test start it)";
   }
   Result r = RunCommand({BinDir() + "/ytf-submit", "--yarn", "-n", "aggregated-logs-itest", "-r",
                          "worker:1", "-m", "128m",
@@ -65,8 +82,9 @@ TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppe
   const std::string app = AppIdOf(r);
   ASSERT_FALSE(app.empty()) << r.out;
 
-  // The NodeManagers upload the logs as the application ends and then delete their copies;
-  // until then `ytf logs` reads the NodeManager's (its header says "on <node>").
+  // The NodeManagers upload the logs as the application ends, then forget it: from then on their
+  // web services answer 404 for its containers, even while (keep) the files are still on their
+  // disks. Until then `ytf logs` reads the NodeManager's copy (its header says "on <node>").
   Result logs;
   const bool aggregated = WaitUntil(
       [&] {
@@ -75,6 +93,33 @@ TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppe
       },
       absl::Minutes(3));
   ASSERT_TRUE(aggregated) << logs.exit_code << "\n" << logs.out << logs.err;
+
+  // The NodeManagers' own copies (the cluster's state directory): with 1/gz they delete them; with
+  // keep they are still there (so the answer above came from HDFS although the NodeManager had
+  // the files), and the test deletes them as a NodeManager would after the upload.
+  const std::filesystem::path data =
+      std::filesystem::path(harness::HadoopCluster::Get().conf_dir()).parent_path() / "data";
+  int kept = 0;
+  for (int nm = 1; nm <= 3; ++nm) {
+    const auto local = data / absl::StrCat("nm", nm) / "logs" / app;
+    if (mode == Aggregation::kKeep) {
+      if (!std::filesystem::exists(local)) continue;
+      ++kept;
+      std::error_code error;
+      std::filesystem::remove_all(local, error);
+      ASSERT_FALSE(error) << local << ": " << error.message();
+    } else {
+      EXPECT_TRUE(WaitUntil([&] { return !std::filesystem::exists(local); }, absl::Seconds(30)))
+          << local;
+    }
+  }
+  if (mode == Aggregation::kKeep) {
+    EXPECT_GT(kept, 0) << "no NodeManager kept " << app << "'s logs";
+  }
+
+  logs = RunCommand({BinDir() + "/ytf", "logs", app, "--task", "worker:0"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.out << logs.err;
+  EXPECT_TRUE(AllFromHdfs(logs.out)) << logs.out;
   EXPECT_THAT(logs.out, HasSubstr("aggregated-log-marker of worker:0\n"));
   EXPECT_THAT(logs.out, HasSubstr("to-stderr\n"));
   EXPECT_THAT(logs.out, HasSubstr("==> worker:0 stdout (container_"));
@@ -82,15 +127,6 @@ TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppe
   EXPECT_THAT(logs.out, HasSubstr("/bucket-logs-tfile/"));
   EXPECT_THAT(logs.out, Not(ContainsRegex("container_[0-9_]+ on ")));  // the NodeManager's
   EXPECT_EQ(logs.err, "");
-
-  // The NodeManagers' own copies are gone from disk (the cluster's state directory).
-  const std::filesystem::path data =
-      std::filesystem::path(harness::HadoopCluster::Get().conf_dir()).parent_path() / "data";
-  for (int nm = 1; nm <= 3; ++nm) {
-    const auto local = data / absl::StrCat("nm", nm) / "logs" / app;
-    EXPECT_TRUE(WaitUntil([&] { return !std::filesystem::exists(local); }, absl::Seconds(30)))
-        << local;
-  }
 
   // The C++ API reads the same file, without `ytf logs`' header, and says where it read it.
   YarnSubmitterOptions options;
