@@ -167,24 +167,27 @@ TEST(YarnPlacementTest, ANodeAttributeKeepsARoleOnTheNodesThatMatch) {
       },
       absl::Seconds(30)))
       << "no node reports nm.yarn.io/node=nm2: " << Rm("/ws/v1/cluster/nodes").dump();
+  const std::string nm2_host = nm2.substr(0, nm2.find(':'));  // as the task's $NM_HOST
   auto node_of = [](const std::string& app, const std::string& task) {
     Result logs = RunCommand({Ytf(), "logs", app, "--task", task, "--file", "stdout"});
+    // The task's own line (the log's header names the NodeManager, or HDFS once YARN
+    // aggregated the job's logs).
     std::smatch m;
-    static const std::regex header("\\(container_[0-9_e]+ on ([^)]+)\\)");
-    return std::regex_search(logs.out, m, header) ? m[1].str() : logs.out + logs.err;
+    static const std::regex line("(^|\n)on ([^\n]+)");
+    return std::regex_search(logs.out, m, line) ? m[2].str() : logs.out + logs.err;
   };
   Result eq = RunCommand({Submit(), "--yarn", "-n", "itest-node-attribute", "-r", "ps:1,worker:2",
                           "-m", "256m", "--node_attribute", "worker:nm.yarn.io/node=nm2",
                           "echo \"on $NM_HOST\""});
   const std::string app = AppIdOf(eq);
   EXPECT_EQ(eq.exit_code, 0) << eq.out << eq.err;
-  EXPECT_EQ(node_of(app, "worker:0"), nm2);
-  EXPECT_EQ(node_of(app, "worker:1"), nm2);
+  EXPECT_EQ(node_of(app, "worker:0"), nm2_host);
+  EXPECT_EQ(node_of(app, "worker:1"), nm2_host);
   Result ne = RunCommand({Submit(), "--yarn", "-n", "itest-node-attribute-ne", "-r", "worker:1",
                           "-m", "256m", "--node_attribute", "worker:nm.yarn.io/node!=nm1",
                           "echo \"on $NM_HOST\""});
   EXPECT_EQ(ne.exit_code, 0) << ne.out << ne.err;
-  EXPECT_EQ(node_of(AppIdOf(ne), "worker:0"), nm2);  // nm3 is the "gpu" partition's
+  EXPECT_EQ(node_of(AppIdOf(ne), "worker:0"), nm2_host);  // nm3 is the "gpu" partition's
 
   Result bad = RunCommand(
       {Submit(), "--yarn", "-r", "worker:1", "--node_attribute", "worker:nm.yarn.io/node", "true"});
