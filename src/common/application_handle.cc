@@ -19,7 +19,9 @@
 #include "common/retirer.h"
 
 namespace tony {
-namespace {
+// Named, not anonymous: ApplicationHandle (a friend of Application, so in namespace tony) holds
+// one, and a member of an internal-linkage type warns where files are compiled together.
+namespace handle_internal {
 
 // The answers of one handle's async calls. Each call's `done` (and a wait's `on_progress`) runs
 // through Deliver() until Close(); Close() answers the calls still open with their "cancelled"
@@ -110,7 +112,9 @@ class Deliveries : public std::enable_shared_from_this<Deliveries> {
   std::vector<std::thread::id> delivering_ ABSL_GUARDED_BY(mu_);  // threads inside an `f`
 };
 
-}  // namespace
+}  // namespace handle_internal
+
+using handle_internal::Deliveries;
 
 class ApplicationHandle final : public Application {
  public:

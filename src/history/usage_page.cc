@@ -24,7 +24,6 @@ using httpd::HtmlEscape;
 
 constexpr size_t kMaxBars = 25;
 constexpr size_t kMaxLabelBytes = 32;  // about the label column's width
-constexpr double kMbPerGb = 1024;
 
 // A key from a log (a user's own text) as page text: valid UTF-8, escaped.
 std::string KeyText(const std::string& key, size_t max_bytes = std::string::npos) {
@@ -32,10 +31,6 @@ std::string KeyText(const std::string& key, size_t max_bytes = std::string::npos
   std::string text = ToValidUtf8(key.substr(0, max_bytes));
   if (key.size() > max_bytes) text += "…";
   return HtmlEscape(text);
-}
-
-std::string Percent(std::optional<double> r) {
-  return r ? absl::StrFormat("%.0f%%", *r * 100) : "-";
 }
 
 // "by=queue&amp;from=...": the options as a link's query, escaped for an attribute.
@@ -75,8 +70,8 @@ std::string Row(const UsageGroup& g, const std::string& key_cell) {
   return absl::StrFormat(
       "<tr><td>%s</td><td>%d</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%s</td><td>%s</td>"
       "<td>%d</td></tr>\n",
-      key_cell, g.jobs, g.vcore_hours, g.gb_hours, g.gpu_hours, Percent(g.cpu_efficiency()),
-      Percent(g.memory_efficiency()), g.idle_gpus);
+      key_cell, g.jobs, g.vcore_hours, g.gb_hours, g.gpu_hours, PercentOrDash(g.cpu_efficiency()),
+      PercentOrDash(g.memory_efficiency()), g.idle_gpus);
 }
 
 std::string KeyCell(const UsageGroup& g, UsageBy by) {

@@ -15,7 +15,6 @@ namespace tony::history {
 namespace {
 
 constexpr double kSecondsPerHour = 3600;
-constexpr double kMbPerGb = 1024;
 
 const std::string& KeyOf(const JobSummary& job, UsageBy by) {
   return by == UsageBy::kUser ? job.user : by == UsageBy::kQueue ? job.queue : job.app_id;
@@ -75,10 +74,6 @@ std::string CsvField(const std::string& text) {
     out += c;
   }
   return out + "\"";
-}
-
-std::string Percent(std::optional<double> r) {
-  return r ? absl::StrFormat("%.0f%%", *r * 100) : "-";
 }
 
 http::Json GroupJson(const UsageGroup& g) {
@@ -153,8 +148,8 @@ std::string UsageTable(const UsageReport& report, UsageBy by) {
                       "GPU-HOURS", "CPU%", "MEM%", "IDLE-GPUS", "GOODPUT%", "RECOVER%");
   auto line = [&out](const UsageGroup& g, const std::string& key) {
     absl::StrAppendFormat(&out, "%-32s %6d %12.2f %12.2f %10.2f %7s %7s %9d %9s %9s\n", key, g.jobs,
-                          g.vcore_hours, g.gb_hours, g.gpu_hours, Percent(g.cpu_efficiency()),
-                          Percent(g.memory_efficiency()), g.idle_gpus,
+                          g.vcore_hours, g.gb_hours, g.gpu_hours, PercentOrDash(g.cpu_efficiency()),
+                          PercentOrDash(g.memory_efficiency()), g.idle_gpus,
                           PartPercent(g.goodput, GoodputPart::kTraining),
                           PartPercent(g.goodput, GoodputPart::kRecovering));
   };
@@ -188,6 +183,10 @@ std::string UsageJson(const UsageReport& report, UsageBy by) {
   for (const UsageGroup& g : report.groups) groups.push_back(GroupJson(g));
   http::Json j = {{"by", UsageByName(by)}, {"groups", groups}, {"total", GroupJson(report.total)}};
   return j.dump(2, ' ', false, http::Json::error_handler_t::replace) + "\n";
+}
+
+std::string PercentOrDash(std::optional<double> ratio) {
+  return ratio ? absl::StrFormat("%.0f%%", *ratio * 100) : "-";
 }
 
 }  // namespace tony::history

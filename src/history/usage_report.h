@@ -65,6 +65,12 @@ struct UsageReport {
   UsageGroup total;                // key "total"
 };
 
+// MB in a GB, as YARN counts memory (mb_seconds) and the reports print it (GB-hours).
+inline constexpr double kMbPerGb = 1024;
+
+// A ratio as a whole percentage ("87%"), or "-" when there is none (no samples).
+std::string PercentOrDash(std::optional<double> ratio);
+
 // Groups `jobs` as `options` say. Pure.
 UsageReport SummarizeUsage(const std::vector<JobSummary>& jobs, const UsageOptions& options);
 

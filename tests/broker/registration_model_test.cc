@@ -28,7 +28,7 @@ namespace {
 
 const absl::Time kStart = absl::FromUnixSeconds(1'000'000);
 
-struct Step {
+struct RegistrationStep {
   std::string call;  // "register worker:0 h:1", "at +30s", ...
   std::string want;  // the decision as Format() writes it
 };
@@ -72,8 +72,8 @@ class Table {
  public:
   explicit Table(const ClusterSpecBrokerOptions& options) : model_(options) { model_.Start(now_); }
 
-  void Run(const std::vector<Step>& steps) {
-    for (const Step& step : steps) {
+  void Run(const std::vector<RegistrationStep>& steps) {
+    for (const RegistrationStep& step : steps) {
       EXPECT_EQ(Call(step.call), step.want) << "at step \"" << step.call << "\"";
     }
   }

@@ -31,7 +31,7 @@ using ::testing::Not;
 // worker:0 held 2 vcores, 2 GiB and a GPU for an hour, using 1 core and 1 GiB (sampled); ps:0
 // held 1 vcore and 1 GiB for half an hour (no samples); one idle GPU reported; a last line cut
 // short.
-constexpr char kLog[] =
+constexpr char kUsageLog[] =
     R"({"v":1,"seq":1,"attempt":1,"time":"2026-11-26T10:00:00.000Z","event":"am_started","user":"alice","queue":"research"}
 {"v":1,"seq":2,"attempt":1,"time":"2026-11-26T10:00:00.000Z","event":"task_requested","task":"worker:0","memory_mb":2048,"vcores":2,"gpus":1}
 {"v":1,"seq":3,"attempt":1,"time":"2026-11-26T10:00:00.000Z","event":"task_requested","task":"ps:0","memory_mb":1024,"vcores":1,"gpus":0}
@@ -57,7 +57,7 @@ class UsageCommandTest : public ::testing::Test {
     ASSERT_EQ(::mkdir((root + "/local_0001").c_str(), 0700), 0);
     FILE* f = std::fopen((root + "/local_0001/events.jsonl").c_str(), "w");
     ASSERT_NE(f, nullptr);
-    std::fputs(kLog, f);
+    std::fputs(kUsageLog, f);
     std::fclose(f);
   }
   void TearDown() override {
@@ -134,7 +134,7 @@ TEST_F(UsageCommandTest, FromAHistoryServersIndex) {
   ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
   FILE* f = std::fopen((dir + "/application_1_0001.jsonl").c_str(), "w");
   ASSERT_NE(f, nullptr);
-  std::fputs(kLog, f);
+  std::fputs(kUsageLog, f);
   std::fclose(f);
   history::HistoryServer server(history::LocalHistoryStore(dir), {});
   ASSERT_TRUE(server.Start().ok());

@@ -16,7 +16,7 @@ namespace {
 
 // Generous bounds: they only tell "promptly" from "after the long wait", never measure.
 constexpr absl::Duration kLong = absl::Seconds(60);
-constexpr absl::Duration kPrompt = absl::Seconds(20);
+constexpr absl::Duration kCancelPrompt = absl::Seconds(20);
 
 TEST(CancellationTest, CopiesShareOneStateAndListenersHearOnce) {
   Cancellation token;
@@ -49,7 +49,7 @@ TEST(CancellationTest, SleepEndsAtOnceWhenCancelledFromAnotherThread) {
   std::thread canceller([token]() mutable { token.Cancel(); });
   EXPECT_FALSE(SleepUnlessCancelled(token, kLong));
   canceller.join();
-  EXPECT_LT(absl::Now() - start, kPrompt);
+  EXPECT_LT(absl::Now() - start, kCancelPrompt);
   EXPECT_TRUE(SleepUnlessCancelled(Cancellation(), absl::Milliseconds(1)));
 }
 
@@ -122,7 +122,7 @@ TEST(AsyncCallsTest, StopFromItsOwnCallJoinsTheOthersAndReturns) {
     calls.reset();
     destroyed.Notify();
   }));
-  ASSERT_TRUE(destroyed.WaitForNotificationWithTimeout(kPrompt));
+  ASSERT_TRUE(destroyed.WaitForNotificationWithTimeout(kCancelPrompt));
   EXPECT_TRUE(other_ended);
 }
 

@@ -18,18 +18,18 @@ TEST(MpiRshTest, TheCommandIsTheWordsJoinedWithoutDaemonize) {
 }
 
 TEST(MpiRshTest, AHostThatNamesNoTaskFailsAsSshWouldWithoutCallingAnyone) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(RunMpiRsh({"node1.example.com", "orted"}, {}), kMpiRshFailure);
-  EXPECT_THAT(testing::internal::GetCapturedStderr(),
-              testing::HasSubstr("'node1.example.com' names no task of this job; let mpirun use "
-                                 "TONY_MPI_HOSTS"));
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              ::testing::HasSubstr("'node1.example.com' names no task of this job; let mpirun use "
+                                   "TONY_MPI_HOSTS"));
   EXPECT_EQ(RunMpiRsh({"tony-worker-0"}, {}), kMpiRshFailure);  // no command
 }
 
 TEST(MpiRshTest, WithoutTheExecutorsConfigurationItNamesWhatIsMissing) {
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(RunMpiRsh({"tony-worker-0", "orted"}, {}), kMpiRshFailure);
-  EXPECT_THAT(testing::internal::GetCapturedStderr(), testing::HasSubstr("TONY_AM_ADDRESS"));
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), ::testing::HasSubstr("TONY_AM_ADDRESS"));
 }
 
 }  // namespace

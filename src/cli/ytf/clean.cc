@@ -9,7 +9,7 @@
 namespace tony::cli::ytf {
 namespace {
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunClean(const Args& args, std::ostream& out, std::ostream& err) {
   int code = kExitOk;
   std::shared_ptr<submit::YarnCluster> cluster = ConnectCluster(args, err, &code);
   if (cluster == nullptr) return code;
@@ -46,7 +46,7 @@ Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
 )",
       {},
       NoOperands,
-      Run};
+      RunClean};
   return kCommand;
 }
 

@@ -44,14 +44,14 @@ int Events(submit::YarnCluster& cluster, const std::string& app, bool json, std:
   return kExitOk;
 }
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunEvents(const Args& args, std::ostream& out, std::ostream& err) {
   int code = kExitOk;
   std::shared_ptr<submit::YarnCluster> cluster = ConnectCluster(args, err, &code);
   if (cluster == nullptr) return code;
   return Events(*cluster, args.app, args.json, out, err);
 }
 
-constexpr const Flag* kFlags[] = {&kJsonFlag};
+constexpr const Flag* kEventsFlags[] = {&kJsonFlag};
 
 }  // namespace
 
@@ -75,9 +75,9 @@ A line that is not JSON (the last one, cut short when an AM was killed mid-write
 stderr and skipped.
 Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable or no event log for the job.
 )",
-      kFlags,
+      kEventsFlags,
       AppOperand,
-      Run};
+      RunEvents};
   return kCommand;
 }
 

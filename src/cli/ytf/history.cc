@@ -107,7 +107,7 @@ constexpr const Flag* kServerFlags[] = {&kHistoryDir,      &kLocal,
                                         &kAdminAcl,        &kTensorboardCommand,
                                         &kTensorboardIdle, &kTensorboardMax};
 
-int RunList(const Args& args, std::ostream& out, std::ostream& err) {
+int RunHistoryCommand(const Args& args, std::ostream& out, std::ostream& err) {
   std::shared_ptr<submit::YarnCluster> cluster;  // none for a server or local jobs
   if (args.history.server.empty() && !args.history.local) {
     // Bad filters are bad usage before anything is contacted.
@@ -122,7 +122,7 @@ int RunList(const Args& args, std::ostream& out, std::ostream& err) {
   return RunHistory(args.history, cluster.get(), out, err);
 }
 
-int RunServer(const Args& args, std::ostream& out, std::ostream& err) {
+int RunHistoryServerCommand(const Args& args, std::ostream& out, std::ostream& err) {
   std::shared_ptr<submit::YarnCluster> cluster;  // none for local jobs
   if (!args.history.local) {
     int code = kExitOk;
@@ -165,7 +165,7 @@ Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 )",
       kHistoryFlags,
       NoOperands,
-      RunList};
+      RunHistoryCommand};
   return kCommand;
 }
 
@@ -241,7 +241,7 @@ directory cannot be read or the port cannot be had.
 )",
       kServerFlags,
       NoOperands,
-      RunServer};
+      RunHistoryServerCommand};
   return kCommand;
 }
 

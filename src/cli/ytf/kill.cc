@@ -8,7 +8,7 @@
 namespace tony::cli::ytf {
 namespace {
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunKill(const Args& args, std::ostream& out, std::ostream& err) {
   int code = kExitOk;
   std::unique_ptr<Application> app = OpenApplication(args, err, &code);
   if (app == nullptr) return code;
@@ -37,7 +37,7 @@ printed), 2 bad usage, 3 cluster or job not found.
 )",
                                    {},
                                    AppOperand,
-                                   Run};
+                                   RunKill};
   return kCommand;
 }
 

@@ -27,7 +27,7 @@ void PrintJson(const std::vector<ApplicationSummary>& found, std::ostream& out) 
   out << list.dump(2, ' ', false, http::Json::error_handler_t::replace) << "\n";
 }
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunList(const Args& args, std::ostream& out, std::ostream& err) {
   int code = kExitOk;
   std::shared_ptr<submit::YarnCluster> cluster = ConnectCluster(args, err, &code);
   if (cluster == nullptr) return code;
@@ -59,8 +59,8 @@ absl::Status Tag(absl::string_view, const std::string& value, Args& args) {
   return absl::OkStatus();
 }
 
-constexpr Flag kTag = {0, "tag", true, Tag};
-constexpr const Flag* kFlags[] = {&kJsonFlag, &kAll, &kAllUsers, &kTag};
+constexpr Flag kListTag = {0, "tag", true, Tag};
+constexpr const Flag* kListFlags[] = {&kJsonFlag, &kAll, &kAllUsers, &kListTag};
 
 }  // namespace
 
@@ -83,9 +83,9 @@ still running.
       --json                one JSON array of {id, state, user, queue, name, type, tags}
 Exit codes: 0 ok, 2 bad usage, 3 cluster not reachable.
 )",
-      kFlags,
+      kListFlags,
       NoOperands,
-      Run};
+      RunList};
   return kCommand;
 }
 

@@ -126,7 +126,7 @@ int Logs(const Args& args, submit::YarnCluster& cluster, Application& app, std::
   }
 }
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunLogs(const Args& args, std::ostream& out, std::ostream& err) {
   if (args.aggregated && args.follow) {
     err << "ytf: --aggregated and --follow exclude each other: YARN aggregates a job's logs "
            "once it has ended\n";
@@ -151,7 +151,7 @@ absl::Status File(absl::string_view, const std::string& value, Args& args) {
 constexpr Flag kFile = {0, "file", true, File};
 constexpr Flag kFollow = {'f', "follow", false, Set<&Args::follow>};
 constexpr Flag kAggregated = {0, "aggregated", false, Set<&Args::aggregated>};
-constexpr const Flag* kFlags[] = {&kTask, &kFile, &kFollow, &kAggregated};
+constexpr const Flag* kLogsFlags[] = {&kTask, &kFile, &kFollow, &kAggregated};
 
 }  // namespace
 
@@ -180,9 +180,9 @@ Usage: ytf logs APP [--task <task>] [--file <name>]... [--follow] [--aggregated]
 Exit codes: 0 ok, 2 bad usage or no such task, 3 a log asked for is not available (the others
 are printed), or the cluster or job not found.
 )",
-      kFlags,
+      kLogsFlags,
       AppOperand,
-      Run};
+      RunLogs};
   return kCommand;
 }
 

@@ -74,7 +74,7 @@ int WaitForScale(const Args& args, Application& app, std::ostream& out, std::ost
   return kExitInternal;
 }
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunScale(const Args& args, std::ostream& out, std::ostream& err) {
   int code = kExitOk;
   std::unique_ptr<Application> app = OpenApplication(args, err, &code);
   if (app == nullptr) return code;
@@ -92,7 +92,7 @@ int Run(const Args& args, std::ostream& out, std::ostream& err) {
   return args.wait ? WaitForScale(args, *app, out, err) : kExitOk;
 }
 
-constexpr const Flag* kFlags[] = {&kWaitFlag, &kTimeoutFlag};
+constexpr const Flag* kScaleFlags[] = {&kWaitFlag, &kTimeoutFlag};
 
 }  // namespace
 
@@ -114,9 +114,9 @@ Exit codes: 0 the request was taken (with --wait: N tasks run), 1 the job had al
 (or ended while waiting), 2 bad usage (not ROLE=N, a role that is not elastic, N outside its
 range), 3 cluster or job not found (or, with --wait, not reached before --timeout).
 )",
-      kFlags,
+      kScaleFlags,
       Operands,
-      Run};
+      RunScale};
   return kCommand;
 }
 

@@ -65,7 +65,7 @@ http::Json StatusJson(const ApplicationStatus& s) {
           {"diagnostics", s.diagnostics}};
 }
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunStatus(const Args& args, std::ostream& out, std::ostream& err) {
   int code = kExitOk;
   std::unique_ptr<Application> app = OpenApplication(args, err, &code);
   if (app == nullptr) return code;
@@ -89,7 +89,7 @@ int Run(const Args& args, std::ostream& out, std::ostream& err) {
   return s->state == AppState::kFailed || s->state == AppState::kKilled ? kExitJobFailed : kExitOk;
 }
 
-constexpr const Flag* kFlags[] = {&kJsonFlag, &kWaitFlag, &kTimeoutFlag};
+constexpr const Flag* kStatusFlags[] = {&kJsonFlag, &kWaitFlag, &kTimeoutFlag};
 
 }  // namespace
 
@@ -111,9 +111,9 @@ YARN, what for and why, in the scheduler's terms (see docs/troubleshooting.md).
 Exit codes: 0 running or succeeded, 1 failed or killed, 2 bad usage, 3 cluster or job not found
 (or, with --wait, still running when --timeout passed).
 )",
-      kFlags,
+      kStatusFlags,
       AppOperand,
-      Run};
+      RunStatus};
   return kCommand;
 }
 

@@ -47,7 +47,7 @@ int WaitForSuspension(const Args& args, Application& app, std::ostream& out, std
 }
 
 // Both commands: which one is args.command.
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunSuspend(const Args& args, std::ostream& out, std::ostream& err) {
   const bool suspend = args.command == "suspend";
   int code = kExitOk;
   std::unique_ptr<Application> app = OpenApplication(args, err, &code);
@@ -70,7 +70,7 @@ int Run(const Args& args, std::ostream& out, std::ostream& err) {
   return args.wait ? WaitForSuspension(args, *app, out, err) : kExitOk;
 }
 
-constexpr const Flag* kFlags[] = {&kWaitFlag, &kTimeoutFlag};
+constexpr const Flag* kSuspendFlags[] = {&kWaitFlag, &kTimeoutFlag};
 
 // One text for both.
 constexpr char kHelp[] =
@@ -99,9 +99,9 @@ const Command& SuspendCommand() {
       "suspend",
       "ytf suspend APP             stop every task and release its containers (SUSPENDED)\n",
       kHelp,
-      kFlags,
+      kSuspendFlags,
       AppOperand,
-      Run};
+      RunSuspend};
   return kCommand;
 }
 
@@ -110,9 +110,9 @@ const Command& ResumeCommand() {
       "resume",
       "ytf resume APP              ask for a suspended job's tasks again (from checkpoints)\n",
       kHelp,
-      kFlags,
+      kSuspendFlags,
       AppOperand,
-      Run};
+      RunSuspend};
   return kCommand;
 }
 

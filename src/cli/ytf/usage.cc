@@ -45,10 +45,10 @@ constexpr Flag kCsv = {0, "csv", false, Set<&HistoryArgs::csv>};
 constexpr Flag kHistoryDir = {0, "history_dir", true, Set<&HistoryArgs::history_dir>};
 constexpr Flag kLocal = {0, "local", false, Set<&HistoryArgs::local>};
 constexpr Flag kServer = {0, "server", true, Server};
-constexpr const Flag* kFlags[] = {&kBy,  &kFrom,       &kTo,    &kJson,
-                                  &kCsv, &kHistoryDir, &kLocal, &kServer};
+constexpr const Flag* kUsageFlags[] = {&kBy,  &kFrom,       &kTo,    &kJson,
+                                       &kCsv, &kHistoryDir, &kLocal, &kServer};
 
-int Run(const Args& args, std::ostream& out, std::ostream& err) {
+int RunUsage(const Args& args, std::ostream& out, std::ostream& err) {
   std::shared_ptr<submit::YarnCluster> cluster;  // none for a server or local jobs
   // Bad usage is said before anything is contacted.
   if (args.history.server.empty() && !args.history.local && CheckUsageArgs(args.history).ok()) {
@@ -95,9 +95,9 @@ A running job counts up to its log's last event.
                             cluster
 Exit codes: 0 ok, 2 bad usage, 3 the directory or the server cannot be read.
 )",
-      kFlags,
+      kUsageFlags,
       NoOperands,
-      Run};
+      RunUsage};
   return kCommand;
 }
 
