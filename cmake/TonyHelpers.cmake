@@ -127,6 +127,11 @@ function(tony_test name)
   target_compile_options(${name} PRIVATE ${TONY_WARNING_FLAGS})
   tony_test_code(${name})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  # Each multi-process test file keeps its own helpers (Cluster(), AppIdOf(), ...) in its own
+  # anonymous namespace, and such a target has few files: compiled file by file in a unity build.
+  if(ARG_ITEST)
+    set_target_properties(${name} PROPERTIES UNITY_BUILD OFF)
+  endif()
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
