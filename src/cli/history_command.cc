@@ -34,6 +34,8 @@
 #include "local/local_am.h"
 #include "spec/access_control.h"
 #include "submit/contract.h"
+#include "submit/yarn_submitter.h"
+#include "yarn/records.h"
 
 namespace tony::cli {
 namespace {
@@ -380,6 +382,18 @@ absl::Status SetUpTensorBoard(const HistoryArgs& args, const submit::YarnCluster
   return absl::OkStatus();
 }
 
+// The job page's log links: each task's NodeManager, then the job's user's aggregated logs.
+history::TaskLogReader TaskLogsOf(const submit::YarnCluster* cluster) {
+  return [cluster](const history::TaskLogRequest& r,
+                   absl::Time deadline) -> absl::StatusOr<history::TaskLogText> {
+    TONY_ASSIGN_OR_RETURN(yarn::ApplicationId app, yarn::ParseApplicationId(r.app_id));
+    const submit::TaskContainer container{r.task, r.container, r.node_http};
+    TONY_ASSIGN_OR_RETURN(TaskLog log, submit::ReadOwnersContainerLog(*cluster, app, r.owner,
+                                                                      container, r.file, deadline));
+    return history::TaskLogText{std::move(log.contents), std::move(log.source)};
+  };
+}
+
 }  // namespace
 
 namespace {
@@ -436,6 +450,7 @@ int RunHistoryServer(const HistoryArgs& args, submit::YarnCluster* cluster, std:
   options.retention.max_age = args.max_age;
   options.retention.max_jobs = args.max_jobs;
   options.index_file = args.index_file;
+  if (cluster != nullptr && !args.local) options.task_logs = TaskLogsOf(cluster);
   history::HistoryServer server(*std::move(store), options);
   if (absl::Status s = server.Start(); !s.ok()) {
     err << "ytf: history-server: " << s.message() << "\n";

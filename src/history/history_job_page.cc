@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -42,15 +43,19 @@ std::string Seconds(absl::Duration d) {
   return absl::StrFormat("%.1f s", absl::ToDoubleSeconds(d));
 }
 
-// The NodeManager's page of the container's logs (YARN's /node/containerlogs), while the node
-// keeps them (or aggregation has not moved them yet).
-std::string LogsCell(const JobHistory& job, const TaskHistory& t) {
+// The task's logs: the history server's route (`logs_href`), else the NodeManager's page of the
+// container's logs (YARN's /node/containerlogs), while the node keeps them.
+std::string LogsCell(const JobHistory& job, const TaskHistory& t, const std::string& logs_href) {
   if (t.node_http.empty() || t.container.empty() || job.summary.user.empty()) return "-";
-  const std::string base = absl::StrCat("http://", t.node_http, "/node/containerlogs/", t.container,
-                                        "/", job.summary.user, "/");
-  return absl::StrCat("<a class=\"logs\" href=\"", HtmlEscape(base),
-                      "stdout/?start=-65536\">stdout</a> ", "<a class=\"logs\" href=\"",
-                      HtmlEscape(base), "stderr/?start=-65536\">stderr</a>");
+  const std::string base = logs_href.empty()
+                               ? absl::StrCat("http://", t.node_http, "/node/containerlogs/",
+                                              t.container, "/", job.summary.user, "/")
+                               : absl::StrCat(logs_href, "/", TaskPathSegment(t.task), "/");
+  // The NodeManager's pages take the tail's start; the history server serves the tail.
+  const std::string tail = logs_href.empty() ? "/?start=-65536" : "";
+  return absl::StrCat("<a class=\"logs\" href=\"", HtmlEscape(base), "stdout", tail,
+                      "\">stdout</a> <a class=\"logs\" href=\"", HtmlEscape(base), "stderr", tail,
+                      "\">stderr</a>");
 }
 
 const char* GoodputColor(GoodputPart p) {
@@ -100,7 +105,7 @@ std::string GoodputSection(const JobSummary& s) {
                       bar, "</svg>\n<table id=\"goodput\">", rows, "</table>\n");
 }
 
-std::string TaskTable(const JobHistory& job) {
+std::string TaskTable(const JobHistory& job, const std::string& logs_href) {
   std::string html =
       "<h2>Tasks</h2><table id=\"tasks\"><tr><th>task</th><th>address</th><th>node</th>"
       "<th>container</th><th>state</th><th>exit code</th><th>restarts</th><th>last CPU</th>"
@@ -124,8 +129,8 @@ std::string TaskTable(const JobHistory& job) {
                     "</td><td>", HtmlEscape(t.node), "</td><td>", HtmlEscape(t.container),
                     "</td><td class=\"", HtmlEscape(t.state), "\">", HtmlEscape(t.state),
                     "</td><td>", t.exit_code ? absl::StrCat(*t.exit_code) : "-", "</td><td>",
-                    t.restarts, "</td><td>", cpu, "</td><td>", rss, "</td><td>", LogsCell(job, t),
-                    "</td></tr>\n");
+                    t.restarts, "</td><td>", cpu, "</td><td>", rss, "</td><td>",
+                    LogsCell(job, t, logs_href), "</td></tr>\n");
   }
   absl::StrAppend(&html, "</table>\n");
   for (const TaskHistory& t : job.tasks) {
@@ -313,6 +318,18 @@ std::string UsageSvg(const JobHistory& job, UsageMetric metric, absl::Time begin
   return svg;
 }
 
+std::string TaskPathSegment(absl::string_view task) {
+  std::string out;
+  for (const char c : task) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == ':') {
+      out.push_back(c);
+    } else {
+      absl::StrAppend(&out, absl::StrFormat("%%%02X", static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
 std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options) {
   const JobSummary& s = job.summary;
   std::string html = HistoryPageHead(s.app_id);
@@ -334,7 +351,7 @@ std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options) 
                     HtmlEscape(job.problems.front()), "</p>\n");
   }
   absl::StrAppend(&html, Summary(job, !options.live, options.tensorboard_on_demand_href),
-                  GoodputSection(s), TaskTable(job));
+                  GoodputSection(s), TaskTable(job, options.task_logs_href));
   const absl::Time begin = s.started;
   const absl::Time end = s.ended() ? s.finished : std::max(job.last_event, options.now);
   if (!job.tasks.empty() && begin != absl::InfinitePast()) {

@@ -37,10 +37,17 @@ struct JobPageOptions {
   absl::Time now = absl::InfinitePast();  // live: the timeline's end while the job runs
   // An ended job's TensorBoard, started when followed (the history server's); "": none.
   std::string tensorboard_on_demand_href;
+  // Each task's stdout and stderr at <task_logs_href>/<task>/<file> (the history server's
+  // /jobs/<app id>/logs, which reads the NodeManager, then YARN's aggregated logs). Default: ""
+  // (the NodeManager's own pages, as the AM's live view links them: they serve running tasks).
+  std::string task_logs_href;
 };
 std::string RenderJobPage(const JobHistory& job, const JobPageOptions& options = {});
 // Every page's start: doctype, title, style, up to <body>.
 std::string HistoryPageHead(absl::string_view title);
+// A task name as one segment of a URL path ("worker:0" stays as it is; anything but letters,
+// digits and "-._~:" is percent-encoded).
+std::string TaskPathSegment(absl::string_view task);
 // A page saying `message` (an unknown job, a bad filter).
 std::string RenderMessagePage(absl::string_view title, absl::string_view message);
 

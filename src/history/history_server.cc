@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <functional>
@@ -211,6 +212,102 @@ std::string OutputPath(const JobHistory& job) {
   return spec.ok() ? spec->output_path : "";
 }
 
+// "host:port" of a NodeManager's web server as YARN reports it: a name or IPv4 address, or an
+// IPv6 one in brackets. Nothing else reaches a URL the server fetches: the job's owner wrote
+// the address into its event log.
+bool PlausibleNodeAddress(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0 || colon + 1 == address.size() ||
+      address.size() > 300) {
+    return false;
+  }
+  const absl::string_view host = address.substr(0, colon), port = address.substr(colon + 1);
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), absl::ascii_isdigit)) return false;
+  const bool v6 = absl::StartsWith(host, "[") && absl::EndsWith(host, "]");
+  for (const char c : v6 ? host.substr(1, host.size() - 2) : host) {
+    const bool ok = v6 ? absl::ascii_isxdigit(c) || c == ':' || c == '.'
+                       : absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Whether `container` is one of application `app_id`'s:
+// container_[e<epoch>_]<cluster timestamp>_<app number>_<attempt>_<number>.
+bool ContainerOfApp(absl::string_view container, absl::string_view app_id) {
+  absl::string_view app = app_id;
+  if (!absl::ConsumePrefix(&app, "application_") ||
+      !absl::ConsumePrefix(&container, "container_")) {
+    return false;
+  }
+  if (absl::ConsumePrefix(&container, "e")) {
+    const size_t end = container.find('_');
+    if (end == 0 || end == absl::string_view::npos ||
+        !std::all_of(container.begin(), container.begin() + end, absl::ascii_isdigit)) {
+      return false;
+    }
+    container.remove_prefix(end + 1);
+  }
+  if (!absl::ConsumePrefix(&container, app) || !absl::ConsumePrefix(&container, "_")) return false;
+  const size_t sep = container.find('_');
+  if (sep == 0 || sep == absl::string_view::npos || sep + 1 == container.size()) return false;
+  return std::all_of(container.begin(), container.end(),
+                     [](char c) { return absl::ascii_isdigit(c) || c == '_'; }) &&
+         container.find('_', sep + 1) == absl::string_view::npos;
+}
+
+// What to ask the reader for `file` of `task`, or why there is nothing to ask.
+absl::StatusOr<TaskLogRequest> TaskLogRequestOf(const JobHistory& job, const TaskHistory& task,
+                                                absl::string_view file) {
+  const std::string& app = job.summary.app_id;
+  if (task.container.empty() || task.node_http.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        task.task, " of ", app, " has no container with a NodeManager in the event log"));
+  }
+  if (!ContainerOfApp(task.container, app) || !PlausibleNodeAddress(task.node_http)) {
+    return absl::NotFoundError(absl::StrCat("the event log names no container of ", app,
+                                            " on a NodeManager for ", task.task));
+  }
+  return TaskLogRequest{
+      app, job.summary.user, task.task, task.container, task.node_http, std::string(file)};
+}
+
+// The one place a reader's error becomes an answer.
+httpd::Reply TaskLogErrorReply(const TaskLogRequest& request, const absl::Status& status) {
+  const std::string what = absl::StrCat(request.task, " ", request.file, " of ", request.app_id);
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+      return ErrorReply(404, "No log",
+                        absl::StrCat(what,
+                                     ": neither its NodeManager nor YARN's aggregated logs "
+                                     "have it (",
+                                     status.message(), ")"),
+                        false);
+    case absl::StatusCode::kDeadlineExceeded:
+      return ErrorReply(504, "Log not read in time", absl::StrCat(what, ": ", status.message()),
+                        false);
+    case absl::StatusCode::kPermissionDenied:
+      return ErrorReply(403, "Log not readable", absl::StrCat(what, ": ", status.message()), false);
+    default:
+      return ErrorReply(502, "Log unreadable", absl::StrCat(what, ": ", status.message()), false);
+  }
+}
+
+// The end of a task's log as a page: what was cut and where it was read.
+std::string RenderTaskLogPage(const TaskLogRequest& request, const TaskLogText& log,
+                              int64_t tail_bytes) {
+  const size_t size = log.contents.size();
+  const size_t keep = std::min(size, static_cast<size_t>(std::max<int64_t>(tail_bytes, 0)));
+  const std::string title = absl::StrCat(request.app_id, " ", request.task, " ", request.file);
+  return absl::StrCat(HistoryPageHead(title), "<p><a href=\"/jobs/", request.app_id, "\">",
+                      request.app_id, "</a></p><h1>", httpd::HtmlEscape(request.task), " ",
+                      request.file, "</h1><p id=\"source\">",
+                      keep < size ? absl::StrCat("The last ", keep, " of ", size, " bytes, read ")
+                                  : absl::StrCat(size, " bytes, read "),
+                      httpd::HtmlEscape(log.source), ".</p><pre id=\"log\">",
+                      httpd::HtmlEscape(absl::string_view(log.contents).substr(size - keep)),
+                      "</pre></body></html>\n");
+}
 }  // namespace
 
 std::unique_ptr<HistoryStore> HdfsHistoryStore(const hdfs::WebHdfsClient* hdfs, std::string dir) {
@@ -432,6 +529,12 @@ httpd::Reply HistoryServer::Handle(const std::string& target, absl::string_view 
     return r;
   }
   absl::string_view rest = path;
+  if (absl::ConsumePrefix(&rest, "/jobs/")) {
+    if (const size_t at = rest.find("/logs/"); at != absl::string_view::npos) {
+      return TaskLog(std::string(rest.substr(0, at)), rest.substr(at + 6), viewer);
+    }
+  }
+  rest = path;
   if (absl::ConsumePrefix(&rest, "/jobs/") && absl::ConsumeSuffix(&rest, "/tensorboard")) {
     return TensorBoard(std::string(rest), host, viewer);
   }
@@ -529,6 +632,7 @@ httpd::Reply HistoryServer::Job(const std::string& app_id, bool json, const View
   if (tensorboards_ != nullptr && !OutputPath(*job).empty()) {
     page.tensorboard_on_demand_href = absl::StrCat("/jobs/", app_id, "/tensorboard");
   }
+  if (options_.task_logs) page.task_logs_href = absl::StrCat("/jobs/", app_id, "/logs");
   return Reply(200, RenderJobPage(*job, page), false);
 }
 
@@ -574,6 +678,44 @@ httpd::Reply HistoryServer::TensorBoard(const std::string& app_id, absl::string_
     r.location.replace(at + 2, any.size() - 3, std::string(name));
   }
   return r;
+}
+
+httpd::Reply HistoryServer::TaskLog(const std::string& app_id, absl::string_view rest,
+                                    const Viewer& viewer) {
+  if (!options_.task_logs) {
+    return ErrorReply(404, "No task logs",
+                      "This history server reads no task logs: its job pages link the "
+                      "NodeManagers'.",
+                      false);
+  }
+  // Whoever may not view the job learns of its logs what they learn of the job: nothing.
+  httpd::Reply error;
+  absl::StatusOr<JobHistory> job = ReadJob(app_id, false, viewer, &error);
+  if (!job.ok()) return error;
+  const size_t slash = rest.rfind('/');
+  const absl::string_view segment = rest.substr(0, slash);
+  const absl::string_view file = slash == absl::string_view::npos ? "" : rest.substr(slash + 1);
+  if (file != "stdout" && file != "stderr") {
+    return ErrorReply(404, "No such log",
+                      absl::StrCat("A task's logs are /jobs/", app_id,
+                                   "/logs/<task>/stdout and "
+                                   ".../stderr."),
+                      false);
+  }
+  const auto task = std::find_if(job->tasks.begin(), job->tasks.end(), [&](const TaskHistory& t) {
+    return TaskPathSegment(t.task) == segment;
+  });
+  if (task == job->tasks.end()) {
+    return ErrorReply(404, "No such task", absl::StrCat(app_id, " has no task '", segment, "'."),
+                      false);
+  }
+  absl::StatusOr<TaskLogRequest> request = TaskLogRequestOf(*job, *task, file);
+  if (!request.ok()) return ErrorReply(404, "No log", request.status().message(), false);
+  // Real I/O: the wall clock's deadline, whatever clock the scans use.
+  absl::StatusOr<TaskLogText> log =
+      options_.task_logs(*request, absl::Now() + options_.task_log_timeout);
+  if (!log.ok()) return TaskLogErrorReply(*request, log.status());
+  return Reply(200, RenderTaskLogPage(*request, *log, options_.task_log_tail_bytes), false);
 }
 
 void HistoryServer::Retire(const JobSummary& job) {

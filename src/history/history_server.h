@@ -13,6 +13,9 @@
 //   GET /api/jobs/<app id>   the same, JSON
 //   GET /jobs/<app id>/tensorboard   TensorBoard over the ended job's output, started on demand
 //                            (with options.tensorboard): a redirect to it
+//   GET /jobs/<app id>/logs/<task>/stdout|stderr   the end of a task's log (its last
+//                            container's): from its NodeManager while the node has it, else
+//                            from YARN's aggregated logs in HDFS (with options.task_logs)
 //   GET /usage               what the jobs held and used per user, queue or job (ytf usage's
 //                            figures, history/usage_page.h): by, from, to; a bar chart
 //   GET /api/usage           the same, JSON (ytf usage --json's document)
@@ -85,6 +88,29 @@ std::unique_ptr<HistoryStore> LocalHistoryStore(std::string dir);
 // <root>/<id>/events.jsonl, named "<id>.jsonl". Never deletes (retention leaves them listed).
 std::unique_ptr<HistoryStore> LocalJobsHistoryStore(std::string root);
 
+// One log file of one task's container, as the job's event log names them.
+struct TaskLogRequest {
+  std::string app_id;     // "application_1700000000000_0001"
+  std::string owner;      // the job's user: the event log's owner in the history directory
+  std::string task;       // "worker:0"
+  std::string container;  // "container_1700000000000_0001_01_000002"
+  std::string node_http;  // the NodeManager's web address, "host:port"
+  std::string file;       // "stdout" or "stderr"
+};
+
+struct TaskLogText {
+  std::string contents;  // the whole file
+  // Where it was read, in the words of `ytf logs`' headers: "on host:port" or "from the
+  // aggregated logs in hdfs://...".
+  std::string source;
+};
+
+// Reads a task's log (the CLI's: the NodeManager, then the aggregated logs in HDFS), ending by
+// the deadline. NotFound when neither has it; other codes for what failed (history_server.cc
+// turns each into an HTTP status in one place).
+using TaskLogReader =
+    std::function<absl::StatusOr<TaskLogText>(const TaskLogRequest& request, absl::Time deadline)>;
+
 // Who a request's Authorization header proved to be (HistoryServerOptions::authenticate).
 struct HttpLogin {
   std::string user;              // "alice@EXAMPLE.COM"
@@ -124,6 +150,14 @@ struct HistoryServerOptions {
   // one and redirects there; ytf history-server --tensorboard_command). Default: null (none).
   TensorBoardLauncher tensorboard;
   TensorBoardPoolOptions tensorboard_pool;  // its clock is the server's
+  // Reads a task's log for /jobs/<app id>/logs/...; the job page links there. Called on HTTP
+  // threads, several at once, only for a viewer of the job. Default: null (no such route; the
+  // job page links the NodeManagers' pages).
+  TaskLogReader task_logs;
+  // How much of a task's log the route shows: its end. Default: 64 KiB.
+  int64_t task_log_tail_bytes = int64_t{64} << 10;
+  // How long reading a task's log may take. Default: 30 seconds.
+  absl::Duration task_log_timeout = absl::Seconds(30);
   // Where the scan thread reads the time and waits. Not owned. Default: null (RealClock()).
   Clock* clock = nullptr;
 };
@@ -166,6 +200,8 @@ class HistoryServer {
   httpd::Reply Job(const std::string& app_id, bool json, const Viewer& viewer);
   httpd::Reply Usage(const std::string& query, bool json, const Viewer& viewer);
   httpd::Reply TensorBoard(const std::string& app_id, absl::string_view host, const Viewer& viewer);
+  // `rest`: "<task>/<file>" after /jobs/<app id>/logs/.
+  httpd::Reply TaskLog(const std::string& app_id, absl::string_view rest, const Viewer& viewer);
   // The job's history from its log, or the error page (also for a job `viewer` may not view).
   absl::StatusOr<JobHistory> ReadJob(const std::string& app_id, bool json, const Viewer& viewer,
                                      httpd::Reply* error);

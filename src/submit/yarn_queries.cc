@@ -195,6 +195,44 @@ absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::
   return std::move(r.body);
 }
 
+absl::StatusOr<TaskLog> ReadContainerLog(const YarnCluster& cluster, const yarn::ApplicationId& app,
+                                         const std::string& owner, const TaskContainer& container,
+                                         absl::string_view file, const ContainerLogSources& sources,
+                                         absl::Time deadline) {
+  absl::Status nm_error;
+  if (sources.node_manager) {
+    http::Client http;
+    absl::StatusOr<std::string> nm = FetchContainerLog(cluster, http, container, file, deadline);
+    if (nm.ok()) return TaskLog{*std::move(nm), absl::StrCat("on ", container.node_http_address)};
+    if (absl::IsDeadlineExceeded(nm.status())) return nm.status();
+    nm_error = nm.status();
+  }
+  // Once YARN aggregated an ended job's logs, its NodeManagers have dropped their copies.
+  AggregatedLogReader aggregated(cluster, app, owner, {});
+  absl::StatusOr<AggregatedLogReader::Log> hdfs = aggregated.Read(container, file, deadline);
+  if (hdfs.ok()) {
+    return TaskLog{std::move(hdfs->contents),
+                   absl::StrCat("from the aggregated logs in ", hdfs->source)};
+  }
+  if (nm_error.ok()) return hdfs.status();
+  return absl::Status(nm_error.code(),
+                      absl::StrCat(nm_error.message(), "; ", hdfs.status().message()));
+}
+
+absl::StatusOr<TaskLog> ReadOwnersContainerLog(const YarnCluster& cluster,
+                                               const yarn::ApplicationId& app,
+                                               const std::string& owner,
+                                               const TaskContainer& container,
+                                               absl::string_view file, absl::Time deadline) {
+  if (owner.empty()) return absl::InvalidArgumentError("no owner to read the logs of");
+  absl::StatusOr<yarn::ApplicationReport> report =
+      cluster.yarn->GetApplicationReport(app, deadline);
+  if (absl::IsDeadlineExceeded(report.status())) return report.status();
+  ContainerLogSources sources;
+  sources.node_manager = report.ok() && report->user == owner;
+  return ReadContainerLog(cluster, app, owner, container, file, sources, deadline);
+}
+
 absl::StatusOr<TaskLog> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,
                                         absl::string_view task, absl::string_view file,
                                         absl::Time deadline) {
@@ -203,23 +241,8 @@ absl::StatusOr<TaskLog> ReadYarnTaskLog(const YarnCluster& cluster, absl::string
                         RecordedTaskContainers(cluster, id, deadline));
   std::vector<std::string> tasks;
   for (const TaskContainer& c : containers) {
-    if (c.task != task) {
-      tasks.push_back(c.task);
-      continue;
-    }
-    http::Client http;
-    absl::StatusOr<std::string> nm = FetchContainerLog(cluster, http, c, file, deadline);
-    if (nm.ok()) return TaskLog{*std::move(nm), absl::StrCat("on ", c.node_http_address)};
-    if (absl::IsDeadlineExceeded(nm.status())) return nm.status();
-    // Once YARN aggregated an ended job's logs, its NodeManagers have dropped their copies.
-    AggregatedLogReader aggregated(cluster, app, "", {});
-    absl::StatusOr<AggregatedLogReader::Log> hdfs = aggregated.Read(c, file, deadline);
-    if (hdfs.ok()) {
-      return TaskLog{std::move(hdfs->contents),
-                     absl::StrCat("from the aggregated logs in ", hdfs->source)};
-    }
-    return absl::Status(nm.status().code(),
-                        absl::StrCat(nm.status().message(), "; ", hdfs.status().message()));
+    if (c.task == task) return ReadContainerLog(cluster, app, "", c, file, {}, deadline);
+    tasks.push_back(c.task);
   }
   return absl::NotFoundError(
       absl::StrCat(id, " has no task '", task, "'; its tasks are: ", absl::StrJoin(tasks, ", ")));

@@ -134,6 +134,34 @@ absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::
                                               absl::string_view file,
                                               absl::Time deadline = absl::InfiniteFuture());
 
+// Where ReadContainerLog looks.
+struct ContainerLogSources {
+  // Ask the container's NodeManager first. Default: true (false: YARN's aggregated logs only).
+  bool node_manager = true;
+};
+
+// One log file of one container of application `app`: the NodeManager's copy, else (when the
+// NodeManager does not have it, but not when it did not answer in time) the aggregated logs of
+// `owner` (the application's user; "": asked of the ResourceManager) in HDFS. The source says
+// which, as `ytf logs`' headers do.
+absl::StatusOr<TaskLog> ReadContainerLog(const YarnCluster& cluster, const yarn::ApplicationId& app,
+                                         const std::string& owner, const TaskContainer& container,
+                                         absl::string_view file,
+                                         const ContainerLogSources& sources = {},
+                                         absl::Time deadline = absl::InfiniteFuture());
+
+// ReadContainerLog for a service reading on a user's behalf (the history server), `owner` being
+// the owner of a file only they could write: the NodeManager is asked only when the
+// ResourceManager names `owner` as the application's user (a record forged under another user's
+// application id must not make the service fetch that user's containers' logs with its own
+// credentials); otherwise only `owner`'s aggregated logs are read.
+absl::StatusOr<TaskLog> ReadOwnersContainerLog(const YarnCluster& cluster,
+                                               const yarn::ApplicationId& app,
+                                               const std::string& owner,
+                                               const TaskContainer& container,
+                                               absl::string_view file,
+                                               absl::Time deadline = absl::InfiniteFuture());
+
 // Submitter::ReadTaskLog for YARN: the NodeManager's copy, else (when the NodeManager does not
 // have it, but not when it did not answer in time) the aggregated logs in HDFS.
 absl::StatusOr<TaskLog> ReadYarnTaskLog(const YarnCluster& cluster, absl::string_view id,

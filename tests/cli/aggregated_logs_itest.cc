@@ -6,9 +6,14 @@
 // copies for the tests that look into their directories; this test deletes the job's local
 // logs itself, as the NodeManager would), or 1/gz
 // (the NodeManagers delete them). On a cluster without aggregation it is skipped, saying so.
+// The history server's job page links each task's log to its own route, which reads the same
+// aggregated file once the NodeManager no longer serves it.
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
+#include <regex>
 #include <string>
 #include <system_error>
 
@@ -18,8 +23,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/file_util.h"
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "http/client.h"
 #include "tests/harness/hadoop_cluster.h"
 #include "tests/yarnam/job_itest_util.h"
 #include "tony/submitter.h"
@@ -65,6 +72,37 @@ bool AllFromHdfs(const std::string& out) {
     if (!absl::StrContains(line, " from the aggregated logs in ")) return false;
   }
   return headers > 0;
+}
+
+// `ytf history-server --port 0` over the cluster's history directory; its URL
+// ("http://127.0.0.1:N/") once printed, "" when it never was.
+std::string StartHistoryServer(std::unique_ptr<Subprocess>* process) {
+  SubprocessOptions options;
+  options.argv = {BinDir() + "/ytf", "history-server", "--port", "0"};
+  options.env = CurrentEnvironment();
+  options.env["HADOOP_CONF_DIR"] = harness::HadoopCluster::Get().conf_dir();
+  const std::string base = absl::StrCat(::testing::TempDir(), "/aggregated-history-", ::getpid());
+  options.stdout_path = base + ".out";
+  options.stderr_path = base + ".err";
+  ::unlink(options.stdout_path.c_str());  // Spawn appends: an old line would name an old port
+  auto spawned = Subprocess::Spawn(options);
+  if (!spawned.ok()) {
+    ADD_FAILURE() << spawned.status();
+    return "";
+  }
+  *process = *std::move(spawned);
+  std::string url;
+  WaitUntil(
+      [&] {
+        std::smatch m;
+        static const std::regex re("http://127\\.0\\.0\\.1:[0-9]+/");
+        const std::string out = ReadFileToString(options.stdout_path).value_or("");
+        if (std::regex_search(out, m, re)) url = m.str();
+        return !url.empty() || (*process)->Poll().has_value();
+      },
+      absl::Seconds(60));
+  if (url.empty()) ADD_FAILURE() << ReadFileToString(options.stderr_path).value_or("");
+  return url;
 }
 
 TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppedThem) {
@@ -155,6 +193,27 @@ TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppe
       RunCommand({BinDir() + "/ytf", "logs", app, "--task", "worker:0", "--file", "nope"});
   EXPECT_EQ(missing.exit_code, 3) << missing.out << missing.err;
   EXPECT_THAT(missing.err, HasSubstr("not in the aggregated logs in hdfs://"));
+
+  // The history server's job page links the task's logs to its route, which reads them there.
+  std::unique_ptr<Subprocess> server;
+  const std::string url = StartHistoryServer(&server);
+  ASSERT_FALSE(url.empty());
+  http::Client client;
+  auto page = client.Get(url + "jobs/" + app);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->status, 200) << page->body;
+  const std::string link = absl::StrCat("/jobs/", app, "/logs/worker:0/stdout");
+  EXPECT_THAT(page->body, HasSubstr(absl::StrCat("href=\"", link, "\"")));
+  auto log = client.Get(url + link.substr(1));
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(log->status, 200) << log->body;
+  EXPECT_THAT(log->body, HasSubstr("aggregated-log-marker of worker:0\n"));
+  EXPECT_THAT(log->body, ContainsRegex("bytes, read from the aggregated logs in hdfs://"
+                                       "[^ ]*/bucket-logs-tfile/"));
+  auto no_file = client.Get(url + "jobs/" + app + "/logs/worker:0/nope");
+  ASSERT_TRUE(no_file.ok()) << no_file.status();
+  EXPECT_EQ(no_file->status, 404);
+  server->Terminate(absl::Seconds(10));
 }
 
 }  // namespace

@@ -587,15 +587,18 @@ TEST(CliTest, HistoryListsFinishedJobsAndTheServerShowsEach) {
   EXPECT_THAT(page->body, HasSubstr("<svg class=\"timeline\""));
   EXPECT_THAT(page->body, HasSubstr("<h2>Goodput</h2>"));
   EXPECT_THAT(page->body, HasSubstr("<table id=\"goodput\"><tr class=\"waiting\">"));
-  // The task's stderr on its NodeManager, linked from the table.
+  // The task's stderr, linked from the table to the server's own route: from the NodeManager,
+  // or once YARN aggregated the logs (the test cluster does), from HDFS.
   std::smatch link;
-  const std::regex stderr_link("href=\"(http://[^\"]+/stderr/[^\"]*)\"");
+  const std::regex stderr_link("href=\"/(jobs/[^\"]+/logs/worker:0/stderr)\"");
   ASSERT_TRUE(std::regex_search(page->body, link, stderr_link)) << page->body;
-  std::string log_url = link[1].str();
-  log_url = std::regex_replace(log_url, std::regex("&amp;"), "&");
+  const std::string log_url = url + link[1].str();
   auto log = client.Get(log_url);
   ASSERT_TRUE(log.ok()) << log.status();
-  EXPECT_THAT(log->body, HasSubstr("nope")) << log_url;
+  EXPECT_EQ(log->status, 200) << log_url << "\n" << log->body;
+  EXPECT_THAT(log->body, HasSubstr("&lt;nope&gt;")) << log_url;
+  EXPECT_THAT(log->body,
+              ::testing::ContainsRegex("bytes, read (on |from the aggregated logs in hdfs://)"));
   auto ok_page = client.Get(url + "api/jobs/" + ok_app);
   ASSERT_TRUE(ok_page.ok());
   EXPECT_THAT(ok_page->body, HasSubstr("\"task\":\"worker:1\""));

@@ -434,3 +434,165 @@ TEST_F(HistoryViewAclTest, AJobPageIsRefusedToWhoMayNotViewIt) {
 
 }  // namespace
 }  // namespace tony::history
+
+namespace tony::history {
+namespace {
+
+constexpr char kLogApp[] = "application_1700000000000_0005";
+constexpr char kLogContainer[] = "container_e03_1700000000000_0005_01_000002";
+
+// A job of alice's whose worker:0 ran in `container` on the NodeManager at `node_http`.
+std::string LogWithContainer(const std::string& container, const std::string& node_http,
+                             const std::string& view_acls = "") {
+  std::string log = Log("FAILED", "with-logs", 3);
+  const std::string tags = R"("tags":[]})";
+  if (!view_acls.empty()) {
+    log.replace(log.find(tags), tags.size(),
+                absl::StrCat(R"("tags":[],"view_acls":")", view_acls, R"("})"));
+  }
+  const std::string started = R"({"v":1,"seq":3,)";
+  log.insert(log.find(started),
+             absl::StrCat(R"({"v":1,"seq":2,"attempt":1,"time":"2026-11-26T10:00:01.500Z",)",
+                          R"("event":"task_allocated","task":"worker:0","container":")", container,
+                          R"(","node":"nm1:45454","node_http":")", node_http, "\"}\n"));
+  return log;
+}
+
+// /jobs/<app id>/logs/<task>/<file>: the reader behind it is a fake that records what it was
+// asked and answers what the test says.
+class HistoryTaskLogTest : public HistoryServerTest {
+ protected:
+  void SetUp() override {
+    HistoryServerTest::SetUp();
+    Write(absl::StrCat(kLogApp, ".jsonl"),
+          LogWithContainer(kLogContainer, "nm1.example.com:8042", "carol"));
+  }
+  std::unique_ptr<HistoryServer> WithReader(int64_t tail_bytes = int64_t{64} << 10) {
+    HistoryServerOptions options;
+    options.task_log_tail_bytes = tail_bytes;
+    options.task_logs = [this](const TaskLogRequest& r, absl::Time) -> absl::StatusOr<TaskLogText> {
+      asked_.push_back(r);
+      return answer_;
+    };
+    auto server = Server(options);
+    EXPECT_TRUE(server->Scan().ok());
+    return server;
+  }
+  static std::string Target(const std::string& rest) {
+    return absl::StrCat("/jobs/", kLogApp, "/logs/", rest);
+  }
+  std::vector<TaskLogRequest> asked_;
+  absl::StatusOr<TaskLogText> answer_ =
+      TaskLogText{"line one\n<script>x</script>\nthe end\n", "on nm1.example.com:8042"};
+};
+
+TEST_F(HistoryTaskLogTest, TheJobPageLinksTheRouteWhichServesTheLogsEnd) {
+  auto server = WithReader(/*tail_bytes=*/27);
+  httpd::Reply page = server->Handle(absl::StrCat("/jobs/", kLogApp));
+  EXPECT_EQ(page.code, 200);
+  EXPECT_THAT(page.body, HasSubstr(absl::StrCat("href=\"/jobs/", kLogApp,
+                                                "/logs/worker:0/stderr\">stderr</a>")));
+  EXPECT_THAT(page.body, Not(HasSubstr("/node/containerlogs/")));
+
+  httpd::Reply log = server->Handle(Target("worker:0/stderr"));
+  EXPECT_EQ(log.code, 200) << log.body;
+  ASSERT_EQ(asked_.size(), 1u);
+  EXPECT_EQ(asked_[0].app_id, kLogApp);
+  EXPECT_EQ(asked_[0].owner, "alice");
+  EXPECT_EQ(asked_[0].task, "worker:0");
+  EXPECT_EQ(asked_[0].container, kLogContainer);
+  EXPECT_EQ(asked_[0].node_http, "nm1.example.com:8042");
+  EXPECT_EQ(asked_[0].file, "stderr");
+  // The last 27 bytes, escaped, and where they were read.
+  EXPECT_THAT(log.body, HasSubstr("The last 27 of 36 bytes, read on nm1.example.com:8042."));
+  EXPECT_THAT(log.body,
+              HasSubstr("<pre id=\"log\">&lt;script&gt;x&lt;/script&gt;\nthe end\n</pre>"));
+  EXPECT_THAT(log.body, Not(HasSubstr("line one")));
+  EXPECT_THAT(log.body, Not(HasSubstr("<script>")));
+  // The task's name as the page links it (':' is left as it is).
+  EXPECT_EQ(server->Handle(Target("worker%3A0/stdout")).code, 404);
+  EXPECT_EQ(server->Handle(Target("worker:0/stdout")).code, 200);
+  EXPECT_EQ(asked_.back().file, "stdout");
+}
+
+TEST_F(HistoryTaskLogTest, WithoutAReaderThePageLinksTheNodeManager) {
+  auto server = Server();
+  ASSERT_TRUE(server->Scan().ok());
+  httpd::Reply page = server->Handle(absl::StrCat("/jobs/", kLogApp));
+  EXPECT_THAT(page.body, HasSubstr(absl::StrCat("href=\"http://nm1.example.com:8042/node/"
+                                                "containerlogs/",
+                                                kLogContainer, "/alice/stderr/?start=-65536\"")));
+  EXPECT_EQ(server->Handle(Target("worker:0/stderr")).code, 404);
+}
+
+TEST_F(HistoryTaskLogTest, EachReadersErrorIsOneAnswer) {
+  struct Case {
+    absl::Status error;
+    int code;
+  } cases[] = {
+      {absl::NotFoundError("no aggregated logs of it"), 404},
+      {absl::DeadlineExceededError("the NodeManager did not answer in time"), 504},
+      {absl::PermissionDeniedError("hdfs said no"), 403},
+      {absl::DataLossError("hdfs://nn/tmp/logs/alice/x: not a readable aggregated log"), 502},
+      {absl::UnavailableError("connection refused"), 502},
+  };
+  auto server = WithReader();
+  for (const Case& c : cases) {
+    answer_ = c.error;
+    httpd::Reply r = server->Handle(Target("worker:0/stderr"));
+    EXPECT_EQ(r.code, c.code) << c.error;
+    EXPECT_THAT(r.body, HasSubstr(std::string(c.error.message()))) << c.error;
+    EXPECT_THAT(r.body, HasSubstr(absl::StrCat("worker:0 stderr of ", kLogApp))) << c.error;
+  }
+}
+
+TEST_F(HistoryTaskLogTest, OnlyAKnownTasksStdoutOrStderrIsAskedFor) {
+  Write("application_1700000000000_0006.jsonl",
+        LogWithContainer("container_1700000000000_0005_01_000002", "nm1:8042"));  // 0005's
+  Write("application_1700000000000_0007.jsonl",
+        LogWithContainer("container_1700000000000_0007_01_000002", "evil/x?y:80"));
+  Write("application_1700000000000_0008.jsonl", Log("FAILED", "no-container", 3));
+  auto server = WithReader();
+  ASSERT_TRUE(server->Scan().ok());
+  for (const std::string& target :
+       {Target("worker:0/syslog"), Target("worker:0/launch_container.sh"), Target("worker:0/"),
+        Target("worker:0"), Target("worker:0/stderr/x"), Target("../worker:0/stderr"),
+        Target("worker:1/stderr"), Target("ps:0/stderr"),
+        std::string("/jobs/application_1700000000000_0006/logs/worker:0/stderr"),
+        std::string("/jobs/application_1700000000000_0007/logs/worker:0/stderr"),
+        std::string("/jobs/application_1700000000000_0008/logs/worker:0/stderr"),
+        std::string("/jobs/application_1700000000000_0009/logs/worker:0/stderr"),
+        std::string("/jobs/..%2F..%2Fetc/logs/worker:0/stderr")}) {
+    httpd::Reply r = server->Handle(target);
+    EXPECT_EQ(r.code, 404) << target;
+  }
+  EXPECT_TRUE(asked_.empty()) << asked_.size() << " reads; the first: " << asked_[0].container;
+}
+
+TEST_F(HistoryTaskLogTest, ALogIsRefusedToWhoMayNotViewItsJobAsTheJobIs) {
+  HistoryServerOptions options;
+  options.task_logs = [this](const TaskLogRequest& r, absl::Time) -> absl::StatusOr<TaskLogText> {
+    asked_.push_back(r);
+    return answer_;
+  };
+  auto server = Server(options);
+  ASSERT_TRUE(server->Scan().ok());
+  const std::string job = absl::StrCat("/jobs/", kLogApp);
+  for (const char* principal : {"mallory@EXAMPLE.COM", "bob@EXAMPLE.COM"}) {
+    httpd::Reply r = server->Handle(Target("worker:0/stderr"), "", principal);
+    EXPECT_EQ(r.code, 404) << principal;
+    // What the job's own page answers them: nothing tells the job exists.
+    EXPECT_EQ(r.body, server->Handle(job, "", principal).body) << principal;
+    EXPECT_THAT(r.body, Not(HasSubstr("the end"))) << principal;
+  }
+  EXPECT_TRUE(asked_.empty());
+  for (const char* principal : {"alice@EXAMPLE.COM", "carol@EXAMPLE.COM"}) {
+    httpd::Reply r = server->Handle(Target("worker:0/stderr"), "", principal);
+    EXPECT_EQ(r.code, 200) << principal;
+    EXPECT_THAT(r.body, HasSubstr("the end")) << principal;
+  }
+  EXPECT_EQ(asked_.size(), 2u);
+}
+
+}  // namespace
+}  // namespace tony::history

@@ -229,5 +229,55 @@ TEST_F(ReadYarnTaskLogTest, NeitherPlaceHasItTheErrorNamesBoth) {
   EXPECT_THAT(no_task.status().message(), HasSubstr("its tasks are: am, worker:0"));
 }
 
+// The history server's read (ReadOwnersContainerLog): the NodeManager only when the
+// ResourceManager names the log's owner as the application's user, else the owner's aggregated
+// logs alone.
+class ReadOwnersContainerLogTest : public ReadYarnTaskLogTest {
+ protected:
+  // The application as the ResourceManager knows it: submitted by `user`.
+  void Submitted(const std::string& user) {
+    yarn::FakeYarnClient client(rm_, user);
+    yarn::ApplicationSubmissionContext context;
+    context.id = App();
+    ASSERT_TRUE(client.SubmitApplication(context, absl::InfiniteFuture()).ok());
+  }
+  absl::StatusOr<TaskLog> ReadAs(const std::string& owner, const TaskContainer& c) {
+    return ReadOwnersContainerLog(cluster_, App(), owner, c, "stdout",
+                                  absl::Now() + absl::Seconds(30));
+  }
+};
+
+TEST_F(ReadOwnersContainerLogTest, TheNodeManagerOnlyForTheApplicationsOwnUser) {
+  tony::testing::TestHttpServer nm([](const tony::testing::TestHttpServer::Request& r) {
+    tony::testing::TestHttpServer::Reply reply;
+    reply.body = "from the nodemanager\n";
+    return reply;
+  });
+  const TaskContainer worker{"worker:0", kWorker, absl::StrCat("127.0.0.1:", nm.port())};
+  Aggregate();  // alice's aggregated logs
+  struct Case {
+    std::string rm_user;  // "": the ResourceManager does not know the application
+    std::string owner;
+    std::string contents;  // "": NotFound
+  } cases[] = {
+      {"", "alice", "from hdfs\n"},                  // forgotten by the RM: HDFS only
+      {"alice", "alice", "from the nodemanager\n"},  // the RM's user: the NodeManager first
+      {"bob", "alice", "from hdfs\n"},               // a log under bob's id: not his NodeManager
+      {"alice", "mallory", ""},                      // mallory's log of alice's job: nothing
+  };
+  for (const Case& c : cases) {
+    if (!c.rm_user.empty()) Submitted(c.rm_user);
+    auto got = ReadAs(c.owner, worker);
+    if (c.contents.empty()) {
+      EXPECT_EQ(got.status().code(), absl::StatusCode::kNotFound) << c.rm_user << c.owner;
+      EXPECT_THAT(got.status().message(), HasSubstr("/tmp/logs/mallory/"));
+    } else {
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(got->contents, c.contents) << c.rm_user << " " << c.owner;
+    }
+  }
+  EXPECT_EQ(ReadAs("", worker).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tony::submit
