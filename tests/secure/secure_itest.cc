@@ -636,6 +636,25 @@ TEST(SecureTest, TheHistoryServerAsksForKerberosAndShowsJobsOnlyToTheSignedIn) {
       EXPECT_THAT(page.out, HasSubstr("private-tail-17")) << who;
     }
   }
+  // Its task's stderr through the server's log route: mallory gets the job page's refusal
+  // before anything is read; the owner's request is read (this test bed's NodeManagers cannot
+  // serve logs in secure mode and aggregation is off: it is looked for and not found).
+  for (const auto& [who, env, code, says] : std::vector<
+           std::tuple<std::string, std::map<std::string, std::string>, std::string, std::string>>{
+           {"mallory", mallory, "404", "No such job"}, {"owner", {}, "", "worker:0 stderr"}}) {
+    Result log = Exec({"/usr/bin/curl", "-s", "--negotiate", "-u", ":", "-o", "/dev/stdout", "-w",
+                       "\n%{http_code}", url + "/jobs/" + own_app + "/logs/worker:0/stderr"},
+                      env);
+    if (!code.empty()) {
+      EXPECT_THAT(log.out, ::testing::EndsWith("\n" + code)) << who << log.out;
+    }
+    EXPECT_THAT(log.out, HasSubstr(says)) << who << ": " << log.out;
+    if (who == "mallory") {
+      EXPECT_THAT(log.out, Not(HasSubstr("private-tail-17"))) << log.out;
+      EXPECT_THAT(log.out, Not(HasSubstr("NodeManager"))) << log.out;
+      EXPECT_THAT(log.out, Not(HasSubstr("worker:0 stderr"))) << log.out;
+    }
+  }
   (*server)->Terminate(absl::Seconds(10));
 }
 
