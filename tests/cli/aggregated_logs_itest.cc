@@ -2,9 +2,9 @@
 //
 // `ytf logs` (and Submitter::ReadLog/ReadTaskLog) of a finished job whose logs YARN aggregated
 // into HDFS and the NodeManagers deleted, on the real test cluster. It needs a cluster started with
-// log aggregation on: TONY_HADOOP_LOG_AGGREGATION=keep (the NodeManagers keep their local
-// copies for the tests that look into their directories; this test deletes the job's local
-// logs itself, as the NodeManager would), or 1/gz
+// log aggregation on: TONY_HADOOP_LOG_AGGREGATION=keep, which ctest's fixture and scripts/test
+// start (the NodeManagers keep their local copies for the tests that look into their
+// directories; this test deletes the job's local logs itself, as the NodeManager would), or 1/gz
 // (the NodeManagers delete them). On a cluster without aggregation it is skipped, saying so.
 // The history server's job page links each task's log to its own route, which reads the same
 // aggregated file once the NodeManager no longer serves it.
@@ -108,8 +108,9 @@ std::string StartHistoryServer(std::unique_ptr<Subprocess>* process) {
 TEST(AggregatedLogsTest, LogsOfAFinishedJobComeFromHdfsOnceTheNodeManagersDroppedThem) {
   const Aggregation mode = ClusterAggregation();
   if (mode == Aggregation::kOff) {
-    GTEST_SKIP() << "the test cluster runs without log aggregation; to run this test restart it "
-                    "with TONY_HADOOP_LOG_AGGREGATION=keep scripts/hadoop-cluster start";
+    GTEST_SKIP() << "the running test cluster has no log aggregation (started by hand without "
+                    "it?); to run this test restart it with TONY_HADOOP_LOG_AGGREGATION=keep "
+                    "scripts/hadoop-cluster start (as ctest's fixture and scripts/test start it)";
   }
   Result r = RunCommand({BinDir() + "/ytf-submit", "--yarn", "-n", "aggregated-logs-itest", "-r",
                          "worker:1", "-m", "128m",

@@ -18,6 +18,11 @@ if [[ ${TONY_HADOOP_SECURE:-0} == 1 ]]; then
   if [[ -n ${TONY_SECURE_HADOOP_HOME:-} ]]; then export TONY_HADOOP_HOME=$TONY_SECURE_HADOOP_HOME; else unset TONY_HADOOP_HOME; fi
   # It lives for one run: recording class-data archives would only add their dump to its stop.
   export TONY_HADOOP_CDS=${TONY_HADOOP_CDS:-0}
+else
+  # Log aggregation on, the NodeManagers' local copies kept (as scripts/test starts it):
+  # aggregated_logs_itest reads HDFS, the tests that look into the NodeManagers' directories
+  # after a job still find them. Only a start writes it: a running cluster is taken as it is.
+  export TONY_HADOOP_LOG_AGGREGATION=${TONY_HADOOP_LOG_AGGREGATION:-keep}
 fi
 
 case $action in
