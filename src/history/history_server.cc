@@ -286,8 +286,9 @@ httpd::Reply TaskLogErrorReply(const TaskLogRequest& request, const absl::Status
     case absl::StatusCode::kDeadlineExceeded:
       return ErrorReply(504, "Log not read in time", absl::StrCat(what, ": ", status.message()),
                         false);
-    case absl::StatusCode::kPermissionDenied:
-      return ErrorReply(403, "Log not readable", absl::StrCat(what, ": ", status.message()), false);
+    case absl::StatusCode::kPermissionDenied:  // the server's account, not the viewer
+      return ErrorReply(502, "Log not readable by this server",
+                        absl::StrCat(what, ": ", status.message()), false);
     default:
       return ErrorReply(502, "Log unreadable", absl::StrCat(what, ": ", status.message()), false);
   }

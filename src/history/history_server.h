@@ -106,8 +106,8 @@ struct TaskLogText {
 };
 
 // Reads a task's log (the CLI's: the NodeManager, then the aggregated logs in HDFS), ending by
-// the deadline. NotFound when neither has it; other codes for what failed (history_server.cc
-// turns each into an HTTP status in one place).
+// the deadline. NotFound when neither has it (404), DeadlineExceeded (504), any other code for
+// what failed (502): history_server.cc turns each into an HTTP answer in one place.
 using TaskLogReader =
     std::function<absl::StatusOr<TaskLogText>(const TaskLogRequest& request, absl::Time deadline)>;
 

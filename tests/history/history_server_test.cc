@@ -532,7 +532,7 @@ TEST_F(HistoryTaskLogTest, EachReadersErrorIsOneAnswer) {
   } cases[] = {
       {absl::NotFoundError("no aggregated logs of it"), 404},
       {absl::DeadlineExceededError("the NodeManager did not answer in time"), 504},
-      {absl::PermissionDeniedError("hdfs said no"), 403},
+      {absl::PermissionDeniedError("hdfs said no"), 502},  // the server's, not the viewer's
       {absl::DataLossError("hdfs://nn/tmp/logs/alice/x: not a readable aggregated log"), 502},
       {absl::UnavailableError("connection refused"), 502},
   };
