@@ -191,6 +191,8 @@ Serves the history directory (tony.history.dir) until SIGINT or SIGTERM:
                       a timeline of each task's phases, memory and CPU over time, stderr tails
                       of failed tasks, the job spec
   /api/jobs, /api/jobs/<app id>   the same as JSON
+  /jobs/<app id>/logs/<task>/stdout (or stderr)   the end of a task's log, from its
+                      NodeManager or, once YARN aggregated the job's logs, from HDFS
   /jobs/<app id>/tensorboard      TensorBoard over an ended job's output path, started on
                       demand (with --tensorboard_command): a redirect to it
   /usage              what the jobs held and used per user, queue or job (ytf usage's
