@@ -388,8 +388,9 @@ history::TaskLogReader TaskLogsOf(const submit::YarnCluster* cluster) {
                    absl::Time deadline) -> absl::StatusOr<history::TaskLogText> {
     TONY_ASSIGN_OR_RETURN(yarn::ApplicationId app, yarn::ParseApplicationId(r.app_id));
     const submit::TaskContainer container{r.task, r.container, r.node_http};
-    TONY_ASSIGN_OR_RETURN(TaskLog log, submit::ReadOwnersContainerLog(*cluster, app, r.owner,
-                                                                      container, r.file, deadline));
+    TONY_ASSIGN_OR_RETURN(TaskLog log,
+                          submit::ReadOwnersContainerLog(*cluster, app, r.owner, container, r.file,
+                                                         r.tail_bytes, deadline));
     return history::TaskLogText{std::move(log.contents), std::move(log.source)};
   };
 }

@@ -258,7 +258,7 @@ bool ContainerOfApp(absl::string_view container, absl::string_view app_id) {
 
 // What to ask the reader for `file` of `task`, or why there is nothing to ask.
 absl::StatusOr<TaskLogRequest> TaskLogRequestOf(const JobHistory& job, const TaskHistory& task,
-                                                absl::string_view file) {
+                                                absl::string_view file, int64_t tail_bytes) {
   const std::string& app = job.summary.app_id;
   if (task.container.empty() || task.node_http.empty()) {
     return absl::NotFoundError(absl::StrCat(
@@ -269,7 +269,8 @@ absl::StatusOr<TaskLogRequest> TaskLogRequestOf(const JobHistory& job, const Tas
                                             " on a NodeManager for ", task.task));
   }
   return TaskLogRequest{
-      app, job.summary.user, task.task, task.container, task.node_http, std::string(file)};
+      app,       job.summary.user, task.task, task.container, task.node_http, std::string(file),
+      tail_bytes};
 }
 
 // The one place a reader's error becomes an answer.
@@ -294,18 +295,23 @@ httpd::Reply TaskLogErrorReply(const TaskLogRequest& request, const absl::Status
   }
 }
 
-// The end of a task's log as a page: what was cut and where it was read.
-std::string RenderTaskLogPage(const TaskLogRequest& request, const TaskLogText& log,
-                              int64_t tail_bytes) {
+// The end of a task's log as a page: what was cut and where it was read (a NodeManager sends
+// only the tail asked for: a text of that length is said to be the file's last bytes).
+std::string RenderTaskLogPage(const TaskLogRequest& request, const TaskLogText& log) {
   const size_t size = log.contents.size();
-  const size_t keep = std::min(size, static_cast<size_t>(std::max<int64_t>(tail_bytes, 0)));
+  const size_t keep =
+      request.tail_bytes > 0 ? std::min(size, static_cast<size_t>(request.tail_bytes)) : size;
+  std::string what = absl::StrCat(size, " bytes, read ");
+  if (keep < size) {
+    what = absl::StrCat("The last ", keep, " of ", size, " bytes, read ");
+  } else if (static_cast<int64_t>(keep) == request.tail_bytes) {
+    what = absl::StrCat("The last ", keep, " bytes, read ");
+  }
   const std::string title = absl::StrCat(request.app_id, " ", request.task, " ", request.file);
   return absl::StrCat(HistoryPageHead(title), "<p><a href=\"/jobs/", request.app_id, "\">",
                       request.app_id, "</a></p><h1>", httpd::HtmlEscape(request.task), " ",
-                      request.file, "</h1><p id=\"source\">",
-                      keep < size ? absl::StrCat("The last ", keep, " of ", size, " bytes, read ")
-                                  : absl::StrCat(size, " bytes, read "),
-                      httpd::HtmlEscape(log.source), ".</p><pre id=\"log\">",
+                      request.file, "</h1><p id=\"source\">", what, httpd::HtmlEscape(log.source),
+                      ".</p><pre id=\"log\">",
                       httpd::HtmlEscape(absl::string_view(log.contents).substr(size - keep)),
                       "</pre></body></html>\n");
 }
@@ -710,13 +716,14 @@ httpd::Reply HistoryServer::TaskLog(const std::string& app_id, absl::string_view
     return ErrorReply(404, "No such task", absl::StrCat(app_id, " has no task '", segment, "'."),
                       false);
   }
-  absl::StatusOr<TaskLogRequest> request = TaskLogRequestOf(*job, *task, file);
+  absl::StatusOr<TaskLogRequest> request =
+      TaskLogRequestOf(*job, *task, file, options_.task_log_tail_bytes);
   if (!request.ok()) return ErrorReply(404, "No log", request.status().message(), false);
   // Real I/O: the wall clock's deadline, whatever clock the scans use.
   absl::StatusOr<TaskLogText> log =
       options_.task_logs(*request, absl::Now() + options_.task_log_timeout);
   if (!log.ok()) return TaskLogErrorReply(*request, log.status());
-  return Reply(200, RenderTaskLogPage(*request, *log, options_.task_log_tail_bytes), false);
+  return Reply(200, RenderTaskLogPage(*request, *log), false);
 }
 
 void HistoryServer::Retire(const JobSummary& job) {

@@ -96,10 +96,12 @@ struct TaskLogRequest {
   std::string container;  // "container_1700000000000_0001_01_000002"
   std::string node_http;  // the NodeManager's web address, "host:port"
   std::string file;       // "stdout" or "stderr"
+  // What the page shows: the file's last tail_bytes. A reader may return more (the page cuts).
+  int64_t tail_bytes = 0;
 };
 
 struct TaskLogText {
-  std::string contents;  // the whole file
+  std::string contents;  // the whole file, or at least its last tail_bytes
   // Where it was read, in the words of `ytf logs`' headers: "on host:port" or "from the
   // aggregated logs in hdfs://...".
   std::string source;

@@ -153,11 +153,14 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(const YarnClus
 
 absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::Client& http,
                                               const TaskContainer& container,
-                                              absl::string_view file, absl::Time deadline) {
+                                              absl::string_view file, absl::Time deadline,
+                                              int64_t tail_bytes) {
   const std::string remote = ContainerLogFileName(container, file);
   http::Request request;
   request.url = absl::StrCat("http://", container.node_http_address, "/ws/v1/node/containerlogs/",
                              container.container_id, "/", remote);
+  // YARN's "size": a negative one is the file's last |size| bytes.
+  if (tail_bytes > 0) absl::StrAppend(&request.url, "?size=-", tail_bytes);
   request.headers = {{"Accept", "text/plain"}};
   request.negotiate = cluster.kerberos;  // a Kerberos cluster's NodeManagers want SPNEGO
   if (request.negotiate) {
@@ -202,7 +205,8 @@ absl::StatusOr<TaskLog> ReadContainerLog(const YarnCluster& cluster, const yarn:
   absl::Status nm_error;
   if (sources.node_manager) {
     http::Client http;
-    absl::StatusOr<std::string> nm = FetchContainerLog(cluster, http, container, file, deadline);
+    absl::StatusOr<std::string> nm =
+        FetchContainerLog(cluster, http, container, file, deadline, sources.tail_bytes);
     if (nm.ok()) return TaskLog{*std::move(nm), absl::StrCat("on ", container.node_http_address)};
     if (absl::IsDeadlineExceeded(nm.status())) return nm.status();
     nm_error = nm.status();
@@ -223,13 +227,15 @@ absl::StatusOr<TaskLog> ReadOwnersContainerLog(const YarnCluster& cluster,
                                                const yarn::ApplicationId& app,
                                                const std::string& owner,
                                                const TaskContainer& container,
-                                               absl::string_view file, absl::Time deadline) {
+                                               absl::string_view file, int64_t tail_bytes,
+                                               absl::Time deadline) {
   if (owner.empty()) return absl::InvalidArgumentError("no owner to read the logs of");
   absl::StatusOr<yarn::ApplicationReport> report =
       cluster.yarn->GetApplicationReport(app, deadline);
   if (absl::IsDeadlineExceeded(report.status())) return report.status();
   ContainerLogSources sources;
   sources.node_manager = report.ok() && report->user == owner;
+  sources.tail_bytes = tail_bytes;
   return ReadContainerLog(cluster, app, owner, container, file, sources, deadline);
 }
 

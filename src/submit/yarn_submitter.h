@@ -129,15 +129,20 @@ absl::StatusOr<std::vector<TaskContainer>> RecordedTaskContainers(
 // One log file of one container from its NodeManager, without the header and footer the
 // NodeManager wraps around finished containers' files. `file` as the task knows it ("stdout"
 // of the AM is its tony-am.stdout). SPNEGO as `cluster`'s principal on a Kerberos cluster.
+// `tail_bytes` > 0: only the file's last tail_bytes (the NodeManager sends no more).
 absl::StatusOr<std::string> FetchContainerLog(const YarnCluster& cluster, http::Client& http,
                                               const TaskContainer& container,
                                               absl::string_view file,
-                                              absl::Time deadline = absl::InfiniteFuture());
+                                              absl::Time deadline = absl::InfiniteFuture(),
+                                              int64_t tail_bytes = 0);
 
 // Where ReadContainerLog looks.
 struct ContainerLogSources {
   // Ask the container's NodeManager first. Default: true (false: YARN's aggregated logs only).
   bool node_manager = true;
+  // > 0: ask the NodeManager only for the file's last tail_bytes (the aggregated copy is read
+  // whole and returned whole: it is parsed in memory either way). Default: 0 (the whole file).
+  int64_t tail_bytes = 0;
 };
 
 // One log file of one container of application `app`: the NodeManager's copy, else (when the
@@ -155,11 +160,12 @@ absl::StatusOr<TaskLog> ReadContainerLog(const YarnCluster& cluster, const yarn:
 // ResourceManager names `owner` as the application's user (a record forged under another user's
 // application id must not make the service fetch that user's containers' logs with its own
 // credentials); otherwise only `owner`'s aggregated logs are read.
+// `tail_bytes`: ContainerLogSources::tail_bytes.
 absl::StatusOr<TaskLog> ReadOwnersContainerLog(const YarnCluster& cluster,
                                                const yarn::ApplicationId& app,
                                                const std::string& owner,
                                                const TaskContainer& container,
-                                               absl::string_view file,
+                                               absl::string_view file, int64_t tail_bytes = 0,
                                                absl::Time deadline = absl::InfiniteFuture());
 
 // Submitter::ReadTaskLog for YARN: the NodeManager's copy, else (when the NodeManager does not

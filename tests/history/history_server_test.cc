@@ -503,12 +503,20 @@ TEST_F(HistoryTaskLogTest, TheJobPageLinksTheRouteWhichServesTheLogsEnd) {
   EXPECT_EQ(asked_[0].container, kLogContainer);
   EXPECT_EQ(asked_[0].node_http, "nm1.example.com:8042");
   EXPECT_EQ(asked_[0].file, "stderr");
+  EXPECT_EQ(asked_[0].tail_bytes, 27);  // a NodeManager sends no more
   // The last 27 bytes, escaped, and where they were read.
   EXPECT_THAT(log.body, HasSubstr("The last 27 of 36 bytes, read on nm1.example.com:8042."));
   EXPECT_THAT(log.body,
               HasSubstr("<pre id=\"log\">&lt;script&gt;x&lt;/script&gt;\nthe end\n</pre>"));
   EXPECT_THAT(log.body, Not(HasSubstr("line one")));
   EXPECT_THAT(log.body, Not(HasSubstr("<script>")));
+  // A reader that sent just the tail: the page says it is the file's end.
+  answer_ = TaskLogText{std::string(27, 'x'), "on nm1.example.com:8042"};
+  EXPECT_THAT(server->Handle(Target("worker:0/stderr")).body,
+              HasSubstr("The last 27 bytes, read on nm1.example.com:8042."));
+  answer_ = TaskLogText{"short\n", "from the aggregated logs in hdfs://nn/x"};
+  EXPECT_THAT(server->Handle(Target("worker:0/stderr")).body,
+              HasSubstr(">6 bytes, read from the aggregated logs in hdfs://nn/x.<"));
   // The task's name as the page links it (':' is left as it is).
   EXPECT_EQ(server->Handle(Target("worker%3A0/stdout")).code, 404);
   EXPECT_EQ(server->Handle(Target("worker:0/stdout")).code, 200);

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -242,7 +243,7 @@ class ReadOwnersContainerLogTest : public ReadYarnTaskLogTest {
     ASSERT_TRUE(client.SubmitApplication(context, absl::InfiniteFuture()).ok());
   }
   absl::StatusOr<TaskLog> ReadAs(const std::string& owner, const TaskContainer& c) {
-    return ReadOwnersContainerLog(cluster_, App(), owner, c, "stdout",
+    return ReadOwnersContainerLog(cluster_, App(), owner, c, "stdout", /*tail_bytes=*/0,
                                   absl::Now() + absl::Seconds(30));
   }
 };
@@ -277,6 +278,39 @@ TEST_F(ReadOwnersContainerLogTest, TheNodeManagerOnlyForTheApplicationsOwnUser) 
     }
   }
   EXPECT_EQ(ReadAs("", worker).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The history server's page shows a log's end: the NodeManager is asked for only that much
+// (YARN's size=-N), the aggregated copy is returned whole.
+TEST_F(ReadOwnersContainerLogTest, ATailIsAskedOfTheNodeManager) {
+  absl::Mutex mu;  // the server's thread writes, the test reads
+  std::vector<std::string> targets;
+  tony::testing::TestHttpServer nm([&](const tony::testing::TestHttpServer::Request& r) {
+    absl::MutexLock lock(&mu);
+    targets.push_back(r.target);
+    tony::testing::TestHttpServer::Reply reply;
+    reply.body = "LogLength:100\nLogContents:\nthe end\nEnd of LogType:stdout\n";
+    return reply;
+  });
+  const TaskContainer worker{"worker:0", kWorker, absl::StrCat("127.0.0.1:", nm.port())};
+  Submitted("alice");
+  auto got = ReadOwnersContainerLog(cluster_, App(), "alice", worker, "stdout", 4096,
+                                    absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->contents, "the end\n");
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_THAT(targets, ElementsAre(absl::StrCat("/ws/v1/node/containerlogs/", kWorker,
+                                                  "/stdout?size=-4096")));
+  }
+  Aggregate();
+  Submitted("bob");  // HDFS only: the whole file
+  got = ReadOwnersContainerLog(cluster_, App(), "alice", worker, "stdout", 4,
+                               absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->contents, "from hdfs\n");
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(targets.size(), 1u);
 }
 
 }  // namespace
