@@ -13,6 +13,9 @@ libtony supplies the rendezvous (PET_* variables). What makes it elastic:
   - each step's result does not depend on the world size: every rank computes the gradient of
     the same full batch, which DDP averages, so the model equals a single process's.
 Without torchrun (no RANK in the environment) it trains alone: the reference result.
+`--stop-file PATH` ends the training early, at the step after PATH appears (rank 0 looks and
+tells the others, so every rank stops at the same step): a stand-in for a job's own test of
+convergence, and how the tests end a run once they saw what they wait for.
 """
 
 import argparse
@@ -23,11 +26,22 @@ import torch
 import torch.distributed as dist
 
 
+def stop_requested(path, rank, distributed):
+    """Whether rank 0 saw `path`; the same answer on every rank."""
+    if not path:
+        return False
+    seen = torch.tensor([1 if rank == 0 and os.path.exists(path) else 0])
+    if distributed:
+        dist.broadcast(seen, src=0)
+    return bool(seen.item())
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--checkpoint", required=True, help="directory shared by every task")
     p.add_argument("--step-seconds", type=float, default=0.05)
+    p.add_argument("--stop-file", help="end at the next step once this file exists")
     a = p.parse_args()
     distributed = "RANK" in os.environ
     if distributed:
@@ -56,6 +70,8 @@ def main():
         loss.backward()
         opt.step()
         step += 1
+        if stop_requested(a.stop_file, rank, distributed):
+            a.steps = step
         if rank == 0:
             tmp = f"{ckpt}.tmp"
             torch.save({"model": model.state_dict(), "step": step}, tmp)

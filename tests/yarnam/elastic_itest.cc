@@ -63,10 +63,10 @@ std::string MakeTempDir() {
 }
 
 // examples/elastic_ddp.py's final weights after `steps`, trained by one process here.
-std::string ReferenceWeights(const std::string& script, const std::string& steps) {
+std::string ReferenceWeights(const std::string& script, int steps) {
   const std::string dir = MakeTempDir();
-  Result ref =
-      RunCommand({Python(), script, "--steps", steps, "--checkpoint", dir, "--step-seconds", "0"});
+  Result ref = RunCommand({Python(), script, "--steps", absl::StrCat(steps), "--checkpoint", dir,
+                           "--step-seconds", "0"});
   EXPECT_EQ(ref.exit_code, 0) << ref.out << ref.err;
   return ReadLine(dir + "/final");
 }
@@ -77,16 +77,16 @@ TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerIsScaledAndEndsWithTheR
   const std::string script = src + "/examples/elastic_ddp.py";
   const std::string shared = MakeTempDir();  // the tasks' shared checkpoint directory
   ASSERT_FALSE(shared.empty());
-  const std::string steps = "400";
-  const std::string expected = ReferenceWeights(script, steps);
-  ASSERT_FALSE(expected.empty());
+  // An upper bound: the test ends the training once it saw every phase (--stop-file).
+  const std::string steps = "1000";
+  const std::string stop = shared + "/stop";
 
-  Result r =
-      RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-elastic", "--framework", "pytorch",
-                  "-r", "worker:3", "--elastic", "worker=2:3", "-m", "1g", "-s", script, "-e",
-                  "TONY_RENDEZVOUS_PYTHON=" + Python(),
-                  absl::StrCat(Python(), " -m torch.distributed.run ${DTF_TASK_SCRIPT} ",
-                               "--steps ", steps, " --step-seconds 0.2 --checkpoint ", shared)});
+  Result r = RunCommand(
+      {Submit(), "--yarn", "--detach", "-n", "itest-elastic", "--framework", "pytorch", "-r",
+       "worker:3", "--elastic", "worker=2:3", "-m", "1g", "-s", script, "-e",
+       "TONY_RENDEZVOUS_PYTHON=" + Python(),
+       absl::StrCat(Python(), " -m torch.distributed.run ${DTF_TASK_SCRIPT} ", "--steps ", steps,
+                    " --step-seconds 0.2 --checkpoint ", shared, " --stop-file ", stop)});
   const std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const absl::Time submitted = absl::Now();
@@ -164,8 +164,9 @@ TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerIsScaledAndEndsWithTheR
     }
   }
 
+  std::ofstream(stop).put('\n');
   EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
-  EXPECT_EQ(ReadLine(shared + "/final"), expected);
+  EXPECT_EQ(ReadLine(shared + "/final"), ReferenceWeights(script, ReadProgress(shared).step));
   int restarts = 0;
   std::vector<int> scaled;
   for (const http::Json& e : JobEvents(app)) {
@@ -212,7 +213,7 @@ TEST(YarnElasticExclusiveTest, AJobStartedWithTwoGrowsToThreeWhenACompetingJobEn
   const std::string script = src + "/examples/elastic_ddp.py";
   const std::string shared = MakeTempDir();
   ASSERT_FALSE(shared.empty());
-  const std::string expected = ReferenceWeights(script, "300");
+  const std::string stop = shared + "/stop";
   Result hog = RunCommand({Submit(), "--yarn", "--detach", "-n", "itest-elastic-hog", "-r", "hog:1",
                            "-m", absl::StrCat(hog_mb, "m"), "exec sleep 600"});
   const std::string hog_app = AppIdOf(hog);
@@ -224,7 +225,8 @@ TEST(YarnElasticExclusiveTest, AJobStartedWithTwoGrowsToThreeWhenACompetingJobEn
                          absl::StrCat(worker, "m"), "-s", script, "-e",
                          "TONY_RENDEZVOUS_PYTHON=" + Python(),
                          absl::StrCat(Python(), " -m torch.distributed.run ${DTF_TASK_SCRIPT} ",
-                                      "--steps 300 --step-seconds 0.1 --checkpoint ", shared)});
+                                      "--steps 1000 --step-seconds 0.1 --checkpoint ", shared,
+                                      " --stop-file ", stop)});
   const std::string app = AppIdOf(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   ASSERT_TRUE(WaitUntil(
@@ -243,8 +245,9 @@ TEST(YarnElasticExclusiveTest, AJobStartedWithTwoGrowsToThreeWhenACompetingJobEn
   std::cout << "[ figure ] competing job killed to training with 3 workers: "
             << absl::FormatDuration(absl::Trunc(absl::Now() - freed, absl::Milliseconds(100)))
             << "\n";
+  std::ofstream(stop).put('\n');
   EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
-  EXPECT_EQ(ReadLine(shared + "/final"), expected);
+  EXPECT_EQ(ReadLine(shared + "/final"), ReferenceWeights(script, ReadProgress(shared).step));
   ExpectNothingLeft(app);
   ExpectNothingLeft(hog_app);
 }
