@@ -28,8 +28,10 @@ fi
 case $action in
   start)
     if "$cluster" status >/dev/null 2>&1; then
-      echo reused >"$marker"
-      echo "cluster_fixture: reusing the running cluster" >&2
+      # ctest --repeat runs the setup again while the cluster an earlier round started still
+      # runs: it stays this run's to stop.
+      [[ $(cat "$marker" 2>/dev/null) == started ]] || echo reused >"$marker"
+      echo "cluster_fixture: reusing the running cluster ($(cat "$marker"))" >&2
     else
       # Partly up (a crash): start repairs it, and it is ours to stop like a fresh one.
       echo started >"$marker"
