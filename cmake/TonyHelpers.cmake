@@ -167,10 +167,11 @@ foreach(t IN LISTS ${name}_TESTS)
   endif()
   set(env [==[${env}]==])
   list(APPEND env TEST_TMPDIR=${tmp}/\${i})
-  set_tests_properties(\${t} PROPERTIES LABELS \"\${labels}\" ENVIRONMENT \"\${env}\" ${props})
   # The real cluster's share: with scripts/test's resource spec (TONY_CTEST_RESOURCES=1) the
   # cluster has TONY_CTEST_CLUSTER_SLOTS slots (2 unless set), an *Exclusive* test takes them all,
   # and tests that need no cluster run beside it; without one, an *Exclusive* test runs alone.
+  # When scripts/test started a second cluster for them (TONY_CTEST_EXCLUSIVE_HOME and _PORT),
+  # *Exclusive* tests run there one at a time, beside the two slots of the first.
   set(cluster_slots 2)
   if(\"\$ENV{TONY_CTEST_CLUSTER_SLOTS}\" MATCHES \"^[1-9]$\")
     set(cluster_slots \$ENV{TONY_CTEST_CLUSTER_SLOTS})
@@ -179,7 +180,20 @@ foreach(t IN LISTS ${name}_TESTS)
   if(t MATCHES [==[^[^.]+[.][A-Za-z0-9_]*Exclusive[A-Za-z0-9_]*[.]]==])
     set(exclusive TRUE)
   endif()
+  set(resources FALSE)
   if([==[${fixtures}]==] MATCHES hadoop_cluster AND \"\$ENV{TONY_CTEST_RESOURCES}\" STREQUAL \"1\")
+    set(resources TRUE)
+  endif()
+  set(apart FALSE)
+  if(resources AND exclusive AND NOT \"\$ENV{TONY_CTEST_EXCLUSIVE_HOME}\" STREQUAL \"\")
+    set(apart TRUE)
+    list(APPEND env \"TONY_HADOOP_HOME=\$ENV{TONY_CTEST_EXCLUSIVE_HOME}\"
+      \"TONY_HADOOP_BASE_PORT=\$ENV{TONY_CTEST_EXCLUSIVE_PORT}\")
+  endif()
+  set_tests_properties(\${t} PROPERTIES LABELS \"\${labels}\" ENVIRONMENT \"\${env}\" ${props})
+  if(apart)
+    set_tests_properties(\${t} PROPERTIES RESOURCE_GROUPS exclusive_cluster:1)
+  elseif(resources)
     if(exclusive)
       set_tests_properties(\${t} PROPERTIES RESOURCE_GROUPS cluster:\${cluster_slots})
     else()
