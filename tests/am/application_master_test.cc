@@ -16,6 +16,7 @@
 #include "am/fake_resource_manager.h"
 #include "am/metrics.h"
 #include "broker/broker_client.h"
+#include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "http/client.h"
@@ -410,7 +411,7 @@ TEST_F(AmTest, TaskEndingBeforeRegisteringFailsAtOnce) {
   absl::Time start = absl::Now();
   rm_.Complete("worker:1", 2);  // its executor died before registering
   ApplicationStatus s = Final();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));  // not the registration deadline
   EXPECT_EQ(s.state, AppState::kFailed);
   EXPECT_THAT(s.diagnostics, HasSubstr("worker:1 exited with code 2 before registering"));
   EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0"));
@@ -450,7 +451,9 @@ TEST_F(AmTest, WithAChiefOnlyTheChiefDecides) {
 }
 
 TEST_F(AmTest, RegistrationDeadlineNamesTheMissingTasks) {
-  Start({AmJob("ps", 1), AmJob("worker", 2)}, absl::Milliseconds(500));
+  // 3 s: the two registrations below must reach the broker within it, even from a process
+  // starved for a while (the sanitizer runs at nice 19).
+  Start({AmJob("ps", 1), AmJob("worker", 2)}, absl::Seconds(3));
   for (const std::string& id : rm_.requested()) rm_.Allocate(id);
   // Real registrations through the broker, for ps:0 and worker:1 only.
   std::string address = absl::StrCat("127.0.0.1:", am_->broker_port());
@@ -565,6 +568,8 @@ TEST_F(AmTest, JobTimeoutFailsTheJob) {
 
 TEST_F(AmTest, WaitsForStoppedTasksBeforeReturning) {
   rm_.set_complete_on_kill(false);
+  // ps completes when the test says: no stall of this process may let the AM give up on it first.
+  tweak_ = [](ApplicationMasterOptions& o) { o.stop_margin = absl::Hours(1); };
   Start({AmJob("ps", 1), AmJob("worker", 1)});
   AllRunning();
   Exit("worker", 0, 0);
@@ -825,7 +830,9 @@ TEST_F(AmTest, InClientModeAFailingClientFailsTheJob) {
 
 TEST_F(AmTest, InClientModeAClientThatNeverStartsFailsTheJob) {
   tweak_ = [](ApplicationMasterOptions& o) { o.spec.client_mode = true; };
-  Start({AmJob("worker", 1)}, absl::Seconds(2));  // also the client's start deadline
+  // Also the client's start deadline; the registration below must come within it, even from a
+  // starved process.
+  Start({AmJob("worker", 1)}, absl::Seconds(4));
   rm_.Allocate("worker:0");
   // A real registration, so that the broker publishes the spec.
   broker::BrokerClient worker(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret);
@@ -1111,8 +1118,9 @@ TEST_F(AmTest, JobScopeEndsTheAttemptForTheNextOneUntilMaxRestarts) {
 }
 
 TEST_F(AmTest, ARelaunchedTaskThatNeverRegistersFailsTheJobAtTheDeadline) {
+  // 4 s: both registrations below must come within it, even from a starved process.
   Start({AmJob("chief", 1), Restarting(AmJob("worker", 1), TaskScope(RestartPolicy::kOnFailure))},
-        absl::Seconds(2));
+        absl::Seconds(4));
   // Registered with the broker itself, so that its own deadline is over once the spec is out.
   auto chief = std::async(std::launch::async, [this] {
     return broker::BrokerClient(absl::StrCat("127.0.0.1:", am_->broker_port()), kSecret)
@@ -1128,13 +1136,18 @@ TEST_F(AmTest, ARelaunchedTaskThatNeverRegistersFailsTheJobAtTheDeadline) {
   ASSERT_TRUE(rm_.WaitForRequests(total_ + 1));
   ApplicationStatus s = Final();
   EXPECT_EQ(s.state, AppState::kFailed);
-  EXPECT_THAT(s.diagnostics, HasSubstr("worker:0 was relaunched but did not register within 2s"));
+  EXPECT_THAT(s.diagnostics, HasSubstr("worker:0 was relaunched but did not register within 4s"));
 }
 
+// On a simulated clock: the allocation deadline and the backoff pass when the test says, not
+// while a starved process (the sanitizer runs at nice 19) was away.
 TEST_F(AmTest, APartialGangIsReleasedAndAskedForAgainThenTheJobRuns) {
-  tweak_ = [](ApplicationMasterOptions& o) {
+  SimulatedClock clock;
+  tweak_ = [&](ApplicationMasterOptions& o) {
     o.spec.timeouts.allocation = absl::Milliseconds(300);
     o.allocation_backoff = absl::Milliseconds(300);
+    o.gang_jitter = [] { return 1.0; };
+    o.clock = &clock;
   };
   Start({AmJob("ps", 1), AmJob("worker", 2)});
   // Only ps:0 and worker:0 get containers; worker:0's executor even registers.
@@ -1144,12 +1157,18 @@ TEST_F(AmTest, APartialGangIsReleasedAndAskedForAgainThenTheJobRuns) {
   const std::string one_pending = "1 \u00d7 <8192 MB, 1 vcore> (worker:1) pending";
   EXPECT_TRUE(Eventually([&] { return am_->Status().pending == one_pending; }))
       << am_->Status().pending;
+  EXPECT_TRUE(rm_.killed().empty());
   // The deadline passes: everything is released, the request withdrawn.
+  clock.Advance(absl::Milliseconds(300));
   Eventually([&] { return rm_.killed().size() >= 3; });
   EXPECT_THAT(rm_.killed(), UnorderedElementsAre("ps:0", "worker:0", "worker:1"));
-  EXPECT_THAT(am_->Status().pending, HasSubstr("released everything after 300ms"));
-  EXPECT_EQ(am_->Status().state, AppState::kRunning);  // no failure
+  EXPECT_TRUE(Eventually([&] {
+    return absl::StrContains(am_->Status().pending, "released everything after 300ms");
+  })) << am_->Status().pending;
+  EXPECT_EQ(am_->Status().state, AppState::kRunning);              // no failure
+  EXPECT_EQ(rm_.requested().size(), static_cast<size_t>(total_));  // not before the backoff
   // Asked for again after the backoff; this time the whole gang comes.
+  clock.Advance(absl::Milliseconds(300));
   ASSERT_TRUE(rm_.WaitForRequests(2 * total_));
   EXPECT_THAT(am_->Status().pending, HasSubstr("asked 2 times"));
   AllRunning();

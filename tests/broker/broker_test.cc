@@ -158,7 +158,8 @@ TEST_F(BrokerTest, EveryTaskGetsTheSpecWhenTheLastRegisters) {
   EXPECT_EQ(*w0, expected);
   auto ps_spec = ps.get();
   auto w1_spec = w1.get();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));  // published at once, no polling interval
+  // Published at once, not at the end of the client's 30 s long poll (10 s: a starved process).
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   ASSERT_TRUE(ps_spec.ok()) << ps_spec.status();
   ASSERT_TRUE(w1_spec.ok()) << w1_spec.status();
   EXPECT_EQ(*ps_spec, expected);
@@ -406,11 +407,15 @@ TEST_F(BrokerTest, ReopeningBeforePublicationForgetsTheEarlierRegistration) {
   // All-or-nothing allocation released worker:0's container after it registered: the spec must
   // not be published with its dead address.
   StartBroker({{"worker", 2}});
-  // Long enough to reach the broker on a loaded machine (a 300 ms deadline failed once under
-  // ASan at nice 19 beside the itests); the call then waits out its deadline for worker:1.
-  auto first = Client()->Register("worker", 0, "127.0.0.1", 4000, absl::Seconds(2));
-  EXPECT_EQ(first.status().code(), absl::StatusCode::kDeadlineExceeded);
-  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:4000", absl::Seconds(10)));
+  // The call waits out its deadline for worker:1. A starved process (ASan at nice 19 beside the
+  // itests) may not reach the broker within it: such a try is repeated.
+  bool registered = false;
+  for (int attempt = 0; attempt < 5 && !registered; ++attempt) {
+    auto first = Client()->Register("worker", 0, "127.0.0.1", 4000, absl::Seconds(2));
+    EXPECT_EQ(first.status().code(), absl::StatusCode::kDeadlineExceeded);
+    registered = observer_.WaitFor("registered worker:0 127.0.0.1:4000", absl::Seconds(1));
+  }
+  ASSERT_TRUE(registered);
   broker_->ReopenTask("worker", 0);
   EXPECT_THAT(broker_->UnregisteredTasks(), ElementsAre("worker:0", "worker:1"));
   auto w1 = RegisterAsync("worker", 1, 4001);
@@ -534,10 +539,17 @@ TEST_F(BrokerTest, ARegistrationBeforeItsRolesAdmissionWaitsForIt) {
   StartBroker({{"ps", 1}, {"worker", 1}});
   auto ps = Client()->Register("ps", 0, "127.0.0.1", 7100, absl::Seconds(10));
   ASSERT_TRUE(ps.ok()) << ps.status();
-  // Not admitted within the call's deadline: DEADLINE_EXCEEDED, saying why.
-  auto short_wait = Client()->Register("worker", 0, "127.0.0.1", 7101, absl::Milliseconds(300));
-  EXPECT_EQ(short_wait.status().code(), absl::StatusCode::kDeadlineExceeded) << short_wait.status();
-  EXPECT_THAT(std::string(short_wait.status().message()), HasSubstr("not admitted yet"));
+  // Not admitted within the call's deadline: DEADLINE_EXCEEDED, saying why. In a starved process
+  // (the sanitizer runs at nice 19) every call of a try can end by its deadline before the
+  // broker's answer, and the reason is unknown: such a try is repeated.
+  absl::Status short_wait;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    short_wait =
+        Client()->Register("worker", 0, "127.0.0.1", 7101, absl::Milliseconds(300)).status();
+    if (absl::StrContains(short_wait.message(), "not admitted yet")) break;
+  }
+  EXPECT_EQ(short_wait.code(), absl::StatusCode::kDeadlineExceeded) << short_wait;
+  EXPECT_THAT(std::string(short_wait.message()), HasSubstr("not admitted yet"));
 
   auto w0 = RegisterAsync("worker", 0, 7101);
   // Still waiting (it was refused at once before).
@@ -723,6 +735,7 @@ TEST(BrokerTlsTest, PinnedClientTalksAndEveryOtherClientIsRefused) {
   short_calls.call_timeout = absl::Seconds(3);
 
   broker::BrokerClientOptions pinned = short_calls;
+  pinned.call_timeout = absl::Seconds(30);  // these succeed: room for a starved process
   pinned.tls_cert_pem = ours->cert_pem;
   auto status = broker::BrokerClient(address, kSecret, pinned).GetStatus();
   EXPECT_TRUE(status.ok()) << status.status();
@@ -863,8 +876,15 @@ TEST_F(BrokerTest, AfterTheJobIsOverHeartbeatsTellTheExecutorsToStop) {
 
 TEST_F(BrokerTest, StopFailsWaitersAndIsIdempotent) {
   StartBroker({{"worker", 2}});
+  // The client retries until its deadline once Stop() refused it. A starved process may not
+  // reach the broker within that deadline: such a try is repeated.
   auto w0 = RegisterAsync("worker", 0, 7000, absl::Seconds(2));
-  ASSERT_TRUE(observer_.WaitFor("registered worker:0 127.0.0.1:7000", absl::Seconds(10)));
+  bool registered = observer_.WaitFor("registered worker:0 127.0.0.1:7000", absl::Seconds(3));
+  for (int attempt = 1; attempt < 5 && !registered; ++attempt) {
+    w0 = RegisterAsync("worker", 0, 7000, absl::Seconds(2));
+    registered = observer_.WaitFor("registered worker:0 127.0.0.1:7000", absl::Seconds(3));
+  }
+  ASSERT_TRUE(registered);
   broker_->Stop();
   broker_->Stop();
   EXPECT_FALSE(w0.get().ok());

@@ -200,7 +200,7 @@ TEST(HttpClientTest, ConnectionRefusedIsUnavailable) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("GET http://127.0.0.1:", port)));
   EXPECT_THAT(r.status().message(), ::testing::Not(HasSubstr("secret")));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(8));  // not the 10 s connect timeout
 }
 
 TEST(HttpClientTest, TheEgressGuardRefusesBeforeConnectingAlsoAfterARedirect) {
@@ -258,7 +258,7 @@ TEST(HttpClientTest, SlowServerIsDeadlineExceeded) {
   auto r = client.Do(request);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));  // not the default 60 s
 }
 
 TEST(HttpClientTest, HangUpIsUnavailable) {

@@ -106,7 +106,7 @@ TEST(FailoverChannelTest, AllDownGivesUpAtTheDeadline) {
   Fixture f = Make({Refused()}, {Refused()}, absl::Milliseconds(300));
   absl::Time start = absl::Now();
   absl::Status s = Call(*f.channel);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));  // gives up, even in a starved process
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
   EXPECT_TRUE(GetConnectionFailure(s).has_value());
   // The error says whom it tried and for how long.

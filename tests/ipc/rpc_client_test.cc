@@ -190,7 +190,7 @@ TEST(RpcClientTest, DeadlineInsteadOfAHang) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded) << got.status();
   EXPECT_GE(took, absl::Milliseconds(290));
-  EXPECT_LT(took, absl::Seconds(3));
+  EXPECT_LT(took, absl::Seconds(8));  // the client's own limit is 10 s
   // The connection is still good for other calls.
   EXPECT_TRUE(CallEcho(*client, "next").ok());
   EXPECT_EQ(server.connections(), 1);
@@ -226,23 +226,32 @@ TEST(RpcClientTest, PingsWhenIdle) {
 }
 
 TEST(RpcClientTest, IdleConnectionIsClosedAndReopened) {
-  FakeIpcServer server(Echo);
-  RpcClientOptions o;
-  o.address = server.address();
-  o.protocol = "test.Protocol";
-  o.ping_interval = absl::Milliseconds(50);  // pings must not count as use
-  o.max_idle = absl::Seconds(1);             // time for pings first, even on a loaded host
-  auto client = RpcClient::Create(o);
-  ASSERT_TRUE(client.ok());
-  ASSERT_TRUE(CallEcho(**client, "a").ok());
-  ASSERT_TRUE(CallEcho(**client, "b").ok());
-  EXPECT_EQ(server.connections(), 1);
-  // Closed by the client once idle for max_idle, pings notwithstanding.
-  ASSERT_TRUE(server.WaitFor([](const auto& c) { return c.closed == 1; }));
-  EXPECT_GE(server.pings(), 1);
-  auto got = CallEcho(**client, "c");
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(server.connections(), 2);
+  // A try in which a starved process (the sanitizer runs at nice 19) took max_idle between the
+  // first two calls may have closed the connection between them: it proves nothing, and is
+  // repeated.
+  for (int attempt = 1; attempt <= 5; ++attempt) {
+    FakeIpcServer server(Echo);
+    RpcClientOptions o;
+    o.address = server.address();
+    o.protocol = "test.Protocol";
+    o.ping_interval = absl::Milliseconds(50);  // pings must not count as use
+    o.max_idle = absl::Seconds(1);             // time for pings first, even on a loaded host
+    auto client = RpcClient::Create(o);
+    ASSERT_TRUE(client.ok());
+    const absl::Time start = absl::Now();
+    ASSERT_TRUE(CallEcho(**client, "a").ok());
+    ASSERT_TRUE(CallEcho(**client, "b").ok());
+    if (absl::Now() - start >= o.max_idle) continue;
+    EXPECT_EQ(server.connections(), 1);
+    // Closed by the client once idle for max_idle, pings notwithstanding.
+    ASSERT_TRUE(server.WaitFor([](const auto& c) { return c.closed == 1; }));
+    EXPECT_GE(server.pings(), 1);
+    auto got = CallEcho(**client, "c");
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(server.connections(), 2);
+    return;
+  }
+  GTEST_SKIP() << "this process was starved past max_idle in every try";
 }
 
 TEST(RpcClientTest, FatalReplyBreaksTheConnectionAndKeepsTheClass) {
@@ -274,7 +283,7 @@ TEST(RpcClientTest, ConnectionRefusedIsUnavailableQuickly) {
   auto got = CallEcho(*client, "h");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(GetConnectionFailure(got.status()), ConnectionFailure::kConnect) << got.status();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(8));  // the client's own limit is 10 s
 }
 
 TEST(RpcClientTest, TheEgressGuardRefusesWithoutConnectingOrRetrying) {
@@ -305,7 +314,7 @@ TEST(RpcClientTest, CloseWakesWaitingCallers) {
   absl::Time start = absl::Now();
   client->Close();
   caller.join();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(15));  // the call's own is 30 s
   EXPECT_FALSE(result.ok());
   EXPECT_FALSE(CallEcho(*client, "x").ok());
 }

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -214,11 +215,19 @@ TEST_F(RecordedTaskContainersTest, WithoutTheCurrentAttemptsHistoryTheWaitEndsBy
     absl::MutexLock lock(&mu_);
     attempt_two_from_ = 1000;
   }
-  auto containers =
-      RecordedTaskContainers(*cluster_, kId.ToString(), absl::Now() + absl::Milliseconds(500));
+  // A try whose deadline a starved process (the sanitizer runs at nice 19) spent inside one read
+  // ends DeadlineExceeded and proves nothing: it is repeated.
+  absl::StatusOr<std::vector<TaskContainer>> containers;
+  int reads_before = 0;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    reads_before = reads();
+    containers =
+        RecordedTaskContainers(*cluster_, kId.ToString(), absl::Now() + absl::Milliseconds(500));
+    if (!absl::IsDeadlineExceeded(containers.status())) break;
+  }
   ASSERT_TRUE(containers.ok()) << containers.status();
   EXPECT_EQ((*containers)[1].container_id, "container_1700000000000_0007_01_000002");
-  EXPECT_GE(reads(), 2);
+  EXPECT_GE(reads() - reads_before, 2);
 }
 
 }  // namespace

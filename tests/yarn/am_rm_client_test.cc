@@ -474,7 +474,7 @@ TEST_F(AmRmClientTest, UnregisterGivesUpAtItsDeadline) {
   absl::Time start = absl::Now();
   absl::Status s = client_->Unregister(FinalApplicationStatus::kFailed, "", "");
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_LT(absl::Now() - start, absl::Seconds(8));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));  // not the default 60 s
 }
 
 }  // namespace
