@@ -138,10 +138,13 @@ TEST(YarnPlacementTest, AntiAffinityPutsEachWorkerOnANodeOfItsOwn) {
   for (int i = 0; i < 2; ++i) {
     Result logs =
         RunCommand({Ytf(), "logs", app, "--task", absl::StrCat("worker:", i), "--file", "stdout"});
+    // From the NodeManager ("on HOST:PORT") or, once YARN aggregated the finished job's logs,
+    // from HDFS (".../HOST_PORT"): either way the node's host.
     std::smatch m;
-    static const std::regex header("\\(container_[0-9_e]+ on ([^)]+)\\)");
+    static const std::regex header(
+        "\\(container_[0-9_e]+ (on ([^):]+)|from the aggregated logs in \\S*/([^/_)]+)_[0-9]+)");
     ASSERT_TRUE(std::regex_search(logs.out, m, header)) << logs.out;
-    nodes.insert(m[1].str());
+    nodes.insert(m[2].matched ? m[2].str() : m[3].str());
   }
   EXPECT_EQ(nodes.size(), 2u) << "both workers ran on " << *nodes.begin();
 
