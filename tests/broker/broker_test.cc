@@ -878,9 +878,9 @@ TEST_F(BrokerTest, StopFailsWaitersAndIsIdempotent) {
   StartBroker({{"worker", 2}});
   // The client retries until its deadline once Stop() refused it. A starved process may not
   // reach the broker within that deadline: such a try is repeated.
-  auto w0 = RegisterAsync("worker", 0, 7000, absl::Seconds(2));
-  bool registered = observer_.WaitFor("registered worker:0 127.0.0.1:7000", absl::Seconds(3));
-  for (int attempt = 1; attempt < 5 && !registered; ++attempt) {
+  std::future<absl::StatusOr<ClusterSpec>> w0;
+  bool registered = false;
+  for (int attempt = 0; attempt < 5 && !registered; ++attempt) {
     w0 = RegisterAsync("worker", 0, 7000, absl::Seconds(2));
     registered = observer_.WaitFor("registered worker:0 127.0.0.1:7000", absl::Seconds(3));
   }
