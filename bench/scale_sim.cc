@@ -225,8 +225,10 @@ struct AmFigures {
   int64_t event_lines ABSL_GUARDED_BY(mu) = 0;
 };
 
-tony::am::ApplicationMasterOptions AmOptions(int tasks, AmFigures* figures, LineWriter* out) {
+tony::am::ApplicationMasterOptions AmOptions(int tasks, bool verify, AmFigures* figures,
+                                             LineWriter* out) {
   tony::am::ApplicationMasterOptions o;
+  o.verify_job_counts = verify;  // --check: JobState checks its counts at every step
   tony::JobTypeSpec worker;
   worker.name = "worker";
   worker.instances = tasks;
@@ -282,12 +284,12 @@ void ServeDriver(int in_fd, SimResourceManager* rm, LineWriter* out) {
   }
 }
 
-int RunAm(int tasks, double grant_rate, int out_fd, int in_fd) {
+int RunAm(int tasks, double grant_rate, bool verify, int out_fd, int in_fd) {
   LineWriter out(out_fd);
   SimResourceManager rm(grant_rate, &out);
   AmFigures figures;
   const long base_kb = StatusKb("VmRSS:");
-  tony::am::ApplicationMaster am(AmOptions(tasks, &figures, &out), &rm);
+  tony::am::ApplicationMaster am(AmOptions(tasks, verify, &figures, &out), &rm);
   std::thread driver([&] { ServeDriver(in_fd, &rm, &out); });
   absl::StatusOr<tony::ApplicationStatus> result = am.Run();
   const double cpu_end = CpuSeconds();
@@ -696,7 +698,8 @@ pid_t SpawnAm(const char* self, int tasks, const Flags& flags, int* to_am, int* 
     if (log >= 0) dup2(log, 2);
     fcntl(down[0], F_SETFD, 0);  // kept across exec
     fcntl(up[1], F_SETFD, 0);
-    std::string arg = absl::StrCat("--am=", tasks, ",", flags.grant_rate, ",", up[1], ",", down[0]);
+    std::string arg = absl::StrCat("--am=", tasks, ",", flags.grant_rate, ",", up[1], ",", down[0],
+                                   ",", flags.check ? 1 : 0);
     execl(self, self, arg.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -882,11 +885,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> p = absl::StrSplit(argv[1] + 5, ',');
     int tasks = 0, out_fd = -1, in_fd = -1;
     double rate = 0;
-    if (p.size() != 4 || !absl::SimpleAtoi(p[0], &tasks) || !absl::SimpleAtod(p[1], &rate) ||
+    if (p.size() != 5 || !absl::SimpleAtoi(p[0], &tasks) || !absl::SimpleAtod(p[1], &rate) ||
         !absl::SimpleAtoi(p[2], &out_fd) || !absl::SimpleAtoi(p[3], &in_fd)) {
       return 2;
     }
-    return RunAm(tasks, rate, out_fd, in_fd);
+    return RunAm(tasks, rate, p[4] == "1", out_fd, in_fd);
   }
   Flags flags;
   if (absl::Status s = ParseFlags(argc, argv, &flags); !s.ok()) {

@@ -41,6 +41,7 @@ JobStateOptions StateOptions(const ApplicationMasterOptions& o) {
   s.max_backoff = o.max_backoff;
   s.allocation_backoff = o.allocation_backoff;
   s.jitter = o.gang_jitter;
+  s.verify_counts = o.verify_job_counts;
   return s;
 }
 

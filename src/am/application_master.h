@@ -122,6 +122,9 @@ struct ApplicationMasterOptions {
   std::map<std::string, int> scale_targets;
   // Hosts earlier attempts excluded (JobStateOptions::excluded_nodes). Default: none.
   std::vector<std::string> excluded_nodes;
+  // For tests: JobState checks its counts at every step (JobStateOptions::verify_counts).
+  // Default: false.
+  bool verify_job_counts = false;
   // The attempts the backend makes: a failed attempt before the last leaves the job to the next
   // one (NextAttemptFollows) unless a restart policy found the failure final. Default: 1.
   int max_attempts = 1;

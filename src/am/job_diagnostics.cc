@@ -86,41 +86,43 @@ std::string JobDiagnostics::WithoutTails(std::string diagnostics) const {
   return diagnostics;
 }
 
+void AddToTaskRanges(const std::string& job, int index, std::vector<TaskRange>* ranges) {
+  if (!ranges->empty()) {
+    TaskRange& last = ranges->back();
+    if (last.first >= 0 && last.job == job && index == last.last + 1) {
+      last.last = index;
+      return;
+    }
+  }
+  ranges->push_back({job, index, index});
+}
+
 std::string SummarizeTasks(const std::vector<std::string>& tasks, size_t max_chars) {
   // "job:index" ids, in the order given (job types together, indices ascending), as ranges.
-  std::vector<std::string> parts;
-  std::string job;
-  int first = -1, last = -1;
-  auto flush = [&] {
-    if (first < 0) return;
-    parts.push_back(first == last ? absl::StrCat(job, ":", first)
-                                  : absl::StrCat(job, ":", first, "-", last, " (", last - first + 1,
-                                                 " tasks)"));
-  };
+  std::vector<TaskRange> ranges;
   for (const std::string& t : tasks) {
     size_t colon = t.rfind(':');
     int index = -1;
-    if (colon == std::string::npos || !absl::SimpleAtoi(t.substr(colon + 1), &index)) {
-      flush();
-      first = last = -1;
-      parts.push_back(t);
+    if (colon == std::string::npos || !absl::SimpleAtoi(t.substr(colon + 1), &index) || index < 0) {
+      ranges.push_back({t, -1, -1});
       continue;
     }
-    std::string this_job = t.substr(0, colon);
-    if (this_job == job && index == last + 1 && first >= 0) {
-      last = index;
-      continue;
-    }
-    flush();
-    job = this_job;
-    first = last = index;
+    AddToTaskRanges(t.substr(0, colon), index, &ranges);
   }
-  flush();
+  return SummarizeTaskRanges(ranges, max_chars);
+}
+
+std::string SummarizeTaskRanges(const std::vector<TaskRange>& ranges, size_t max_chars) {
   std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    std::string next = absl::StrCat(i == 0 ? "" : ", ", parts[i]);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const TaskRange& r = ranges[i];
+    std::string part = r.first < 0         ? r.job
+                       : r.first == r.last ? absl::StrCat(r.job, ":", r.first)
+                                           : absl::StrCat(r.job, ":", r.first, "-", r.last, " (",
+                                                          r.last - r.first + 1, " tasks)");
+    std::string next = absl::StrCat(i == 0 ? "" : ", ", part);
     if (out.size() + next.size() > max_chars) {
-      absl::StrAppend(&out, ", and ", parts.size() - i, " more");
+      absl::StrAppend(&out, ", and ", ranges.size() - i, " more");
       break;
     }
     out += next;

@@ -54,6 +54,19 @@ class JobDiagnostics {
 // as ranges, at most about `max_chars` characters ("..., and N more" beyond).
 std::string SummarizeTasks(const std::vector<std::string>& tasks, size_t max_chars = 1000);
 
+// A run of a job's consecutive task indices; `first` < 0: `job` is an id that is not
+// "job:index", shown as it is.
+struct TaskRange {
+  std::string job;
+  int first = -1;
+  int last = -1;
+};
+// Adds task `job`:`index` to `ranges`, which are in task order: extends the last range when it
+// is the next index of the same job.
+void AddToTaskRanges(const std::string& job, int index, std::vector<TaskRange>* ranges);
+// SummarizeTasks of the tasks in `ranges`.
+std::string SummarizeTaskRanges(const std::vector<TaskRange>& ranges, size_t max_chars = 1000);
+
 }  // namespace tony::am
 
 #endif  // TONY_AM_JOB_DIAGNOSTICS_H_

@@ -49,6 +49,11 @@ bool JobState::Task::finished() const {
          phase == TaskPhase::kRestartPending;
 }
 
+bool JobState::Task::MayBeDue() const {
+  return phase == TaskPhase::kRestartPending || phase == TaskPhase::kExitHeld ||
+         register_by.has_value() || linger_until.has_value() || preempt_stop_at.has_value();
+}
+
 std::optional<absl::Time> JobState::Task::NextDeadline() const {
   std::optional<absl::Time> next;
   auto consider = [&next](absl::Time t) { next = next ? std::min(*next, t) : t; };
@@ -79,6 +84,7 @@ JobState::JobState(JobStateOptions options)
     TaskId id = TaskId::Of(spec);
     Task& t = tasks_[id];
     t.spec = std::move(spec);
+    t.ordinal = order_.size();
     order_.emplace_back(id, &t);
   }
   if (options_.spec.client_mode) {
@@ -87,6 +93,7 @@ JobState::JobState(JobStateOptions options)
     any_tracked = true;
     TaskId id = TaskId::Of(client);
     Task& t = tasks_[id];
+    t.ordinal = order_.size();
     order_.emplace_back(id, &t);
     t.spec = std::move(client);
     t.outside = true;
@@ -101,7 +108,11 @@ JobState::JobState(JobStateOptions options)
     if (CheckScaleRequest(role, tasks).ok()) scale_target_[role] = tasks;
   }
   round_ = DependencyRounds(options_.spec);
-  for (auto& [id, t] : tasks_) Enter(t, FirstPhase(t));
+  in_phase_.assign(static_cast<size_t>(TaskPhase::kReleased) + 1, 0);
+  for (auto& [id, t] : tasks_) {
+    Enter(t, FirstPhase(t));
+    tracked_needed_ += t.spec.tracked && ElasticOf(t.spec) == nullptr;
+  }
 }
 
 TaskPhase JobState::FirstPhase(Task& t) {
@@ -125,12 +136,14 @@ void JobState::Enter(Task& t, TaskPhase first) {
     ++refused_phase_changes_;
     TONY_LOG(ERROR) << "internal error: " << t.spec.id() << " may not start "
                     << TaskPhaseName(first);
-    return;
+  } else {
+    t.phase = first;
   }
-  t.phase = first;
+  ++in_phase_[static_cast<size_t>(t.phase)];
 }
 
 bool JobState::MoveTo(Task& t, TaskPhase to, JobActions* out) {
+  Touch(t);  // its other facts change with its phase, or were changed just before
   if (!PhaseChangeAllowed(t.phase, to)) {
     ++refused_phase_changes_;
     TONY_DEFER_LOG(out->log, ERROR)
@@ -138,8 +151,17 @@ bool JobState::MoveTo(Task& t, TaskPhase to, JobActions* out) {
         << " to " << TaskPhaseName(to) << " (docs/am-state-machine.md)";
     return false;
   }
+  --in_phase_[static_cast<size_t>(t.phase)];
+  ++in_phase_[static_cast<size_t>(to)];
   t.phase = to;
+  if (t.MayBeDue()) Watch(t);  // a backoff, a held exit
   return true;
+}
+
+void JobState::Touch(Task& t) {
+  if (t.dirty) return;
+  t.dirty = true;
+  dirty_.push_back(t.ordinal);
 }
 
 JobActions JobState::Start(absl::Time now) {
@@ -176,6 +198,9 @@ void JobState::StopQuietly(Task& t, const TaskId& id, JobActions* out) {
 void JobState::Renew(Task& t, TaskPhase to, JobActions* out) {
   Task fresh;
   fresh.spec = std::move(t.spec);
+  fresh.ordinal = t.ordinal;
+  fresh.counted = t.counted;
+  fresh.dirty = t.dirty;
   fresh.phase = t.phase;
   fresh.restarts = t.restarts;
   fresh.in_place_restarts = t.in_place_restarts;
@@ -204,6 +229,7 @@ JobActions JobState::Handle(const JobEvent& e, absl::Time now) {
   using Kind = JobEvent::Kind;
   JobActions out;
   Task* t = Find(e.task);
+  if (t != nullptr) Touch(*t);
   switch (e.kind) {
     case Kind::kAllocated:
     case Kind::kLaunchFailed:
@@ -291,7 +317,10 @@ void JobState::OnPreemptNotice(const JobEvent& e, absl::Time now, JobActions* ou
                           e.task.ToString(),
                           {{"container", e.container}, {"contract", e.text}}});
   const absl::Duration grace = PreemptionGrace(*t);
-  if (grace > absl::ZeroDuration()) t->preempt_stop_at = now + grace;
+  if (grace > absl::ZeroDuration()) {
+    t->preempt_stop_at = now + grace;
+    Watch(*t);
+  }
 }
 
 absl::Duration JobState::PreemptionGrace(const Task& t) const {
@@ -663,6 +692,8 @@ void JobState::TaskFailed(Task& t, int code, const std::string& message, const s
 }
 
 void JobState::CheckSuccess(absl::Time now, JobActions* out) {
+  // Each of those tasks must have ended: until as many have, no need to look at them.
+  if (in_phase_[static_cast<size_t>(TaskPhase::kEnded)] < tracked_needed_) return;
   for (const auto& [id, t] : tasks_) {
     if (t.spec.tracked && !(t.phase == TaskPhase::kEnded && t.exit_code == 0) && !ElasticDone(t)) {
       return;
@@ -689,10 +720,12 @@ bool JobState::LingerDone(absl::Time now, JobActions* out) {
     if (linger <= absl::ZeroDuration()) {
       if (!first) continue;  // stopped by Finish, with the rest
       t.linger_until = now;  // stopped below unless another role lingers
+      Watch(t);
       continue;
     }
     if (first) {
       t.linger_until = now + linger;
+      Watch(t);
       TONY_DEFER_LOG(out->log, INFO)
           << id.ToString() << " may run on for " << absl::FormatDuration(linger) << " (linger)";
     }

@@ -42,6 +42,7 @@
 #ifndef TONY_AM_JOB_STATE_H_
 #define TONY_AM_JOB_STATE_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -250,6 +251,10 @@ struct JobStateOptions {
   // Hosts earlier attempts excluded (NodeExclusion), excluded again from the start with the
   // spec's exclude_nodes. Default: none.
   std::vector<std::string> excluded_nodes;
+  // For tests: every Status() and Tick() also recounts every task and checks the running
+  // counts, the pending set and the set of tasks with deadlines against it, aborting on a
+  // difference (O(tasks) per call, as before they were kept). Default: false.
+  bool verify_counts = false;
 };
 
 class JobState {
@@ -308,7 +313,24 @@ class JobState {
   int refused_phase_changes() const { return refused_phase_changes_; }
 
  private:
+  // What a task adds to its role's progress and the pending tasks (Status, Pending), as last
+  // counted.
+  struct Counted {
+    bool total = false;
+    bool allocated = false;
+    bool registered = false;
+    bool running = false;
+    bool succeeded = false;
+    bool failed = false;
+    bool pending = false;
+    int restarts = 0;
+    bool operator==(const Counted& o) const;
+  };
   struct Task {
+    size_t ordinal = 0;  // its place in order_
+    // Counted: its share of the counts; dirty: changed since (Recount).
+    mutable Counted counted;
+    mutable bool dirty = false;
     TaskSpec spec;
     TaskPhase phase = TaskPhase::kWaiting;
     // The facts of this incarnation.
@@ -351,6 +373,9 @@ class JobState {
     bool scaled_down = false;                // stopped by Scale: no failure, revived by it
 
     bool finished() const;
+    // Whether Tick() may have to act on it at some time (a deadline, a backoff, a held exit):
+    // such a task is in timed_.
+    bool MayBeDue() const;
     // No incarnation that events could be about: not asked for yet (blocked) or released.
     bool Idle() const { return phase == TaskPhase::kBlocked || phase == TaskPhase::kReleased; }
     // Whether it is (or was, exiting 0) `when`, for the roles that depend on its role.
@@ -363,6 +388,20 @@ class JobState {
   enum class Suspension { kNone, kSuspending, kSuspended };
 
   Task* Find(const TaskId& id);
+  // Every step looks at the tasks an event or a deadline is about, not at every task: a large
+  // launch has as many steps as tasks. Touch() marks a task whose counts may have changed (every
+  // phase change does); Watch() one that has a deadline or a backoff now.
+  void Touch(Task& t);
+  void Watch(const Task& t) { timed_.insert(t.ordinal); }
+  // Brings the counts up to date with the touched tasks (all of them after a suspension
+  // changed what counts).
+  void Recount() const;
+  Counted CountOf(const Task& t) const;
+  static void AddCount(const Counted& c, int sign, JobTypeProgress& p);
+  // The tasks in timed_, in task order: a copy, since acting on them may add others.
+  std::vector<std::pair<TaskId, Task*>> TimedTasks() const;
+  // verify_counts: aborts unless the counts and timed_ agree with every task.
+  void VerifyCounts() const;
   // Stops `t` without failure until it is asked for again (Scale, Suspend): at once when it has
   // no live container (its request is withdrawn), else when its container ends.
   // The first phase of `t`, setting its facts to match: a role scaled below it
@@ -459,12 +498,29 @@ class JobState {
   bool UninformedOrphans() const;
   // "2 × <8192 MB, 1 vcore> (worker:0-1) pending; queue headroom ...", "" when nothing is.
   std::string Pending(absl::Time now) const;
+  // Its first part, "2 × <8192 MB, 1 vcore> (worker:0-1)": made again only when the pending
+  // tasks changed.
+  const std::string& PendingTasks() const;
 
   const JobStateOptions options_;
   std::map<TaskId, Task> tasks_;
   // As ResolveTasks lists them, then the client task; each with its entry in tasks_ (whose
   // nodes never move): the scans of every Tick() look nothing up.
   std::vector<std::pair<TaskId, Task*>> order_;
+  // The counts (Recount): tasks per phase, each role's progress (by role, with the tasks that
+  // count towards its total), the pending tasks (ordinals), and the tasks touched since.
+  std::vector<int> in_phase_;
+  mutable std::map<std::string, JobTypeProgress> progress_;
+  mutable std::set<size_t> pending_;
+  mutable uint64_t pending_changes_ = 0;             // each change of pending_ counts one
+  mutable std::optional<uint64_t> pending_text_of_;  // PendingTasks() as of that change
+  mutable std::string pending_text_;
+  mutable std::vector<size_t> dirty_;
+  mutable bool recount_all_ = true;
+  // Ordinals of the tasks that may have a deadline (a superset: pruned at the end of Tick).
+  std::set<size_t> timed_;
+  // Tracked tasks that must end with 0 for the job to succeed (not elastic ones).
+  int tracked_needed_ = 0;
   bool started_ = false;
   int refused_phase_changes_ = 0;  // see refused_phase_changes()
   absl::Time job_deadline_ = absl::InfiniteFuture();

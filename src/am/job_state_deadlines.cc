@@ -36,7 +36,18 @@ JobActions JobState::Tick(absl::Time now) {
     }
     out.done = true;
   }
+  for (auto it = timed_.begin(); it != timed_.end();) {
+    it = order_[*it].second->MayBeDue() ? std::next(it) : timed_.erase(it);
+  }
+  if (options_.verify_counts) VerifyCounts();
   return out;
+}
+
+std::vector<std::pair<TaskId, JobState::Task*>> JobState::TimedTasks() const {
+  std::vector<std::pair<TaskId, Task*>> tasks;
+  tasks.reserve(timed_.size());
+  for (size_t ordinal : timed_) tasks.push_back(order_[ordinal]);
+  return tasks;
 }
 
 // Tasks whose command already ended have executors on their way out: left alone.
@@ -75,8 +86,10 @@ absl::Time JobState::NextWake() const {
     if (d) wake = std::min(wake, *d);
   }
   if (notice_deadline_ && UninformedOrphans()) wake = std::min(wake, *notice_deadline_);
-  for (const auto& [id, task] : order_) {
-    if (std::optional<absl::Time> d = task->NextDeadline()) wake = std::min(wake, *d);
+  for (size_t ordinal : timed_) {
+    if (std::optional<absl::Time> d = order_[ordinal].second->NextDeadline()) {
+      wake = std::min(wake, *d);
+    }
   }
   if (!outcome_ && !suspended) {
     for (const auto& [when, role] : DependencyDeadlines()) wake = std::min(wake, when);
@@ -168,7 +181,7 @@ void JobState::CheckGang(absl::Time now, JobActions* out) {
 // Relaunched once its old container has ended (its node's resources and its port free).
 void JobState::DueRelaunches(absl::Time now, JobActions* out) {
   if (outcome_) return;
-  for (const auto& [id, task] : order_) {
+  for (const auto& [id, task] : TimedTasks()) {
     Task& t = *task;
     if (t.phase != TaskPhase::kRestartPending || !t.container_ended || now < t.relaunch_at) {
       continue;
@@ -191,6 +204,7 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
     if (ElasticOf(t.spec) == nullptr) {
       t.register_by = now + options_.spec.timeouts.registration;
       t.asked_again = "was relaunched";
+      Watch(t);
     }
     TONY_DEFER_LOG(out->log, INFO)
         << "relaunching " << id.ToString()
@@ -205,7 +219,7 @@ void JobState::DueRelaunches(absl::Time now, JobActions* out) {
 // counts as the preemption (OnExited, OnCompleted). A task that ended meanwhile, whose container
 // YARN took first, or that is stopping anyway is left alone.
 void JobState::StopPreempted(absl::Time now, JobActions* out) {
-  for (const auto& [id, task] : order_) {
+  for (const auto& [id, task] : TimedTasks()) {
     Task& t = *task;
     if (!t.preempt_stop_at || now < *t.preempt_stop_at) continue;
     t.preempt_stop_at.reset();
@@ -227,7 +241,7 @@ void JobState::StopPreempted(absl::Time now, JobActions* out) {
 
 // An exit report held for its container's completion stands once the wait is over.
 void JobState::ReleaseHeldExits(absl::Time now, JobActions* out) {
-  for (const auto& [id, task] : order_) {
+  for (const auto& [id, task] : TimedTasks()) {
     Task& t = *task;
     if (t.phase == TaskPhase::kExitHeld && now >= t.held_until) {
       TaskEnded(t, t.held_code, t.held_tail, EndKind::kExited, now, out);
@@ -236,7 +250,7 @@ void JobState::ReleaseHeldExits(absl::Time now, JobActions* out) {
 }
 
 void JobState::CheckRelaunchedRegistrations(absl::Time now, JobActions* out) {
-  for (const auto& [id, task] : order_) {
+  for (const auto& [id, task] : TimedTasks()) {
     Task& t = *task;
     if (!t.register_by) continue;
     if (t.registered || t.finished() || outcome_) {
@@ -254,7 +268,7 @@ void JobState::CheckRelaunchedRegistrations(absl::Time now, JobActions* out) {
 // A lingering task whose time is up is stopped; the job succeeds once the last one ended.
 void JobState::CheckLinger(absl::Time now, JobActions* out) {
   if (outcome_ || !tracked_done_) return;
-  for (const auto& [id, task] : order_) {
+  for (const auto& [id, task] : TimedTasks()) {
     Task& t = *task;
     if (!t.linger_until || now < *t.linger_until || t.finished() || t.container_ended ||
         t.phase == TaskPhase::kStopping) {

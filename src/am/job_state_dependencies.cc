@@ -85,6 +85,7 @@ void JobState::AskForRole(const std::string& role, absl::Time now, JobActions* o
     if (later_round && ElasticOf(t.spec) == nullptr) {
       t.register_by = now + options_.spec.timeouts.registration;
       t.asked_again = "joined later (depends_on)";
+      Watch(t);
     }
     out->requests.push_back(t.spec);
   }
@@ -245,13 +246,15 @@ bool JobState::RoleBlocked(const std::string& role) const {
 }
 
 void JobState::CheckScale(JobActions* out) {
-  if (outcome_ || suspension_ != Suspension::kNone) return;  // applied on resume
+  // Applied on resume; nothing to do for a job never scaled.
+  if (outcome_ || suspension_ != Suspension::kNone || scale_target_.empty()) return;
   for (const auto& [id, task] : order_) {
     Task& t = *task;
     auto target = scale_target_.find(t.spec.job_name);
     if (target == scale_target_.end()) continue;
     if (t.spec.index >= target->second && !t.scaled_down) {
       t.scaled_down = true;
+      Touch(t);
       if (t.phase == TaskPhase::kStopping || t.phase == TaskPhase::kStopped ||
           t.phase == TaskPhase::kEnded) {
         continue;

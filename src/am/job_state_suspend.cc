@@ -33,6 +33,7 @@ void JobState::Suspend(absl::Time now, JobActions* out) {
     return;
   }
   suspension_ = Suspension::kSuspending;
+  recount_all_ = true;  // a stopped task counts differently while suspended
   suspend_requested_at_ = now;
   gang_.Settle();
   elastic_start_by_.reset();
@@ -62,6 +63,7 @@ void JobState::CheckSuspended(absl::Time now, JobActions* out) {
     if (!t.outside && !t.container_ended) return;
   }
   suspension_ = Suspension::kSuspended;
+  recount_all_ = true;  // a stopped task counts differently while suspended
   suspended_since_ = now;
   TONY_DEFER_LOG(out->log, INFO) << "suspended: every task stopped, its container released";
   out->records.push_back({"job_suspended", "", {}});
@@ -79,6 +81,7 @@ void JobState::Resume(absl::Time now, JobActions* out) {
   if (job_deadline_ != absl::InfiniteFuture()) job_deadline_ += paused;
   for (auto& [role, asked] : asked_at_) asked += paused;
   suspension_ = Suspension::kNone;
+  recount_all_ = true;  // a stopped task counts differently while suspended
   std::vector<std::string> asked;
   bool elastic = false;
   bool gang = false;
@@ -93,6 +96,7 @@ void JobState::Resume(absl::Time now, JobActions* out) {
       out->rejoin.push_back(id);
       t.register_by = now + options_.spec.timeouts.registration;
       t.asked_again = "was resumed";
+      Watch(t);
       gang = true;
     }
     out->requests.push_back(t.spec);

@@ -54,6 +54,7 @@ class AmTest : public ::testing::Test {
   void Start(std::vector<JobTypeSpec> jobs, absl::Duration registration = absl::Seconds(30),
              absl::Duration job_timeout = absl::InfiniteDuration()) {
     ApplicationMasterOptions o;
+    o.verify_job_counts = true;
     o.spec.command = "true";
     o.spec.job_types = std::move(jobs);
     o.spec.timeouts.registration = registration;
@@ -121,6 +122,7 @@ class AmTest : public ::testing::Test {
 // e.g. a security layer this side refuses): Run() ends with that error and asks for no task.
 TEST(AmRunTest, AnErrorFromOnBrokerStartedEndsRunAndAsksForNothing) {
   ApplicationMasterOptions o;
+  o.verify_job_counts = true;
   o.spec.command = "true";
   o.spec.job_types = {AmJob("worker", 2)};
   o.app_id = "test_app";
@@ -895,6 +897,7 @@ TEST(AmStartTest, BackendThatCannotStartIsAnError) {
   FakeResourceManager rm;
   rm.set_start_status(absl::UnavailableError("no backend"));
   ApplicationMasterOptions o;
+  o.verify_job_counts = true;
   o.spec.command = "true";
   o.spec.job_types = {AmJob("worker", 1)};
   o.secret = kSecret;
@@ -1043,6 +1046,7 @@ TEST_F(AmTest, ARelaunchedTaskAtANewAddressFailsOrEscalatesAsItsPolicySays) {
     SCOPED_TRACE(AddressChangeName(change));
     FakeResourceManager rm;
     ApplicationMasterOptions o;
+    o.verify_job_counts = true;
     o.spec.command = "true";
     RestartSpec r = TaskScope(RestartPolicy::kOnFailure);
     r.on_address_change = change;
@@ -1080,6 +1084,7 @@ TEST_F(AmTest, JobScopeEndsTheAttemptForTheNextOneUntilMaxRestarts) {
     SCOPED_TRACE(attempt);
     FakeResourceManager rm;
     ApplicationMasterOptions o;
+    o.verify_job_counts = true;
     o.spec.command = "true";
     RestartSpec r;
     r.policy = RestartPolicy::kExitCode;

@@ -95,6 +95,7 @@ JobStateOptions Options(std::vector<JobTypeSpec> jobs) {
   o.stop_margin = absl::Seconds(10);
   o.exit_cause_wait = absl::Seconds(5);
   o.jitter = [] { return 1.0; };
+  o.verify_counts = true;  // every step checks the counts against every task
   return o;
 }
 
@@ -143,6 +144,43 @@ TEST(JobStateTest, StartAsksForEveryContainerAndTheJobIsRunningFromThen) {
   EXPECT_EQ(s.state, AppState::kRunning);
   EXPECT_EQ(s.pending, "3 \u00d7 <8192 MB, 1 vcore> (ps:0, worker:0-1 (2 tasks)) pending");
   EXPECT_EQ(state.NextWake(), kStart + absl::Minutes(2));  // the gang's deadline
+}
+
+// A step looks only at the tasks its events touched (a large launch has as many steps as tasks):
+// the progress and the pending line follow every step, as a recount of every task would
+// (verify_counts checks that at each call), and an unchanged pending line is not made again.
+TEST(JobStateTest, ALaunchsCountsAndPendingLineFollowEveryStep) {
+  JobState state(Options({Job("ps", 1), Job("worker", 1000)}));
+  state.Start(kStart);
+  for (int i = 0; i < 1000; ++i) {
+    const absl::Time now = kStart + absl::Milliseconds(i);
+    state.On(JobEvent::Allocated(TaskId{"worker", i}), now);
+    if (i == 499) {
+      EXPECT_EQ(state.Status(now).pending,
+                "501 \u00d7 <8192 MB, 1 vcore> (ps:0, worker:500-999 (500 tasks)) pending");
+    }
+    state.On(JobEvent::Registered(TaskId{"worker", i}, absl::StrCat("h:", 2000 + i)), now);
+  }
+  const absl::Time now = kStart + absl::Seconds(1);
+  ApplicationStatus s = state.Status(now);
+  EXPECT_EQ(s.pending, "1 \u00d7 <8192 MB, 1 vcore> (ps:0) pending");
+  EXPECT_EQ(s.progress["worker"].allocated, 1000);
+  EXPECT_EQ(s.progress["worker"].registered, 1000);
+  EXPECT_EQ(s.progress["ps"].allocated, 0);
+  EXPECT_EQ(state.Status(now).pending, s.pending);  // from the kept line
+  state.On(JobEvent::Allocated(T("ps:0")), now);
+  state.On(JobEvent::Registered(T("ps:0"), "h:1"), now);
+  state.On(JobEvent::Published(), now);
+  EXPECT_EQ(state.Status(now).pending, "");
+  for (int i = 0; i < 1000; ++i) state.On(JobEvent::Started(TaskId{"worker", i}), now);
+  for (int i = 0; i < 1000; i += 2) state.On(JobEvent::Exited(TaskId{"worker", i}, 0), now);
+  s = state.Status(now);
+  EXPECT_EQ(s.progress["worker"].running, 500);
+  EXPECT_EQ(s.progress["worker"].succeeded, 500);
+  EXPECT_FALSE(state.outcome());
+  for (int i = 1; i < 1000; i += 2) state.On(JobEvent::Exited(TaskId{"worker", i}, 0), now);
+  EXPECT_EQ(state.outcome(), AppState::kSucceeded);
+  EXPECT_EQ(state.refused_phase_changes(), 0);
 }
 
 TEST(JobStateTest, TrackedTasksSucceedingEndTheJobAndStopTheUntrackedOnes) {
