@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -69,6 +70,23 @@ std::string ReferenceWeights(const std::string& script, int steps) {
                            "--step-seconds", "0"});
   EXPECT_EQ(ref.exit_code, 0) << ref.out << ref.err;
   return ReadLine(dir + "/final");
+}
+
+// Whether the weights `got` (elastic_ddp.py's "final", 6 decimals) are the single-process run's
+// `want`: equal to within one unit of the last decimal, since averaging the workers' identical
+// gradients can round one way or the other (0.944751 against 0.944750 was seen). A step lost or
+// taken twice differs by more at the step counts these tests reach.
+::testing::AssertionResult SameWeights(const std::string& got, const std::string& want) {
+  std::vector<std::string> a = absl::StrSplit(got, ' ', absl::SkipEmpty());
+  std::vector<std::string> b = absl::StrSplit(want, ' ', absl::SkipEmpty());
+  bool same = !a.empty() && a.size() == b.size();
+  for (size_t i = 0; same && i < a.size(); ++i) {
+    double x = 0, y = 0;
+    same = absl::SimpleAtod(a[i], &x) && absl::SimpleAtod(b[i], &y) && std::abs(x - y) <= 1.5e-6;
+  }
+  if (same) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "final weights \"" << got << "\", a single process's \"" << want << "\"";
 }
 
 // Also scaled by hand (ytf scale) down to two and back to three while it trains.
@@ -166,7 +184,8 @@ TEST(YarnElasticTest, ADdpJobGrowsToMaxAbsorbsALostWorkerIsScaledAndEndsWithTheR
 
   std::ofstream(stop).put('\n');
   EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
-  EXPECT_EQ(ReadLine(shared + "/final"), ReferenceWeights(script, ReadProgress(shared).step));
+  EXPECT_TRUE(SameWeights(ReadLine(shared + "/final"),
+                          ReferenceWeights(script, ReadProgress(shared).step)));
   int restarts = 0;
   std::vector<int> scaled;
   for (const http::Json& e : JobEvents(app)) {
@@ -247,7 +266,8 @@ TEST(YarnElasticExclusiveTest, AJobStartedWithTwoGrowsToThreeWhenACompetingJobEn
             << "\n";
   std::ofstream(stop).put('\n');
   EXPECT_EQ(WaitForEnd(app), "FINISHED/SUCCEEDED");
-  EXPECT_EQ(ReadLine(shared + "/final"), ReferenceWeights(script, ReadProgress(shared).step));
+  EXPECT_TRUE(SameWeights(ReadLine(shared + "/final"),
+                          ReferenceWeights(script, ReadProgress(shared).step)));
   ExpectNothingLeft(app);
   ExpectNothingLeft(hog_app);
 }
