@@ -112,7 +112,8 @@ std::string SummarizeTasks(const std::vector<std::string>& tasks, size_t max_cha
   return SummarizeTaskRanges(ranges, max_chars);
 }
 
-std::string SummarizeTaskRanges(const std::vector<TaskRange>& ranges, size_t max_chars) {
+std::string SummarizeTaskRanges(const std::vector<TaskRange>& ranges, size_t max_chars,
+                                size_t more) {
   std::string out;
   for (size_t i = 0; i < ranges.size(); ++i) {
     const TaskRange& r = ranges[i];
@@ -122,7 +123,7 @@ std::string SummarizeTaskRanges(const std::vector<TaskRange>& ranges, size_t max
                                                           r.last - r.first + 1, " tasks)");
     std::string next = absl::StrCat(i == 0 ? "" : ", ", part);
     if (out.size() + next.size() > max_chars) {
-      absl::StrAppend(&out, ", and ", ranges.size() - i, " more");
+      absl::StrAppend(&out, ", and ", ranges.size() - i + more, " more");
       break;
     }
     out += next;

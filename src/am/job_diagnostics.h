@@ -64,8 +64,10 @@ struct TaskRange {
 // Adds task `job`:`index` to `ranges`, which are in task order: extends the last range when it
 // is the next index of the same job.
 void AddToTaskRanges(const std::string& job, int index, std::vector<TaskRange>* ranges);
-// SummarizeTasks of the tasks in `ranges`.
-std::string SummarizeTaskRanges(const std::vector<TaskRange>& ranges, size_t max_chars = 1000);
+// SummarizeTasks of the tasks in `ranges`, followed by `more` ranges not given (counted in
+// "..., and N more" only; `ranges` must then hold more than fit in `max_chars`).
+std::string SummarizeTaskRanges(const std::vector<TaskRange>& ranges, size_t max_chars = 1000,
+                                size_t more = 0);
 
 }  // namespace tony::am
 

@@ -2,6 +2,7 @@
 
 #include "am/job_state.h"
 
+#include <algorithm>
 #include <csignal>
 
 #include "absl/random/random.h"
@@ -17,6 +18,15 @@ std::function<double()> DefaultJitter() {
 }
 
 bool IsSidecar(const TaskSpec& spec) { return spec.job_name == kTensorBoardJobName; }
+
+// "<8192 MB, 1 vcore>": what a task asks for, as the pending line shows it.
+std::string ShapeOf(const TaskSpec& spec) {
+  std::string shape = absl::StrCat("<", spec.memory_mb, " MB, ", spec.vcores,
+                                   spec.vcores == 1 ? " vcore" : " vcores");
+  if (spec.gpus > 0) absl::StrAppend(&shape, ", ", spec.gpus, spec.gpus == 1 ? " GPU" : " GPUs");
+  if (!spec.node_label.empty()) absl::StrAppend(&shape, ", label ", spec.node_label);
+  return shape + ">";
+}
 
 // YARN's ContainerExitStatus.PREEMPTED: restart policies retry it, nodes never count it.
 constexpr int kPreemptedStatus = -102;
@@ -109,6 +119,13 @@ JobState::JobState(JobStateOptions options)
   }
   round_ = DependencyRounds(options_.spec);
   in_phase_.assign(static_cast<size_t>(TaskPhase::kReleased) + 1, 0);
+  for (const auto& [id, task] : order_) {
+    const std::string shape = ShapeOf(task->spec);
+    auto known = std::find(shapes_.begin(), shapes_.end(), shape);
+    task->shape = static_cast<size_t>(known - shapes_.begin());
+    if (known == shapes_.end()) shapes_.push_back(shape);
+  }
+  pending_.resize(shapes_.size());
   for (auto& [id, t] : tasks_) {
     Enter(t, FirstPhase(t));
     tracked_needed_ += t.spec.tracked && ElasticOf(t.spec) == nullptr;
@@ -199,6 +216,7 @@ void JobState::Renew(Task& t, TaskPhase to, JobActions* out) {
   Task fresh;
   fresh.spec = std::move(t.spec);
   fresh.ordinal = t.ordinal;
+  fresh.shape = t.shape;
   fresh.counted = t.counted;
   fresh.dirty = t.dirty;
   fresh.phase = t.phase;

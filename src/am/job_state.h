@@ -328,6 +328,7 @@ class JobState {
   };
   struct Task {
     size_t ordinal = 0;  // its place in order_
+    size_t shape = 0;    // what it asks for: its index in shapes_
     // Counted: its share of the counts; dirty: changed since (Recount).
     mutable Counted counted;
     mutable bool dirty = false;
@@ -511,7 +512,20 @@ class JobState {
   // count towards its total), the pending tasks (ordinals), and the tasks touched since.
   std::vector<int> in_phase_;
   mutable std::map<std::string, JobTypeProgress> progress_;
-  mutable std::set<size_t> pending_;
+  // The pending tasks by what they ask for (index: shape), as runs of neighbours in task order
+  // (first ordinal -> last) that the pending line shows as one range ("worker:3-9").
+  struct PendingGroup {
+    std::map<size_t, size_t> runs;
+    int tasks = 0;
+  };
+  std::vector<std::string> shapes_;  // "<8192 MB, 1 vcore>", each once
+  mutable std::vector<PendingGroup> pending_;
+  // Whether the tasks at ordinals a and a + 1 are one range when both are pending.
+  bool Neighbours(size_t a) const;
+  void AddPending(size_t ordinal) const;
+  void RemovePending(size_t ordinal) const;
+  // The pending line's first part made from every task, as before the runs (verify_counts).
+  std::string PendingTasksFromScratch() const;
   mutable uint64_t pending_changes_ = 0;             // each change of pending_ counts one
   mutable std::optional<uint64_t> pending_text_of_;  // PendingTasks() as of that change
   mutable std::string pending_text_;

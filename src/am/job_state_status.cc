@@ -88,13 +88,13 @@ void JobState::Recount() const {
     recount_all_ = false;
     dirty_.clear();
     progress_.clear();
-    pending_.clear();
+    pending_.assign(shapes_.size(), PendingGroup{});
     ++pending_changes_;
     for (const auto& [id, task] : order_) {
       task->dirty = false;
       task->counted = CountOf(*task);
       AddCount(task->counted, 1, progress_[task->spec.job_name]);
-      if (task->counted.pending) pending_.insert(task->ordinal);
+      if (task->counted.pending) AddPending(task->ordinal);
     }
     return;
   }
@@ -109,9 +109,9 @@ void JobState::Recount() const {
     if (now.pending != t.counted.pending) {
       ++pending_changes_;
       if (now.pending) {
-        pending_.insert(ordinal);
+        AddPending(ordinal);
       } else {
-        pending_.erase(ordinal);
+        RemovePending(ordinal);
       }
     }
     t.counted = now;
@@ -122,7 +122,6 @@ void JobState::Recount() const {
 void JobState::VerifyCounts() const {
   Recount();
   std::map<std::string, JobTypeProgress> progress;
-  std::set<size_t> pending;
   std::vector<int> in_phase(in_phase_.size(), 0);
   for (const auto& [id, task] : order_) {
     const Counted c = CountOf(*task);
@@ -131,7 +130,6 @@ void JobState::VerifyCounts() const {
       std::abort();
     }
     AddCount(c, 1, progress[task->spec.job_name]);
-    if (c.pending) pending.insert(task->ordinal);
     ++in_phase[static_cast<size_t>(task->phase)];
     if (task->MayBeDue() && timed_.count(task->ordinal) == 0) {
       TONY_LOG(ERROR) << "internal error: " << id.ToString() << " has a deadline, unwatched";
@@ -143,7 +141,8 @@ void JobState::VerifyCounts() const {
            a.running == b.running && a.succeeded == b.succeeded && a.failed == b.failed &&
            a.restarts == b.restarts;
   };
-  bool agree = pending == pending_ && in_phase == in_phase_ && progress.size() == progress_.size();
+  bool agree = PendingTasks() == PendingTasksFromScratch() && in_phase == in_phase_ &&
+               progress.size() == progress_.size();
   for (const auto& [role, p] : progress) {
     auto it = progress_.find(role);
     agree = agree && it != progress_.end() && same(p, it->second);
@@ -182,47 +181,88 @@ std::string JobState::Pending(absl::Time now) const {
   return out + gang_.PendingNote(now) + WaitingNote();
 }
 
+bool JobState::Neighbours(size_t a) const {
+  if (a + 1 >= order_.size()) return false;
+  const auto& [x, tx] = order_[a];
+  const auto& [y, ty] = order_[a + 1];
+  return tx->shape == ty->shape && x.job == y.job && y.index == x.index + 1;
+}
+
+void JobState::AddPending(size_t o) const {
+  PendingGroup& g = pending_[order_[o].second->shape];
+  ++g.tasks;
+  size_t first = o, last = o;
+  auto next = g.runs.upper_bound(o);
+  if (next != g.runs.begin()) {
+    auto before = std::prev(next);
+    if (before->second + 1 == o && Neighbours(before->second)) {
+      first = before->first;
+      g.runs.erase(before);
+    }
+  }
+  if (next != g.runs.end() && next->first == o + 1 && Neighbours(o)) {
+    last = next->second;
+    g.runs.erase(next);
+  }
+  g.runs[first] = last;
+}
+
+void JobState::RemovePending(size_t o) const {
+  PendingGroup& g = pending_[order_[o].second->shape];
+  --g.tasks;
+  auto run = std::prev(g.runs.upper_bound(o));  // the run holding o
+  const size_t first = run->first, last = run->second;
+  g.runs.erase(run);
+  if (first < o) g.runs[first] = o - 1;
+  if (o < last) g.runs[o + 1] = last;
+}
+
 const std::string& JobState::PendingTasks() const {
   Recount();
   if (pending_text_of_ == pending_changes_) return pending_text_;
-  // Unallocated tasks by what they ask for, in task order, as ranges of indices.
-  struct Group {
-    std::string shape;
-    int tasks = 0;
-    std::vector<TaskRange> ranges;
-  };
-  std::vector<Group> groups;
-  const TaskSpec* shaped = nullptr;  // the last task whose shape was made
-  auto group = groups.end();
-  for (size_t ordinal : pending_) {
-    const auto& [id, task] = order_[ordinal];
-    const TaskSpec& spec = task->spec;
-    // Neighbours mostly ask for the same: the shape is made again only when the ask changes.
-    if (shaped == nullptr || spec.memory_mb != shaped->memory_mb || spec.vcores != shaped->vcores ||
-        spec.gpus != shaped->gpus || spec.node_label != shaped->node_label) {
-      shaped = &spec;
-      std::string shape = absl::StrCat("<", spec.memory_mb, " MB, ", spec.vcores,
-                                       spec.vcores == 1 ? " vcore" : " vcores");
-      if (spec.gpus > 0) {
-        absl::StrAppend(&shape, ", ", spec.gpus, spec.gpus == 1 ? " GPU" : " GPUs");
-      }
-      if (!spec.node_label.empty()) absl::StrAppend(&shape, ", label ", spec.node_label);
-      shape += ">";
-      group = std::find_if(groups.begin(), groups.end(),
-                           [&](const Group& g) { return g.shape == shape; });
-      if (group == groups.end()) group = groups.insert(groups.end(), Group{shape});
-    }
-    ++group->tasks;
-    AddToTaskRanges(id.job, id.index, &group->ranges);
+  // The groups in the order of their first pending task; each shows its first runs only.
+  std::vector<const PendingGroup*> groups;
+  for (const PendingGroup& g : pending_) {
+    if (g.tasks > 0) groups.push_back(&g);
   }
+  std::sort(groups.begin(), groups.end(), [](const PendingGroup* a, const PendingGroup* b) {
+    return a->runs.begin()->first < b->runs.begin()->first;
+  });
+  constexpr size_t kMaxChars = 200;
   std::vector<std::string> parts;
-  for (const Group& g : groups) {
-    parts.push_back(
-        absl::StrCat(g.tasks, " \u00d7 ", g.shape, " (", SummarizeTaskRanges(g.ranges, 200), ")"));
+  for (const PendingGroup* g : groups) {
+    // A range takes at least two characters and its separator: enough of them to fill the line.
+    std::vector<TaskRange> shown;
+    for (auto run = g->runs.begin(); run != g->runs.end() && shown.size() <= kMaxChars / 2; ++run) {
+      const TaskId& first = order_[run->first].first;
+      shown.push_back({first.job, first.index, order_[run->second].first.index});
+    }
+    parts.push_back(absl::StrCat(
+        g->tasks, " \u00d7 ", shapes_[order_[g->runs.begin()->first].second->shape], " (",
+        SummarizeTaskRanges(shown, kMaxChars, g->runs.size() - shown.size()), ")"));
   }
   pending_text_ = absl::StrJoin(parts, ", ");
   pending_text_of_ = pending_changes_;
   return pending_text_;
+}
+
+std::string JobState::PendingTasksFromScratch() const {
+  std::vector<std::pair<size_t, std::vector<TaskRange>>> groups;  // by shape, in task order
+  std::map<size_t, int> tasks;
+  for (const auto& [id, task] : order_) {
+    if (!CountOf(*task).pending) continue;
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto& x) { return x.first == task->shape; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {task->shape, {}});
+    AddToTaskRanges(id.job, id.index, &g->second);
+    ++tasks[task->shape];
+  }
+  std::vector<std::string> parts;
+  for (const auto& [shape, ranges] : groups) {
+    parts.push_back(absl::StrCat(tasks[shape], " \u00d7 ", shapes_[shape], " (",
+                                 SummarizeTaskRanges(ranges, 200), ")"));
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 }  // namespace tony::am

@@ -183,6 +183,32 @@ TEST(JobStateTest, ALaunchsCountsAndPendingLineFollowEveryStep) {
   EXPECT_EQ(state.refused_phase_changes(), 0);
 }
 
+// The pending line from runs of neighbours: allocations in any order split and join them (each
+// step checked against the line made from every task, verify_counts), and a line too long says
+// how many ranges it leaves out.
+TEST(JobStateTest, ThePendingLineFollowsAllocationsInAnyOrder) {
+  JobTypeSpec small = Job("ps", 3);
+  small.resources.memory_mb = 2048;
+  JobTypeSpec workers = Job("worker", 300);
+  workers.task_resources[7].memory_mb = 16384;  // one task of the role asks for more
+  JobState state(Options({small, workers, Job("evaluator", 2)}));
+  state.Start(kStart);
+  for (int i = 0; i < 300; i += 2) state.On(JobEvent::Allocated(TaskId{"worker", i}), kStart);
+  state.On(JobEvent::Allocated(T("ps:1")), kStart);
+  const std::string line = state.Status(kStart).pending;
+  EXPECT_THAT(line, ::testing::StartsWith(
+                        "2 \u00d7 <2048 MB, 1 vcore> (ps:0, ps:2), 151 \u00d7 <8192 MB, 1 vcore> "
+                        "(worker:1, worker:3, worker:5, worker:9, "));
+  EXPECT_THAT(line, ::testing::HasSubstr(", 1 \u00d7 <16384 MB, 1 vcore> (worker:7) pending"));
+  EXPECT_THAT(line, ::testing::HasSubstr(", and 132 more), 1 \u00d7 <16384"));
+  for (int i = 1; i < 300; i += 4) state.On(JobEvent::Allocated(TaskId{"worker", i}), kStart);
+  for (int i = 3; i < 300; i += 4) state.On(JobEvent::Allocated(TaskId{"worker", i}), kStart);
+  EXPECT_EQ(state.Status(kStart).pending,
+            "2 \u00d7 <2048 MB, 1 vcore> (ps:0, ps:2), 2 \u00d7 <8192 MB, 1 vcore> "
+            "(evaluator:0-1 (2 tasks)) pending");
+  EXPECT_EQ(state.refused_phase_changes(), 0);
+}
+
 TEST(JobStateTest, TrackedTasksSucceedingEndTheJobAndStopTheUntrackedOnes) {
   JobState state(Options({Job("ps", 1), Job("worker", 2)}));
   state.Start(kStart);
