@@ -251,11 +251,12 @@ std::string JobState::PendingTasksFromScratch() const {
   std::map<size_t, int> tasks;
   for (const auto& [id, task] : order_) {
     if (!CountOf(*task).pending) continue;
+    const size_t shape = task->shape;
     auto g = std::find_if(groups.begin(), groups.end(),
-                          [&](const auto& x) { return x.first == task->shape; });
-    if (g == groups.end()) g = groups.insert(groups.end(), {task->shape, {}});
+                          [shape](const auto& x) { return x.first == shape; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {shape, {}});
     AddToTaskRanges(id.job, id.index, &g->second);
-    ++tasks[task->shape];
+    ++tasks[shape];
   }
   std::vector<std::string> parts;
   for (const auto& [shape, ranges] : groups) {
