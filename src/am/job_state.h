@@ -316,14 +316,8 @@ class JobState {
   // What a task adds to its role's progress and the pending tasks (Status, Pending), as last
   // counted.
   struct Counted {
-    bool total = false;
-    bool allocated = false;
-    bool registered = false;
-    bool running = false;
-    bool succeeded = false;
-    bool failed = false;
+    JobTypeProgress share;  // 0 or 1 in each field but restarts
     bool pending = false;
-    int restarts = 0;
     bool operator==(const Counted& o) const;
   };
   struct Task {
@@ -502,6 +496,18 @@ class JobState {
   // Its first part, "2 × <8192 MB, 1 vcore> (worker:0-1)": made again only when the pending
   // tasks changed.
   const std::string& PendingTasks() const;
+  // The pending tasks of one shape, as runs of neighbours in task order (first ordinal -> last)
+  // that the pending line shows as one range ("worker:3-9").
+  struct PendingGroup {
+    std::map<size_t, size_t> runs;
+    int tasks = 0;
+  };
+  // Whether the tasks at ordinals a and a + 1 are one range when both are pending.
+  bool Neighbours(size_t a) const;
+  void AddPending(size_t ordinal) const;
+  void RemovePending(size_t ordinal) const;
+  // The pending line's first part made from every task, as before the runs (verify_counts).
+  std::string PendingTasksFromScratch() const;
 
   const JobStateOptions options_;
   std::map<TaskId, Task> tasks_;
@@ -512,20 +518,8 @@ class JobState {
   // count towards its total), the pending tasks (ordinals), and the tasks touched since.
   std::vector<int> in_phase_;
   mutable std::map<std::string, JobTypeProgress> progress_;
-  // The pending tasks by what they ask for (index: shape), as runs of neighbours in task order
-  // (first ordinal -> last) that the pending line shows as one range ("worker:3-9").
-  struct PendingGroup {
-    std::map<size_t, size_t> runs;
-    int tasks = 0;
-  };
-  std::vector<std::string> shapes_;  // "<8192 MB, 1 vcore>", each once
-  mutable std::vector<PendingGroup> pending_;
-  // Whether the tasks at ordinals a and a + 1 are one range when both are pending.
-  bool Neighbours(size_t a) const;
-  void AddPending(size_t ordinal) const;
-  void RemovePending(size_t ordinal) const;
-  // The pending line's first part made from every task, as before the runs (verify_counts).
-  std::string PendingTasksFromScratch() const;
+  std::vector<std::string> shapes_;                  // "<8192 MB, 1 vcore>", each once
+  mutable std::vector<PendingGroup> pending_;        // by shape
   mutable uint64_t pending_changes_ = 0;             // each change of pending_ counts one
   mutable std::optional<uint64_t> pending_text_of_;  // PendingTasks() as of that change
   mutable std::string pending_text_;

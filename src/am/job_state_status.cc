@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,10 +51,16 @@ ApplicationStatus JobState::Status(absl::Time now) const {
   return s;
 }
 
+namespace {
+
+auto Fields(const JobTypeProgress& p) {
+  return std::tie(p.total, p.allocated, p.registered, p.running, p.succeeded, p.failed, p.restarts);
+}
+
+}  // namespace
+
 bool JobState::Counted::operator==(const Counted& o) const {
-  return total == o.total && allocated == o.allocated && registered == o.registered &&
-         running == o.running && succeeded == o.succeeded && failed == o.failed &&
-         pending == o.pending && restarts == o.restarts;
+  return pending == o.pending && Fields(share) == Fields(o.share);
 }
 
 JobState::Counted JobState::CountOf(const Task& t) const {
@@ -62,25 +69,27 @@ JobState::Counted JobState::CountOf(const Task& t) const {
               t.phase != TaskPhase::kBlocked;
   // No longer part of the job (Scale) once stopped: `ytf scale --wait` follows it until then.
   if (t.scaled_down && t.phase != TaskPhase::kStopping) return c;
-  c.total = true;
+  JobTypeProgress& p = c.share;
+  p.total = 1;
   if (suspension_ != Suspension::kNone && t.phase == TaskPhase::kStopped) return c;
-  c.allocated = t.allocated;
-  c.registered = t.registered;
-  c.running = t.started && !t.finished();
-  c.restarts = t.in_place_restarts;
-  c.succeeded = t.phase == TaskPhase::kEnded && t.exit_code == 0;
-  c.failed = t.phase == TaskPhase::kEnded && t.exit_code != 0;
+  p.allocated = t.allocated;
+  p.registered = t.registered;
+  p.running = t.started && !t.finished();
+  p.restarts = t.in_place_restarts;
+  p.succeeded = t.phase == TaskPhase::kEnded && t.exit_code == 0;
+  p.failed = t.phase == TaskPhase::kEnded && t.exit_code != 0;
   return c;
 }
 
 void JobState::AddCount(const Counted& c, int sign, JobTypeProgress& p) {
-  p.total += sign * c.total;
-  p.allocated += sign * c.allocated;
-  p.registered += sign * c.registered;
-  p.running += sign * c.running;
-  p.succeeded += sign * c.succeeded;
-  p.failed += sign * c.failed;
-  p.restarts += sign * c.restarts;
+  const JobTypeProgress& d = c.share;
+  p.total += sign * d.total;
+  p.allocated += sign * d.allocated;
+  p.registered += sign * d.registered;
+  p.running += sign * d.running;
+  p.succeeded += sign * d.succeeded;
+  p.failed += sign * d.failed;
+  p.restarts += sign * d.restarts;
 }
 
 void JobState::Recount() const {
@@ -136,16 +145,11 @@ void JobState::VerifyCounts() const {
       std::abort();
     }
   }
-  auto same = [](const JobTypeProgress& a, const JobTypeProgress& b) {
-    return a.total == b.total && a.allocated == b.allocated && a.registered == b.registered &&
-           a.running == b.running && a.succeeded == b.succeeded && a.failed == b.failed &&
-           a.restarts == b.restarts;
-  };
   bool agree = PendingTasks() == PendingTasksFromScratch() && in_phase == in_phase_ &&
                progress.size() == progress_.size();
   for (const auto& [role, p] : progress) {
     auto it = progress_.find(role);
-    agree = agree && it != progress_.end() && same(p, it->second);
+    agree = agree && it != progress_.end() && Fields(p) == Fields(it->second);
   }
   if (!agree) {
     TONY_LOG(ERROR) << "internal error: the counts differ from the tasks";
@@ -221,25 +225,26 @@ const std::string& JobState::PendingTasks() const {
   Recount();
   if (pending_text_of_ == pending_changes_) return pending_text_;
   // The groups in the order of their first pending task; each shows its first runs only.
-  std::vector<const PendingGroup*> groups;
-  for (const PendingGroup& g : pending_) {
-    if (g.tasks > 0) groups.push_back(&g);
+  std::vector<size_t> groups;  // shapes
+  for (size_t shape = 0; shape < pending_.size(); ++shape) {
+    if (pending_[shape].tasks > 0) groups.push_back(shape);
   }
-  std::sort(groups.begin(), groups.end(), [](const PendingGroup* a, const PendingGroup* b) {
-    return a->runs.begin()->first < b->runs.begin()->first;
+  std::sort(groups.begin(), groups.end(), [this](size_t a, size_t b) {
+    return pending_[a].runs.begin()->first < pending_[b].runs.begin()->first;
   });
   constexpr size_t kMaxChars = 200;
   std::vector<std::string> parts;
-  for (const PendingGroup* g : groups) {
+  for (size_t shape : groups) {
+    const PendingGroup* g = &pending_[shape];
     // A range takes at least two characters and its separator: enough of them to fill the line.
     std::vector<TaskRange> shown;
     for (auto run = g->runs.begin(); run != g->runs.end() && shown.size() <= kMaxChars / 2; ++run) {
       const TaskId& first = order_[run->first].first;
       shown.push_back({first.job, first.index, order_[run->second].first.index});
     }
-    parts.push_back(absl::StrCat(
-        g->tasks, " \u00d7 ", shapes_[order_[g->runs.begin()->first].second->shape], " (",
-        SummarizeTaskRanges(shown, kMaxChars, g->runs.size() - shown.size()), ")"));
+    parts.push_back(
+        absl::StrCat(g->tasks, " \u00d7 ", shapes_[shape], " (",
+                     SummarizeTaskRanges(shown, kMaxChars, g->runs.size() - shown.size()), ")"));
   }
   pending_text_ = absl::StrJoin(parts, ", ");
   pending_text_of_ = pending_changes_;
